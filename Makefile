@@ -1,0 +1,121 @@
+# ustack - top-level Makefile (plain GNU make, no recursion).
+#
+#   make            build/ustack, build/libustack.a, build/libustack.so
+#   make check      install missing packages, build with ASan+UBSan, run every test
+#   make demo       install missing packages, build, run the bundled demo
+#   make bench      run every benchmark in bench/
+#   make fuzz       build libFuzzer targets (clang) into build/fuzz/
+#
+# Variants: objects of the release build live in build/obj, those of the
+# sanitizer build in build/check/obj. Module sources are picked up by wildcard
+# (src/<module>/*.c), so adding a file needs no edit here. Extra rules live in
+# mk/*.mk.
+
+CC      ?= gcc
+CLANG   ?= clang
+BUILD   := build
+CHECK   := $(BUILD)/check
+VERSION := 0.1.0
+SONAME  := libustack.so.0
+
+# SFrame for our own code when the assembler can emit it (binutils >= 2.40).
+GSFRAME := $(shell echo 'nop' | $(CC) -x assembler -Wa,--gsframe -c -o /dev/null - 2>/dev/null && echo -Wa,--gsframe)
+
+WARN     := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wpointer-arith \
+            -Werror=implicit-function-declaration -Werror=incompatible-pointer-types
+BASE_CFLAGS := -std=gnu11 -g -O2 -fPIC -fvisibility=hidden -D_GNU_SOURCE \
+            -Iinclude -Isrc $(WARN) $(GSFRAME)
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+            -fno-omit-frame-pointer
+LIB_LDLIBS := -lpthread -ldl
+
+LIB_SRCS := $(filter-out src/cli/%,$(wildcard src/*/*.c))
+CLI_SRCS := $(wildcard src/cli/*.c)
+HDRS     := $(wildcard include/ustack/*.h src/*/*.h)
+
+REL_LIB_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+REL_CLI_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
+CHK_LIB_OBJS := $(patsubst src/%.c,$(CHECK)/obj/%.o,$(LIB_SRCS))
+CHK_CLI_OBJS := $(patsubst src/%.c,$(CHECK)/obj/%.o,$(CLI_SRCS))
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(CHECK)/tests/%,$(UNIT_SRCS))
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_REPLAY := $(patsubst tests/fuzz/%.c,$(CHECK)/fuzz/%,$(FUZZ_SRCS))
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
+
+.PHONY: all check demo bench fuzz deps clean check-build
+.DEFAULT_GOAL := all
+
+all: $(BUILD)/ustack $(BUILD)/libustack.a $(BUILD)/libustack.so
+
+# ---- release build -------------------------------------------------------
+$(BUILD)/obj/%.o: src/%.c $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libustack.a: $(REL_LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libustack.so.$(VERSION): $(REL_LIB_OBJS) ustack.map
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=ustack.map \
+	    -o $@ $(REL_LIB_OBJS) $(LDFLAGS) $(LIB_LDLIBS)
+
+$(BUILD)/libustack.so: $(BUILD)/libustack.so.$(VERSION)
+	ln -sf libustack.so.$(VERSION) $(BUILD)/$(SONAME)
+	ln -sf libustack.so.$(VERSION) $@
+
+$(BUILD)/ustack: $(REL_CLI_OBJS) $(BUILD)/libustack.a
+	$(CC) -o $@ $(REL_CLI_OBJS) $(BUILD)/libustack.a $(LDFLAGS) $(LIB_LDLIBS) $(CLI_LDLIBS)
+
+# ---- sanitizer build (make check) -----------------------------------------
+$(CHECK)/obj/%.o: src/%.c $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS) -c $< -o $@
+
+$(CHECK)/libustack.a: $(CHK_LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(CHECK)/ustack: $(CHK_CLI_OBJS) $(CHECK)/libustack.a
+	$(CC) $(SAN_FLAGS) -o $@ $(CHK_CLI_OBJS) $(CHECK)/libustack.a $(LIB_LDLIBS) $(CLI_LDLIBS)
+
+$(CHECK)/tests/%: tests/unit/%.c tests/unit/test.h $(CHECK)/libustack.a
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -Itests/unit -o $@ $< $(CHECK)/libustack.a $(LIB_LDLIBS) $(TEST_LDLIBS)
+
+$(CHECK)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(CHECK)/libustack.a
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -o $@ $< tests/fuzz/replay_main.c $(CHECK)/libustack.a $(LIB_LDLIBS)
+
+check-build: deps $(CHECK)/ustack $(CHECK)/libustack.a $(UNIT_BINS) $(FUZZ_REPLAY) all
+
+check: check-build
+	@CHECK_DIR=$(CHECK) CC=$(CC) GSFRAME="$(GSFRAME)" SAN_FLAGS="$(SAN_FLAGS)" \
+	    BASE_CFLAGS="$(BASE_CFLAGS)" LIB_LDLIBS="$(LIB_LDLIBS)" \
+	    bash tests/run-tests.sh
+
+# ---- fuzzing (clang + libFuzzer) --------------------------------------------
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(HDRS)
+	@mkdir -p $(@D)
+	$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -Isrc \
+	    -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRCS) $(LIB_LDLIBS)
+
+fuzz: $(FUZZ_BINS)
+	@echo "run e.g.: $(BUILD)/fuzz/fuzz_sframe -max_total_time=60 tests/fuzz/corpus/sframe"
+
+# ---- set-up, demo, bench ---------------------------------------------------
+deps:
+	@bash scripts/deps.sh
+
+demo: deps all
+	@bash scripts/demo.sh
+
+bench: deps all
+	@set -e; for b in bench/*/run.sh; do echo "== $$b"; bash $$b; done
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(wildcard mk/*.mk)

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Install the Debian packages ustack needs to build and test, when missing.
+# As root: apt-get install them. Otherwise: print the exact command and fail.
+set -u
+# package            what needs it
+PKGS=(
+  gcc                # compiler (build)
+  make               # build
+  binutils           # as --gsframe, objdump --sframe, readelf (build, test oracles)
+  libc6-dev          # headers
+  clang              # libFuzzer targets (make fuzz)
+  libclang-rt-14-dev # libFuzzer / sanitizer runtimes for clang
+  elfutils           # eu-stack, eu-readelf (test oracles)
+  libelf-dev         # symbolizer
+  libdw-dev          # symbolizer (DWARF lines, inlines)
+  gdb                # test oracle
+  libunwind-dev      # benchmark peer (unw_backtrace)
+  linux-perf         # perf (record tests, benchmark peer)
+  python3            # test helpers
+)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+cmd="apt-get install -y --no-install-recommends ${missing[*]}"
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+  echo "deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  { apt-get update -qq && $cmd -qq; } >/tmp/ustack-deps.log 2>&1 || {
+    echo "deps: '$cmd' failed; see /tmp/ustack-deps.log" >&2; tail -5 /tmp/ustack-deps.log >&2; exit 1; }
+else
+  echo "deps: missing packages: ${missing[*]}" >&2
+  echo "deps: run as root: apt-get update && $cmd" >&2
+  exit 1
+fi

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared helpers of the ustack command. The CLI includes only <ustack/...>. */
+#ifndef USTACK_CLI_CLI_H
+#define USTACK_CLI_CLI_H
+
+#include <stdio.h>
+
+/* One subcommand: argv[0] is the subcommand name. Returns the exit status. */
+int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_flamegraph(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
+int cmd_sframe(int argc, char **argv);
+int cmd_maps(int argc, char **argv);
+int cmd_symbolize(int argc, char **argv);
+
+/* Print "ustack: <message>" to stderr. */
+__attribute__((format(printf, 1, 2))) void cli_error(const char *fmt, ...);
+
+/* Is argv[i] "-h" or "--help"? */
+int cli_is_help(const char *arg);
+
+/* Parse a hex (0x optional) or decimal u64; 0 on success, -EINVAL otherwise. */
+int cli_parse_u64(const char *s, int base, unsigned long long *out);
+
+/* A subcommand that a later issue implements: says so and exits 2. */
+int cli_not_yet(const char *cmd);
+
+#endif

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/* Small compiler helpers shared by every module. */
+#ifndef USTACK_COMMON_COMPILER_H
+#define USTACK_COMMON_COMPILER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Unaligned little/native-endian loads from untrusted bytes. The caller has
+ * checked the bounds; these only avoid unaligned-access UB. */
+static inline uint8_t ld_u8(const void *p) { return *(const uint8_t *)p; }
+static inline uint16_t ld_u16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static inline uint32_t ld_u32(const void *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline uint64_t ld_u64(const void *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static inline int8_t ld_s8(const void *p) { return (int8_t)ld_u8(p); }
+static inline int16_t ld_s16(const void *p) { return (int16_t)ld_u16(p); }
+static inline int32_t ld_s32(const void *p) { return (int32_t)ld_u32(p); }
+static inline int64_t ld_s64(const void *p) { return (int64_t)ld_u64(p); }
+
+/* true when [off, off+len) lies inside a buffer of size size, without
+ * overflow. */
+static inline int in_bounds(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+#endif

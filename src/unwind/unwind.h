@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The unwinder core: from (pc, sp, fp) and a memory reader, produce frames.
+ * Table lookup is pluggable: the caller supplies find_row(), which maps a
+ * runtime pc to a row (SFrame first, then CFI: its choice) and says which
+ * method produced it. The frame-pointer heuristic is built in.
+ *
+ * Methods per frame, in order: the row from find_row(); when there is none
+ * (-ENOENT) or it is marked NEEDS_FALLBACK, the frame-pointer heuristic,
+ * accepted only if its result passes the same checks plus is_code(RA).
+ * A row source that reports a corrupt table (-EBADMSG) stops the unwind
+ * with USTACK_STOP_BAD_TABLE (the source is expected to drop that table).
+ *
+ * The core does no allocation and no syscalls of its own: it is used by the
+ * async-signal-safe ustack_backtrace() as well as by remote unwinding.
+ */
+#ifndef USTACK_UNWIND_UNWIND_H
+#define USTACK_UNWIND_UNWIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ustack/ustack.h>
+#include "common/unwind_row.h"
+
+#define USTACK_MAX_DEPTH 1024
+
+struct ustack_unwind_ops {
+	/*
+	 * Row for runtime address @pc (already adjusted: for a return address
+	 * the core asks for ra - 1). Sets *method to USTACK_METHOD_SFRAME or
+	 * USTACK_METHOD_CFI. Returns 0, -ENOENT (no table covers pc) or
+	 * -EBADMSG (corrupt table).
+	 */
+	int (*find_row)(void *ctx, uint64_t pc, struct ustack_row *row, unsigned int *method);
+	/* Read @len bytes at @addr: 0 or -EFAULT. */
+	int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
+	/* Non-zero when @pc lies in executable, file-backed or known code.
+	 * Used to accept a frame-pointer step; NULL accepts any non-zero pc. */
+	int (*is_code)(void *ctx, uint64_t pc);
+	void *ctx;
+};
+
+/* Initial registers (x86-64: rip, rsp, rbp). */
+struct ustack_regs {
+	uint64_t pc, sp, fp;
+};
+
+struct ustack_unwind_opts {
+	size_t sz;          /* sizeof(struct ustack_unwind_opts) */
+	uint64_t stack_lo;  /* CFA/FP must stay within [stack_lo, stack_hi) */
+	uint64_t stack_hi;  /* 0: no upper bound known */
+	int max_depth;      /* 0: USTACK_MAX_DEPTH */
+	/* Non-zero: frame 0's pc is a return address, not an exact pc
+	 * (the caller already unwound its own frame). */
+	int first_is_return;
+};
+
+/**
+ * Unwind from @regs into @frames (at most @max). frames[0] is the frame of
+ * @regs itself.
+ * @param stop receives the enum ustack_stop_reason (may be NULL)
+ * @return the number of frames stored (>= 1 when max >= 1 and pc != 0)
+ */
+int ustack_unwind(const struct ustack_unwind_ops *ops, const struct ustack_regs *regs,
+		  const struct ustack_unwind_opts *opts, struct ustack_frame *frames, int max,
+		  unsigned int *stop);
+
+/*
+ * Architecture helpers (x86-64 today), kept small so aarch64 can slot in.
+ * Restore pc/sp/fp of the interrupted context from the signal frame whose
+ * trampoline (__restore_rt) is executing with stack pointer @sp.
+ */
+int ustack_arch_signal_regs(const struct ustack_unwind_ops *ops, uint64_t sp,
+			    struct ustack_regs *out);
+
+#endif

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Runs every test of make check and prints the closing line
+#   N passed, N failed, N skipped
+# Unit tests: $CHECK_DIR/tests/test_* (each prints PASS/FAIL/SKIP lines).
+# Fuzz corpora: each $CHECK_DIR/fuzz/fuzz_X replays tests/fuzz/corpus/X.
+# Integration tests: tests/integration/*.sh, which print PASS/FAIL/SKIP lines
+# too and get USTACK, CHECK_DIR, CC, GSFRAME, SAN_FLAGS, BASE_CFLAGS and
+# LIB_LDLIBS in the environment.
+# A program that exits non-zero without printing a FAIL line counts as one
+# failure (a crash must never pass).
+set -u
+: "${CHECK_DIR:=build/check}"
+export CHECK_DIR USTACK="$PWD/$CHECK_DIR/ustack" TOP="$PWD"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+pass=0 fail=0 skip=0
+failed_names=()
+log_dir="$CHECK_DIR/test-logs"
+mkdir -p "$log_dir"
+per_test_timeout=${TEST_TIMEOUT:-300}
+
+run_one() { # name, command...
+	local name=$1; shift
+	local log="$log_dir/$name.log"
+	local t0=$SECONDS
+	timeout -k 10 "$per_test_timeout" "$@" >"$log" 2>&1
+	local rc=$?
+	local p f s
+	p=$(grep -c '^PASS ' "$log"); f=$(grep -c '^FAIL ' "$log"); s=$(grep -c '^SKIP ' "$log")
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+		echo "FAIL $name: exited with status $rc (see $log)" >>"$log"
+	fi
+	pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
+	grep -E '^(FAIL|SKIP) ' "$log" | sed "s|^|  [$name] |"
+	[ "$f" -gt 0 ] && { failed_names+=("$name"); tail -n 20 "$log" | sed 's/^/    | /'; }
+	printf '%-40s %3d passed %3d failed %3d skipped  (%ds)\n' "$name" "$p" "$f" "$s" $((SECONDS - t0))
+}
+
+for t in "$CHECK_DIR"/tests/test_*; do
+	[ -x "$t" ] || continue
+	run_one "$(basename "$t")" "$t"
+done
+
+for z in "$CHECK_DIR"/fuzz/fuzz_*; do
+	[ -x "$z" ] || continue
+	n=$(basename "$z"); corpus="tests/fuzz/corpus/${n#fuzz_}"
+	if [ -d "$corpus" ]; then
+		run_one "$n-corpus" bash -c "'$z' '$corpus' && echo 'PASS $n corpus replay'"
+	else
+		echo "FAIL $n: no corpus at $corpus"; fail=$((fail + 1))
+	fi
+done
+
+for s in tests/integration/*.sh; do
+	[ -f "$s" ] || continue
+	run_one "$(basename "$s" .sh)" bash "$s"
+done
+
+[ ${#failed_names[@]} -gt 0 ] && echo "failed: ${failed_names[*]}"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
