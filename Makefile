@@ -97,10 +97,18 @@ check: check-build
 	    bash tests/run-tests.sh
 
 # ---- fuzzing (clang + libFuzzer) --------------------------------------------
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(HDRS)
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -Isrc -fsanitize=fuzzer-no-link,address,undefined
+FUZZ_LIB_OBJS := $(patsubst src/%.c,$(BUILD)/fuzz/obj/%.o,$(LIB_SRCS))
+
+$(BUILD)/fuzz/obj/%.o: src/%.c $(HDRS)
 	@mkdir -p $(@D)
-	$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -Isrc \
-	    -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRCS) $(LIB_LDLIBS)
+	$(CLANG) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(BUILD)/fuzz/libustack.a: $(FUZZ_LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/fuzz/libustack.a
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(BUILD)/fuzz/libustack.a $(LIB_LDLIBS)
 
 fuzz: $(FUZZ_BINS)
 	@echo "run e.g.: $(BUILD)/fuzz/fuzz_sframe -max_total_time=60 tests/fuzz/corpus/sframe"

@@ -56,6 +56,25 @@ struct ustack_unwind_opts {
 	int first_is_return;
 };
 
+/* Step-by-step form, for callers that store frames their own way (the
+ * in-process backtrace writes straight into the user's buffer). */
+struct ustack_unwind_cursor {
+	const struct ustack_unwind_ops *ops;
+	struct ustack_regs cur;
+	uint64_t lo, hi;
+	int is_return, started, done, depth, max;
+	unsigned int signals, reason;
+};
+
+/** Start a walk; the first ustack_unwind_next() yields the frame of @regs. */
+void ustack_unwind_begin(struct ustack_unwind_cursor *c, const struct ustack_unwind_ops *ops,
+			 const struct ustack_regs *regs, const struct ustack_unwind_opts *opts);
+/**
+ * Next frame.
+ * @return 1 with *frame filled, or 0 at the end (c->reason says why)
+ */
+int ustack_unwind_next(struct ustack_unwind_cursor *c, struct ustack_frame *frame);
+
 /**
  * Unwind from @regs into @frames (at most @max). frames[0] is the frame of
  * @regs itself.

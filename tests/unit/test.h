@@ -50,7 +50,8 @@ static const char *test_name_ = "";
 	if (!setjmp(test_jmp_)) fn(); \
 	if (test_skipped_) printf("SKIP %s: %s\n", #fn, test_skip_reason_); \
 	else if (test_failed_) tests_failed_total_++; \
-	else printf("PASS %s\n", #fn); fflush(stdout); } while (0)
+	else printf("PASS %s\n", #fn); \
+	fflush(stdout); } while (0)
 
 #define TEST_EXIT() return tests_failed_total_ ? 1 : 0
 

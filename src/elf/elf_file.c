@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ELF64 little-endian file access over a read-only mapping. The headers are
+ * validated once at open; every later access re-checks its own bounds
+ * against the file size, because section and program headers are input.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/compiler.h"
+#include "common/log.h"
+#include "elf/elf_file.h"
+
+struct elf_sym_entry {
+	uint64_t start, size;
+	const char *name;
+};
+
+struct ustack_elf {
+	const uint8_t *data;
+	size_t size;
+	int mapped;           /* data is our mmap */
+	char *path;
+	Elf64_Ehdr ehdr;
+	const uint8_t *shstrtab;
+	uint64_t shstrtab_size;
+	/* symbol index (built on first symbolize) */
+	struct elf_sym_entry *syms;
+	size_t nr_syms;
+	int syms_built;
+};
+
+static int elf_bad(const struct ustack_elf *elf, uint64_t off, const char *what)
+{
+	pr_warn("%s: offset 0x%llx: %s\n", elf->path, (unsigned long long)off, what);
+	return -EBADMSG;
+}
+
+static int elf_validate(struct ustack_elf *elf)
+{
+	const Elf64_Ehdr *eh = &elf->ehdr;
+	Elf64_Shdr sh;
+
+	if (elf->size < sizeof(Elf64_Ehdr) || memcmp(elf->data, ELFMAG, SELFMAG))
+		return elf_bad(elf, 0, "not an ELF file");
+	memcpy(&elf->ehdr, elf->data, sizeof(elf->ehdr));
+	if (eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_ident[EI_DATA] != ELFDATA2LSB)
+		return elf_bad(elf, EI_CLASS, "not a 64-bit little-endian ELF file");
+	if (eh->e_phnum && (eh->e_phentsize != sizeof(Elf64_Phdr) ||
+			    !in_bounds(eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr), elf->size)))
+		return elf_bad(elf, eh->e_phoff, "program header table outside the file");
+	if (eh->e_shnum && (eh->e_shentsize != sizeof(Elf64_Shdr) ||
+			    !in_bounds(eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr), elf->size)))
+		return elf_bad(elf, eh->e_shoff, "section header table outside the file");
+	if (eh->e_shnum && eh->e_shstrndx != SHN_UNDEF && eh->e_shstrndx < eh->e_shnum) {
+		memcpy(&sh, elf->data + eh->e_shoff + (uint64_t)eh->e_shstrndx * sizeof(sh), sizeof(sh));
+		if (sh.sh_type != SHT_NOBITS && in_bounds(sh.sh_offset, sh.sh_size, elf->size)) {
+			elf->shstrtab = elf->data + sh.sh_offset;
+			elf->shstrtab_size = sh.sh_size;
+		}
+	}
+	return 0;
+}
+
+static struct ustack_elf *elf_new(const void *data, size_t size, const char *name, int mapped)
+{
+	struct ustack_elf *elf = calloc(1, sizeof(*elf));
+	int err;
+
+	if (!elf)
+		return NULL;
+	elf->data = data;
+	elf->size = size;
+	elf->mapped = mapped;
+	elf->path = strdup(name ? name : "(memory)");
+	if (!elf->path) {
+		free(elf);
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = elf_validate(elf);
+	if (err) {
+		elf->mapped = 0; /* the caller unmaps */
+		ustack_elf__close(elf);
+		errno = -err;
+		return NULL;
+	}
+	return elf;
+}
+
+struct ustack_elf *ustack_elf__open(const char *path)
+{
+	struct ustack_elf *elf;
+	struct stat st;
+	void *map;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st)) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+		close(fd);
+		pr_warn("%s: not an ELF file\n", path);
+		errno = S_ISREG(st.st_mode) ? EBADMSG : EINVAL;
+		return NULL;
+	}
+	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	err = errno;
+	close(fd);
+	if (map == MAP_FAILED) {
+		errno = err;
+		return NULL;
+	}
+	elf = elf_new(map, st.st_size, path, 1);
+	if (!elf) {
+		err = errno;
+		munmap(map, st.st_size);
+		errno = err;
+	}
+	return elf;
+}
+
+struct ustack_elf *ustack_elf__open_mem(const void *data, size_t size, const char *name)
+{
+	if (!data) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return elf_new(data, size, name, 0);
+}
+
+void ustack_elf__close(struct ustack_elf *elf)
+{
+	if (!elf)
+		return;
+	if (elf->mapped)
+		munmap((void *)elf->data, elf->size);
+	free(elf->syms);
+	free(elf->path);
+	free(elf);
+}
+
+const char *ustack_elf__path(const struct ustack_elf *elf)
+{
+	return elf->path;
+}
+
+const uint8_t *ustack_elf__data(const struct ustack_elf *elf, size_t *size)
+{
+	if (size)
+		*size = elf->size;
+	return elf->data;
+}
+
+unsigned int ustack_elf__type(const struct ustack_elf *elf)
+{
+	return elf->ehdr.e_type;
+}
+
+unsigned int ustack_elf__machine(const struct ustack_elf *elf)
+{
+	return elf->ehdr.e_machine;
+}
+
+static void elf_shdr(const struct ustack_elf *elf, unsigned int i, Elf64_Shdr *sh)
+{
+	memcpy(sh, elf->data + elf->ehdr.e_shoff + (uint64_t)i * sizeof(*sh), sizeof(*sh));
+}
+
+static const char *elf_sec_name(const struct ustack_elf *elf, uint32_t off)
+{
+	if (!elf->shstrtab || off >= elf->shstrtab_size)
+		return NULL;
+	/* the name must be NUL-terminated inside the table */
+	if (!memchr(elf->shstrtab + off, 0, elf->shstrtab_size - off))
+		return NULL;
+	return (const char *)elf->shstrtab + off;
+}
+
+static int elf_fill_section(const struct ustack_elf *elf, const Elf64_Shdr *sh,
+			    struct ustack_elf_section *out, uint64_t hdr_off)
+{
+	out->addr = sh->sh_addr;
+	out->offset = sh->sh_offset;
+	out->type = sh->sh_type;
+	out->flags = sh->sh_flags;
+	out->size = sh->sh_size;
+	out->data = NULL;
+	if (sh->sh_type == SHT_NOBITS)
+		return 0;
+	if (!in_bounds(sh->sh_offset, sh->sh_size, elf->size))
+		return elf_bad(elf, hdr_off, "section contents outside the file");
+	out->data = elf->data + sh->sh_offset;
+	return 0;
+}
+
+int ustack_elf__section(const struct ustack_elf *elf, const char *name,
+			struct ustack_elf_section *out)
+{
+	Elf64_Shdr sh;
+
+	for (unsigned int i = 1; i < elf->ehdr.e_shnum; i++) {
+		const char *n;
+
+		elf_shdr(elf, i, &sh);
+		n = elf_sec_name(elf, sh.sh_name);
+		if (n && !strcmp(n, name))
+			return elf_fill_section(elf, &sh, out,
+						elf->ehdr.e_shoff + (uint64_t)i * sizeof(sh));
+	}
+	return -ENOENT;
+}
+
+unsigned int ustack_elf__nr_segments(const struct ustack_elf *elf)
+{
+	return elf->ehdr.e_phnum;
+}
+
+int ustack_elf__segment(const struct ustack_elf *elf, unsigned int i,
+			struct ustack_elf_segment *out)
+{
+	Elf64_Phdr ph;
+
+	if (i >= elf->ehdr.e_phnum)
+		return -ERANGE;
+	memcpy(&ph, elf->data + elf->ehdr.e_phoff + (uint64_t)i * sizeof(ph), sizeof(ph));
+	out->type = ph.p_type;
+	out->flags = ph.p_flags;
+	out->offset = ph.p_offset;
+	out->vaddr = ph.p_vaddr;
+	out->filesz = ph.p_filesz;
+	out->memsz = ph.p_memsz;
+	out->align = ph.p_align;
+	return 0;
+}
+
+int ustack_elf__find_segment(const struct ustack_elf *elf, uint32_t p_type,
+			     struct ustack_elf_segment *out)
+{
+	for (unsigned int i = 0; i < elf->ehdr.e_phnum; i++)
+		if (!ustack_elf__segment(elf, i, out) && out->type == p_type)
+			return 0;
+	return -ENOENT;
+}
+
+const uint8_t *ustack_elf__segment_data(const struct ustack_elf *elf,
+					const struct ustack_elf_segment *seg)
+{
+	if (!in_bounds(seg->offset, seg->filesz, elf->size))
+		return NULL;
+	return elf->data + seg->offset;
+}
+
+int ustack_elf__offset_to_vaddr(const struct ustack_elf *elf, uint64_t off, uint64_t *vaddr)
+{
+	struct ustack_elf_segment s;
+
+	for (unsigned int i = 0; i < elf->ehdr.e_phnum; i++) {
+		if (ustack_elf__segment(elf, i, &s) || s.type != PT_LOAD)
+			continue;
+		if (off >= s.offset && off - s.offset < s.filesz) {
+			*vaddr = s.vaddr + (off - s.offset);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int ustack_elf__vaddr_to_offset(const struct ustack_elf *elf, uint64_t vaddr, uint64_t *off)
+{
+	struct ustack_elf_segment s;
+
+	for (unsigned int i = 0; i < elf->ehdr.e_phnum; i++) {
+		if (ustack_elf__segment(elf, i, &s) || s.type != PT_LOAD)
+			continue;
+		if (vaddr >= s.vaddr && vaddr - s.vaddr < s.filesz) {
+			*off = s.offset + (vaddr - s.vaddr);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/*
+ * Walk the notes of one SHT_NOTE section or PT_NOTE segment looking for
+ * (name, type). Returns the descriptor length, -ENOENT or -EBADMSG.
+ */
+static int elf_find_note(const struct ustack_elf *elf, const uint8_t *p, uint64_t size,
+			 uint64_t file_off, const char *name, uint32_t type,
+			 const uint8_t **desc)
+{
+	uint64_t off = 0, namelen = strlen(name) + 1;
+
+	while (off + 12 <= size) {
+		uint32_t nsz = ld_u32(p + off), dsz = ld_u32(p + off + 4), t = ld_u32(p + off + 8);
+		uint64_t name_off = off + 12;
+		uint64_t desc_off = name_off + (((uint64_t)nsz + 3) & ~3ull);
+		uint64_t next = desc_off + (((uint64_t)dsz + 3) & ~3ull);
+
+		if (!in_bounds(name_off, nsz, size) || !in_bounds(desc_off, dsz, size))
+			return elf_bad(elf, file_off + off, "note extends past its section");
+		if (t == type && nsz == namelen && !memcmp(p + name_off, name, namelen)) {
+			*desc = p + desc_off;
+			return (int)dsz;
+		}
+		off = next;
+	}
+	return -ENOENT;
+}
+
+int ustack_elf__build_id(const struct ustack_elf *elf, uint8_t *buf, size_t size)
+{
+	const uint8_t *desc = NULL;
+	int ret = -ENOENT;
+	Elf64_Shdr sh;
+
+	/* Sections first (named .note.gnu.build-id normally), then PT_NOTE
+	 * segments for files whose section headers were stripped. */
+	for (unsigned int i = 1; i < elf->ehdr.e_shnum && ret == -ENOENT; i++) {
+		elf_shdr(elf, i, &sh);
+		if (sh.sh_type != SHT_NOTE)
+			continue;
+		if (!in_bounds(sh.sh_offset, sh.sh_size, elf->size))
+			return elf_bad(elf, sh.sh_offset, "note section outside the file");
+		ret = elf_find_note(elf, elf->data + sh.sh_offset, sh.sh_size, sh.sh_offset,
+				    "GNU", NT_GNU_BUILD_ID, &desc);
+	}
+	for (unsigned int i = 0; i < elf->ehdr.e_phnum && ret == -ENOENT; i++) {
+		struct ustack_elf_segment s;
+
+		if (ustack_elf__segment(elf, i, &s) || s.type != PT_NOTE)
+			continue;
+		if (!in_bounds(s.offset, s.filesz, elf->size))
+			return elf_bad(elf, s.offset, "note segment outside the file");
+		ret = elf_find_note(elf, elf->data + s.offset, s.filesz, s.offset,
+				    "GNU", NT_GNU_BUILD_ID, &desc);
+	}
+	if (ret < 0)
+		return ret;
+	if (ret == 0)
+		return -ENOENT;
+	memcpy(buf, desc, (size_t)ret < size ? (size_t)ret : size);
+	return ret;
+}
+
+int ustack_elf__debuglink(const struct ustack_elf *elf, const char **name, uint32_t *crc)
+{
+	struct ustack_elf_section s;
+	const uint8_t *nul;
+	uint64_t crc_off;
+	int err;
+
+	err = ustack_elf__section(elf, ".gnu_debuglink", &s);
+	if (err)
+		return err;
+	if (!s.data || !s.size)
+		return -EBADMSG;
+	nul = memchr(s.data, 0, s.size);
+	if (!nul)
+		return elf_bad(elf, s.offset, ".gnu_debuglink: name not terminated");
+	crc_off = ((uint64_t)(nul - s.data) + 1 + 3) & ~3ull;
+	if (!in_bounds(crc_off, 4, s.size))
+		return elf_bad(elf, s.offset, ".gnu_debuglink: CRC missing");
+	*name = (const char *)s.data;
+	*crc = ld_u32(s.data + crc_off);
+	return 0;
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct elf_sym_entry *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	/* prefer the larger (function over its local labels), then by name for
+	 * a stable choice between aliases */
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Collect the function symbols of one symbol table section into elf->syms. */
+static int elf_add_symtab(struct ustack_elf *elf, const char *secname)
+{
+	struct ustack_elf_section symtab, strtab;
+	Elf64_Shdr sh;
+	uint64_t n;
+	struct elf_sym_entry *grown;
+	int err;
+
+	err = ustack_elf__section(elf, secname, &symtab);
+	if (err)
+		return err;
+	if (!symtab.data || symtab.size % sizeof(Elf64_Sym))
+		return elf_bad(elf, symtab.offset, "symbol table size not a multiple of entries");
+	/* sh_link of the symbol table names its string table */
+	for (unsigned int i = 1; i < elf->ehdr.e_shnum; i++) {
+		elf_shdr(elf, i, &sh);
+		if (sh.sh_offset == symtab.offset && sh.sh_type == symtab.type)
+			break;
+	}
+	if (sh.sh_link == 0 || sh.sh_link >= elf->ehdr.e_shnum)
+		return elf_bad(elf, symtab.offset, "symbol table without string table");
+	elf_shdr(elf, sh.sh_link, &sh);
+	err = elf_fill_section(elf, &sh, &strtab, sh.sh_offset);
+	if (err || !strtab.data)
+		return -EBADMSG;
+
+	n = symtab.size / sizeof(Elf64_Sym);
+	grown = realloc(elf->syms, (elf->nr_syms + n) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	elf->syms = grown;
+	for (uint64_t i = 0; i < n; i++) {
+		Elf64_Sym sym;
+
+		memcpy(&sym, symtab.data + i * sizeof(sym), sizeof(sym));
+		if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC &&
+		    ELF64_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)
+			continue;
+		if (sym.st_shndx == SHN_UNDEF || sym.st_name >= strtab.size ||
+		    !memchr(strtab.data + sym.st_name, 0, strtab.size - sym.st_name))
+			continue;
+		elf->syms[elf->nr_syms++] = (struct elf_sym_entry){
+			.start = sym.st_value,
+			.size = sym.st_size,
+			.name = (const char *)strtab.data + sym.st_name,
+		};
+	}
+	return 0;
+}
+
+int ustack_elf__symbolize(struct ustack_elf *elf, uint64_t vaddr, const char **name,
+			  uint64_t *sym_start)
+{
+	size_t lo = 0, hi;
+
+	if (!elf->syms_built) {
+		elf->syms_built = 1;
+		elf_add_symtab(elf, ".symtab");
+		elf_add_symtab(elf, ".dynsym");
+		if (elf->nr_syms)
+			qsort(elf->syms, elf->nr_syms, sizeof(*elf->syms), sym_cmp);
+	}
+	/* last symbol with start <= vaddr */
+	hi = elf->nr_syms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (elf->syms[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* walk back over zero-sized or non-covering entries at the same start
+	 * and nested symbols; stop at a few to stay cheap */
+	for (size_t i = lo, tries = 0; i > 0 && tries < 64; i--, tries++) {
+		const struct elf_sym_entry *s = &elf->syms[i - 1];
+
+		if (vaddr >= s->start && (vaddr - s->start < s->size || (s->size == 0 && vaddr == s->start))) {
+			/* prefer the first alias of this start (sorted by name) */
+			while (i > 1 && elf->syms[i - 2].start == s->start &&
+			       elf->syms[i - 2].size == s->size)
+				s = &elf->syms[--i - 1];
+			*name = s->name;
+			*sym_start = s->start;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+void ustack_hex(const uint8_t *bytes, size_t len, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < len; i++) {
+		out[2 * i] = digits[bytes[i] >> 4];
+		out[2 * i + 1] = digits[bytes[i] & 15];
+	}
+	out[2 * len] = 0;
+}
+
+uint32_t ustack_crc32(uint32_t crc, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	crc = ~crc;
+	while (len--) {
+		crc ^= *p++;
+		for (int k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1));
+	}
+	return ~crc;
+}

@@ -1,0 +1,534 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ustack_backtrace(): the calling thread's own stack, async-signal-safe.
+ *
+ * Tables come from the loaded PT_GNU_SFRAME segments of each module, found
+ * with _dl_find_object() (lock-free, async-signal-safe, glibc >= 2.35).
+ * Memory is read with plain loads, but only inside ranges known to be
+ * readable: the thread's stack VMA, found once per thread with the
+ * PROCMAP_QUERY ioctl on /proc/self/maps (text fallback), and re-found when
+ * the walk moves to another stack (sigaltstack). So a corrupt table can end
+ * the walk but cannot make us fault.
+ *
+ * No allocation, no locks: module descriptors are cached in a fixed array
+ * guarded by per-slot sequence counters; a slot is only trusted when
+ * _dl_find_object() still reports the same mapping for the pc.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "common/compiler.h"
+#include "common/procmap_query.h"
+#include "sframe/sframe.h"
+#include "unwind/unwind.h"
+
+#ifndef PT_GNU_SFRAME
+#define PT_GNU_SFRAME 0x6474e554 /* binutils 2.40; not in glibc 2.36 <elf.h> */
+#endif
+
+/* ---- readable stack range of this thread --------------------------------- */
+
+struct self_range {
+	uint64_t lo, hi;
+};
+
+static __thread struct self_range self_stack __attribute__((tls_model("initial-exec")));
+
+/* Parse one hex number of a /proc/self/maps line. */
+static const char *parse_hex(const char *p, const char *end, uint64_t *v)
+{
+	uint64_t x = 0;
+	int digits = 0;
+
+	for (; p < end; p++, digits++) {
+		int d;
+
+		if (*p >= '0' && *p <= '9')
+			d = *p - '0';
+		else if (*p >= 'a' && *p <= 'f')
+			d = *p - 'a' + 10;
+		else
+			break;
+		x = x << 4 | d;
+	}
+	*v = x;
+	return digits ? p : NULL;
+}
+
+/*
+ * Text fallback for kernels without PROCMAP_QUERY: scan /proc/self/maps
+ * with a stack buffer (read() is async-signal-safe, stdio is not).
+ * Fills the range of the VMA holding addr when it is a private, readable,
+ * writable anonymous mapping (inode 0).
+ */
+static int self_vma_text(uint64_t addr, struct self_range *r)
+{
+	char buf[4096];
+	size_t have = 0;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	int ret = -ENOENT;
+
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t got = read(fd, buf + have, sizeof(buf) - have);
+		char *line = buf, *nl;
+
+		if (got <= 0)
+			break;
+		have += got;
+		while ((nl = memchr(line, '\n', buf + have - line))) {
+			uint64_t lo, hi, ino = 0;
+			const char *p = parse_hex(line, nl, &lo);
+
+			if (p && *p == '-' && (p = parse_hex(p + 1, nl, &hi)) && addr >= lo && addr < hi) {
+				/* " rw-p off dev inode" */
+				int ok = nl - p > 5 && p[1] == 'r' && p[2] == 'w';
+
+				for (int field = 0; ok && field < 3 && p < nl; field++) {
+					p = memchr(p + 1, ' ', nl - p - 1);
+					if (!p)
+						ok = 0;
+				}
+				if (ok && p && parse_hex(p + 1, nl, &ino) && ino == 0) {
+					r->lo = lo;
+					r->hi = hi;
+					ret = 0;
+				}
+				close(fd);
+				return ret;
+			}
+			line = nl + 1;
+		}
+		have = buf + have - line;
+		memmove(buf, line, have);
+		if (have == sizeof(buf)) /* absurd line: give up */
+			break;
+	}
+	close(fd);
+	return ret;
+}
+
+static int self_vma(uint64_t addr, struct self_range *r)
+{
+	struct procmap_query q;
+	int fd, ret;
+
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	memset(&q, 0, sizeof(q));
+	q.size = sizeof(q);
+	q.query_addr = addr;
+	q.query_flags = PROCMAP_QUERY_VMA_READABLE | PROCMAP_QUERY_VMA_WRITABLE;
+	ret = ioctl(fd, PROCMAP_QUERY, &q) ? -errno : 0;
+	close(fd);
+	if (ret == -ENOTTY || ret == -EINVAL)
+		return self_vma_text(addr, r);
+	if (ret)
+		return ret;
+	/* Only anonymous memory: a file mapping may fault (SIGBUS past EOF). */
+	if (q.inode || addr < q.vma_start || addr >= q.vma_end)
+		return -ENOENT;
+	r->lo = q.vma_start;
+	r->hi = q.vma_end;
+	return 0;
+}
+
+__attribute__((no_sanitize_address))
+static int self_read_range(struct self_range *r, uint64_t addr, void *buf, size_t len)
+{
+
+	if (addr < r->lo || addr > r->hi || len > r->hi - addr) {
+		struct self_range n;
+
+		if (self_vma(addr, &n) || len > n.hi - addr)
+			return -EFAULT;
+		*r = n;
+		self_stack = n;
+	}
+	/* plain loads, not memcpy (which ASan instruments); one 8-byte load
+	 * for the common case keeps store-to-load forwarding intact */
+	if (len == 8) {
+		uint64_t v;
+
+		__builtin_memcpy(&v, (const void *)(uintptr_t)addr, 8);
+		*(uint64_t *)buf = v;
+		return 0;
+	}
+	for (size_t i = 0; i < len; i++)
+		((volatile uint8_t *)buf)[i] = ((const volatile uint8_t *)(uintptr_t)addr)[i];
+	return 0;
+}
+
+/* ---- modules ---------------------------------------------------------------- */
+
+struct self_module {
+	uint64_t map_start, map_end;
+	const void *link_map;
+	uint32_t gen;   /* unique per descriptor built: keys the row cache */
+	int has_sframe;
+	struct ustack_sframe sf;
+};
+
+static _Atomic uint32_t module_gen;
+
+#define MODULE_SLOTS 64
+
+static struct {
+	_Atomic uint32_t seq; /* odd while being written */
+	struct self_module m;
+} module_cache[MODULE_SLOTS];
+
+static unsigned int slot_of(uint64_t map_start)
+{
+	return (unsigned int)((map_start >> 12) * 0x9e3779b97f4a7c15ull >> 58) % MODULE_SLOTS;
+}
+
+static int cache_get(const struct dl_find_object *o, struct self_module *out)
+{
+	unsigned int i = slot_of((uintptr_t)o->dlfo_map_start);
+	uint32_t s1 = atomic_load_explicit(&module_cache[i].seq, memory_order_acquire);
+
+	if (!s1 || (s1 & 1))
+		return -ENOENT;
+	memcpy(out, &module_cache[i].m, sizeof(*out));
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&module_cache[i].seq, memory_order_relaxed) != s1)
+		return -ENOENT;
+	if (out->map_start != (uintptr_t)o->dlfo_map_start ||
+	    out->map_end != (uintptr_t)o->dlfo_map_end || out->link_map != o->dlfo_link_map)
+		return -ENOENT;
+	return 0;
+}
+
+static void cache_put(const struct self_module *m)
+{
+	unsigned int i = slot_of(m->map_start);
+	uint32_t s = atomic_load_explicit(&module_cache[i].seq, memory_order_relaxed);
+
+	/* another writer owns the slot: just do not cache */
+	if ((s & 1) || !atomic_compare_exchange_strong(&module_cache[i].seq, &s, s + 1))
+		return;
+	atomic_thread_fence(memory_order_release);
+	memcpy(&module_cache[i].m, m, sizeof(*m));
+	atomic_store_explicit(&module_cache[i].seq, s + 2, memory_order_release);
+}
+
+/*
+ * Locate the program headers of a loaded module: at the ELF header at the
+ * start of its first mapping for a normal DSO/PIE; for a static executable
+ * (whose mapping reported by the loader starts at the text segment), from
+ * the auxiliary vector.
+ */
+static int module_phdrs(const struct dl_find_object *o, const Elf64_Phdr **phdr,
+			unsigned int *phnum, uint64_t *bias)
+{
+	uint64_t start = (uintptr_t)o->dlfo_map_start, end = (uintptr_t)o->dlfo_map_end;
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)(uintptr_t)start;
+	const struct link_map *lm = o->dlfo_link_map;
+	uint64_t entry = getauxval(AT_ENTRY);
+
+	*bias = lm ? lm->l_addr : 0;
+	if (end - start >= sizeof(*eh) && !memcmp(eh->e_ident, ELFMAG, SELFMAG) &&
+	    eh->e_phentsize == sizeof(Elf64_Phdr) &&
+	    in_bounds(eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr), end - start)) {
+		*phdr = (const Elf64_Phdr *)(uintptr_t)(start + eh->e_phoff);
+		*phnum = eh->e_phnum;
+		return 0;
+	}
+	if (entry >= start && entry < end) {
+		*phdr = (const Elf64_Phdr *)(uintptr_t)getauxval(AT_PHDR);
+		*phnum = getauxval(AT_PHNUM);
+		if (!*phdr)
+			return -ENOENT;
+		/* a static PIE's bias follows from PT_PHDR */
+		for (unsigned int i = 0; i < *phnum; i++)
+			if ((*phdr)[i].p_type == PT_PHDR)
+				*bias = (uintptr_t)*phdr - (*phdr)[i].p_vaddr;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int module_find(uint64_t pc, struct self_module *m)
+{
+	struct dl_find_object o;
+	const Elf64_Phdr *ph;
+	unsigned int phnum;
+	uint64_t bias;
+
+	if (_dl_find_object((void *)(uintptr_t)pc, &o))
+		return -ENOENT;
+	if (!cache_get(&o, m))
+		return 0;
+	memset(m, 0, sizeof(*m));
+	m->map_start = (uintptr_t)o.dlfo_map_start;
+	m->map_end = (uintptr_t)o.dlfo_map_end;
+	m->link_map = o.dlfo_link_map;
+	m->gen = atomic_fetch_add_explicit(&module_gen, 1, memory_order_relaxed) + 1;
+	if (!module_phdrs(&o, &ph, &phnum, &bias)) {
+		for (unsigned int i = 0; i < phnum; i++) {
+			uint64_t addr = bias + ph[i].p_vaddr;
+
+			if (ph[i].p_type != PT_GNU_SFRAME)
+				continue;
+			/* the segment must lie inside the module's mapping */
+			if (addr < m->map_start || addr > m->map_end ||
+			    ph[i].p_memsz > m->map_end - addr)
+				break;
+			m->has_sframe = !ustack_sframe__init(&m->sf, (const void *)(uintptr_t)addr,
+							    ph[i].p_memsz, addr);
+			break;
+		}
+	}
+	cache_put(m);
+	return 0;
+}
+
+struct self_ctx {
+	struct self_range stack;
+	struct self_module mod; /* last module: stacks stay in one for a while */
+	int have_mod;
+};
+
+static int self_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return self_read_range(&((struct self_ctx *)ctx)->stack, addr, buf, len);
+}
+
+/*
+ * pc -> row cache, shared by all threads (direct-mapped, seqlock slots), in
+ * a compact form that covers the ordinary rows (RA at CFA-8, no flags);
+ * other rows are looked up every time. Hot stacks hit it instead of
+ * decoding the table again. An entry is keyed by the generation of the
+ * module descriptor it came from, and used only when that is the
+ * descriptor the walk has just validated with _dl_find_object(): an entry
+ * left over from an unloaded library is never served.
+ */
+#define ROW_SLOTS 1024
+
+struct row_entry {
+	uint64_t pc;
+	uint32_t gen;
+	int32_t cfa_off;
+	int16_t fp_off;
+	uint8_t cfa_fp;   /* CFA based on fp */
+	uint8_t fp_saved; /* fp restored from CFA + fp_off */
+};
+
+static struct {
+	_Atomic uint32_t seq; /* odd while being written; 0: empty */
+	struct row_entry e;
+} row_cache[ROW_SLOTS];
+
+static inline unsigned int row_slot(uint64_t pc)
+{
+	return (unsigned int)((pc * 0x9e3779b97f4a7c15ull) >> 40) & (ROW_SLOTS - 1);
+}
+
+static inline int row_cache_get(uint32_t gen, uint64_t pc, struct row_entry *e)
+{
+	unsigned int i = row_slot(pc);
+	uint32_t s1 = atomic_load_explicit(&row_cache[i].seq, memory_order_acquire);
+
+	if (!s1 || (s1 & 1))
+		return -ENOENT;
+	*e = row_cache[i].e;
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&row_cache[i].seq, memory_order_relaxed) != s1 ||
+	    e->pc != pc || e->gen != gen)
+		return -ENOENT;
+	return 0;
+}
+
+static void row_cache_put(uint32_t gen, uint64_t pc, const struct ustack_row *row)
+{
+	unsigned int i = row_slot(pc);
+	uint32_t s = atomic_load_explicit(&row_cache[i].seq, memory_order_relaxed);
+
+	if (row->flags || row->ra_rule != USTACK_RULE_OFFSET || row->ra_off != -8 ||
+	    (row->fp_rule == USTACK_RULE_OFFSET && (row->fp_off < INT16_MIN || row->fp_off > INT16_MAX)))
+		return;
+	if ((s & 1) || !atomic_compare_exchange_strong(&row_cache[i].seq, &s, s + 1))
+		return;
+	atomic_thread_fence(memory_order_release);
+	row_cache[i].e = (struct row_entry){
+		.pc = pc, .gen = gen, .cfa_off = row->cfa_off,
+		.fp_off = (int16_t)row->fp_off, .cfa_fp = row->cfa_reg == USTACK_CFA_FP,
+		.fp_saved = row->fp_rule == USTACK_RULE_OFFSET,
+	};
+	atomic_store_explicit(&row_cache[i].seq, s + 2, memory_order_release);
+}
+
+static int self_find_row(void *ctx, uint64_t pc, struct ustack_row *row, unsigned int *method)
+{
+	struct self_ctx *c = ctx;
+	int err;
+
+	if (!c->have_mod || pc < c->mod.map_start || pc >= c->mod.map_end) {
+		c->have_mod = !module_find(pc, &c->mod);
+		if (!c->have_mod)
+			return -ENOENT;
+	}
+	if (!c->mod.has_sframe)
+		return -ENOENT;
+	*method = USTACK_METHOD_SFRAME;
+	err = ustack_sframe__find_row(&c->mod.sf, pc, row);
+	if (!err)
+		row_cache_put(c->mod.gen, pc, row);
+	return err;
+}
+
+static int self_is_code(void *ctx, uint64_t pc)
+{
+	struct dl_find_object o;
+
+	return !_dl_find_object((void *)(uintptr_t)pc, &o);
+}
+
+/*
+ * One step of the fast path: the caller's registers from a cached compact
+ * row, reading only inside the stack range already validated. Returns 1 on
+ * success, 0 when the generic cursor must take this step.
+ */
+__attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, struct ustack_regs *cur)
+{
+	uint64_t pc = cur->pc - 1, cfa, ra, fp;
+	struct row_entry e;
+
+	if (!c->have_mod || pc < c->mod.map_start || pc >= c->mod.map_end) {
+		c->have_mod = !module_find(pc, &c->mod);
+		if (!c->have_mod)
+			return 0;
+	}
+	if (row_cache_get(c->mod.gen, pc, &e))
+		return 0;
+	cfa = (e.cfa_fp ? cur->fp : cur->sp) + (int64_t)e.cfa_off;
+	if (cfa <= cur->sp || (cfa & 7) || cfa > c->stack.hi)
+		return 0;
+	__builtin_memcpy(&ra, (const void *)(uintptr_t)(cfa - 8), 8);
+	fp = cur->fp;
+	if (e.fp_saved) {
+		uint64_t at = cfa + (int64_t)e.fp_off;
+
+		if (at < cur->sp || at > c->stack.hi - 8)
+			return 0;
+		__builtin_memcpy(&fp, (const void *)(uintptr_t)at, 8);
+	}
+	if (!ra)
+		return 0; /* let the cursor report the end of the chain */
+	cur->pc = ra;
+	cur->sp = cfa;
+	cur->fp = fp;
+	return 1;
+}
+
+/*
+ * Common body of the public entry points: we start from our caller's
+ * registers, recovered from our own frame (which
+ * __builtin_frame_address(0) forces to have rbp set up). Ordinary frames
+ * go through fast_step(); anything else (cache miss, module change, signal
+ * frame, fallback, the end) through the generic cursor, one step at a time,
+ * so both give the same frames.
+ */
+typedef void (*frame_sink_fn)(void *sink, int i, const struct ustack_frame *f);
+
+__attribute__((no_sanitize_address, always_inline))
+static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_fn sink, void *arg,
+			  unsigned int *stop)
+{
+	struct self_ctx c;
+	struct ustack_unwind_ops ops = {
+		.find_row = self_find_row,
+		.read = self_read,
+		.is_code = self_is_code,
+		.ctx = &c,
+	};
+	struct ustack_unwind_opts opts = { .sz = sizeof(opts), .first_is_return = 1 };
+	struct ustack_unwind_cursor cur;
+	struct ustack_regs regs;
+	struct ustack_frame f;
+	int n = 0, exact = 0;
+
+	c.have_mod = 0;
+	c.stack = self_stack;
+	if (fp < c.stack.lo || fp + 16 > c.stack.hi) {
+		if (self_vma(fp, &c.stack)) {
+			if (stop)
+				*stop = USTACK_STOP_READ_FAULT;
+			return 0;
+		}
+		self_stack = c.stack;
+	}
+	/* our frame: [fp] = caller's rbp, [fp + 8] = return address */
+	regs.pc = ra;
+	regs.sp = fp + 16;
+	regs.fp = *(const uint64_t *)(uintptr_t)fp;
+	f = (struct ustack_frame){ .pc = regs.pc, .sp = regs.sp, .method = USTACK_METHOD_REGS };
+	sink(arg, n++, &f);
+
+	while (n < size) {
+		if (!exact && fast_step(&c, &regs)) {
+			f = (struct ustack_frame){ .pc = regs.pc, .sp = regs.sp,
+						   .method = USTACK_METHOD_SFRAME };
+			sink(arg, n++, &f);
+			continue;
+		}
+		/* the generic cursor from the current registers: its first
+		 * frame is the current one, its second the step we want */
+		opts.first_is_return = !exact;
+		opts.stack_lo = regs.sp;
+		ustack_unwind_begin(&cur, &ops, &regs, &opts);
+		if (!ustack_unwind_next(&cur, &f) || !ustack_unwind_next(&cur, &f)) {
+			if (stop)
+				*stop = cur.reason;
+			return n;
+		}
+		regs = cur.cur;
+		exact = !cur.is_return;
+		sink(arg, n++, &f);
+	}
+	if (stop)
+		*stop = USTACK_STOP_DEPTH;
+	return n;
+}
+
+static void sink_pcs(void *arg, int i, const struct ustack_frame *f)
+{
+	((void **)arg)[i] = (void *)(uintptr_t)f->pc;
+}
+
+static void sink_frames(void *arg, int i, const struct ustack_frame *f)
+{
+	((struct ustack_frame *)arg)[i] = *f;
+}
+
+USTACK_API __attribute__((noinline)) int ustack_backtrace(void **buffer, int size)
+{
+	if (size <= 0)
+		return 0;
+	return backtrace_from((uintptr_t)__builtin_frame_address(0),
+			      (uintptr_t)__builtin_return_address(0), size, sink_pcs, buffer, NULL);
+}
+
+USTACK_API __attribute__((noinline)) int ustack_backtrace_frames(struct ustack_frame *frames,
+								 int size, unsigned int *stop)
+{
+	if (size <= 0) {
+		if (stop)
+			*stop = USTACK_STOP_DEPTH;
+		return 0;
+	}
+	return backtrace_from((uintptr_t)__builtin_frame_address(0),
+			      (uintptr_t)__builtin_return_address(0), size, sink_frames, frames,
+			      stop);
+}

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The unwinder loop. Per frame: a row from the table source (SFrame, CFI),
+ * else the frame-pointer heuristic; signal trampolines restore the full
+ * interrupted context. Every step is checked: the CFA moves up, stays
+ * aligned and inside the stack bounds; the depth is capped. A step that
+ * fails a check ends the walk (USTACK_STOP_BAD_STEP) rather than producing
+ * a frame that might be wrong.
+ */
+#include <errno.h>
+
+#include "common/compiler.h"
+#include "unwind/unwind.h"
+
+/* Caps the number of consecutive signal frames (nested signals). */
+#define MAX_SIGNAL_FRAMES 16
+
+static const char *const method_names[] = {
+	[USTACK_METHOD_REGS] = "regs",
+	[USTACK_METHOD_SFRAME] = "sframe",
+	[USTACK_METHOD_CFI] = "cfi",
+	[USTACK_METHOD_FP] = "fp",
+	[USTACK_METHOD_SIGNAL] = "signal",
+};
+
+static const char *const stop_names[] = {
+	[USTACK_STOP_OUTERMOST] = "outermost",
+	[USTACK_STOP_DEPTH] = "depth",
+	[USTACK_STOP_NO_INFO] = "no-info",
+	[USTACK_STOP_BAD_STEP] = "bad-step",
+	[USTACK_STOP_READ_FAULT] = "read-fault",
+	[USTACK_STOP_BAD_TABLE] = "bad-table",
+};
+
+USTACK_API const char *ustack_method_name(unsigned int method)
+{
+	return method < ARRAY_SIZE(method_names) ? method_names[method] : "?";
+}
+
+USTACK_API const char *ustack_stop_reason_name(unsigned int reason)
+{
+	return reason < ARRAY_SIZE(stop_names) ? stop_names[reason] : "?";
+}
+
+static inline int addr_in_stack(const struct ustack_unwind_cursor *c, uint64_t addr)
+{
+	return addr >= c->lo && (!c->hi || addr < c->hi);
+}
+
+static inline int read_u64(const struct ustack_unwind_cursor *c, uint64_t addr, uint64_t *val)
+{
+	return c->ops->read(c->ops->ctx, addr, val, sizeof(*val));
+}
+
+/*
+ * One step with a row. Returns 0 and fills *next, or a stop reason + 1
+ * (so 0 stays "ok").
+ */
+static int step_row(const struct ustack_unwind_cursor *c, const struct ustack_row *row,
+		    struct ustack_regs *next)
+{
+	const struct ustack_regs *cur = &c->cur;
+	uint64_t base = row->cfa_reg == USTACK_CFA_FP ? cur->fp : cur->sp;
+	uint64_t cfa = base + (int64_t)row->cfa_off;
+
+	/* The CFA sits above the return address, so above sp; it is 8-byte
+	 * aligned on x86-64 (16 at calls, 8 in PLT and prologue rows). */
+	if (cfa <= cur->sp || (cfa & 7) || !addr_in_stack(c, cfa - 1))
+		return USTACK_STOP_BAD_STEP + 1;
+	if (row->ra_rule != USTACK_RULE_OFFSET)
+		return USTACK_STOP_OUTERMOST + 1;
+	if (read_u64(c, cfa + (int64_t)row->ra_off, &next->pc))
+		return USTACK_STOP_READ_FAULT + 1;
+	if (row->fp_rule == USTACK_RULE_OFFSET) {
+		if (read_u64(c, cfa + (int64_t)row->fp_off, &next->fp))
+			return USTACK_STOP_READ_FAULT + 1;
+	} else {
+		next->fp = cur->fp;
+	}
+	next->sp = cfa;
+	return 0;
+}
+
+/* The frame-pointer heuristic: [fp] = caller's fp, [fp + 8] = return
+ * address. Accepted only if fp lies in the stack above sp and the return
+ * address points into code. */
+static int step_fp(const struct ustack_unwind_cursor *c, struct ustack_regs *next)
+{
+	uint64_t fp = c->cur.fp;
+
+	if (fp < c->cur.sp || (fp & 7) || !addr_in_stack(c, fp) || !addr_in_stack(c, fp + 15))
+		return USTACK_STOP_NO_INFO + 1;
+	if (read_u64(c, fp, &next->fp) || read_u64(c, fp + 8, &next->pc))
+		return USTACK_STOP_NO_INFO + 1;
+	if (!next->pc || (c->ops->is_code && !c->ops->is_code(c->ops->ctx, next->pc)))
+		return USTACK_STOP_NO_INFO + 1;
+	next->sp = fp + 16;
+	return 0;
+}
+
+void ustack_unwind_begin(struct ustack_unwind_cursor *c, const struct ustack_unwind_ops *ops,
+			 const struct ustack_regs *regs, const struct ustack_unwind_opts *opts)
+{
+	*c = (struct ustack_unwind_cursor){ .ops = ops, .cur = *regs, .max = USTACK_MAX_DEPTH };
+	if (opts) {
+		c->lo = opts->stack_lo;
+		c->hi = opts->stack_hi;
+		c->is_return = opts->first_is_return;
+		if (opts->max_depth > 0 && opts->max_depth < c->max)
+			c->max = opts->max_depth;
+	}
+	/* Bound checks start at the initial sp. */
+	if (c->lo < regs->sp)
+		c->lo = regs->sp;
+	if (!regs->pc) {
+		c->done = 1;
+		c->reason = USTACK_STOP_OUTERMOST;
+	}
+}
+
+static int unwind_stop(struct ustack_unwind_cursor *c, unsigned int reason)
+{
+	c->done = 1;
+	c->reason = reason;
+	return 0;
+}
+
+int ustack_unwind_next(struct ustack_unwind_cursor *c, struct ustack_frame *frame)
+{
+	const struct ustack_unwind_ops *ops = c->ops;
+	struct ustack_regs next;
+	struct ustack_row row;
+	unsigned int method = USTACK_METHOD_FP;
+	int err, ret, exact = 0;
+
+	if (c->done)
+		return 0;
+	if (c->depth >= c->max)
+		return unwind_stop(c, USTACK_STOP_DEPTH);
+	if (!c->started) {
+		c->started = 1;
+		c->depth = 1;
+		*frame = (struct ustack_frame){
+			.pc = c->cur.pc, .sp = c->cur.sp, .method = USTACK_METHOD_REGS,
+			.flags = c->is_return ? 0 : USTACK_FRAME_EXACT_PC,
+		};
+		return 1;
+	}
+
+	/* A return address may sit just past the end of its function (call
+	 * to a noreturn function): look up the call instruction itself. */
+	err = ops->find_row(ops->ctx, c->is_return ? c->cur.pc - 1 : c->cur.pc, &row, &method);
+	if (err == -EBADMSG)
+		return unwind_stop(c, USTACK_STOP_BAD_TABLE);
+	if (!err && (row.flags & USTACK_ROW_OUTERMOST))
+		return unwind_stop(c, USTACK_STOP_OUTERMOST);
+	if (!err && (row.flags & USTACK_ROW_SIGNAL)) {
+		if (++c->signals > MAX_SIGNAL_FRAMES ||
+		    ustack_arch_signal_regs(ops, c->cur.sp, &next))
+			return unwind_stop(c, USTACK_STOP_BAD_STEP);
+		/* The interrupted context may run on another stack
+		 * (sigaltstack): bounds restart from its sp. */
+		c->lo = next.sp;
+		c->hi = 0;
+		method = USTACK_METHOD_SIGNAL;
+		exact = 1;
+	} else if (!err && !(row.flags & USTACK_ROW_NEEDS_FALLBACK)) {
+		ret = step_row(c, &row, &next);
+		if (ret)
+			return unwind_stop(c, ret - 1);
+	} else {
+		method = USTACK_METHOD_FP;
+		ret = step_fp(c, &next);
+		if (ret)
+			return unwind_stop(c, ret - 1);
+	}
+	/* a zero return address ends the chain (thread start) */
+	if (!next.pc)
+		return unwind_stop(c, USTACK_STOP_OUTERMOST);
+	if (!exact && next.sp <= c->cur.sp)
+		return unwind_stop(c, USTACK_STOP_BAD_STEP);
+	*frame = (struct ustack_frame){
+		.pc = next.pc, .sp = next.sp, .method = method,
+		.flags = exact ? USTACK_FRAME_EXACT_PC : 0,
+	};
+	c->cur = next;
+	c->is_return = !exact;
+	c->depth++;
+	return 1;
+}
+
+int ustack_unwind(const struct ustack_unwind_ops *ops, const struct ustack_regs *regs,
+		  const struct ustack_unwind_opts *opts, struct ustack_frame *frames, int max,
+		  unsigned int *stop)
+{
+	struct ustack_unwind_cursor c;
+	int n = 0;
+
+	ustack_unwind_begin(&c, ops, regs, opts);
+	while (n < max && ustack_unwind_next(&c, &frames[n]))
+		n++;
+	if (stop)
+		*stop = c.done ? c.reason : USTACK_STOP_DEPTH;
+	return n;
+}

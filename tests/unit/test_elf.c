@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: MIT
+/* src/elf against readelf and nm (oracles outside the project), plus
+ * damaged files for the error paths. */
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ustack/ustack.h>
+#include "elf/elf_file.h"
+#include "test.h"
+
+static char self_path[4096];
+
+/* Run a shell command and return its first output line (static buffer). */
+static const char *sh1(const char *fmt, const char *arg)
+{
+	static char line[4096];
+	char cmd[8192];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), fmt, arg);
+	p = popen(cmd, "r");
+	if (!p)
+		return NULL;
+	if (!fgets(line, sizeof(line), p))
+		line[0] = 0;
+	pclose(p);
+	line[strcspn(line, "\n")] = 0;
+	return line;
+}
+
+static void test_build_id_matches_readelf(void)
+{
+	const char *files[] = { self_path, "/bin/sh", "/lib/x86_64-linux-gnu/libc.so.6" };
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct ustack_elf *e = ustack_elf__open(files[i]);
+		uint8_t id[64];
+		char hex[129];
+		const char *want;
+		int n;
+
+		CHECK(e);
+		n = ustack_elf__build_id(e, id, sizeof(id));
+		want = sh1("readelf -n %s 2>/dev/null | sed -n 's/.*Build ID: *//p'", files[i]);
+		if (!want[0]) {
+			CHECK_EQ(n, -ENOENT);
+		} else {
+			CHECK(n > 0 && n <= 64);
+			ustack_hex(id, n, hex);
+			CHECK_STR(hex, want);
+		}
+		ustack_elf__close(e);
+	}
+}
+
+static void test_section_matches_readelf(void)
+{
+	struct ustack_elf *e = ustack_elf__open("/lib/x86_64-linux-gnu/libc.so.6");
+	struct ustack_elf_section s;
+	unsigned long long addr, off, size;
+	const char *line;
+
+	CHECK(e);
+	CHECK_EQ(ustack_elf__section(e, ".eh_frame", &s), 0);
+	/* readelf -SW: [Nr] Name Type Address Off Size ... */
+	line = sh1("readelf -SW %s | awk '$2==\".eh_frame\"{print $4, $5, $6}'",
+		   "/lib/x86_64-linux-gnu/libc.so.6");
+	CHECK_EQ(sscanf(line, "%llx %llx %llx", &addr, &off, &size), 3);
+	CHECK_EQ_U64(s.addr, addr);
+	CHECK_EQ_U64(s.offset, off);
+	CHECK_EQ_U64(s.size, size);
+	CHECK(s.data != NULL);
+	CHECK_EQ(ustack_elf__section(e, ".no-such-section", &s), -ENOENT);
+	ustack_elf__close(e);
+}
+
+static void test_offset_vaddr_roundtrip(void)
+{
+	struct ustack_elf *e = ustack_elf__open("/lib/x86_64-linux-gnu/libc.so.6");
+	struct ustack_elf_section s;
+	uint64_t v, o;
+
+	CHECK(e);
+	CHECK_EQ(ustack_elf__section(e, ".text", &s), 0);
+	CHECK_EQ(ustack_elf__offset_to_vaddr(e, s.offset + 0x10, &v), 0);
+	CHECK_EQ_U64(v, s.addr + 0x10);
+	CHECK_EQ(ustack_elf__vaddr_to_offset(e, v, &o), 0);
+	CHECK_EQ_U64(o, s.offset + 0x10);
+	CHECK_EQ(ustack_elf__offset_to_vaddr(e, ~0ull - 5, &v), -ENOENT);
+	ustack_elf__close(e);
+}
+
+static void test_symbolize_matches_nm(void)
+{
+	const char *lib = "/lib/x86_64-linux-gnu/libc.so.6";
+	const char *names[] = { "qsort", "malloc", "pthread_mutex_lock", "__libc_start_main" };
+	struct ustack_elf *e = ustack_elf__open(lib);
+
+	CHECK(e);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char cmd[256];
+		unsigned long long addr, size;
+		const char *name, *line;
+		uint64_t start;
+
+		snprintf(cmd, sizeof(cmd), "nm -D -S --defined-only %%s | awk '$4==\"%s\"||$4==\"%s@@GLIBC_2.2.5\"||$4~/^%s@@/{print $1, $2; exit}'",
+			 names[i], names[i], names[i]);
+		line = sh1(cmd, lib);
+		CHECK_EQ(sscanf(line, "%llx %llx", &addr, &size), 2);
+		/* an address inside the function symbolizes to a symbol at its start */
+		CHECK_EQ(ustack_elf__symbolize(e, addr + size / 2, &name, &start), 0);
+		CHECK_EQ_U64(start, addr);
+	}
+	ustack_elf__close(e);
+}
+
+static void test_debuglink(void)
+{
+	struct ustack_elf *e = ustack_elf__open(self_path);
+	const char *name;
+	uint32_t crc;
+
+	CHECK(e);
+	/* our test binary has no debuglink */
+	CHECK_EQ(ustack_elf__debuglink(e, &name, &crc), -ENOENT);
+	ustack_elf__close(e);
+	/* CRC32 reference value of "123456789" */
+	CHECK_EQ_U64(ustack_crc32(0, "123456789", 9), 0xcbf43926);
+}
+
+static void test_damaged(void)
+{
+	size_t size;
+	const uint8_t *orig;
+	struct ustack_elf *e = ustack_elf__open(self_path), *d;
+	uint8_t *copy;
+	Elf64_Ehdr *eh;
+
+	CHECK(e);
+	orig = ustack_elf__data(e, &size);
+	copy = malloc(size);
+	CHECK(copy);
+	eh = (Elf64_Ehdr *)copy;
+
+	memcpy(copy, orig, size);
+	copy[0] = 'X';
+	errno = 0;
+	d = ustack_elf__open_mem(copy, size, "bad-magic");
+	CHECK(!d && errno == EBADMSG);
+
+	memcpy(copy, orig, size);
+	eh->e_phoff = size - 8;
+	errno = 0;
+	d = ustack_elf__open_mem(copy, size, "phdrs-out");
+	CHECK(!d && errno == EBADMSG);
+
+	memcpy(copy, orig, size);
+	eh->e_shoff = ~0ull - 100;
+	errno = 0;
+	d = ustack_elf__open_mem(copy, size, "shdrs-wrap");
+	CHECK(!d && errno == EBADMSG);
+
+	/* truncated: section headers live at the end of the file */
+	errno = 0;
+	d = ustack_elf__open_mem(orig, size - 100, "truncated");
+	CHECK(!d && errno == EBADMSG);
+
+	/* a section whose contents lie outside the file */
+	memcpy(copy, orig, size);
+	for (unsigned int i = 1; i < eh->e_shnum; i++) {
+		Elf64_Shdr *sh = (Elf64_Shdr *)(copy + eh->e_shoff) + i;
+
+		if (sh->sh_type == SHT_PROGBITS)
+			sh->sh_offset = size + 1;
+	}
+	d = ustack_elf__open_mem(copy, size, "sections-out");
+	CHECK(d);
+	{
+		struct ustack_elf_section s;
+
+		CHECK_EQ(ustack_elf__section(d, ".text", &s), -EBADMSG);
+	}
+	ustack_elf__close(d);
+	free(copy);
+	ustack_elf__close(e);
+
+	errno = 0;
+	CHECK(!ustack_elf__open("/nonexistent/file") && errno == ENOENT);
+}
+
+static int quiet(enum ustack_print_level l, const char *f, va_list ap) { return 0; }
+
+int main(void)
+{
+	ssize_t n = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
+
+	if (n > 0)
+		self_path[n] = 0;
+	ustack_set_print(quiet);
+	RUN(test_build_id_matches_readelf);
+	RUN(test_section_matches_readelf);
+	RUN(test_offset_vaddr_roundtrip);
+	RUN(test_symbolize_matches_nm);
+	RUN(test_debuglink);
+	RUN(test_damaged);
+	TEST_EXIT();
+}

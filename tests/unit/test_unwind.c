@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The unwinder core on a synthetic stack: rows come from a table in the
+ * test, memory is a buffer. Covers every method and every stop reason.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "unwind/unwind.h"
+#include "test.h"
+
+#define STACK_BASE 0x7ffff0000000ull
+#define STACK_WORDS 512
+
+static uint64_t stack[STACK_WORDS];
+
+/* A fake module: functions at fixed pcs, each with one row. */
+struct fake_fn {
+	uint64_t start, end;
+	struct ustack_row row;
+	int err; /* returned instead of the row when non-zero */
+};
+
+static struct fake_fn fns[8];
+static int nr_fns;
+
+static void add_fn(uint64_t start, uint64_t end, uint8_t cfa_reg, int32_t cfa_off,
+		   uint8_t fp_rule, int32_t fp_off, uint8_t flags, int err)
+{
+	fns[nr_fns++] = (struct fake_fn){
+		.start = start, .end = end, .err = err,
+		.row = { .start = start, .end = end, .cfa_reg = cfa_reg, .cfa_off = cfa_off,
+			 .ra_rule = (flags & USTACK_ROW_OUTERMOST) ? USTACK_RULE_UNDEFINED : USTACK_RULE_OFFSET,
+			 .ra_off = -8, .fp_rule = fp_rule, .fp_off = fp_off, .flags = flags },
+	};
+}
+
+static int fake_find_row(void *ctx, uint64_t pc, struct ustack_row *row, unsigned int *method)
+{
+	for (int i = 0; i < nr_fns; i++) {
+		if (pc >= fns[i].start && pc < fns[i].end) {
+			if (fns[i].err)
+				return fns[i].err;
+			*row = fns[i].row;
+			*method = USTACK_METHOD_SFRAME;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	if (addr < STACK_BASE || addr + len > STACK_BASE + sizeof(stack))
+		return -EFAULT;
+	memcpy(buf, (char *)stack + (addr - STACK_BASE), len);
+	return 0;
+}
+
+static int fake_is_code(void *ctx, uint64_t pc)
+{
+	return pc >= 0x1000 && pc < 0x9000;
+}
+
+static const struct ustack_unwind_ops ops = {
+	.find_row = fake_find_row, .read = fake_read, .is_code = fake_is_code,
+};
+
+static uint64_t at(int word) { return STACK_BASE + 8ull * word; }
+
+static void reset(void)
+{
+	memset(stack, 0, sizeof(stack));
+	nr_fns = 0;
+}
+
+/* main (0x1000) -> mid (0x2000, sp-based, saves rbp) -> leaf (0x3000) */
+static void test_sframe_rows(void)
+{
+	struct ustack_regs regs = { .pc = 0x3010, .sp = at(10), .fp = 0xf00d };
+	struct ustack_frame f[8];
+	unsigned int stop;
+	int n;
+
+	reset();
+	add_fn(0x3000, 0x3100, USTACK_CFA_SP, 16, USTACK_RULE_SAME, 0, 0, 0);
+	add_fn(0x2000, 0x2100, USTACK_CFA_SP, 32, USTACK_RULE_OFFSET, -16, 0, 0);
+	add_fn(0x1000, 0x1100, USTACK_CFA_SP, 8, USTACK_RULE_SAME, 0, USTACK_ROW_OUTERMOST, 0);
+	/* leaf: CFA = sp + 16 = at(12); RA at at(11) */
+	stack[11] = 0x2050;
+	/* mid: sp = at(12), CFA = at(16); RA at at(15); saved rbp at at(14) */
+	stack[15] = 0x1050;
+	stack[14] = 0xbeef;
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 3);
+	CHECK_EQ_U64(f[0].pc, 0x3010);
+	CHECK_EQ(f[0].method, USTACK_METHOD_REGS);
+	CHECK(f[0].flags & USTACK_FRAME_EXACT_PC);
+	CHECK_EQ_U64(f[1].pc, 0x2050);
+	CHECK_EQ_U64(f[1].sp, at(12));
+	CHECK_EQ(f[1].method, USTACK_METHOD_SFRAME);
+	CHECK_EQ_U64(f[2].pc, 0x1050);
+	CHECK_EQ_U64(f[2].sp, at(16));
+	CHECK_EQ(stop, USTACK_STOP_OUTERMOST);
+}
+
+/* A return address is looked up at ra - 1: a call at the very end of a
+ * function must find that function's row, not the next one's. */
+static void test_return_address_minus_one(void)
+{
+	struct ustack_regs regs = { .pc = 0x3010, .sp = at(10), .fp = 0 };
+	struct ustack_frame f[8];
+	unsigned int stop;
+	int n;
+
+	reset();
+	add_fn(0x3000, 0x3100, USTACK_CFA_SP, 16, USTACK_RULE_SAME, 0, 0, 0);
+	/* noreturn caller ends at 0x2100; next function starts there */
+	add_fn(0x2000, 0x2100, USTACK_CFA_SP, 16, USTACK_RULE_SAME, 0, 0, 0);
+	add_fn(0x2100, 0x2200, USTACK_CFA_SP, 8, USTACK_RULE_SAME, 0, USTACK_ROW_OUTERMOST, 0);
+	stack[11] = 0x2100; /* return address == end of 0x2000's function */
+	stack[13] = 0;      /* its caller: end of chain */
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 2);
+	CHECK_EQ_U64(f[1].pc, 0x2100);
+	/* the second step used 0x2000's row (sp+16), reaching RA 0 = outermost;
+	 * with 0x2100's row it would have stopped as OUTERMOST without reading */
+	CHECK_EQ(stop, USTACK_STOP_OUTERMOST);
+	stack[13] = 0x1234; /* make the difference visible: another frame */
+	add_fn(0x1200, 0x1300, USTACK_CFA_SP, 8, USTACK_RULE_SAME, 0, USTACK_ROW_OUTERMOST, 0);
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 3);
+	CHECK_EQ_U64(f[2].pc, 0x1234);
+}
+
+/* No row: the frame-pointer heuristic, accepted only when it looks sane. */
+static void test_fp_fallback(void)
+{
+	struct ustack_regs regs = { .pc = 0x5000, .sp = at(10), .fp = at(20) };
+	struct ustack_frame f[8];
+	unsigned int stop;
+	int n;
+
+	reset();
+	add_fn(0x1000, 0x1100, USTACK_CFA_SP, 8, USTACK_RULE_SAME, 0, USTACK_ROW_OUTERMOST, 0);
+	stack[20] = at(30); /* saved rbp */
+	stack[21] = 0x5100; /* return address, no table either */
+	stack[30] = at(40);
+	stack[31] = 0x1050;
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 3);
+	CHECK_EQ(f[1].method, USTACK_METHOD_FP);
+	CHECK_EQ_U64(f[1].pc, 0x5100);
+	CHECK_EQ_U64(f[1].sp, at(22));
+	CHECK_EQ(f[2].method, USTACK_METHOD_FP);
+	CHECK_EQ_U64(f[2].pc, 0x1050);
+	CHECK_EQ(stop, USTACK_STOP_OUTERMOST);
+
+	/* the return address is not code: refuse the step */
+	stack[31] = 0xdead0000;
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 2);
+	CHECK_EQ(stop, USTACK_STOP_NO_INFO);
+
+	/* rbp below sp (garbage): no step at all */
+	regs.fp = at(2);
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(stop, USTACK_STOP_NO_INFO);
+}
+
+/* A NEEDS_FALLBACK row (e.g. DRAP) takes the frame-pointer path too. */
+static void test_needs_fallback(void)
+{
+	struct ustack_regs regs = { .pc = 0x3010, .sp = at(10), .fp = at(20) };
+	struct ustack_frame f[8];
+	unsigned int stop;
+	int n;
+
+	reset();
+	add_fn(0x3000, 0x3100, USTACK_CFA_SP, 16, USTACK_RULE_SAME, 0, USTACK_ROW_NEEDS_FALLBACK, 0);
+	add_fn(0x1000, 0x1100, USTACK_CFA_SP, 8, USTACK_RULE_SAME, 0, USTACK_ROW_OUTERMOST, 0);
+	stack[20] = 0;
+	stack[21] = 0x1050;
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 2);
+	CHECK_EQ(f[1].method, USTACK_METHOD_FP);
+	CHECK_EQ_U64(f[1].pc, 0x1050);
+}
+
+/* Safety checks: CFA must move up, be aligned, stay in bounds. */
+static void test_bad_steps(void)
+{
+	struct ustack_regs regs = { .pc = 0x3010, .sp = at(10), .fp = at(4) };
+	struct ustack_unwind_opts opts = { .sz = sizeof(opts), .stack_hi = at(64) };
+	struct ustack_frame f[8];
+	unsigned int stop;
+	int n;
+
+	/* fp-based CFA below sp */
+	reset();
+	add_fn(0x3000, 0x3100, USTACK_CFA_FP, 16, USTACK_RULE_SAME, 0, 0, 0);
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(stop, USTACK_STOP_BAD_STEP);
+
+	/* misaligned CFA */
+	reset();
+	add_fn(0x3000, 0x3100, USTACK_CFA_SP, 13, USTACK_RULE_SAME, 0, 0, 0);
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(stop, USTACK_STOP_BAD_STEP);
+
+	/* CFA beyond the stack's upper bound */
+	reset();
+	add_fn(0x3000, 0x3100, USTACK_CFA_SP, 8 * 100, USTACK_RULE_SAME, 0, 0, 0);
+	n = ustack_unwind(&ops, &regs, &opts, f, 8, &stop);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(stop, USTACK_STOP_BAD_STEP);
+
+	/* unreadable memory */
+	reset();
+	add_fn(0x3000, 0x3100, USTACK_CFA_SP, 8 * 1000, USTACK_RULE_SAME, 0, 0, 0);
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(stop, USTACK_STOP_READ_FAULT);
+
+	/* corrupt table */
+	reset();
+	add_fn(0x3000, 0x3100, USTACK_CFA_SP, 16, USTACK_RULE_SAME, 0, 0, -EBADMSG);
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(stop, USTACK_STOP_BAD_TABLE);
+}
+
+/* A loop (a frame whose return address leads back to itself with the same
+ * CFA) cannot go on forever: the CFA must strictly increase. */
+static void test_loop_and_depth(void)
+{
+	struct ustack_regs regs = { .pc = 0x3010, .sp = at(10), .fp = 0 };
+	struct ustack_unwind_opts opts = { .sz = sizeof(opts), .max_depth = 4 };
+	struct ustack_frame f[16];
+	unsigned int stop;
+	int n;
+
+	reset();
+	/* every frame: CFA = sp + 16, RA = 0x3010: a genuine deep recursion */
+	add_fn(0x3000, 0x3100, USTACK_CFA_SP, 16, USTACK_RULE_SAME, 0, 0, 0);
+	for (int i = 11; i < STACK_WORDS; i += 2)
+		stack[i] = 0x3010;
+	n = ustack_unwind(&ops, &regs, NULL, f, 16, &stop);
+	CHECK_EQ(n, 16);
+	CHECK_EQ(stop, USTACK_STOP_DEPTH);
+	n = ustack_unwind(&ops, &regs, &opts, f, 16, &stop);
+	CHECK_EQ(n, 4);
+	CHECK_EQ(stop, USTACK_STOP_DEPTH);
+	/* recursion runs off the readable stack: a read fault, never a crash */
+	{
+		static struct ustack_frame big[USTACK_MAX_DEPTH];
+
+		n = ustack_unwind(&ops, &regs, NULL, big, USTACK_MAX_DEPTH, &stop);
+		/* frames at sp = at(10), at(12), ... at(512): the next RA slot is outside */
+		CHECK_EQ(n, (STACK_WORDS - 10) / 2 + 1);
+		CHECK_EQ(stop, USTACK_STOP_READ_FAULT);
+	}
+}
+
+/* Signal frame: registers restored from the ucontext at sp. */
+static void test_signal_frame(void)
+{
+	struct ustack_regs regs = { .pc = 0x4000, .sp = at(100), .fp = 0 };
+	struct ustack_frame f[8];
+	unsigned int stop;
+	int n;
+
+	reset();
+	add_fn(0x4000, 0x4010, USTACK_CFA_SP, 8, USTACK_RULE_SAME, 0, USTACK_ROW_SIGNAL, 0);
+	add_fn(0x3000, 0x3100, USTACK_CFA_SP, 16, USTACK_RULE_SAME, 0, 0, 0);
+	add_fn(0x1000, 0x1100, USTACK_CFA_SP, 8, USTACK_RULE_SAME, 0, USTACK_ROW_OUTERMOST, 0);
+	/* ucontext at sp: gregs start 40 bytes in; rbp 10, rsp 15, rip 16 */
+	stack[100 + 5 + 10] = at(300);
+	stack[100 + 5 + 15] = at(200);
+	stack[100 + 5 + 16] = 0x3020; /* interrupted pc: exact, not a return */
+	stack[201] = 0x1050;
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 3);
+	CHECK_EQ(f[1].method, USTACK_METHOD_SIGNAL);
+	CHECK_EQ_U64(f[1].pc, 0x3020);
+	CHECK(f[1].flags & USTACK_FRAME_EXACT_PC);
+	CHECK_EQ_U64(f[1].sp, at(200));
+	CHECK_EQ_U64(f[2].pc, 0x1050);
+	CHECK_EQ(stop, USTACK_STOP_OUTERMOST);
+}
+
+static void test_names(void)
+{
+	CHECK_STR(ustack_method_name(USTACK_METHOD_SFRAME), "sframe");
+	CHECK_STR(ustack_method_name(USTACK_METHOD_CFI), "cfi");
+	CHECK_STR(ustack_method_name(99), "?");
+	CHECK_STR(ustack_stop_reason_name(USTACK_STOP_BAD_TABLE), "bad-table");
+}
+
+/* The real thing, in this (ASan) process: must at least reach main. */
+static __attribute__((noinline)) int self_depth(void)
+{
+	void *buf[64];
+	struct ustack_frame f[64];
+	unsigned int stop;
+	int n = ustack_backtrace(buf, 64), m = ustack_backtrace_frames(f, 64, &stop);
+
+	return n * 1000 + m;
+}
+
+static void test_self_smoke(void)
+{
+	int r = self_depth();
+
+	/* self_depth -> test_self_smoke -> main at least (frame pointers are on
+	 * in the sanitizer build, so the fp method gets there without SFrame) */
+	CHECK(r / 1000 >= 3);
+	CHECK_EQ(r / 1000, r % 1000);
+	CHECK_EQ(ustack_backtrace(NULL, 0), 0);
+}
+
+int main(void)
+{
+	RUN(test_sframe_rows);
+	RUN(test_return_address_minus_one);
+	RUN(test_fp_fallback);
+	RUN(test_needs_fallback);
+	RUN(test_bad_steps);
+	RUN(test_loop_and_depth);
+	RUN(test_signal_frame);
+	RUN(test_names);
+	RUN(test_self_smoke);
+	TEST_EXIT();
+}
