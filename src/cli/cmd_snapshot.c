@@ -1,8 +1,163 @@
 // SPDX-License-Identifier: MIT
-/* ustack snapshot: placeholder until its issue lands. */
+/* ustack snapshot -p PID: stacks of every thread of a running process. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ustack/snapshot.h>
 #include "cli/cli.h"
+
+enum snap_format { FMT_TEXT, FMT_RAW };
+
+struct snap_out {
+	enum snap_format fmt;
+	int pid;
+	int printed;
+	int show_method;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ustack snapshot -p PID [--format text|raw] [--max-depth N] [--methods] [--stats]\n"
+		"\n"
+		"Print the user stack of every thread of process PID, right now. Each\n"
+		"thread is stopped only while its stack is unwound (SFrame, DWARF CFI,\n"
+		"frame pointers) and resumed at once; the process is never left stopped.\n"
+		"\n"
+		"  -p, --pid PID       process to inspect\n"
+		"  -f, --format FMT    text (default): '#N 0xPC function+0xOFF (path)';\n"
+		"                      raw: '#N 0xPC' only\n"
+		"  -d, --max-depth N   frames per thread (default 256)\n"
+		"  -m, --methods       append how each frame was found [sframe|cfi|fp|signal]\n"
+		"  -s, --stats         print totals (threads, longest stop) to stderr\n"
+		"\n"
+		"Frame 0 is the exact pc; every later pc is a return address (as eu-stack).\n");
+}
+
+static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
+{
+	struct snap_out *o = arg;
+
+	if (t->error) {
+		if (t->error == -ESRCH)
+			fprintf(stderr, "ustack: pid %d: thread %d exited during the snapshot\n",
+				o->pid, t->tid);
+		else
+			fprintf(stderr, "ustack: pid %d: thread %d: %s\n", o->pid, t->tid,
+				strerror(-t->error));
+		return 0;
+	}
+	if (o->printed++)
+		putchar('\n');
+	printf("TID %d %s\n", t->tid, t->comm);
+	for (int i = 0; i < t->nr_frames; i++) {
+		const struct ustack_snapshot_frame *f = &t->frames[i];
+
+		printf("#%d 0x%llx", i, (unsigned long long)f->pc);
+		if (o->fmt == FMT_TEXT) {
+			if (f->symbol)
+				printf(" %s+0x%llx", f->symbol, (unsigned long long)f->symbol_off);
+			else
+				printf(" ??");
+			printf(" (%s)", f->path ? f->path : "unmapped");
+		}
+		if (o->show_method)
+			printf(" [%s]", ustack_method_name(f->method));
+		putchar('\n');
+	}
+	if (t->stop_reason != USTACK_STOP_OUTERMOST && o->fmt == FMT_TEXT)
+		printf("# stopped: %s\n", ustack_stop_reason_name(t->stop_reason));
+	return 0;
+}
 
 int cmd_snapshot(int argc, char **argv)
 {
-	return cli_not_yet("snapshot");
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "max-depth", required_argument, NULL, 'd' },
+		{ "methods", no_argument, NULL, 'm' },
+		{ "stats", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ustack_snapshot_opts opts = { .sz = sizeof(opts) };
+	struct ustack_snapshot_stats st;
+	struct snap_out out = { .fmt = FMT_TEXT };
+	int c, stats = 0, ret;
+	unsigned long long v;
+	const char *hold = getenv("USTACK_TEST_HOLD_MS");
+
+	while ((c = getopt_long(argc, argv, "p:f:d:msh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (cli_parse_u64(optarg, 10, &v) || v == 0 || v > 0x7fffffff) {
+				cli_error("snapshot: bad pid '%s'", optarg);
+				return 2;
+			}
+			out.pid = (int)v;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "text"))
+				out.fmt = FMT_TEXT;
+			else if (!strcmp(optarg, "raw"))
+				out.fmt = FMT_RAW;
+			else {
+				cli_error("snapshot: unknown format '%s' (text, raw)", optarg);
+				return 2;
+			}
+			break;
+		case 'd':
+			if (cli_parse_u64(optarg, 10, &v) || v == 0 || v > 1024) {
+				cli_error("snapshot: --max-depth takes 1..1024");
+				return 2;
+			}
+			opts.max_depth = (int)v;
+			break;
+		case 'm':
+			out.show_method = 1;
+			break;
+		case 's':
+			stats = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!out.pid || optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	/* test hook: keep each thread stopped this long (kill tests) */
+	if (hold && !cli_parse_u64(hold, 10, &v) && v < 60000)
+		opts.hold_ms = (unsigned int)v;
+
+	ret = ustack_snapshot(out.pid, &opts, print_thread, &out, &st);
+	fflush(stdout);
+	if (ret == -ESRCH) {
+		cli_error("pid %d: no such process", out.pid);
+		return 1;
+	}
+	if (ret == -EPERM || ret == -EACCES) {
+		cli_error("pid %d: not permitted to trace it (%s; run as root, or check "
+			  "/proc/sys/kernel/yama/ptrace_scope)", out.pid, strerror(-ret));
+		return 1;
+	}
+	if (ret) {
+		cli_error("pid %d: snapshot failed: %s", out.pid, strerror(-ret));
+		return 1;
+	}
+	if (stats)
+		fprintf(stderr, "ustack: pid %d: %u threads, %u unwound, %u vanished; longest stop "
+				"%.1f us, total %.1f us; %llu page reads\n",
+			out.pid, st.threads, st.unwound, st.vanished, st.max_stopped_ns / 1e3,
+			st.total_stopped_ns / 1e3, (unsigned long long)st.pages_read);
+	return 0;
 }

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "common/compiler.h"
+#include "cfi/cfi.h"
 #include "common/procmap_query.h"
 #include "sframe/sframe.h"
 #include "unwind/unwind.h"
@@ -175,8 +176,9 @@ struct self_module {
 	uint64_t map_start, map_end;
 	const void *link_map;
 	uint32_t gen;   /* unique per descriptor built: keys the row cache */
-	int has_sframe;
+	int has_sframe, has_cfi;
 	struct ustack_sframe sf;
+	struct ustack_cfi cfi;
 };
 
 static _Atomic uint32_t module_gen;
@@ -230,7 +232,7 @@ static void cache_put(const struct self_module *m)
  * the auxiliary vector.
  */
 static int module_phdrs(const struct dl_find_object *o, const Elf64_Phdr **phdr,
-			unsigned int *phnum, uint64_t *bias)
+			unsigned int *phnum, uint64_t *bias, uint64_t *lo, uint64_t *hi)
 {
 	uint64_t start = (uintptr_t)o->dlfo_map_start, end = (uintptr_t)o->dlfo_map_end;
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)(uintptr_t)start;
@@ -243,6 +245,8 @@ static int module_phdrs(const struct dl_find_object *o, const Elf64_Phdr **phdr,
 	    in_bounds(eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr), end - start)) {
 		*phdr = (const Elf64_Phdr *)(uintptr_t)(start + eh->e_phoff);
 		*phnum = eh->e_phnum;
+		*lo = start;
+		*hi = end;
 		return 0;
 	}
 	if (entry >= start && entry < end) {
@@ -254,9 +258,101 @@ static int module_phdrs(const struct dl_find_object *o, const Elf64_Phdr **phdr,
 		for (unsigned int i = 0; i < *phnum; i++)
 			if ((*phdr)[i].p_type == PT_PHDR)
 				*bias = (uintptr_t)*phdr - (*phdr)[i].p_vaddr;
-		return 0;
+		/* The loader's range covers only the text of a static
+		 * executable; the kernel mapped all its PT_LOADs, so they
+		 * bound what we may read. */
+		*lo = UINT64_MAX;
+		*hi = 0;
+		for (unsigned int i = 0; i < *phnum; i++) {
+			const Elf64_Phdr *p = &(*phdr)[i];
+
+			if (p->p_type != PT_LOAD)
+				continue;
+			if (*bias + p->p_vaddr < *lo)
+				*lo = *bias + p->p_vaddr;
+			if (*bias + p->p_vaddr + p->p_memsz > *hi)
+				*hi = *bias + p->p_vaddr + p->p_memsz;
+		}
+		return *lo < *hi ? 0 : -ENOENT;
 	}
 	return -ENOENT;
+}
+
+/* The main program of a statically linked executable: no dynamic section. */
+static int is_static_exe(const struct dl_find_object *o)
+{
+	const struct link_map *lm = o->dlfo_link_map;
+	uint64_t entry = getauxval(AT_ENTRY);
+
+	return (!lm || !lm->l_ld) && entry >= (uintptr_t)o->dlfo_map_start &&
+	       entry < (uintptr_t)o->dlfo_map_end;
+}
+
+/*
+ * The .eh_frame of a loaded module, from its .eh_frame_hdr: the header says
+ * where .eh_frame starts; it ends at the latest at the end of the PT_LOAD
+ * segment holding it (the zero terminator ends the walk before).
+ */
+static int module_cfi(const Elf64_Phdr *ph, unsigned int phnum, uint64_t bias, uint64_t lo,
+		      uint64_t hi, uint64_t hdr, uint64_t hdr_size, struct ustack_cfi *cfi)
+{
+	uint64_t eh, end = 0;
+
+	if (ustack_cfi__hdr_eh_frame_addr((const void *)(uintptr_t)hdr, hdr_size, hdr, &eh))
+		return -ENOENT;
+	for (unsigned int i = 0; i < phnum; i++) {
+		uint64_t start = bias + ph[i].p_vaddr;
+
+		if (ph[i].p_type == PT_LOAD && eh >= start && eh - start < ph[i].p_filesz)
+			end = start + ph[i].p_filesz;
+	}
+	if (!end || eh < lo || end > hi)
+		return -ENOENT;
+	return ustack_cfi__init_eh_frame(cfi, (const void *)(uintptr_t)eh, end - eh, eh,
+					 (const void *)(uintptr_t)hdr, hdr_size, hdr);
+}
+
+/*
+ * A static executable has no .eh_frame_hdr (gcc passes --eh-frame-hdr only
+ * to dynamic links), so find .eh_frame through the section headers of
+ * /proc/self/exe, read with pread() into stack buffers. Done once per
+ * module descriptor; the walk then scans the section (no search table).
+ */
+static int exe_eh_frame(uint64_t bias, uint64_t lo, uint64_t hi, struct ustack_cfi *cfi)
+{
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	Elf64_Ehdr eh;
+	Elf64_Shdr strtab, sh;
+	int ret = -ENOENT;
+
+	if (fd < 0)
+		return -ENOENT;
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_shentsize != sizeof(sh) || eh.e_shstrndx >= eh.e_shnum ||
+	    pread(fd, &strtab, sizeof(strtab), eh.e_shoff + (uint64_t)eh.e_shstrndx * sizeof(sh)) !=
+		    sizeof(strtab))
+		goto out;
+	for (unsigned int i = 1; i < eh.e_shnum && i < 4096; i++) {
+		static const char want[] = ".eh_frame";
+		char name[sizeof(want)];
+		uint64_t addr;
+
+		if (pread(fd, &sh, sizeof(sh), eh.e_shoff + (uint64_t)i * sizeof(sh)) != sizeof(sh))
+			break;
+		if (sh.sh_type != SHT_PROGBITS || sh.sh_name >= strtab.sh_size ||
+		    pread(fd, name, sizeof(name), strtab.sh_offset + sh.sh_name) != sizeof(name) ||
+		    memcmp(name, want, sizeof(want)))
+			continue;
+		addr = bias + sh.sh_addr;
+		if (addr < lo || addr > hi || sh.sh_size > hi - addr)
+			break;
+		ret = ustack_cfi__init_eh_frame(cfi, (const void *)(uintptr_t)addr, sh.sh_size, addr,
+						NULL, 0, 0);
+		break;
+	}
+out:
+	close(fd);
+	return ret;
 }
 
 static int module_find(uint64_t pc, struct self_module *m)
@@ -264,7 +360,7 @@ static int module_find(uint64_t pc, struct self_module *m)
 	struct dl_find_object o;
 	const Elf64_Phdr *ph;
 	unsigned int phnum;
-	uint64_t bias;
+	uint64_t bias, lo, hi;
 
 	if (_dl_find_object((void *)(uintptr_t)pc, &o))
 		return -ENOENT;
@@ -275,20 +371,21 @@ static int module_find(uint64_t pc, struct self_module *m)
 	m->map_end = (uintptr_t)o.dlfo_map_end;
 	m->link_map = o.dlfo_link_map;
 	m->gen = atomic_fetch_add_explicit(&module_gen, 1, memory_order_relaxed) + 1;
-	if (!module_phdrs(&o, &ph, &phnum, &bias)) {
+	if (!module_phdrs(&o, &ph, &phnum, &bias, &lo, &hi)) {
 		for (unsigned int i = 0; i < phnum; i++) {
 			uint64_t addr = bias + ph[i].p_vaddr;
 
-			if (ph[i].p_type != PT_GNU_SFRAME)
+			/* every segment we use must lie inside the module's image */
+			if (addr < lo || addr > hi || ph[i].p_memsz > hi - addr)
 				continue;
-			/* the segment must lie inside the module's mapping */
-			if (addr < m->map_start || addr > m->map_end ||
-			    ph[i].p_memsz > m->map_end - addr)
-				break;
-			m->has_sframe = !ustack_sframe__init(&m->sf, (const void *)(uintptr_t)addr,
-							    ph[i].p_memsz, addr);
-			break;
+			if (ph[i].p_type == PT_GNU_SFRAME && !m->has_sframe)
+				m->has_sframe = !ustack_sframe__init(&m->sf, (const void *)(uintptr_t)addr,
+								    ph[i].p_memsz, addr);
+			else if (ph[i].p_type == PT_GNU_EH_FRAME && !m->has_cfi)
+				m->has_cfi = !module_cfi(ph, phnum, bias, lo, hi, addr, ph[i].p_memsz, &m->cfi);
 		}
+		if (!m->has_cfi && is_static_exe(&o))
+			m->has_cfi = !exe_eh_frame(bias, lo, hi, &m->cfi);
 	}
 	cache_put(m);
 	return 0;
@@ -323,6 +420,7 @@ struct row_entry {
 	int16_t fp_off;
 	uint8_t cfa_fp;   /* CFA based on fp */
 	uint8_t fp_saved; /* fp restored from CFA + fp_off */
+	uint8_t method;   /* USTACK_METHOD_SFRAME or _CFI */
 };
 
 static struct {
@@ -350,7 +448,8 @@ static inline int row_cache_get(uint32_t gen, uint64_t pc, struct row_entry *e)
 	return 0;
 }
 
-static void row_cache_put(uint32_t gen, uint64_t pc, const struct ustack_row *row)
+static void row_cache_put(uint32_t gen, uint64_t pc, const struct ustack_row *row,
+			  unsigned int method)
 {
 	unsigned int i = row_slot(pc);
 	uint32_t s = atomic_load_explicit(&row_cache[i].seq, memory_order_relaxed);
@@ -364,7 +463,7 @@ static void row_cache_put(uint32_t gen, uint64_t pc, const struct ustack_row *ro
 	row_cache[i].e = (struct row_entry){
 		.pc = pc, .gen = gen, .cfa_off = row->cfa_off,
 		.fp_off = (int16_t)row->fp_off, .cfa_fp = row->cfa_reg == USTACK_CFA_FP,
-		.fp_saved = row->fp_rule == USTACK_RULE_OFFSET,
+		.fp_saved = row->fp_rule == USTACK_RULE_OFFSET, .method = (uint8_t)method,
 	};
 	atomic_store_explicit(&row_cache[i].seq, s + 2, memory_order_release);
 }
@@ -379,12 +478,17 @@ static int self_find_row(void *ctx, uint64_t pc, struct ustack_row *row, unsigne
 		if (!c->have_mod)
 			return -ENOENT;
 	}
-	if (!c->mod.has_sframe)
-		return -ENOENT;
-	*method = USTACK_METHOD_SFRAME;
-	err = ustack_sframe__find_row(&c->mod.sf, pc, row);
+	err = -ENOENT;
+	if (c->mod.has_sframe) {
+		*method = USTACK_METHOD_SFRAME;
+		err = ustack_sframe__find_row(&c->mod.sf, pc, row);
+	}
+	if (err == -ENOENT && c->mod.has_cfi) {
+		*method = USTACK_METHOD_CFI;
+		err = ustack_cfi__find_row(&c->mod.cfi, pc, row);
+	}
 	if (!err)
-		row_cache_put(c->mod.gen, pc, row);
+		row_cache_put(c->mod.gen, pc, row, *method);
 	return err;
 }
 
@@ -400,7 +504,7 @@ static int self_is_code(void *ctx, uint64_t pc)
  * row, reading only inside the stack range already validated. Returns 1 on
  * success, 0 when the generic cursor must take this step.
  */
-__attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, struct ustack_regs *cur)
+__attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, struct ustack_regs *cur, unsigned int *method)
 {
 	uint64_t pc = cur->pc - 1, cfa, ra, fp;
 	struct row_entry e;
@@ -429,6 +533,7 @@ __attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, s
 	cur->pc = ra;
 	cur->sp = cfa;
 	cur->fp = fp;
+	*method = e.method;
 	return 1;
 }
 
@@ -477,9 +582,10 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 	sink(arg, n++, &f);
 
 	while (n < size) {
-		if (!exact && fast_step(&c, &regs)) {
-			f = (struct ustack_frame){ .pc = regs.pc, .sp = regs.sp,
-						   .method = USTACK_METHOD_SFRAME };
+		unsigned int method;
+
+		if (!exact && fast_step(&c, &regs, &method)) {
+			f = (struct ustack_frame){ .pc = regs.pc, .sp = regs.sp, .method = method };
 			sink(arg, n++, &f);
 			continue;
 		}

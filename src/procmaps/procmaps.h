@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * procmaps internals: the VMA table of text mode, the PROCMAP_QUERY ioctl,
+ * the file table (file ids, file_map records) shared by both modes.
+ */
+#ifndef USTACK_PROCMAPS_PROCMAPS_H
+#define USTACK_PROCMAPS_PROCMAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ustack/procmaps.h>
+
+/*
+ * The kernel's struct procmap_query (include/uapi/linux/fs.h, Linux 6.11),
+ * defined here because bookworm's headers predate it. 104 bytes; the kernel
+ * accepts shorter/longer versions through the leading size field.
+ */
+struct ustack_procmap_query {
+	uint64_t size;
+	uint64_t query_flags;   /* in */
+	uint64_t query_addr;    /* in */
+	uint64_t vma_start;     /* out */
+	uint64_t vma_end;       /* out */
+	uint64_t vma_flags;     /* out */
+	uint64_t vma_page_size; /* out */
+	uint64_t vma_offset;    /* out */
+	uint64_t inode;         /* out */
+	uint32_t dev_major;     /* out */
+	uint32_t dev_minor;     /* out */
+	uint32_t vma_name_size; /* in/out */
+	uint32_t build_id_size; /* in/out */
+	uint64_t vma_name_addr; /* in */
+	uint64_t build_id_addr; /* in */
+};
+_Static_assert(sizeof(struct ustack_procmap_query) == 104, "procmap_query is 104 bytes");
+
+/* _IOWR('f', 17, struct procmap_query) */
+#define USTACK_PROCMAP_QUERY 0xC0686611UL
+#define USTACK_PMQ_COVERING_OR_NEXT_VMA 0x10
+#define USTACK_PMQ_FILE_BACKED_VMA 0x20
+
+/* One line of the text maps. */
+struct pm_vma {
+	uint64_t start, end, pgoff, inode;
+	uint32_t dev_major, dev_minor;
+	uint32_t flags;  /* enum ustack_vma_flags */
+	uint32_t kind;   /* enum ustack_vma_kind */
+	const char *name;  /* interned (file path without " (deleted)", or special name) */
+	int32_t file;      /* index into the file table, -1 when not a file/vdso */
+};
+
+/* One file id. */
+struct pm_file {
+	uint64_t id;
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	uint32_t kind;        /* USTACK_VMA_FILE or USTACK_VMA_VDSO */
+	uint32_t flags;       /* USTACK_VMA_DELETED */
+	uint32_t generation;
+	uint32_t state;       /* enum pm_file_state bits */
+	int32_t prev_gen;     /* older generation with the same dev:inode, or -1 */
+	uint64_t lo, hi;      /* address hull of the mappings known to hold it */
+	uint64_t map_start, map_end; /* first mapping seen (map_files name) */
+	const char *path;     /* interned */
+	const char *debuglink;
+	uint32_t debuglink_crc;
+	uint32_t build_id_size, build_id_source;
+	uint8_t build_id[USTACK_BUILD_ID_MAX];
+};
+
+enum pm_file_state {
+	PM_FILE_INFO_DONE = 1u << 0, /* build ID / debuglink looked up */
+	PM_FILE_EMITTED = 1u << 1,   /* returned by resolve: file_map emitted */
+};
+
+/* Bump allocator for strings: freed all at once at close. */
+struct pm_strings {
+	struct pm_strchunk *chunks;
+};
+
+#define PM_BATCH_VMAS 8
+#define PM_SPECIAL_CACHE 8
+
+struct ustack_procmaps {
+	int pid;
+	int maps_fd;          /* /proc/PID/maps, -1 for a buffer */
+	int use_ioctl;
+	uint32_t flags;       /* enum ustack_procmaps_open_flags */
+	ustack_file_map_fn_t on_file_map;
+	void *ctx;
+	uint64_t key[2];
+	char name[64];        /* for messages: "/proc/123/maps" or opts->name */
+
+	/* text mode: sorted, non-overlapping */
+	struct pm_vma *vmas;
+	size_t nr_vmas, cap_vmas;
+	char *text;           /* last read text (reused between reloads) */
+	size_t text_cap;
+
+	/* file table: entries in creation order, hashed by dev:inode */
+	struct pm_file *files;
+	size_t nr_files, cap_files;
+	int32_t *fhash;       /* open addressing, -1 empty; size fhash_cap (power of 2) */
+	size_t fhash_cap;
+	/* ids returned by resolve, in first-use order (index into files) */
+	int32_t *emitted;
+	size_t nr_emitted, cap_emitted;
+
+	/* interned special names ("[vdso]", "[anon:x]") and paths */
+	struct pm_strings strings;
+	const char **specials;
+	size_t nr_specials, cap_specials;
+
+	/* ioctl mode: buffers for the cold name/build-ID query */
+	char *namebuf;        /* PATH_MAX + 1 */
+	/* ioctl mode: named anonymous/special VMAs, whose names cost a
+	 * second query (vDSO, stack, JIT regions): reused when a bare query
+	 * returns the same range and flags */
+	struct pm_vma special_cache[PM_SPECIAL_CACHE];
+	unsigned int special_next;
+};
+
+/* procmaps_text.c */
+int pm_text_parse(struct ustack_procmaps *pm, const char *buf, size_t len);
+int pm_text_read(struct ustack_procmaps *pm);
+const struct pm_vma *pm_text_find(const struct ustack_procmaps *pm, uint64_t addr);
+size_t pm_text_lower_bound(const struct ustack_procmaps *pm, uint64_t addr);
+void pm_set_error_line(unsigned int line);
+uint32_t pm_kind_of_name(const char *name, size_t len, uint32_t flags, int file_backed);
+
+/* procmaps_query.c: PROCMAP_QUERY */
+int pm_ioctl_query(struct ustack_procmaps *pm, uint64_t addr, uint64_t qflags, int want_name,
+		   int want_build_id, struct pm_vma *out, uint8_t *build_id, uint32_t *build_id_size);
+int pm_ioctl_probe(int fd);
+
+/* procmaps_files.c: file ids and file_map */
+const char *pm_intern(struct ustack_procmaps *pm, const char *s, size_t len);
+void pm_strings_free(struct pm_strings *st);
+uint64_t ustack_siphash24(const uint64_t key[2], const void *data, size_t len);
+void pm_default_key(uint64_t key[2]);
+int32_t pm_file_lookup(struct ustack_procmaps *pm, uint32_t kind, uint32_t maj, uint32_t min,
+		       uint64_t inode, const char *path, uint64_t start, uint64_t end);
+int32_t pm_file_find_dev_inode(struct ustack_procmaps *pm, uint32_t maj, uint32_t min, uint64_t inode);
+int32_t pm_file_new(struct ustack_procmaps *pm, uint32_t kind, uint32_t maj, uint32_t min,
+		    uint64_t inode, const char *path, uint32_t vflags, uint64_t start, uint64_t end,
+		    uint32_t generation, int32_t prev);
+void pm_file_info(struct ustack_procmaps *pm, struct pm_file *f);
+void pm_file_to_map(const struct pm_file *f, struct ustack_file_map *fm);
+int pm_file_emit(struct ustack_procmaps *pm, int32_t idx);
+void pm_files_free(struct ustack_procmaps *pm);
+
+#endif

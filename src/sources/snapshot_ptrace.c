@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ustack_snapshot(): stacks of every thread of a live process.
+ *
+ * One thread at a time: PTRACE_SEIZE + PTRACE_INTERRUPT, wait for the stop,
+ * read registers, unwind (memory read lazily with process_vm_readv, one
+ * page per miss), PTRACE_DETACH. Names are looked up after the thread runs
+ * again: only the unwind itself happens while it is stopped.
+ *
+ * Never leaving the target stopped: the signals that would end ustack
+ * (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP) are blocked for the
+ * short stop window, so they act only after the detach; on SIGKILL the
+ * kernel detaches (a PTRACE_INTERRUPT stop is not a group stop, so the
+ * thread runs on). A signal that arrived for the target while we held it
+ * is handed back to it on detach.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ustack/procmaps.h>
+#include <ustack/snapshot.h>
+#include "common/log.h"
+#include "unwind/remote.h"
+
+#define PAGE 4096u
+#define READER_PAGES 8
+
+/* ---- process_vm_readv reader with a few pages cached ------------------- */
+
+struct vm_reader {
+	int pid;
+	uint64_t reads;
+	unsigned int next;
+	struct {
+		uint64_t addr; /* page address; 0: empty */
+		uint8_t data[PAGE];
+	} pages[READER_PAGES];
+};
+
+static int vm_read_direct(struct vm_reader *r, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+
+	r->reads++;
+	return process_vm_readv(r->pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+static int vm_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct vm_reader *r = ctx;
+	uint8_t *out = buf;
+
+	if (len > PAGE)
+		return vm_read_direct(r, addr, buf, len);
+	while (len) {
+		uint64_t page = addr & ~(uint64_t)(PAGE - 1), in = addr - page;
+		size_t n = len < PAGE - in ? len : PAGE - in;
+		int slot = -1;
+
+		if (!page)
+			return -EFAULT;
+		for (int i = 0; i < READER_PAGES; i++)
+			if (r->pages[i].addr == page)
+				slot = i;
+		if (slot < 0) {
+			slot = r->next++ % READER_PAGES;
+			r->pages[slot].addr = 0;
+			if (vm_read_direct(r, page, r->pages[slot].data, PAGE))
+				return -EFAULT;
+			r->pages[slot].addr = page;
+		}
+		memcpy(out, r->pages[slot].data + in, n);
+		out += n;
+		addr += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static void vm_reader_flush(struct vm_reader *r)
+{
+	for (int i = 0; i < READER_PAGES; i++)
+		r->pages[i].addr = 0;
+}
+
+/* ---- the snapshot ------------------------------------------------------- */
+
+struct snap {
+	int pid;
+	struct ustack_procmaps *pm;
+	struct ustack_modcache *mc;
+	struct ustack_remote remote;
+	struct vm_reader reader;
+	struct ustack_frame *frames;
+	struct ustack_snapshot_frame *named;
+	int max_depth;
+	unsigned int hold_ms;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void read_comm(int pid, int tid, char comm[16])
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
+	comm[0] = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, comm, 15);
+	close(fd);
+	if (n < 0)
+		n = 0;
+	comm[n] = 0;
+	comm[strcspn(comm, "\n")] = 0;
+}
+
+/* Thread ids of @pid, in /proc order. */
+static int list_tids(int pid, int **out, unsigned int *nr)
+{
+	char path[64];
+	struct dirent *de;
+	unsigned int cap = 64, n = 0;
+	int *tids = malloc(cap * sizeof(*tids));
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d || !tids) {
+		int err = d ? ENOMEM : errno;
+
+		free(tids);
+		if (d)
+			closedir(d);
+		return -(err == ENOENT ? ESRCH : err);
+	}
+	while ((de = readdir(d))) {
+		int tid = atoi(de->d_name);
+
+		if (tid <= 0)
+			continue;
+		if (n == cap) {
+			int *grown = realloc(tids, (cap *= 2) * sizeof(*tids));
+
+			if (!grown) {
+				free(tids);
+				closedir(d);
+				return -ENOMEM;
+			}
+			tids = grown;
+		}
+		tids[n++] = tid;
+	}
+	closedir(d);
+	*out = tids;
+	*nr = n;
+	return 0;
+}
+
+/*
+ * Stop @tid, unwind it, resume it. Returns the number of frames, or a
+ * negative errno when the thread could not be stopped.
+ */
+static int unwind_thread(struct snap *s, int tid, unsigned int *stop, uint64_t *stopped_ns)
+{
+	struct ustack_unwind_ops ops = {
+		.find_row = ustack_remote__find_row,
+		.read = ustack_remote__read,
+		.is_code = ustack_remote__is_code,
+		.ctx = &s->remote,
+	};
+	struct ustack_unwind_opts uopts = { .sz = sizeof(uopts), .max_depth = s->max_depth };
+	struct user_regs_struct regs;
+	struct ustack_regs uregs;
+	sigset_t hold, old;
+	int status, sig = 0, n = 0, ret;
+	uint64_t t0;
+
+	/* ustack must not die between SEIZE and DETACH by these */
+	sigemptyset(&hold);
+	sigaddset(&hold, SIGINT);
+	sigaddset(&hold, SIGTERM);
+	sigaddset(&hold, SIGHUP);
+	sigaddset(&hold, SIGQUIT);
+	sigaddset(&hold, SIGPIPE);
+	sigaddset(&hold, SIGTSTP);
+	sigprocmask(SIG_BLOCK, &hold, &old);
+
+	t0 = now_ns();
+	if (ptrace(PTRACE_SEIZE, tid, 0, 0)) {
+		ret = -errno;
+		goto out_unblock;
+	}
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0)) {
+		ret = -errno;
+		goto out_detach;
+	}
+	for (;;) {
+		if (waitpid(tid, &status, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			goto out_detach;
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			ret = -ESRCH; /* gone: nothing to detach */
+			goto out_unblock;
+		}
+		if (WIFSTOPPED(status))
+			break;
+	}
+	/* A signal-delivery stop instead of our event stop: hand the signal
+	 * back on detach. */
+	if ((status >> 16) != PTRACE_EVENT_STOP)
+		sig = WSTOPSIG(status);
+	if (ptrace(PTRACE_GETREGS, tid, 0, &regs)) {
+		ret = -errno;
+		goto out_detach;
+	}
+	uregs.pc = regs.rip;
+	uregs.sp = regs.rsp;
+	uregs.fp = regs.rbp;
+	n = ustack_unwind(&ops, &uregs, &uopts, s->frames, s->max_depth, stop);
+	if (s->hold_ms) {
+		struct timespec ts = { s->hold_ms / 1000, (s->hold_ms % 1000) * 1000000l };
+
+		nanosleep(&ts, NULL);
+	}
+	ret = n;
+out_detach:
+	ptrace(PTRACE_DETACH, tid, 0, (void *)(uintptr_t)sig);
+out_unblock:
+	*stopped_ns = now_ns() - t0;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	/* it runs again: cached stack pages are stale */
+	vm_reader_flush(&s->reader);
+	return ret;
+}
+
+static void name_frames(struct snap *s, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const struct ustack_frame *f = &s->frames[i];
+		struct ustack_snapshot_frame *o = &s->named[i];
+		const struct ustack_vma *vma;
+		uint64_t lookup = f->pc - ((f->flags & USTACK_FRAME_EXACT_PC) ? 0 : 1);
+
+		*o = (struct ustack_snapshot_frame){ .pc = f->pc, .method = f->method,
+						     .flags = f->flags };
+		if (ustack_remote__describe(&s->remote, lookup, &vma, &o->symbol, &o->symbol_off,
+					    &o->file_offset))
+			continue;
+		o->path = vma->name;
+		if (o->symbol)
+			o->symbol_off += f->pc - lookup;
+	}
+}
+
+USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
+			       ustack_snapshot_fn fn, void *ctx,
+			       struct ustack_snapshot_stats *stats)
+{
+	struct ustack_snapshot_stats st = { 0 };
+	struct snap *s;
+	unsigned int nr = 0;
+	int *tids = NULL, ret;
+
+	if (pid <= 0)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->pid = pid;
+	s->max_depth = 256;
+	if (opts && opts->sz >= offsetof(struct ustack_snapshot_opts, hold_ms) + sizeof(opts->hold_ms)) {
+		if (opts->max_depth > 0)
+			s->max_depth = opts->max_depth < USTACK_MAX_DEPTH ? opts->max_depth
+									: USTACK_MAX_DEPTH;
+		s->hold_ms = opts->hold_ms;
+	}
+	s->reader.pid = pid;
+	ret = list_tids(pid, &tids, &nr);
+	if (ret)
+		goto out;
+	s->pm = ustack_procmaps__open(pid, NULL);
+	if (!s->pm) {
+		ret = -(errno == ENOENT ? ESRCH : errno);
+		goto out;
+	}
+	s->mc = ustack_modcache__new(0);
+	s->frames = calloc(s->max_depth, sizeof(*s->frames));
+	s->named = calloc(s->max_depth, sizeof(*s->named));
+	if (!s->mc || !s->frames || !s->named) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ustack_remote__init(&s->remote, s->pm, s->mc, vm_read, &s->reader);
+	/* open every file's tables before any thread is stopped */
+	ustack_remote__preload(&s->remote);
+
+	st.threads = nr;
+	for (unsigned int i = 0; i < nr; i++) {
+		struct ustack_snapshot_thread t = { .tid = tids[i] };
+		int n;
+
+		read_comm(pid, tids[i], t.comm);
+		n = unwind_thread(s, tids[i], &t.stop_reason, &t.stopped_ns);
+		if (n == -EPERM && st.unwound == 0) {
+			ret = -EPERM;
+			goto out;
+		}
+		if (n < 0) {
+			t.error = n;
+			if (n == -ESRCH)
+				st.vanished++;
+		} else {
+			st.unwound++;
+			if (t.stopped_ns > st.max_stopped_ns)
+				st.max_stopped_ns = t.stopped_ns;
+			st.total_stopped_ns += t.stopped_ns;
+			name_frames(s, n);
+			t.nr_frames = n;
+			t.frames = s->named;
+		}
+		if (fn && fn(&t, ctx))
+			break;
+	}
+	if (st.unwound == 0 && st.vanished == nr)
+		ret = -ESRCH;
+	st.pages_read = s->reader.reads;
+out:
+	if (stats)
+		*stats = st;
+	ustack_modcache__free(s->mc);
+	ustack_procmaps__close(s->pm);
+	free(s->frames);
+	free(s->named);
+	free(tids);
+	free(s);
+	return ret;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unwinding another process: pc -> mapping (procmaps) -> file tables
+ * (modcache), plus names for frames. The memory reader is the caller's
+ * (process_vm_readv for a live snapshot, a copied stack for perf samples).
+ */
+#ifndef USTACK_UNWIND_REMOTE_H
+#define USTACK_UNWIND_REMOTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ustack/procmaps.h>
+#include "unwind/modules.h"
+#include "unwind/unwind.h"
+
+#define REMOTE_VMA_CACHE 8
+
+struct remote_vma {
+	struct ustack_vma vma;
+	struct ustack_modtab *mod; /* NULL: no tables (anonymous, unreadable file) */
+	int valid;
+};
+
+struct ustack_remote {
+	struct ustack_procmaps *pm;
+	struct ustack_modcache *mc;
+	/* read target memory (for the vDSO image): 0 or -EFAULT */
+	int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
+	void *read_ctx;
+	struct remote_vma vmas[REMOTE_VMA_CACHE];
+	unsigned int next_slot;
+};
+
+/** Set up @r over an open procmaps and module cache (both borrowed). */
+void ustack_remote__init(struct ustack_remote *r, struct ustack_procmaps *pm,
+			 struct ustack_modcache *mc,
+			 int (*read)(void *ctx, uint64_t addr, void *buf, size_t len),
+			 void *read_ctx);
+/**
+ * Open the tables of every executable mapping now, so that later lookups
+ * (made while a thread is stopped) do not open files.
+ * @return number of mappings with tables
+ */
+int ustack_remote__preload(struct ustack_remote *r);
+/** Forget cached mappings (after the target's address space changed). */
+void ustack_remote__flush(struct ustack_remote *r);
+
+/** The unwind_ops callbacks; ctx is the struct ustack_remote. */
+int ustack_remote__find_row(void *ctx, uint64_t pc, struct ustack_row *row, unsigned int *method);
+int ustack_remote__is_code(void *ctx, uint64_t pc);
+/* Forwards to the reader given at init. */
+int ustack_remote__read(void *ctx, uint64_t addr, void *buf, size_t len);
+
+/**
+ * Name of @pc: mapping, file offset, function symbol and offset in it.
+ * @param lookup_pc pc to name (a return address minus one)
+ * @return 0 with *vma filled (and *sym NULL when no symbol covers it),
+ *         -ENOENT when @pc is not mapped
+ */
+int ustack_remote__describe(struct ustack_remote *r, uint64_t lookup_pc,
+			    const struct ustack_vma **vma, const char **sym, uint64_t *sym_off,
+			    uint64_t *file_off);
+
+#endif

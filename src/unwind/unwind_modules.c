@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: MIT
+/* Per-file unwind tables and their cache (see modules.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cfi/cfi.h"
+#include "common/log.h"
+#include "elf/elf_file.h"
+#include "sframe/sframe.h"
+#include "unwind/modules.h"
+#include "unwind/unwind.h"
+
+struct ustack_modtab {
+	/* identity */
+	uint64_t dev, ino, size, mtime_ns, mem_key;
+	int is_mem;
+	struct ustack_elf *elf; /* NULL: the file could not be opened/parsed */
+	void *mem_copy;         /* the image, for in-memory modules */
+	int has_sframe, has_cfi;
+	struct ustack_sframe sf;
+	struct ustack_cfi cfi;
+	uint64_t last_use;
+};
+
+struct ustack_modcache {
+	struct ustack_modtab **tabs;
+	unsigned int nr, max;
+	uint64_t clock;
+};
+
+struct ustack_modcache *ustack_modcache__new(unsigned int max_files)
+{
+	struct ustack_modcache *mc = calloc(1, sizeof(*mc));
+
+	if (!mc)
+		return NULL;
+	mc->max = max_files ? max_files : 256;
+	mc->tabs = calloc(mc->max, sizeof(*mc->tabs));
+	if (!mc->tabs) {
+		free(mc);
+		return NULL;
+	}
+	return mc;
+}
+
+static void modtab_free(struct ustack_modtab *m)
+{
+	if (!m)
+		return;
+	ustack_elf__close(m->elf);
+	free(m->mem_copy);
+	free(m);
+}
+
+void ustack_modcache__free(struct ustack_modcache *mc)
+{
+	if (!mc)
+		return;
+	for (unsigned int i = 0; i < mc->nr; i++)
+		modtab_free(mc->tabs[i]);
+	free(mc->tabs);
+	free(mc);
+}
+
+/* Find the tables inside an opened ELF file. A corrupt section is
+ * reported here, once, and not used. */
+static void modtab_load(struct ustack_modtab *m)
+{
+	struct ustack_elf_section s;
+	struct ustack_sframe_error err;
+	int ret;
+
+	if (!ustack_elf__section(m->elf, ".sframe", &s) && s.data) {
+		ret = ustack_sframe__init_err(&m->sf, s.data, s.size, s.addr, &err);
+		if (!ret) {
+			m->has_sframe = 1;
+		} else {
+			char msg[256];
+
+			ustack_sframe_error__format(&err, msg, sizeof(msg));
+			pr_warn("%s: .sframe: %s (not used)\n", ustack_elf__path(m->elf), msg);
+		}
+	}
+	ret = ustack_cfi__init_elf(&m->cfi, m->elf, 1);
+	if (!ret)
+		m->has_cfi = 1;
+	else if (ret != -ENOENT)
+		pr_warn("%s: DWARF CFI header corrupt (not used)\n", ustack_elf__path(m->elf));
+}
+
+/* Make room: drop the least recently used entry when full. */
+static int modcache_slot(struct ustack_modcache *mc)
+{
+	unsigned int victim = 0;
+
+	if (mc->nr < mc->max)
+		return mc->nr++;
+	for (unsigned int i = 1; i < mc->nr; i++)
+		if (mc->tabs[i]->last_use < mc->tabs[victim]->last_use)
+			victim = i;
+	modtab_free(mc->tabs[victim]);
+	mc->tabs[victim] = NULL;
+	return victim;
+}
+
+struct ustack_modtab *ustack_modcache__get(struct ustack_modcache *mc, const char *path)
+{
+	struct ustack_modtab *m;
+	struct stat st;
+	uint64_t mtime;
+	int slot;
+
+	if (stat(path, &st))
+		return NULL;
+	mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + st.st_mtim.tv_nsec;
+	for (unsigned int i = 0; i < mc->nr; i++) {
+		m = mc->tabs[i];
+		if (!m->is_mem && m->dev == st.st_dev && m->ino == st.st_ino &&
+		    m->size == (uint64_t)st.st_size && m->mtime_ns == mtime) {
+			m->last_use = ++mc->clock;
+			if (!m->elf)
+				errno = EBADMSG;
+			return m->elf ? m : NULL;
+		}
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->dev = st.st_dev;
+	m->ino = st.st_ino;
+	m->size = st.st_size;
+	m->mtime_ns = mtime;
+	m->elf = ustack_elf__open(path);
+	if (m->elf)
+		modtab_load(m);
+	slot = modcache_slot(mc);
+	mc->tabs[slot] = m;
+	m->last_use = ++mc->clock;
+	return m->elf ? m : NULL;
+}
+
+struct ustack_modtab *ustack_modcache__get_mem(struct ustack_modcache *mc, uint64_t key,
+					       const void *image, size_t size, const char *name)
+{
+	struct ustack_modtab *m;
+	int slot;
+
+	for (unsigned int i = 0; i < mc->nr; i++) {
+		m = mc->tabs[i];
+		if (m->is_mem && m->mem_key == key && m->size == size &&
+		    !memcmp(m->mem_copy, image, size)) {
+			m->last_use = ++mc->clock;
+			return m->elf ? m : NULL;
+		}
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->is_mem = 1;
+	m->mem_key = key;
+	m->size = size;
+	m->mem_copy = malloc(size ? size : 1);
+	if (!m->mem_copy) {
+		free(m);
+		return NULL;
+	}
+	memcpy(m->mem_copy, image, size);
+	m->elf = ustack_elf__open_mem(m->mem_copy, size, name);
+	if (m->elf)
+		modtab_load(m);
+	slot = modcache_slot(mc);
+	mc->tabs[slot] = m;
+	m->last_use = ++mc->clock;
+	return m->elf ? m : NULL;
+}
+
+int ustack_modtab__find_row(struct ustack_modtab *m, uint64_t vaddr, struct ustack_row *row,
+			    unsigned int *method)
+{
+	int ret = -ENOENT;
+
+	if (m->has_sframe) {
+		ret = ustack_sframe__find_row(&m->sf, vaddr, row);
+		if (ret == -EBADMSG) {
+			pr_warn("%s: .sframe corrupt near 0x%llx (not used again)\n",
+				ustack_elf__path(m->elf), (unsigned long long)vaddr);
+			m->has_sframe = 0;
+		}
+		if (!ret) {
+			*method = USTACK_METHOD_SFRAME;
+			return 0;
+		}
+	}
+	if (m->has_cfi) {
+		ret = ustack_cfi__find_row(&m->cfi, vaddr, row);
+		if (ret == -EBADMSG) {
+			pr_warn("%s: %s corrupt near 0x%llx\n", ustack_elf__path(m->elf),
+				ustack_cfi__section_name(&m->cfi), (unsigned long long)vaddr);
+		}
+		if (!ret)
+			*method = USTACK_METHOD_CFI;
+	}
+	return ret;
+}
+
+struct ustack_elf *ustack_modtab__elf(struct ustack_modtab *m)
+{
+	return m->elf;
+}
