@@ -476,6 +476,62 @@ int ustack_sframe__fde_row(const struct ustack_sframe *sf, const struct ustack_s
 /* Binary search for the last FDE starting at or before @addr, checking that
  * each probe lies between the bounds proven so far (so an unsorted table is
  * caught on the path instead of silently giving a wrong answer). */
+/*
+ * Lookup's fast walk: step over the FREs of @fde reading only each start
+ * offset and info byte (with the same order, bounds and size checks as
+ * walk_fres()), and decode only the FRE that covers @stop_off.
+ */
+static int scan_fres(const struct ustack_sframe *sf, const struct ustack_sframe_fde *fde,
+		     uint64_t stop_off, struct fre_walk *w)
+{
+	uint32_t limit = fde->pc_type == USTACK_SFRAME_PC_MASK ? fde->rep_size : fde->size;
+	uint64_t end = sf->fre_base + sf->fre_len, pos = fde->fres, hit = 0;
+	unsigned int asz = 1u << fde->fre_type;
+	int64_t prev = -1;
+	const char *why;
+	int have = 0;
+
+	w->have = 0;
+	w->next_start = limit;
+	if (pos < sf->fre_base)
+		return -EBADMSG;
+	for (uint32_t j = 0; j < fde->nr_fres; j++) {
+		const uint8_t *b;
+		uint32_t start;
+		unsigned int info, wsz_code;
+		uint64_t len;
+
+		if (pos > end || end - pos < asz + 1)
+			return -EBADMSG;
+		b = sf->data + pos;
+		start = asz == 1 ? b[0] : asz == 2 ? ld_u16(b) : ld_u32(b);
+		info = b[asz];
+		wsz_code = (info >> 5) & 3;
+		if (wsz_code == 3 || (int64_t)start <= prev || start >= limit)
+			return -EBADMSG;
+		len = asz + 1 + (uint64_t)((info >> 1) & 0xf) * (1u << wsz_code);
+		/* the whole FRE must fit, also the one whose start ends our row */
+		if (end - pos < len)
+			return -EBADMSG;
+		prev = start;
+		if (start > stop_off) {
+			w->next_start = start;
+			break;
+		}
+		hit = pos;
+		have = 1;
+		w->j = j;
+		pos += len;
+	}
+	if (!have)
+		return 0;
+	if (fre_decode(sf, fde, &hit, &w->cur, &why))
+		return -EBADMSG;
+	w->have = 1;
+	w->cur.row.end = w->next_start;
+	return 0;
+}
+
 static int find_fde(const struct ustack_sframe *sf, uint64_t addr, uint32_t *idx)
 {
 	uint64_t lo_start = 0, hi_start = UINT64_MAX;
@@ -553,7 +609,7 @@ int ustack_sframe__find_row(const struct ustack_sframe *sf, uint64_t addr, struc
 		base = addr - in_block;
 		rel = in_block;
 	}
-	ret = walk_fres(sf, &fde, UINT32_MAX, rel, &w, NULL, i);
+	ret = scan_fres(sf, &fde, rel, &w);
 	if (ret)
 		return ret;
 	if (!w.have)
