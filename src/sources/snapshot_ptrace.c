@@ -308,7 +308,7 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 		ret = -(errno == ENOENT ? ESRCH : errno);
 		goto out;
 	}
-	s->mc = ustack_modcache__new(0);
+	s->mc = ustack_modcache__new(0, 0);
 	s->frames = calloc(s->max_depth, sizeof(*s->frames));
 	s->named = calloc(s->max_depth, sizeof(*s->named));
 	if (!s->mc || !s->frames || !s->named) {

@@ -77,18 +77,6 @@ static inline uint64_t smap_hash(const uint64_t *w, uint32_t nr, uint64_t seed)
 	return a;
 }
 
-/* Word-wise equality. Inline rather than memcmp: stacks are short, only
- * equality matters (not order), and the OR-accumulate loop vectorizes
- * without a call through the PLT. */
-static inline int smap_words_eq(const uint64_t *a, const uint64_t *b, uint32_t nr)
-{
-	uint64_t d = 0;
-
-	for (uint32_t i = 0; i < nr; i++)
-		d |= a[i] ^ b[i];
-	return d == 0;
-}
-
 /* ---- per-thread counter blocks -----------------------------------------
  * Each thread gets a private block per map, found through a small
  * thread-local cache keyed by the map's generation number (never reused,
@@ -185,7 +173,7 @@ static inline void smap_leave(struct smap_tblock *b)
 static int smap_membarrier_ok(void)
 {
 #ifdef __NR_membarrier
-	static int ok = -1;  /* registration is per process */
+	static _Atomic int ok = -1;  /* registration is per process; idempotent */
 
 	if (ok < 0)
 		ok = syscall(__NR_membarrier,
@@ -401,7 +389,8 @@ USTACK_API int ustack_stackmap__insert(struct ustack_stackmap *map,
 		if ((w & SMAP_TAG_MASK) == tag) {
 			struct smap_rec *r = smap_rec_at(map, (uint32_t)w - 1);
 
-			if (r->hash == h && r->nr == nr && smap_words_eq(r->ips, ips, nr)) {
+			if (r->hash == h && r->nr == nr &&
+			    !memcmp(r->ips, ips, (size_t)nr * sizeof(uint64_t))) {
 				atomic_fetch_add_explicit(&r->ref, 1, memory_order_relaxed);
 				if (mine != SMAP_NO_ELT)
 					smap_waste(map, b, mine);

@@ -16,8 +16,18 @@ struct ustack_elf;
 struct ustack_modtab;
 struct ustack_modcache;
 
+enum ustack_modcache_flags {
+	/*
+	 * Compile each file's DWARF CFI into a sorted row table on its first
+	 * CFI lookup, and answer later lookups from it (a binary search
+	 * instead of interpreting the FDE each time). Worth it for many
+	 * lookups (recording); a one-shot snapshot is faster without.
+	 */
+	USTACK_MODCACHE_COMPILE_CFI = 1u << 0,
+};
+
 /** An empty cache holding at most @max_files open files (0: 256). */
-struct ustack_modcache *ustack_modcache__new(unsigned int max_files);
+struct ustack_modcache *ustack_modcache__new(unsigned int max_files, unsigned int flags);
 void ustack_modcache__free(struct ustack_modcache *mc);
 
 /**

@@ -18,24 +18,26 @@ struct ustack_modtab {
 	int is_mem;
 	struct ustack_elf *elf; /* NULL: the file could not be opened/parsed */
 	void *mem_copy;         /* the image, for in-memory modules */
-	int has_sframe, has_cfi;
+	int has_sframe, has_cfi, compile_cfi, cfi_warned;
 	struct ustack_sframe sf;
 	struct ustack_cfi cfi;
+	struct ustack_cfi_table *cfi_table; /* compiled on first use */
 	uint64_t last_use;
 };
 
 struct ustack_modcache {
 	struct ustack_modtab **tabs;
-	unsigned int nr, max;
+	unsigned int nr, max, flags;
 	uint64_t clock;
 };
 
-struct ustack_modcache *ustack_modcache__new(unsigned int max_files)
+struct ustack_modcache *ustack_modcache__new(unsigned int max_files, unsigned int flags)
 {
 	struct ustack_modcache *mc = calloc(1, sizeof(*mc));
 
 	if (!mc)
 		return NULL;
+	mc->flags = flags;
 	mc->max = max_files ? max_files : 256;
 	mc->tabs = calloc(mc->max, sizeof(*mc->tabs));
 	if (!mc->tabs) {
@@ -49,6 +51,7 @@ static void modtab_free(struct ustack_modtab *m)
 {
 	if (!m)
 		return;
+	ustack_cfi_table__free(m->cfi_table);
 	ustack_elf__close(m->elf);
 	free(m->mem_copy);
 	free(m);
@@ -132,6 +135,7 @@ struct ustack_modtab *ustack_modcache__get(struct ustack_modcache *mc, const cha
 	m->ino = st.st_ino;
 	m->size = st.st_size;
 	m->mtime_ns = mtime;
+	m->compile_cfi = !!(mc->flags & USTACK_MODCACHE_COMPILE_CFI);
 	m->elf = ustack_elf__open(path);
 	if (m->elf)
 		modtab_load(m);
@@ -160,6 +164,7 @@ struct ustack_modtab *ustack_modcache__get_mem(struct ustack_modcache *mc, uint6
 		return NULL;
 	m->is_mem = 1;
 	m->mem_key = key;
+	m->compile_cfi = !!(mc->flags & USTACK_MODCACHE_COMPILE_CFI);
 	m->size = size;
 	m->mem_copy = malloc(size ? size : 1);
 	if (!m->mem_copy) {
@@ -194,8 +199,16 @@ int ustack_modtab__find_row(struct ustack_modtab *m, uint64_t vaddr, struct usta
 		}
 	}
 	if (m->has_cfi) {
-		ret = ustack_cfi__find_row(&m->cfi, vaddr, row);
-		if (ret == -EBADMSG) {
+		if (m->compile_cfi && !m->cfi_table) {
+			m->cfi_table = ustack_cfi_table__build(&m->cfi);
+			if (!m->cfi_table)
+				m->compile_cfi = 0; /* out of memory: interpret instead */
+		}
+		ret = m->cfi_table ? ustack_cfi_table__find_row(m->cfi_table, vaddr, row)
+				   : ustack_cfi__find_row(&m->cfi, vaddr, row);
+		/* one bad FDE does not spoil the rest: say it once per file */
+		if (ret == -EBADMSG && !m->cfi_warned) {
+			m->cfi_warned = 1;
 			pr_warn("%s: %s corrupt near 0x%llx\n", ustack_elf__path(m->elf),
 				ustack_cfi__section_name(&m->cfi), (unsigned long long)vaddr);
 		}
