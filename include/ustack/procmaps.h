@@ -150,9 +150,10 @@ struct ustack_procmaps_opts {
 USTACK_API struct ustack_procmaps *ustack_procmaps__open(int pid, const struct ustack_procmaps_opts *opts);
 
 /**
- * Build an object over a recorded /proc/PID/maps text (no process behind
- * it: no ioctl, no ELF files unless paths are readable on this host and
- * NO_ELF is not set).
+ * Build an object over a recorded /proc/PID/maps text. No process is
+ * behind it: no ioctl, and no file of this host is ever opened (they are
+ * not the recorded process's files), so file_map records carry no build ID
+ * or debuglink.
  * @param buf maps text (need not be NUL-terminated)
  * @param len its length in bytes
  * @param opts options or NULL
@@ -228,7 +229,8 @@ USTACK_API int ustack_procmaps__next(struct ustack_procmaps *pm, uint64_t addr, 
  * @param out receives n results (kind USTACK_VMA_UNMAPPED for an address in
  *        no mapping)
  * @return number of addresses found in a mapping, or a negative errno
- *         (-ESRCH: the process is gone)
+ *         (-ESRCH: the process is gone; -EAGAIN: its mappings kept changing
+ *         under the query)
  */
 USTACK_API int ustack_procmaps__resolve(struct ustack_procmaps *pm, const uint64_t *pcs, size_t n,
 					 struct ustack_resolved *out);

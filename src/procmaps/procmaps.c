@@ -41,19 +41,21 @@ static struct ustack_procmaps *pm_alloc(const struct ustack_procmaps_opts *opts)
 	if (!pm)
 		return NULL;
 	pm->maps_fd = -1;
-	if (opts && opts->sz >= offsetof(struct ustack_procmaps_opts, name) + sizeof(opts->name)) {
+	/* libbpf-style opts: read only the fields the caller's struct has */
+#define OPT_HAS(f) (opts && opts->sz >= offsetof(struct ustack_procmaps_opts, f) + sizeof(opts->f))
+	if (OPT_HAS(flags))
 		pm->flags = opts->flags;
-		pm->on_file_map = opts->on_file_map;
-		pm->ctx = opts->ctx;
-		pm->key[0] = opts->id_key[0];
-		pm->key[1] = opts->id_key[1];
-		if (opts->name)
-			snprintf(pm->name, sizeof(pm->name), "%s", opts->name);
-	} else if (opts && opts->sz >= offsetof(struct ustack_procmaps_opts, ctx) + sizeof(opts->ctx)) {
-		pm->flags = opts->flags;
+	if (OPT_HAS(ctx)) {
 		pm->on_file_map = opts->on_file_map;
 		pm->ctx = opts->ctx;
 	}
+	if (OPT_HAS(id_key)) {
+		pm->key[0] = opts->id_key[0];
+		pm->key[1] = opts->id_key[1];
+	}
+	if (OPT_HAS(name) && opts->name)
+		snprintf(pm->name, sizeof(pm->name), "%s", opts->name);
+#undef OPT_HAS
 	if (!pm->key[0] && !pm->key[1])
 		pm_default_key(pm->key);
 	return pm;
@@ -245,10 +247,12 @@ static int bind_file_ioctl(struct ustack_procmaps *pm, uint64_t addr, struct pm_
 
 static int lookup_ioctl(struct ustack_procmaps *pm, uint64_t addr, uint64_t qflags, struct pm_vma *v)
 {
-	int err = pm_ioctl_query(pm, addr, qflags, 0, 0, v, NULL, NULL);
 	struct pm_vma named;
 	unsigned int i;
+	int err, tries = 0;
 
+retry:
+	err = pm_ioctl_query(pm, addr, qflags, 0, 0, v, NULL, NULL);
 	if (err)
 		return err;
 	if (v->kind == USTACK_VMA_FILE)
@@ -264,8 +268,12 @@ static int lookup_ioctl(struct ustack_procmaps *pm, uint64_t addr, uint64_t qfla
 	err = pm_ioctl_query(pm, v->start, 0, 1, 0, &named, NULL, NULL);
 	if (err)
 		return err == -ENOENT ? 0 : err; /* unmapped meanwhile: keep the bare answer */
-	if (named.start != v->start || named.kind == USTACK_VMA_FILE)
-		return lookup_ioctl(pm, addr, qflags, v); /* changed under us: start over */
+	if (named.start != v->start || named.kind == USTACK_VMA_FILE) {
+		/* the mapping changed between the two queries: start over, a few times */
+		if (++tries < 3)
+			goto retry;
+		return -EAGAIN;
+	}
 	*v = named;
 	if (v->kind == USTACK_VMA_VDSO) {
 		v->file = pm_file_lookup(pm, USTACK_VMA_VDSO, 0, 0, 0, v->name, v->start, v->end);

@@ -466,6 +466,71 @@ static void test_remap_live(void)
 	munmap(area, 64 << 20);
 }
 
+/* .gnu_debuglink name and CRC in the file_map; oracle: the section's bytes
+ * dumped by objcopy (NUL-terminated name, padding to 4, CRC32 LE). */
+static void test_debuglink(void)
+{
+	char tmp[] = "/tmp/ustack-dl-XXXXXX", cmd[512];
+	struct ustack_procmaps_opts to = { .sz = sizeof(to), .flags = USTACK_PROCMAPS_FORCE_TEXT };
+	struct ustack_procmaps *pm[2];
+	uint8_t sec[1024];
+	uint32_t want_crc;
+	size_t n, nl;
+	pid_t pid;
+	FILE *f;
+	int fd;
+
+	if (!have_tool("objcopy") || !have_tool("sleep"))
+		SKIP("objcopy or sleep missing");
+	pid = spawn_sleep();
+	CHECK(pid > 0);
+	fd = mkstemp(tmp);
+	CHECK(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "objcopy --dump-section .gnu_debuglink=%s /proc/%d/exe /dev/null 2>/dev/null",
+		 tmp, (int)pid);
+	if (system(cmd)) {
+		unlink(tmp);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		SKIP("sleep has no .gnu_debuglink");
+	}
+	f = fopen(tmp, "rb");
+	CHECK(f);
+	n = fread(sec, 1, sizeof(sec), f);
+	fclose(f);
+	unlink(tmp);
+	nl = strnlen((char *)sec, n);
+	CHECK(nl > 0 && nl < n);
+	CHECK(n >= ((nl + 4) & ~(size_t)3) + 4);
+	memcpy(&want_crc, sec + ((nl + 4) & ~(size_t)3), 4);
+	pm[0] = ustack_procmaps__open(pid, NULL);
+	pm[1] = ustack_procmaps__open(pid, &to);
+	for (int i = 0; i < 2; i++) {
+		struct ustack_vma v;
+		struct ustack_file_map fm;
+		uint64_t addr = 0;
+		int found = 0;
+
+		CHECK(pm[i]);
+		while (!ustack_procmaps__next(pm[i], addr, USTACK_VMA_EXEC, &v) && v.end) {
+			if (v.kind == USTACK_VMA_FILE && strstr(v.name, "/sleep")) {
+				found = 1;
+				break;
+			}
+			addr = v.end;
+		}
+		CHECK(found);
+		CHECK_EQ(ustack_procmaps__resolve(pm[i], &v.start, 1, &(struct ustack_resolved){ 0 }), 1);
+		CHECK_EQ(ustack_procmaps__file_map(pm[i], v.file_id, &fm), 0);
+		CHECK_STR(fm.debuglink, (char *)sec);
+		CHECK_EQ_U64(fm.debuglink_crc, want_crc);
+		ustack_procmaps__close(pm[i]);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
 static void test_errors(void)
 {
 	struct ustack_procmaps *pm;
@@ -494,6 +559,7 @@ int main(void)
 	RUN(test_deleted_file);
 	RUN(test_kernel_build_id);
 	RUN(test_remap_live);
+	RUN(test_debuglink);
 	RUN(test_errors);
 	TEST_EXIT();
 }
