@@ -1,8 +1,186 @@
 // SPDX-License-Identifier: MIT
-/* ustack record: placeholder until its issue lands. */
+/* ustack record: events with kernel and (deferred) user stacks to a trace. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <ustack/record.h>
 #include "cli/cli.h"
+
+#define MAX_EVENTS 16
+#define MAX_PIDS 256
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	stop_flag = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ustack record [-o FILE] [-e EVENT]... [-F HZ] [--stack-size BYTES]\n"
+		"                     [--duration SECONDS] (-p PID[,PID...] | -a | -- CMD [ARGS...])\n"
+		"\n"
+		"Record events with their kernel stacks and user stacks, unwound without\n"
+		"frame pointers (SFrame, DWARF CFI) from a copy of the top of the user stack,\n"
+		"each frame stored as file offset + file id, each distinct stack once.\n"
+		"\n"
+		"  -o, --output FILE     trace file (default ustack.data)\n"
+		"  -e, --event EVENT     cpu-clock (default), task-clock, page-faults,\n"
+		"                        context-switches, cycles, instructions (need a PMU),\n"
+		"                        or any tracepoint SUBSYSTEM:NAME (e.g.\n"
+		"                        syscalls:sys_enter_futex); repeat for several\n"
+		"  -F, --freq HZ         sampling frequency of non-tracepoint events (default 999)\n"
+		"      --stack-size B    user stack bytes copied per sample (default 16384, max 65528)\n"
+		"  -d, --duration S      stop after S seconds\n"
+		"  -p, --pid PIDS        record these processes (and their new threads)\n"
+		"  -a, --all-cpus        record every process\n"
+		"  -q, --quiet           no progress line\n"
+		"\n"
+		"Ctrl-C, SIGTERM, the end of the command or of the processes finish the file.\n"
+		"Read it with 'ustack report'.\n");
+}
+
+static int show_progress;
+
+static void progress(void *ctx, const struct ustack_record_stats *st)
+{
+	if (!show_progress)
+		return;
+	fprintf(stderr, "\rustack: recording: %llu events, %llu user stacks (%llu distinct), %.1f KiB, "
+			"%llu lost   ",
+		(unsigned long long)st->events, (unsigned long long)st->user_stacks,
+		(unsigned long long)st->distinct_user_stacks, st->bytes / 1024.0,
+		(unsigned long long)st->lost);
+}
 
 int cmd_record(int argc, char **argv)
 {
-	return cli_not_yet("record");
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "stack-size", required_argument, NULL, 's' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *events[MAX_EVENTS];
+	int pids[MAX_PIDS];
+	struct ustack_record_opts o = { .sz = sizeof(o) };
+	struct ustack_record_stats st;
+	struct sigaction sa = { .sa_handler = on_signal };
+	char err[512] = "", cmdline[1024] = "ustack";
+	unsigned long long v;
+	int c, ret, quiet = 0;
+	char *end;
+
+	for (int i = 0, n = 6; i < argc && n < (int)sizeof(cmdline) - 2; i++)
+		n += snprintf(cmdline + n, sizeof(cmdline) - n, " %s", argv[i]);
+	/* '+': stop at the command's first argument */
+	while ((c = getopt_long(argc, argv, "+o:e:F:s:d:p:aqh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o.output = optarg;
+			break;
+		case 'e':
+			if (o.nr_events == MAX_EVENTS) {
+				cli_error("record: at most %d events", MAX_EVENTS);
+				return 2;
+			}
+			events[o.nr_events++] = optarg;
+			break;
+		case 'F':
+			if (cli_parse_u64(optarg, 10, &v) || v == 0 || v > 100000) {
+				cli_error("record: -F takes a frequency in Hz (1..100000)");
+				return 2;
+			}
+			o.freq = (uint32_t)v;
+			break;
+		case 's':
+			if (cli_parse_u64(optarg, 10, &v) || v < 8 || v > 65528 || v % 8) {
+				cli_error("record: --stack-size takes 8..65528 bytes, a multiple of 8");
+				return 2;
+			}
+			o.stack_size = (uint32_t)v;
+			break;
+		case 'd':
+			o.duration = strtod(optarg, &end);
+			if (*end || !(o.duration > 0)) {
+				cli_error("record: --duration takes seconds > 0");
+				return 2;
+			}
+			break;
+		case 'p':
+			for (char *p = strtok(optarg, ","); p; p = strtok(NULL, ",")) {
+				if (cli_parse_u64(p, 10, &v) || !v || v > 0x7fffffff || o.nr_pids == MAX_PIDS) {
+					cli_error("record: bad pid '%s'", p);
+					return 2;
+				}
+				pids[o.nr_pids++] = (int)v;
+			}
+			break;
+		case 'a':
+			o.system_wide = 1;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if ((optind < argc) + (o.nr_pids > 0) + o.system_wide != 1) {
+		cli_error("record: give exactly one of -p PID, -a, or -- CMD");
+		usage(stderr);
+		return 2;
+	}
+	o.events = events;
+	o.pids = pids;
+	o.argv = optind < argc ? argv + optind : NULL;
+	o.stop = &stop_flag;
+	o.cmdline = cmdline;
+	o.errbuf = err;
+	o.errlen = sizeof(err);
+	show_progress = !quiet && isatty(STDERR_FILENO);
+	o.progress = progress;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	ret = ustack_record(&o, &st);
+	if (show_progress)
+		fputc('\n', stderr);
+	if (ret) {
+		cli_error("%s", err[0] ? err : strerror(-ret));
+		return 1;
+	}
+	if (!quiet)
+		fprintf(stderr, "ustack: wrote %s: %llu events, %llu user stacks (%llu distinct), "
+				"%llu kernel stacks, %.1f KiB (%.1f bytes/event), %llu lost, %.2f s\n",
+			o.output ? o.output : "ustack.data", (unsigned long long)st.events,
+			(unsigned long long)st.user_stacks,
+			(unsigned long long)st.distinct_user_stacks,
+			(unsigned long long)st.kernel_stacks, st.bytes / 1024.0,
+			st.events ? (double)st.bytes / st.events : 0.0,
+			(unsigned long long)st.lost, st.seconds);
+	/* a recorded command's failure is the command's, not ours: report it */
+	if (o.argv && WIFEXITED(st.child_status) && WEXITSTATUS(st.child_status))
+		fprintf(stderr, "ustack: %s exited with status %d\n", o.argv[0],
+			WEXITSTATUS(st.child_status));
+	return 0;
 }

@@ -147,7 +147,8 @@ int cmd_snapshot(int argc, char **argv)
 	}
 	if (ret == -EPERM || ret == -EACCES) {
 		cli_error("pid %d: not permitted to trace it (%s; run as root, or check "
-			  "/proc/sys/kernel/yama/ptrace_scope)", out.pid, strerror(-ret));
+			  "/proc/sys/kernel/yama/ptrace_scope; or it is already traced by a debugger)",
+			  out.pid, strerror(-ret));
 		return 1;
 	}
 	if (ret) {

@@ -136,6 +136,27 @@ static void read_comm(int pid, int tid, char comm[16])
 	comm[strcspn(comm, "\n")] = 0;
 }
 
+/* State letter of a thread ('R', 'S', 'Z', ...), 0 when it is gone. */
+static char thread_state(int pid, int tid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* "tid (comm) S ...": comm may hold spaces and parentheses */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
 /* Thread ids of @pid, in /proc order. */
 static int list_tids(int pid, int **out, unsigned int *nr)
 {
@@ -299,11 +320,21 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 									: USTACK_MAX_DEPTH;
 		s->hold_ms = opts->hold_ms;
 	}
-	s->reader.pid = pid;
 	ret = list_tids(pid, &tids, &nr);
 	if (ret)
 		goto out;
-	s->pm = ustack_procmaps__open(pid, NULL);
+	/* The address space is read through a live thread: a leader that
+	 * called pthread_exit() is a zombie with an empty /proc/PID/maps. */
+	s->reader.pid = pid;
+	for (unsigned int i = 0; i < nr; i++) {
+		char state = thread_state(pid, tids[i]);
+
+		if (state && state != 'Z' && state != 'X') {
+			s->reader.pid = tids[i];
+			break;
+		}
+	}
+	s->pm = ustack_procmaps__open(s->reader.pid, NULL);
 	if (!s->pm) {
 		ret = -(errno == ENOENT ? ESRCH : errno);
 		goto out;
@@ -324,8 +355,12 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 		struct ustack_snapshot_thread t = { .tid = tids[i] };
 		int n;
 
+		char state = thread_state(pid, tids[i]);
+
 		read_comm(pid, tids[i], t.comm);
-		n = unwind_thread(s, tids[i], &t.stop_reason, &t.stopped_ns);
+		/* a zombie thread (exited, not yet reaped) has no stack */
+		n = (!state || state == 'Z' || state == 'X') ? -ESRCH
+				: unwind_thread(s, tids[i], &t.stop_reason, &t.stopped_ns);
 		if (n == -EPERM && st.unwound == 0) {
 			ret = -EPERM;
 			goto out;

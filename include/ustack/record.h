@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Recording: perf events with their kernel stacks and deferred user stacks
+ * (unwound from a copy of the top of the user stack with SFrame, DWARF CFI
+ * or frame pointers, normalized to file offset + file id, deduplicated),
+ * written to a compact trace file (docs/trace-format.md).
+ */
+#ifndef USTACK_RECORD_H
+#define USTACK_RECORD_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ustack/ustack.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Totals of a recording (also passed to the progress callback). */
+struct ustack_record_stats {
+	uint64_t samples;       /**< perf samples received */
+	uint64_t events;        /**< EVENT records written */
+	uint64_t user_stacks;   /**< USER_STACK records written (one per cookie) */
+	uint64_t unwinds;       /**< user stacks unwound */
+	uint64_t shared;        /**< samples that shared an unwind (same kernel entry) */
+	uint64_t no_user_stack; /**< events without a user stack (kernel threads,
+	                             withheld after lost records, unwind errors) */
+	uint64_t kernel_stacks; /**< distinct kernel stacks */
+	uint64_t distinct_user_stacks; /**< distinct user stacks */
+	uint64_t lost;          /**< perf records lost in the ring buffers */
+	uint64_t bad_records;   /**< malformed ring-buffer records skipped */
+	uint64_t bytes;         /**< bytes written to the trace so far */
+	uint64_t frames;        /**< user frames unwound, by method: */
+	uint64_t frames_by_method[8]; /**< indexed by enum ustack_method */
+	double seconds;         /**< recording time */
+	int child_status;       /**< wait status of the recorded command (-- CMD) */
+};
+
+typedef void (*ustack_record_progress_fn)(void *ctx, const struct ustack_record_stats *st);
+
+struct ustack_record_opts {
+	size_t sz;                 /**< sizeof(struct ustack_record_opts) */
+	const char *output;        /**< trace file; NULL: "ustack.data" */
+	const char *const *events; /**< event names; NULL/0: "cpu-clock" */
+	int nr_events;
+	uint32_t freq;             /**< Hz for sampling events; 0: 999 */
+	uint32_t stack_size;       /**< user stack bytes per sample; 0: 16384 */
+	const int *pids;           /**< processes to record, or */
+	int nr_pids;
+	int system_wide;           /**< every process, or */
+	char *const *argv;         /**< a command to run and record */
+	double duration;           /**< seconds; 0: until the command/processes end or *stop */
+	volatile sig_atomic_t *stop; /**< set non-zero (e.g. by SIGINT) to finish */
+	ustack_record_progress_fn progress; /**< called about once a second */
+	void *progress_ctx;
+	const char *cmdline;       /**< stored in the trace header */
+	char *errbuf;              /**< receives a one-line message on failure */
+	size_t errlen;
+};
+
+/**
+ * Record until the command exits, the processes are gone, the duration
+ * passes or *stop is set. Whatever was recorded before a failure stays
+ * readable (the trace is written in checksummed chunks).
+ * @return 0; negative errno on failure with errbuf filled (EACCES/EPERM:
+ *         not permitted; ENOENT: unknown event; ESRCH: no such process;
+ *         ENOSPC/EFBIG/EIO: writing the trace failed)
+ */
+USTACK_API int ustack_record(const struct ustack_record_opts *opts,
+			     struct ustack_record_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

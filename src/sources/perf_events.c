@@ -1,0 +1,763 @@
+// SPDX-License-Identifier: MIT
+/*
+ * perf_event_open source (see perf_events.h).
+ *
+ * Layout: for each CPU one ring buffer, mapped from the first event opened
+ * on that CPU; every other event on that CPU (other event types, other
+ * threads of the target) is redirected into it with PERF_EVENT_IOC_SET_OUTPUT.
+ * Per-task events use inherit=1 so new threads and children are followed.
+ * Each poll round copies every available record out of the buffers, sorts
+ * the round by time and parses it; records older than the previous round
+ * cannot arrive later because each buffer is drained completely.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/compiler.h"
+#include "sources/perf_events.h"
+
+/* x86-64 perf register numbers (arch/x86/include/uapi/asm/perf_regs.h) */
+#define PERF_REG_X86_BP 6
+#define PERF_REG_X86_SP 7
+#define PERF_REG_X86_IP 8
+#define UREGS_MASK ((1ull << PERF_REG_X86_BP) | (1ull << PERF_REG_X86_SP) | (1ull << PERF_REG_X86_IP))
+
+#define SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
+		     PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | \
+		     PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+
+/* Callchain context markers (PERF_CONTEXT_*) are the top 4095 values. */
+#define PERF_CONTEXT_MAX_MARKER ((uint64_t)-4095)
+
+struct perf_fd {
+	int fd;
+	uint64_t id; /* PERF_EVENT_IOC_ID */
+	int event;
+};
+
+struct perf_ring {
+	int cpu;
+	int fd;
+	struct perf_event_mmap_page *meta;
+	uint8_t *data;
+	uint64_t size; /* data area bytes (power of 2) */
+};
+
+/* one record copied out of a ring, waiting to be sorted */
+struct pending {
+	uint64_t time;
+	uint64_t off; /* into the round buffer */
+	uint32_t len;
+	uint32_t seq; /* stable order for equal times */
+};
+
+struct ustack_perf_session {
+	struct perf_fd *fds;
+	int nr_fds, cap_fds;
+	struct perf_ring *rings;
+	int nr_rings;
+	int nr_cpus;
+	unsigned int pages;
+	uint64_t bad;
+	/* round buffer */
+	uint8_t *buf;
+	uint64_t buf_len, buf_cap;
+	struct pending *pend;
+	uint64_t nr_pend, cap_pend;
+	uint64_t *kips; /* scratch for the kernel callchain */
+	uint32_t cap_kips;
+	char comm[32];
+};
+
+static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
+			   unsigned long flags)
+{
+	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
+}
+
+/* ---- event names --------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	uint32_t type;
+	uint64_t config;
+} named_events[] = {
+	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
+	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
+	{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
+	{ "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
+	{ "cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
+	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
+	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
+};
+
+static const char *const tracefs_dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+
+static int tracepoint_id(const char *sys, const char *name, uint64_t *id, char *err, size_t errlen)
+{
+	char path[512], buf[32];
+	int mounted_try = 0;
+
+	for (;;) {
+		for (size_t i = 0; i < ARRAY_SIZE(tracefs_dirs); i++) {
+			FILE *f;
+
+			snprintf(path, sizeof(path), "%s/events/%s/%s/id", tracefs_dirs[i], sys, name);
+			f = fopen(path, "re");
+			if (!f)
+				continue;
+			if (!fgets(buf, sizeof(buf), f) || sscanf(buf, "%llu", (unsigned long long *)id) != 1) {
+				fclose(f);
+				snprintf(err, errlen, "%s: unreadable tracepoint id", path);
+				return -EBADMSG;
+			}
+			fclose(f);
+			return 0;
+		}
+		snprintf(path, sizeof(path), "%s/events", tracefs_dirs[0]);
+		if (access(path, F_OK) == 0 || mounted_try)
+			break;
+		/* tracefs not mounted: mount it where the kernel expects it */
+		mounted_try = 1;
+		if (mount("tracefs", tracefs_dirs[0], "tracefs", 0, NULL))
+			break;
+	}
+	snprintf(path, sizeof(path), "%s/events/%s", tracefs_dirs[0], sys);
+	if (access(path, F_OK) == 0)
+		snprintf(err, errlen, "unknown tracepoint '%s:%s' (no such event in %s)", sys, name, path);
+	else if (access(tracefs_dirs[0], R_OK) == 0 && access(path, F_OK) != 0 && errno == ENOENT)
+		snprintf(err, errlen, "unknown tracepoint subsystem '%s' (see %s/events)", sys,
+			 tracefs_dirs[0]);
+	else
+		snprintf(err, errlen, "tracepoint '%s:%s': tracefs not readable (%s)", sys, name,
+			 strerror(errno));
+	return -ENOENT;
+}
+
+int ustack_perf_event_parse(const char *name, struct ustack_perf_event_spec *out, char *err,
+			    size_t errlen)
+{
+	const char *colon = strchr(name, ':');
+
+	memset(out, 0, sizeof(*out));
+	if (strlen(name) >= sizeof(out->name)) {
+		snprintf(err, errlen, "event name too long: '%.40s...'", name);
+		return -ENAMETOOLONG;
+	}
+	strcpy(out->name, name);
+	if (colon) {
+		char sys[128];
+		size_t n = colon - name;
+
+		if (!n || n >= sizeof(sys) || !colon[1] || strchr(colon + 1, '/') || memchr(name, '/', n) ||
+		    strstr(name, "..")) {
+			snprintf(err, errlen, "bad tracepoint name '%s' (want SUBSYSTEM:EVENT)", name);
+			return -ENOENT;
+		}
+		memcpy(sys, name, n);
+		sys[n] = 0;
+		out->type = PERF_TYPE_TRACEPOINT;
+		out->is_tracepoint = 1;
+		return tracepoint_id(sys, colon + 1, &out->config, err, errlen);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(named_events); i++) {
+		if (!strcmp(name, named_events[i].name)) {
+			out->type = named_events[i].type;
+			out->config = named_events[i].config;
+			out->is_hardware = out->type == PERF_TYPE_HARDWARE;
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "unknown event '%s' (cpu-clock, task-clock, page-faults, "
+		 "context-switches, cycles, instructions, cache-misses, branch-misses, or "
+		 "SUBSYSTEM:TRACEPOINT)", name);
+	return -ENOENT;
+}
+
+/* ---- opening -------------------------------------------------------------- */
+
+static int add_fd(struct ustack_perf_session *s, int fd, int event)
+{
+	uint64_t id = 0;
+
+	if (s->nr_fds == s->cap_fds) {
+		int cap = s->cap_fds ? 2 * s->cap_fds : 16;
+		struct perf_fd *n = realloc(s->fds, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		s->fds = n;
+		s->cap_fds = cap;
+	}
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &id))
+		return -errno;
+	s->fds[s->nr_fds++] = (struct perf_fd){ .fd = fd, .id = id, .event = event };
+	return 0;
+}
+
+static int ring_for_cpu(struct ustack_perf_session *s, int cpu, int fd)
+{
+	struct perf_ring *r = &s->rings[cpu];
+	size_t len;
+	void *m;
+
+	if (r->fd >= 0) /* the CPU has its ring: send this event there */
+		return ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) ? -errno : 0;
+	len = (size_t)(s->pages + 1) * 4096;
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	r->cpu = cpu;
+	r->fd = fd;
+	r->meta = m;
+	r->data = (uint8_t *)m + 4096;
+	r->size = (uint64_t)s->pages * 4096;
+	return 0;
+}
+
+static void fill_attr(struct perf_event_attr *a, const struct ustack_perf_event_spec *ev,
+		      const struct ustack_perf_opts *o, int first, int per_task)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = ev->type;
+	a->config = ev->config;
+	if (ev->is_tracepoint || ev->config == PERF_COUNT_SW_CONTEXT_SWITCHES) {
+		a->sample_period = 1;
+	} else {
+		a->freq = 1;
+		a->sample_freq = o->freq;
+	}
+	a->sample_type = SAMPLE_TYPE;
+	a->sample_regs_user = UREGS_MASK;
+	a->sample_stack_user = o->stack_size;
+	a->exclude_callchain_user = 1;
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->disabled = 1;
+	a->inherit = per_task;
+	a->enable_on_exec = o->child > 0;
+	a->wakeup_events = 1;
+	a->watermark = 0;
+	/* Side-band records come from event 0 of every task/CPU: the kernel
+	 * delivers them to the events of the task that mapped or forked. */
+	if (first) {
+		a->mmap = 0;
+		a->mmap2 = 1;
+		a->comm = 1;
+		a->comm_exec = 1;
+		a->task = 1;
+	}
+}
+
+static int open_one(struct ustack_perf_session *s, const struct ustack_perf_opts *o, int event,
+		    pid_t pid, int cpu, int first, char *err, size_t errlen)
+{
+	const struct ustack_perf_event_spec *ev = &o->events[event];
+	struct perf_event_attr a;
+	int fd, ret;
+
+	fill_attr(&a, ev, o, first, pid != -1);
+	fd = perf_event_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		if (ret == -EACCES || ret == -EPERM)
+			snprintf(err, errlen, "event '%s': permission denied (need root or CAP_PERFMON, "
+				 "or kernel.perf_event_paranoid <= 1)", ev->name);
+		else if (ret == -ENOENT || ret == -EOPNOTSUPP || ret == -ENODEV)
+			snprintf(err, errlen, "event '%s' is not supported on this machine%s", ev->name,
+				 ev->is_hardware ? " (no hardware PMU: try cpu-clock)" : "");
+		else if (ret == -ESRCH)
+			snprintf(err, errlen, "pid %d: no such process", (int)pid);
+		else
+			snprintf(err, errlen, "event '%s' on cpu %d: perf_event_open: %s", ev->name, cpu,
+				 strerror(-ret));
+		return ret;
+	}
+	ret = add_fd(s, fd, event);
+	if (!ret)
+		ret = ring_for_cpu(s, cpu, fd);
+	if (ret) {
+		snprintf(err, errlen, "event '%s' on cpu %d: %s", ev->name, cpu, strerror(-ret));
+		if (s->nr_fds && s->fds[s->nr_fds - 1].fd == fd)
+			s->nr_fds--;
+		close(fd);
+	}
+	return ret;
+}
+
+/* Threads of @pid now (new ones are followed through inherit). */
+static int tids_of(pid_t pid, pid_t **out, int *nr)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+	int n = 0, cap = 16;
+	pid_t *t = malloc(cap * sizeof(*t));
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d || !t) {
+		free(t);
+		if (d)
+			closedir(d);
+		return -ESRCH;
+	}
+	while ((de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		if (n == cap) {
+			pid_t *g = realloc(t, (cap *= 2) * sizeof(*t));
+
+			if (!g) {
+				free(t);
+				closedir(d);
+				return -ENOMEM;
+			}
+			t = g;
+		}
+		t[n++] = atoi(de->d_name);
+	}
+	closedir(d);
+	*out = t;
+	*nr = n;
+	return 0;
+}
+
+struct ustack_perf_session *ustack_perf_session__open(const struct ustack_perf_opts *o,
+						      char *err, size_t errlen)
+{
+	struct ustack_perf_session *s = calloc(1, sizeof(*s));
+	int ret = 0;
+
+	err[0] = 0;
+	if (!s)
+		return NULL;
+	s->nr_cpus = (int)sysconf(_SC_NPROCESSORS_CONF);
+	/* A sample with a 16 KiB stack copy is ~16.5 KiB: 4 MiB per CPU holds
+	 * ~250 of them (a quarter second at 999 Hz), enough to ride out the
+	 * first loads of unwind tables; fewer pages on big machines. */
+	s->pages = o->pages ? o->pages : (s->nr_cpus <= 16 ? 1024 : 256);
+	if (s->nr_cpus <= 0 || (s->pages & (s->pages - 1)) || o->nr_events <= 0 ||
+	    o->nr_events > USTACK_PERF_MAX_EVENTS || o->stack_size % 8 || o->stack_size > 65528) {
+		snprintf(err, errlen, "bad recording options");
+		ret = -EINVAL;
+		goto fail;
+	}
+	s->rings = calloc(s->nr_cpus, sizeof(*s->rings));
+	if (!s->rings) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	for (int c = 0; c < s->nr_cpus; c++)
+		s->rings[c].fd = -1;
+	s->nr_rings = s->nr_cpus;
+
+	for (int c = 0; c < s->nr_cpus && !ret; c++) {
+		if (o->system_wide || o->child > 0) {
+			pid_t pid = o->system_wide ? -1 : o->child;
+
+			for (int e = 0; e < o->nr_events && !ret; e++)
+				ret = open_one(s, o, e, pid, c, e == 0, err, errlen);
+			continue;
+		}
+		for (int p = 0; p < o->nr_pids && !ret; p++) {
+			pid_t *tids = NULL;
+			int nr = 0;
+
+			ret = tids_of(o->pids[p], &tids, &nr);
+			if (ret) {
+				snprintf(err, errlen, "pid %d: no such process", (int)o->pids[p]);
+				break;
+			}
+			for (int t = 0; t < nr && !ret; t++)
+				for (int e = 0; e < o->nr_events && !ret; e++) {
+					ret = open_one(s, o, e, tids[t], c, e == 0, err, errlen);
+					/* a thread that exited meanwhile is not an error */
+					if (ret == -ESRCH && t > 0) {
+						ret = 0;
+						err[0] = 0;
+					}
+				}
+			free(tids);
+		}
+	}
+	if (ret)
+		goto fail;
+	return s;
+fail:
+	ustack_perf_session__close(s);
+	errno = -ret;
+	return NULL;
+}
+
+static int ioctl_all(struct ustack_perf_session *s, unsigned long req)
+{
+	int ret = 0;
+
+	for (int i = 0; i < s->nr_fds; i++)
+		if (ioctl(s->fds[i].fd, req, 0) && !ret)
+			ret = -errno;
+	return ret;
+}
+
+int ustack_perf_session__enable(struct ustack_perf_session *s)
+{
+	return ioctl_all(s, PERF_EVENT_IOC_ENABLE);
+}
+
+int ustack_perf_session__disable(struct ustack_perf_session *s)
+{
+	return ioctl_all(s, PERF_EVENT_IOC_DISABLE);
+}
+
+uint64_t ustack_perf_session__bad_records(const struct ustack_perf_session *s)
+{
+	return s->bad;
+}
+
+void ustack_perf_session__close(struct ustack_perf_session *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; s->rings && i < s->nr_rings; i++)
+		if (s->rings[i].meta)
+			munmap(s->rings[i].meta, (size_t)(s->pages + 1) * 4096);
+	for (int i = 0; i < s->nr_fds; i++)
+		close(s->fds[i].fd);
+	free(s->fds);
+	free(s->rings);
+	free(s->buf);
+	free(s->pend);
+	free(s->kips);
+	free(s);
+}
+
+/* ---- reading ---------------------------------------------------------------- */
+
+static int grow(void **p, uint64_t *cap, uint64_t need, size_t elem)
+{
+	uint64_t n = *cap ? *cap : 64;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	q = realloc(*p, n * elem);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+/* Time of a record: first field of a sample after IDENTIFIER, IP, TID;
+ * for other records inside the trailing sample_id (TID, TIME, CPU,
+ * IDENTIFIER). Returns 0 when it cannot be found (sorted first). */
+static uint64_t record_time(const uint8_t *r, uint32_t len)
+{
+	const struct perf_event_header *h = (const void *)r;
+
+	if (h->type == PERF_RECORD_SAMPLE)
+		return len >= 8 + 8 * 4 ? ld_u64(r + 8 + 8 + 8 + 8) : 0;
+	/* sample_id: pid/tid (8), time (8), cpu (8), identifier (8) at the end */
+	return len >= 8 + 32 ? ld_u64(r + len - 24) : 0;
+}
+
+static int drain_ring(struct ustack_perf_session *s, struct perf_ring *r, uint32_t *seq)
+{
+	uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = r->meta->data_tail;
+	uint64_t mask = r->size - 1;
+
+	while (tail < head) {
+		struct perf_event_header h;
+		uint64_t off = tail & mask;
+		uint8_t *dst;
+
+		/* the header itself may wrap */
+		for (unsigned int i = 0; i < sizeof(h); i++)
+			((uint8_t *)&h)[i] = r->data[(off + i) & mask];
+		if (h.size < sizeof(h) || h.size > head - tail) {
+			/* garbage: drop the rest of this ring's data */
+			s->bad++;
+			break;
+		}
+		if (grow((void **)&s->buf, &s->buf_cap, s->buf_len + h.size, 1) ||
+		    grow((void **)&s->pend, &s->cap_pend, s->nr_pend + 1, sizeof(*s->pend)))
+			return -ENOMEM;
+		dst = s->buf + s->buf_len;
+		if (off + h.size <= r->size) {
+			memcpy(dst, r->data + off, h.size);
+		} else {
+			uint64_t first = r->size - off;
+
+			memcpy(dst, r->data + off, first);
+			memcpy(dst + first, r->data, h.size - first);
+		}
+		s->pend[s->nr_pend++] = (struct pending){
+			.time = record_time(dst, h.size), .off = s->buf_len, .len = h.size,
+			.seq = (*seq)++,
+		};
+		s->buf_len += h.size;
+		tail += h.size;
+	}
+	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int pend_cmp(const void *a, const void *b)
+{
+	const struct pending *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int event_of_id(const struct ustack_perf_session *s, uint64_t id)
+{
+	for (int i = 0; i < s->nr_fds; i++)
+		if (s->fds[i].id == id)
+			return s->fds[i].event;
+	return -1;
+}
+
+/* A bounds-checked cursor over one record. */
+struct cur {
+	const uint8_t *p, *end;
+	int bad;
+};
+
+static uint64_t take64(struct cur *c)
+{
+	uint64_t v;
+
+	if (c->end - c->p < 8) {
+		c->bad = 1;
+		return 0;
+	}
+	v = ld_u64(c->p);
+	c->p += 8;
+	return v;
+}
+
+static const uint8_t *take(struct cur *c, uint64_t n)
+{
+	const uint8_t *p = c->p;
+
+	if ((uint64_t)(c->end - c->p) < n) {
+		c->bad = 1;
+		return NULL;
+	}
+	c->p += n;
+	return p;
+}
+
+static int parse_sample(struct ustack_perf_session *s, const uint8_t *r, uint32_t len,
+			struct ustack_perf_record *out)
+{
+	const struct perf_event_header *h = (const void *)r;
+	struct ustack_perf_sample *sm = &out->sample;
+	struct cur c = { r + sizeof(*h), r + len, 0 };
+	uint64_t v, nr, abi, size;
+
+	out->type = USTACK_PREC_SAMPLE;
+	sm->event = event_of_id(s, take64(&c));
+	sm->ip = take64(&c);
+	v = take64(&c);
+	sm->pid = (uint32_t)v;
+	sm->tid = (uint32_t)(v >> 32);
+	out->time = take64(&c);
+	sm->cpu = (uint32_t)take64(&c);
+	take64(&c); /* period */
+	nr = take64(&c);
+	if (c.bad || nr > (uint64_t)(c.end - c.p) / 8 || sm->event < 0)
+		return -EBADMSG;
+	if (nr > s->cap_kips) {
+		uint64_t cap = s->cap_kips;
+
+		if (grow((void **)&s->kips, &cap, nr, 8))
+			return -ENOMEM;
+		s->cap_kips = (uint32_t)cap;
+	}
+	sm->nr_kips = 0;
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t ip = take64(&c);
+
+		if (ip >= PERF_CONTEXT_MAX_MARKER)
+			continue; /* PERF_CONTEXT_KERNEL / _USER markers */
+		s->kips[sm->nr_kips++] = ip;
+	}
+	sm->kips = s->kips;
+	abi = take64(&c);
+	sm->has_uregs = abi != PERF_SAMPLE_REGS_ABI_NONE;
+	if (sm->has_uregs) {
+		/* registers in mask bit order: bp, sp, ip */
+		sm->ubp = take64(&c);
+		sm->usp = take64(&c);
+		sm->uip = take64(&c);
+	}
+	size = take64(&c);
+	sm->stack = NULL;
+	sm->stack_size = 0;
+	if (size) {
+		const uint8_t *data = take(&c, size);
+		uint64_t dyn = take64(&c);
+
+		sm->stack = data;
+		sm->stack_size = dyn <= size ? dyn : size;
+	}
+	if (c.bad)
+		return -EBADMSG;
+	sm->kernel_mode = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+	return 0;
+}
+
+static int parse_record(struct ustack_perf_session *s, const uint8_t *r, uint32_t len,
+			struct ustack_perf_record *out)
+{
+	const struct perf_event_header *h = (const void *)r;
+	struct cur c = { r + sizeof(*h), r + len, 0 };
+	uint64_t v;
+
+	memset(out, 0, sizeof(*out));
+	out->time = record_time(r, len);
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		return parse_sample(s, r, len, out);
+	case PERF_RECORD_COMM: {
+		const char *name;
+		size_t max;
+
+		out->type = USTACK_PREC_COMM;
+		v = take64(&c);
+		out->comm.pid = (uint32_t)v;
+		out->comm.tid = (uint32_t)(v >> 32);
+		name = (const char *)c.p;
+		max = c.end - c.p;
+		if (c.bad || !memchr(name, 0, max))
+			return -EBADMSG;
+		snprintf(s->comm, sizeof(s->comm), "%s", name);
+		out->comm.comm = s->comm;
+		out->comm.exec = !!(h->misc & PERF_RECORD_MISC_COMM_EXEC);
+		return 0;
+	}
+	case PERF_RECORD_MMAP2: {
+		const char *name;
+		const uint8_t *p;
+
+		out->type = USTACK_PREC_MMAP2;
+		v = take64(&c);
+		out->mmap2.pid = (uint32_t)v;
+		out->mmap2.tid = (uint32_t)(v >> 32);
+		out->mmap2.start = take64(&c);
+		out->mmap2.len = take64(&c);
+		out->mmap2.pgoff = take64(&c);
+		p = take(&c, 24);
+		if (c.bad)
+			return -EBADMSG;
+		if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+			/* u8 build_id_size, u8 __reserved_1, u16 __reserved_2, u8 build_id[20] */
+			out->mmap2.build_id_size = p[0] <= 20 ? p[0] : 0;
+			memcpy(out->mmap2.build_id, p + 4, 20);
+		} else {
+			out->mmap2.maj = ld_u32(p);
+			out->mmap2.min = ld_u32(p + 4);
+			out->mmap2.ino = ld_u64(p + 8);
+		}
+		v = take64(&c);
+		out->mmap2.prot = (uint32_t)v;
+		out->mmap2.flags = (uint32_t)(v >> 32);
+		name = (const char *)c.p;
+		if (c.bad || !memchr(name, 0, c.end - c.p))
+			return -EBADMSG;
+		out->mmap2.filename = name;
+		return 0;
+	}
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		out->type = h->type == PERF_RECORD_FORK ? USTACK_PREC_FORK : USTACK_PREC_EXIT;
+		v = take64(&c);
+		out->task.pid = (uint32_t)v;
+		out->task.ppid = (uint32_t)(v >> 32);
+		v = take64(&c);
+		out->task.tid = (uint32_t)v;
+		out->task.ptid = (uint32_t)(v >> 32);
+		out->time = take64(&c);
+		return c.bad ? -EBADMSG : 0;
+	case PERF_RECORD_LOST:
+		out->type = USTACK_PREC_LOST;
+		take64(&c); /* id */
+		out->lost.lost = take64(&c);
+		/* sample_id: ... cpu at len - 16 */
+		out->lost.cpu = len >= 8 + 16 + 32 ? ld_u32(r + len - 16) : 0;
+		return c.bad ? -EBADMSG : 0;
+	case PERF_RECORD_LOST_SAMPLES:
+		out->type = USTACK_PREC_LOST;
+		out->lost.lost = take64(&c);
+		out->lost.cpu = len >= 8 + 8 + 32 ? ld_u32(r + len - 16) : 0;
+		return c.bad ? -EBADMSG : 0;
+	default:
+		return -ENOENT; /* not ours: skip */
+	}
+}
+
+int ustack_perf_session__poll(struct ustack_perf_session *s, int timeout_ms,
+			      ustack_perf_record_fn fn, void *ctx)
+{
+	struct pollfd pfds[256];
+	int np = 0, delivered = 0;
+	uint32_t seq = 0;
+
+	for (int i = 0; i < s->nr_rings && np < (int)ARRAY_SIZE(pfds); i++)
+		if (s->rings[i].fd >= 0)
+			pfds[np++] = (struct pollfd){ .fd = s->rings[i].fd, .events = POLLIN };
+	if (timeout_ms && poll(pfds, np, timeout_ms) < 0 && errno != EINTR)
+		return -errno;
+
+	s->buf_len = 0;
+	s->nr_pend = 0;
+	for (int i = 0; i < s->nr_rings; i++) {
+		int ret;
+
+		if (s->rings[i].fd < 0)
+			continue;
+		ret = drain_ring(s, &s->rings[i], &seq);
+		if (ret)
+			return ret;
+	}
+	qsort(s->pend, s->nr_pend, sizeof(*s->pend), pend_cmp);
+	for (uint64_t i = 0; i < s->nr_pend; i++) {
+		struct ustack_perf_record rec;
+		int ret = parse_record(s, s->buf + s->pend[i].off, s->pend[i].len, &rec);
+
+		if (ret == -ENOENT)
+			continue;
+		if (ret) {
+			s->bad++;
+			continue;
+		}
+		fn(ctx, &rec);
+		delivered++;
+	}
+	return delivered;
+}

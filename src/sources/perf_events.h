@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perf_event_open source: events by name, per-CPU ring buffers, records
+ * parsed into plain structs and handed out in time order per poll round.
+ * Samples carry the kernel part of the callchain, the user registers and a
+ * copy of the top of the user stack; COMM, MMAP2, FORK, EXIT and LOST
+ * records keep the consumer's picture of each process current.
+ * The ring buffers are untrusted input: every record is bounds-checked.
+ */
+#ifndef USTACK_SOURCES_PERF_EVENTS_H
+#define USTACK_SOURCES_PERF_EVENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define USTACK_PERF_MAX_EVENTS 16
+
+struct ustack_perf_event_spec {
+	char name[128];    /* as given: "cpu-clock", "syscalls:sys_enter_futex" */
+	uint32_t type;     /* PERF_TYPE_* */
+	uint64_t config;
+	int is_tracepoint;
+	int is_hardware;
+};
+
+/**
+ * Parse an event name: cpu-clock, task-clock, page-faults,
+ * context-switches, cycles, instructions, cache-misses, branch-misses, or
+ * SUBSYS:NAME for a tracepoint (its id read from tracefs, which is mounted
+ * when needed).
+ * @return 0, -ENOENT (unknown event; @err says why), other negative errno
+ */
+int ustack_perf_event_parse(const char *name, struct ustack_perf_event_spec *out, char *err,
+			    size_t errlen);
+
+struct ustack_perf_opts {
+	size_t sz;
+	const struct ustack_perf_event_spec *events;
+	int nr_events;
+	uint32_t freq;        /* sampling frequency of non-tracepoint events (Hz) */
+	uint32_t stack_size;  /* bytes of user stack copied per sample (multiple of 8) */
+	const pid_t *pids;    /* processes to follow (threads found in /proc), or */
+	int nr_pids;
+	int system_wide;      /* every process on every CPU, or */
+	pid_t child;          /* a child stopped before exec: enabled on its exec */
+	unsigned int pages;   /* data pages per CPU ring buffer (power of 2; 0: 1024, 256 above 16 CPUs) */
+};
+
+enum ustack_perf_rec_type {
+	USTACK_PREC_SAMPLE = 1,
+	USTACK_PREC_COMM,
+	USTACK_PREC_MMAP2,
+	USTACK_PREC_FORK,
+	USTACK_PREC_EXIT,
+	USTACK_PREC_LOST,
+};
+
+struct ustack_perf_sample {
+	int event;              /* index into opts.events */
+	uint32_t pid, tid, cpu;
+	int kernel_mode;        /* taken while the task ran in the kernel */
+	uint64_t ip;
+	const uint64_t *kips;   /* kernel callchain, context markers removed */
+	uint32_t nr_kips;
+	int has_uregs;          /* user registers present (not a kernel thread) */
+	uint64_t uip, usp, ubp; /* user ip, sp, bp */
+	const uint8_t *stack;   /* copy of user memory at [usp, usp + stack_size) */
+	uint64_t stack_size;    /* valid bytes (the kernel's dyn_size) */
+};
+
+struct ustack_perf_record {
+	enum ustack_perf_rec_type type;
+	uint64_t time; /* CLOCK_MONOTONIC ns */
+	union {
+		struct ustack_perf_sample sample;
+		struct {
+			uint32_t pid, tid;
+			const char *comm;
+			int exec;
+		} comm;
+		struct {
+			uint32_t pid, tid;
+			uint64_t start, len, pgoff;
+			uint32_t maj, min, prot, flags;
+			uint64_t ino;
+			uint8_t build_id[20];
+			uint32_t build_id_size; /* 0 unless the kernel sent one */
+			const char *filename;
+		} mmap2;
+		struct {
+			uint32_t pid, ppid, tid, ptid;
+		} task; /* FORK and EXIT */
+		struct {
+			uint32_t cpu;
+			uint64_t lost;
+		} lost;
+	};
+};
+
+typedef void (*ustack_perf_record_fn)(void *ctx, const struct ustack_perf_record *rec);
+
+struct ustack_perf_session;
+
+/**
+ * Open the events on every CPU for the target, map the ring buffers.
+ * Counting starts at ustack_perf_session__enable() (or at the child's exec).
+ * @param err receives a one-line reason on failure
+ * @return the session, or NULL with errno (EACCES/EPERM: perf_event_paranoid
+ *         or capabilities; ENOENT/EOPNOTSUPP: event not supported; ESRCH:
+ *         no such process)
+ */
+struct ustack_perf_session *ustack_perf_session__open(const struct ustack_perf_opts *opts,
+						      char *err, size_t errlen);
+int ustack_perf_session__enable(struct ustack_perf_session *s);
+int ustack_perf_session__disable(struct ustack_perf_session *s);
+
+/**
+ * Wait up to @timeout_ms for data, then read every ring buffer, sort the
+ * records of this round by time and pass them to @fn.
+ * @return records delivered, or negative errno
+ */
+int ustack_perf_session__poll(struct ustack_perf_session *s, int timeout_ms,
+			      ustack_perf_record_fn fn, void *ctx);
+
+/** Records the parser rejected as malformed (counted, never passed on). */
+uint64_t ustack_perf_session__bad_records(const struct ustack_perf_session *s);
+
+void ustack_perf_session__close(struct ustack_perf_session *s);
+
+#endif

@@ -1,0 +1,780 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ustack_record(): perf samples -> deferred engine -> unwind -> normalize
+ * -> stackmaps -> trace writer.
+ *
+ * Each sample becomes an EVENT at once, carrying its kernel stack id and
+ * the cookie the deferred engine gave it. The engine unwinds the user stack
+ * once per kernel entry (from the sample that opened it) and, when the
+ * entry closes, calls our consumer, which normalizes the frames to (file
+ * offset, file id), stores the stack once and writes one USER_STACK record
+ * per cookie. Readers stitch events to user stacks by tid and cookie.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <dirent.h>
+#include <ctype.h>
+
+#include <ustack/procmaps.h>
+#include <ustack/record.h>
+#include <ustack/stackmap.h>
+#include <ustack/trace.h>
+#include "common/log.h"
+#include "deferred/deferred.h"
+#include "sources/perf_events.h"
+#include "sources/perf_maps.h"
+#include "unwind/unwind.h"
+
+#define MAX_USER_FRAMES 127
+/* user stack words: per frame (offset, file id | method << 56 | flags << 62) */
+#define FID_MASK ((1ull << 56) - 1)
+
+struct ksym {
+	uint64_t addr;
+	char *name;
+	char *module;
+};
+
+struct tid_comm {
+	uint32_t tid;
+	char comm[16];
+};
+
+struct rec {
+	const struct ustack_record_opts *o;
+	struct ustack_record_stats st;
+	struct ustack_perf_event_spec events[USTACK_PERF_MAX_EVENTS];
+	int nr_events;
+	struct ustack_perf_session *ps;
+	struct ustack_modcache *mc;
+	struct ustack_recmaps *rm;
+	struct ustack_deferred *def;
+	struct ustack_deferred_consumer consumer;
+	struct ustack_stackmap *kmap, *umap;
+	struct ustack_trace_writer *w;
+	int werr;       /* first writer error */
+	/* scratch */
+	uint64_t words[2 * MAX_USER_FRAMES];
+	struct ustack_trace_frame frames[MAX_USER_FRAMES];
+	/* kernel symbols, loaded on first use */
+	struct ksym *ksyms;
+	size_t nr_ksyms;
+	int ksyms_loaded;
+	/* thread names, for FORK records */
+	struct tid_comm *comms;
+	size_t nr_comms, cap_comms;
+	const struct ustack_perf_sample *cur; /* the sample being requested */
+	uint64_t t0;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void set_err(struct rec *r, const char *fmt, const char *a, const char *b)
+{
+	if (r->o->errbuf && r->o->errlen)
+		snprintf(r->o->errbuf, r->o->errlen, fmt, a, b);
+}
+
+/* ---- thread names ---------------------------------------------------------- */
+
+static struct tid_comm *comm_slot(struct rec *r, uint32_t tid, int create)
+{
+	for (size_t i = 0; i < r->nr_comms; i++)
+		if (r->comms[i].tid == tid)
+			return &r->comms[i];
+	if (!create)
+		return NULL;
+	if (r->nr_comms == r->cap_comms) {
+		size_t cap = r->cap_comms ? 2 * r->cap_comms : 64;
+		struct tid_comm *n = realloc(r->comms, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		r->comms = n;
+		r->cap_comms = cap;
+	}
+	r->comms[r->nr_comms].tid = tid;
+	r->comms[r->nr_comms].comm[0] = 0;
+	return &r->comms[r->nr_comms++];
+}
+
+static void write_thread(struct rec *r, uint64_t time, uint32_t pid, uint32_t tid, uint32_t flags,
+			 const char *comm)
+{
+	struct ustack_trace_thread t = { .time = time, .pid = pid, .tid = tid, .flags = flags,
+					 .comm = comm };
+	struct tid_comm *c = comm_slot(r, tid, 1);
+	int ret;
+
+	if (c && comm != c->comm)
+		snprintf(c->comm, sizeof(c->comm), "%s", comm);
+	ret = ustack_trace_writer__add_thread(r->w, &t);
+	if (ret && !r->werr)
+		r->werr = ret;
+}
+
+/* ---- kernel symbols (names for KSYM records) ------------------------------ */
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void ksyms_load(struct rec *r)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	char line[512];
+	size_t cap = 0;
+
+	r->ksyms_loaded = 1;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char type, name[256], mod[128] = "";
+		int n = sscanf(line, "%llx %c %255s [%127[^]]]", &addr, &type, name, mod);
+
+		if (n < 3 || !addr || (type != 't' && type != 'T' && type != 'W' && type != 'w'))
+			continue;
+		if (r->nr_ksyms == cap) {
+			size_t c = cap ? 2 * cap : 65536;
+			struct ksym *k = realloc(r->ksyms, c * sizeof(*k));
+
+			if (!k)
+				break;
+			r->ksyms = k;
+			cap = c;
+		}
+		r->ksyms[r->nr_ksyms].addr = addr;
+		r->ksyms[r->nr_ksyms].name = strdup(name);
+		r->ksyms[r->nr_ksyms].module = mod[0] ? strdup(mod) : NULL;
+		r->nr_ksyms++;
+	}
+	fclose(f);
+	if (r->nr_ksyms)
+		qsort(r->ksyms, r->nr_ksyms, sizeof(*r->ksyms), ksym_cmp);
+}
+
+static int cb_get_ksym(void *ctx, uint64_t ip, struct ustack_trace_ksym *ks)
+{
+	struct rec *r = ctx;
+	size_t lo = 0, hi;
+
+	if (!r->ksyms_loaded)
+		ksyms_load(r);
+	hi = r->nr_ksyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->ksyms[mid].addr <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -ENOENT;
+	ks->addr = r->ksyms[lo - 1].addr;
+	ks->size = lo < r->nr_ksyms ? r->ksyms[lo].addr - ks->addr : 0;
+	ks->name = r->ksyms[lo - 1].name;
+	ks->module = r->ksyms[lo - 1].module;
+	return 0;
+}
+
+/* ---- writer callbacks -------------------------------------------------------- */
+
+static int cb_get_stack(void *ctx, uint32_t kind, uint32_t id, struct ustack_trace_stack *st)
+{
+	struct rec *r = ctx;
+	const uint64_t *w;
+	uint32_t nr;
+	int ret;
+
+	ret = ustack_stackmap__lookup(kind == USTACK_TRACE_KSTACK ? r->kmap : r->umap, id, &w, &nr,
+				      NULL);
+	if (ret)
+		return ret;
+	st->id = id;
+	st->kind = kind;
+	if (kind == USTACK_TRACE_KSTACK) {
+		st->nr = nr;
+		st->ips = w;
+		return 0;
+	}
+	st->nr = nr / 2;
+	for (uint32_t i = 0; i < st->nr; i++)
+		r->frames[i] = (struct ustack_trace_frame){
+			.offset = w[2 * i],
+			.file_id = w[2 * i + 1] & FID_MASK,
+			.method = (uint8_t)((w[2 * i + 1] >> 56) & 0x3f),
+			.flags = (uint8_t)(w[2 * i + 1] >> 62),
+		};
+	st->frames = r->frames;
+	return 0;
+}
+
+static int cb_get_file_map(void *ctx, uint64_t file_id, struct ustack_file_map *fm)
+{
+	struct rec *r = ctx;
+	struct recmaps_file *f = ustack_recmaps__file_by_id(r->rm, file_id);
+
+	if (!f)
+		return -ENOENT;
+	memset(fm, 0, sizeof(*fm));
+	fm->file_id = f->file_id;
+	fm->kind = f->kind == RECMAPS_VDSO ? USTACK_VMA_VDSO : USTACK_VMA_FILE;
+	fm->flags = f->deleted ? USTACK_VMA_DELETED : 0;
+	fm->path = f->path;
+	fm->dev_major = f->maj;
+	fm->dev_minor = f->min;
+	fm->inode = f->ino;
+	fm->build_id_size = f->build_id_size;
+	fm->build_id_source = f->build_id_size ? USTACK_BUILD_ID_ELF : USTACK_BUILD_ID_NONE;
+	memcpy(fm->build_id, f->build_id, f->build_id_size);
+	fm->debuglink = f->debuglink;
+	fm->debuglink_crc = f->debuglink_crc;
+	return 0;
+}
+
+/* ---- unwinding a sample's user stack ---------------------------------------- */
+
+struct stack_copy {
+	uint64_t base;
+	const uint8_t *data;
+	uint64_t size;
+	struct ustack_recmaps *rm;
+};
+
+static int copy_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct stack_copy *c = ctx;
+
+	if (addr < c->base || addr - c->base > c->size || len > c->size - (addr - c->base))
+		return -EFAULT;
+	memcpy(buf, c->data + (addr - c->base), len);
+	return 0;
+}
+
+static int copy_find_row(void *ctx, uint64_t pc, struct ustack_row *row, unsigned int *method)
+{
+	return ustack_recmaps__find_row(((struct stack_copy *)ctx)->rm, pc, row, method);
+}
+
+static int copy_is_code(void *ctx, uint64_t pc)
+{
+	return ustack_recmaps__is_code(((struct stack_copy *)ctx)->rm, pc);
+}
+
+static int unwind_sample(void *ctx, const struct ustack_deferred_sample *s,
+			 struct ustack_frame *frames, uint32_t max, uint32_t *stop)
+{
+	struct rec *r = ctx;
+	struct stack_copy c = { .base = s->sp, .data = s->stack, .size = s->stack_size, .rm = r->rm };
+	struct ustack_unwind_ops ops = {
+		.find_row = copy_find_row, .read = copy_read, .is_code = copy_is_code, .ctx = &c,
+	};
+	struct ustack_regs regs = { .pc = s->ip, .sp = s->sp, .fp = s->bp };
+	struct ustack_unwind_opts uo = { .sz = sizeof(uo), .stack_lo = s->sp,
+					 .stack_hi = s->sp + s->stack_size };
+	unsigned int why;
+	int n;
+
+	ustack_recmaps__set_pid(r->rm, s->pid);
+	n = ustack_unwind(&ops, &regs, &uo, frames, (int)max, &why);
+	*stop = why;
+	r->st.unwinds++;
+	return n;
+}
+
+/* The deferred engine delivers a cookie's stack: normalize, dedup, write. */
+static void on_user_stack(struct ustack_deferred_consumer *c, uint64_t cookie,
+			  const struct ustack_deferred_task *task, uint32_t cpu, uint64_t time,
+			  const struct ustack_deferred_stack *stack)
+{
+	struct rec *r = c->ctx;
+	struct ustack_trace_user_stack u = {
+		.time = time, .pid = task->pid, .tid = task->tid, .cpu = cpu,
+		.stop_reason = stack->stop, .cookie = cookie, .stack_id = USTACK_TRACE_NO_STACK,
+	};
+	uint32_t n = stack->nr < MAX_USER_FRAMES ? stack->nr : MAX_USER_FRAMES;
+	int ret;
+
+	if (stack->err) {
+		/* withheld (lost records, misordered) or unwind error: the
+		 * events with this cookie get no user stack */
+		r->st.no_user_stack += stack->nr_requests;
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ustack_frame *f = &stack->frames[i];
+		const struct recmaps_vma *v = ustack_recmaps__find(r->rm, task->pid, f->pc);
+		struct recmaps_file *file = v ? ustack_recmaps__file(r->rm, v->file) : NULL;
+		uint64_t flags = (f->flags & USTACK_FRAME_EXACT_PC) ? USTACK_TRACE_FRAME_EXACT_PC : 0;
+
+		if (file) {
+			ustack_recmaps__file_info(r->rm, file, task->pid);
+			r->words[2 * i] = f->pc - v->start + v->pgoff;
+			r->words[2 * i + 1] = file->file_id;
+		} else {
+			r->words[2 * i] = f->pc;
+			r->words[2 * i + 1] = 0;
+		}
+		r->words[2 * i + 1] |= ((uint64_t)(f->method & 0x3f) << 56) | (flags << 62);
+		r->st.frames++;
+		r->st.frames_by_method[f->method & 7]++;
+	}
+	if (n) {
+		ret = ustack_stackmap__insert(r->umap, r->words, 2 * n, &u.stack_id);
+		if (ret < 0) {
+			r->st.no_user_stack += stack->nr_requests;
+			return;
+		}
+	}
+	ret = ustack_trace_writer__add_user_stack(r->w, &u);
+	if (ret && !r->werr)
+		r->werr = ret;
+	r->st.user_stacks++;
+}
+
+/* ---- perf records ------------------------------------------------------------- */
+
+static void on_sample(struct rec *r, const struct ustack_perf_record *rec)
+{
+	const struct ustack_perf_sample *s = &rec->sample;
+	struct ustack_trace_event ev = {
+		.time = rec->time, .pid = s->pid, .tid = s->tid, .cpu = s->cpu,
+		.event_id = (uint32_t)s->event, .kstack_id = USTACK_TRACE_NO_STACK,
+	};
+	int ret;
+
+	r->st.samples++;
+	if (s->nr_kips &&
+	    ustack_stackmap__insert(r->kmap, s->kips, s->nr_kips, &ev.kstack_id) < 0)
+		ev.kstack_id = USTACK_TRACE_NO_STACK;
+	if (s->has_uregs && (s->uip || s->usp)) {
+		struct ustack_deferred_sample ds = {
+			.pid = s->pid, .tid = s->tid, .cpu = s->cpu,
+			.flags = s->kernel_mode ? USTACK_DEFERRED_KERNEL : 0,
+			.time = rec->time, .ip = s->uip, .sp = s->usp, .bp = s->ubp,
+			.stack = s->stack, .stack_size = s->stack_size,
+		};
+
+		/* the return-address word at sp tells two entries from the
+		 * same ip/sp apart when no user-mode sample separated them */
+		if (s->stack_size >= 8)
+			memcpy(&ds.tag, s->stack, 8);
+		ret = ustack_deferred__request(r->def, &r->consumer, &ds, &ev.cookie);
+		if (ret == 1)
+			r->st.shared++;
+		else if (ret < 0)
+			ev.cookie = 0;
+	}
+	if (!ev.cookie)
+		r->st.no_user_stack++;
+	ret = ustack_trace_writer__add_event(r->w, &ev);
+	if (ret && !r->werr)
+		r->werr = ret;
+	r->st.events++;
+}
+
+static void on_record(void *ctx, const struct ustack_perf_record *rec)
+{
+	struct rec *r = ctx;
+
+	switch (rec->type) {
+	case USTACK_PREC_SAMPLE:
+		on_sample(r, rec);
+		break;
+	case USTACK_PREC_COMM:
+		if (rec->comm.exec && rec->comm.pid == rec->comm.tid)
+			ustack_recmaps__exec(r->rm, rec->comm.pid);
+		write_thread(r, rec->time, rec->comm.pid, rec->comm.tid,
+			     rec->comm.exec ? USTACK_TRACE_THREAD_EXEC : 0, rec->comm.comm);
+		break;
+	case USTACK_PREC_MMAP2:
+		if (rec->mmap2.prot & 4 /* PROT_EXEC */)
+			ustack_recmaps__mmap(r->rm, rec->mmap2.pid, rec->mmap2.start, rec->mmap2.len,
+					     rec->mmap2.pgoff, rec->mmap2.maj, rec->mmap2.min,
+					     rec->mmap2.ino, rec->mmap2.build_id,
+					     rec->mmap2.build_id_size, rec->mmap2.filename);
+		break;
+	case USTACK_PREC_FORK: {
+		struct tid_comm *parent = comm_slot(r, rec->task.ptid, 0);
+
+		if (rec->task.pid != rec->task.ppid)
+			ustack_recmaps__fork(r->rm, rec->task.pid, rec->task.ppid);
+		write_thread(r, rec->time, rec->task.pid, rec->task.tid, USTACK_TRACE_THREAD_FORK,
+			     parent ? parent->comm : "");
+		break;
+	}
+	case USTACK_PREC_EXIT: {
+		struct tid_comm *t = comm_slot(r, rec->task.tid, 0);
+
+		ustack_deferred__task_exit(r->def, rec->task.tid);
+		write_thread(r, rec->time, rec->task.pid, rec->task.tid, USTACK_TRACE_THREAD_EXIT,
+			     t ? t->comm : "");
+		if (rec->task.pid == rec->task.tid)
+			ustack_recmaps__exit(r->rm, rec->task.pid);
+		break;
+	}
+	case USTACK_PREC_LOST: {
+		struct ustack_trace_lost l = { .time = rec->time, .what = USTACK_TRACE_LOST_KERNEL,
+					       .cpu = rec->lost.cpu, .count = rec->lost.lost };
+		int ret;
+
+		ustack_deferred__lost(r->def, rec->lost.cpu, rec->time);
+		r->st.lost += rec->lost.lost;
+		ret = ustack_trace_writer__add_lost(r->w, &l);
+		if (ret && !r->werr)
+			r->werr = ret;
+		break;
+	}
+	}
+}
+
+/* ---- set-up ------------------------------------------------------------------- */
+
+/* THREAD records and the mapping picture of a running process. */
+static void synthesize_pid(struct rec *r, uint32_t pid)
+{
+	char path[64], comm[32];
+	DIR *d;
+	struct dirent *de;
+	uint64_t now = mono_ns();
+
+	ustack_recmaps__synthesize(r->rm, pid);
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	d = opendir(path);
+	while (d && (de = readdir(d))) {
+		FILE *f;
+		uint32_t tid;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		tid = (uint32_t)atoi(de->d_name);
+		snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
+		f = fopen(path, "re");
+		comm[0] = 0;
+		if (f) {
+			if (fgets(comm, sizeof(comm), f))
+				comm[strcspn(comm, "\n")] = 0;
+			fclose(f);
+		}
+		write_thread(r, now, pid, tid, 0, comm);
+	}
+	if (d)
+		closedir(d);
+}
+
+static void synthesize_all(struct rec *r)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	while (d && (de = readdir(d)))
+		if (isdigit((unsigned char)de->d_name[0]))
+			synthesize_pid(r, (uint32_t)atoi(de->d_name));
+	if (d)
+		closedir(d);
+}
+
+static void fill_stats(struct rec *r)
+{
+	struct ustack_trace_stats ts;
+	struct ustack_stackmap_stats ks, us;
+
+	if (r->w) {
+		ustack_trace_writer__stats(r->w, &ts);
+		r->st.bytes = ts.bytes;
+	}
+	if (r->kmap && !ustack_stackmap__stats(r->kmap, &ks))
+		r->st.kernel_stacks = ks.entries;
+	if (r->umap && !ustack_stackmap__stats(r->umap, &us))
+		r->st.distinct_user_stacks = us.entries;
+	if (r->ps)
+		r->st.bad_records = ustack_perf_session__bad_records(r->ps);
+	r->st.seconds = (mono_ns() - r->t0) / 1e9;
+}
+
+/* Fork the command, stopped on a pipe until the events are open. *report_fd
+ * reads 0 bytes once exec succeeded (close-on-exec), else the child's errno. */
+static pid_t spawn_child(char *const *argv, int *go_fd, int *report_fd, char *err, size_t errlen)
+{
+	int go[2], report[2];
+	pid_t pid;
+	char c;
+
+	if (pipe2(go, O_CLOEXEC) || pipe2(report, O_CLOEXEC)) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		int e;
+
+		close(go[1]);
+		close(report[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(report[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(report[1]);
+	*go_fd = go[1];
+	*report_fd = report[0];
+	return pid;
+}
+
+USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_record_stats *stats)
+{
+	static const char *const default_events[] = { "cpu-clock" };
+	const char *const *names = o->nr_events ? o->events : default_events;
+	struct rec *r = calloc(1, sizeof(*r));
+	struct ustack_perf_opts po = { .sz = sizeof(po) };
+	struct ustack_deferred_opts dopts = { .sz = sizeof(dopts) };
+	struct ustack_stackmap_opts smo = { .sz = sizeof(smo) };
+	struct ustack_trace_writer_opts wo = { .sz = sizeof(wo) };
+	struct ustack_trace_header hdr = { .clock_id = CLOCK_MONOTONIC };
+	struct utsname un;
+	struct timespec rt;
+	char err[512] = "", host[256] = "";
+	pid_t child = 0;
+	int go_fd = -1, report_fd = -1, ret = 0, nr = o->nr_events ? o->nr_events : 1;
+	uint64_t last_progress, deadline = 0;
+
+	if (!r)
+		return -ENOMEM;
+	r->o = o;
+	r->t0 = mono_ns();
+	if (nr > USTACK_PERF_MAX_EVENTS) {
+		set_err(r, "too many events (at most %s)%s", "16", "");
+		ret = -E2BIG;
+		goto out;
+	}
+	for (int i = 0; i < nr; i++) {
+		ret = ustack_perf_event_parse(names[i], &r->events[i], err, sizeof(err));
+		if (ret) {
+			set_err(r, "%s%s", err, "");
+			goto out;
+		}
+	}
+	r->nr_events = nr;
+
+	r->mc = ustack_modcache__new(0, USTACK_MODCACHE_COMPILE_CFI);
+	r->rm = r->mc ? ustack_recmaps__new(r->mc) : NULL;
+	smo.capacity = 1u << 16;
+	smo.max_depth = 2 * MAX_USER_FRAMES;
+	r->kmap = ustack_stackmap__new(&smo);
+	r->umap = ustack_stackmap__new(&smo);
+	dopts.nr_cpus = (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
+	dopts.max_frames = MAX_USER_FRAMES;
+	dopts.unwind = unwind_sample;
+	dopts.unwind_ctx = r;
+	r->def = ustack_deferred__new(&dopts);
+	if (!r->rm || !r->kmap || !r->umap || !r->def ||
+	    ustack_deferred__init_consumer(r->def, &r->consumer, on_user_stack, r)) {
+		set_err(r, "out of memory%s%s", "", "");
+		ret = -ENOMEM;
+		goto out;
+	}
+
+	/* the trace file first: an unwritable output fails before anything runs */
+	uname(&un);
+	gethostname(host, sizeof(host) - 1);
+	clock_gettime(CLOCK_REALTIME, &rt);
+	hdr.realtime_ns = (uint64_t)rt.tv_sec * 1000000000ull + rt.tv_nsec;
+	hdr.clock_ns = mono_ns();
+	hdr.hostname = host;
+	hdr.release = un.release;
+	hdr.machine = un.machine;
+	hdr.cmdline = o->cmdline;
+	hdr.version = "ustack 0.1.0";
+	wo.get_stack = cb_get_stack;
+	wo.get_file_map = cb_get_file_map;
+	wo.get_ksym = cb_get_ksym;
+	wo.ctx = r;
+	r->w = ustack_trace_writer__open(o->output ? o->output : "ustack.data", &hdr, &wo);
+	if (!r->w) {
+		ret = -errno;
+		set_err(r, "%s: %s", o->output ? o->output : "ustack.data", strerror(-ret));
+		goto out;
+	}
+	for (int i = 0; i < nr; i++) {
+		struct ustack_trace_event_desc d = {
+			.id = (uint32_t)i, .name = r->events[i].name,
+			.type = r->events[i].is_tracepoint ? USTACK_TRACE_EV_TRACEPOINT
+							   : USTACK_TRACE_EV_SAMPLE,
+			.flags = r->events[i].is_tracepoint ? 0 : USTACK_TRACE_EV_FREQ,
+			.period = r->events[i].is_tracepoint ? 1 : (o->freq ? o->freq : 999),
+		};
+
+		ustack_trace_writer__add_event_desc(r->w, &d);
+	}
+
+	if (o->argv && o->argv[0]) {
+		child = spawn_child(o->argv, &go_fd, &report_fd, err, sizeof(err));
+		if (child < 0) {
+			set_err(r, "%s%s", err, "");
+			ret = -ECHILD;
+			goto out;
+		}
+	} else if (o->system_wide) {
+		synthesize_all(r);
+	} else {
+		for (int i = 0; i < o->nr_pids; i++) {
+			if (kill(o->pids[i], 0) && errno == ESRCH) {
+				snprintf(err, sizeof(err), "pid %d: no such process", o->pids[i]);
+				set_err(r, "%s%s", err, "");
+				ret = -ESRCH;
+				goto out;
+			}
+			synthesize_pid(r, (uint32_t)o->pids[i]);
+		}
+	}
+
+	po.events = r->events;
+	po.nr_events = nr;
+	po.freq = o->freq ? o->freq : 999;
+	po.stack_size = o->stack_size ? o->stack_size : 16384;
+	po.pids = o->pids;
+	po.nr_pids = o->nr_pids;
+	po.system_wide = o->system_wide;
+	po.child = child;
+	r->ps = ustack_perf_session__open(&po, err, sizeof(err));
+	if (!r->ps) {
+		ret = -errno;
+		set_err(r, "%s%s", err, "");
+		goto out;
+	}
+	if (child > 0) {
+		/* events enable themselves at the exec */
+		int child_errno = 0;
+
+		if (write(go_fd, "g", 1) != 1) {
+			ret = -EPIPE;
+			goto out;
+		}
+		close(go_fd);
+		go_fd = -1;
+		if (read(report_fd, &child_errno, sizeof(child_errno)) == sizeof(child_errno)) {
+			snprintf(err, sizeof(err), "%s: %s", o->argv[0], strerror(child_errno));
+			set_err(r, "%s%s", err, "");
+			waitpid(child, NULL, 0);
+			child = 0;
+			ret = -child_errno;
+			goto out;
+		}
+	} else {
+		ustack_perf_session__enable(r->ps);
+	}
+
+	if (o->duration > 0)
+		deadline = r->t0 + (uint64_t)(o->duration * 1e9);
+	last_progress = mono_ns();
+	for (;;) {
+		int status;
+
+		ret = ustack_perf_session__poll(r->ps, 100, on_record, r);
+		if (ret < 0)
+			break;
+		ret = 0;
+		if (r->werr)
+			break;
+		if (o->stop && *o->stop)
+			break;
+		if (deadline && mono_ns() >= deadline)
+			break;
+		if (child > 0 && waitpid(child, &status, WNOHANG) == child) {
+			r->st.child_status = status;
+			child = 0;
+			break;
+		}
+		if (!child && !o->system_wide && o->nr_pids) {
+			int alive = 0;
+
+			for (int i = 0; i < o->nr_pids; i++)
+				alive += !(kill(o->pids[i], 0) && errno == ESRCH);
+			if (!alive)
+				break;
+		}
+		if (o->progress && mono_ns() - last_progress >= 1000000000ull) {
+			fill_stats(r);
+			o->progress(o->progress_ctx, &r->st);
+			last_progress = mono_ns();
+		}
+	}
+	ustack_perf_session__disable(r->ps);
+	/* what is still in the buffers */
+	while (!r->werr && ustack_perf_session__poll(r->ps, 0, on_record, r) > 0)
+		;
+	ustack_deferred__flush(r->def);
+out:
+	if (go_fd >= 0)
+		close(go_fd);
+	if (report_fd >= 0)
+		close(report_fd);
+	if (child > 0) {
+		/* interrupted or failed while the command runs: let it finish
+		 * on its own, as perf does; reap it if it already did */
+		int status;
+
+		if (waitpid(child, &status, WNOHANG) == child)
+			r->st.child_status = status;
+	}
+	fill_stats(r);
+	if (r->w) {
+		int cret = ustack_trace_writer__close(r->w);
+		struct stat sb;
+
+		r->w = NULL;
+		if (!r->werr && cret)
+			r->werr = cret;
+		if (!stat(o->output ? o->output : "ustack.data", &sb))
+			r->st.bytes = sb.st_size;
+	}
+	if (!ret && r->werr) {
+		ret = r->werr;
+		set_err(r, "%s: %s (the trace is readable up to the last complete chunk)",
+			o->output ? o->output : "ustack.data", strerror(-ret));
+	}
+	if (stats)
+		*stats = r->st;
+	ustack_perf_session__close(r->ps);
+	ustack_deferred__free(r->def);
+	ustack_stackmap__free(r->kmap);
+	ustack_stackmap__free(r->umap);
+	ustack_recmaps__free(r->rm);
+	ustack_modcache__free(r->mc);
+	for (size_t i = 0; i < r->nr_ksyms; i++) {
+		free(r->ksyms[i].name);
+		free(r->ksyms[i].module);
+	}
+	free(r->ksyms);
+	free(r->comms);
+	free(r);
+	return ret;
+}
