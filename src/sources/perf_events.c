@@ -232,7 +232,8 @@ static int ring_for_cpu(struct ustack_perf_session *s, int cpu, int fd)
 }
 
 static void fill_attr(struct perf_event_attr *a, const struct ustack_perf_event_spec *ev,
-		      const struct ustack_perf_opts *o, int first, int per_task)
+		      const struct ustack_perf_opts *o, int first, int per_task,
+		      uint32_t pages_bytes)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
@@ -254,12 +255,17 @@ static void fill_attr(struct perf_event_attr *a, const struct ustack_perf_event_
 	a->disabled = 1;
 	a->inherit = per_task;
 	a->enable_on_exec = o->child > 0;
-	a->wakeup_events = 1;
-	a->watermark = 0;
+	/* wake the reader when a quarter of the ring is used (the poll
+	 * timeout covers slow event rates): batches instead of a wakeup per
+	 * sample */
+	a->watermark = 1;
+	a->wakeup_watermark = pages_bytes / 4;
 	/* Side-band records come from event 0 of every task/CPU: the kernel
 	 * delivers them to the events of the task that mapped or forked. */
 	if (first) {
-		a->mmap = 0;
+		/* both bits: the kernel counts mmap listeners by attr.mmap
+		 * (account_event); mmap2 then selects the MMAP2 layout */
+		a->mmap = 1;
 		a->mmap2 = 1;
 		a->comm = 1;
 		a->comm_exec = 1;
@@ -274,7 +280,7 @@ static int open_one(struct ustack_perf_session *s, const struct ustack_perf_opts
 	struct perf_event_attr a;
 	int fd, ret;
 
-	fill_attr(&a, ev, o, first, pid != -1);
+	fill_attr(&a, ev, o, first, pid != -1, s->pages * 4096u);
 	fd = perf_event_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 #include <dirent.h>
@@ -68,7 +69,8 @@ struct rec {
 	/* kernel symbols, loaded on first use */
 	struct ksym *ksyms;
 	size_t nr_ksyms;
-	int ksyms_loaded;
+	int ksyms_loaded, ksyms_thread_started;
+	pthread_t ksyms_thread;
 	/* thread names, for FORK records */
 	struct tid_comm *comms;
 	size_t nr_comms, cap_comms;
@@ -137,22 +139,59 @@ static int ksym_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static void ksyms_load(struct rec *r)
+static const char *hex_field(const char *p, uint64_t *v)
 {
+	uint64_t x = 0;
+	int n = 0;
+
+	for (;; p++, n++) {
+		unsigned int d;
+
+		if (*p >= '0' && *p <= '9')
+			d = *p - '0';
+		else if (*p >= 'a' && *p <= 'f')
+			d = *p - 'a' + 10;
+		else
+			break;
+		x = x << 4 | d;
+	}
+	*v = x;
+	return n ? p : NULL;
+}
+
+/*
+ * Read the text symbols of /proc/kallsyms ("addr type name [module]"),
+ * sorted by address. Runs on its own thread from the start of recording:
+ * the kernel takes a while to format 100k+ lines, and the first kernel
+ * stack must not stall the reading of the ring buffers.
+ */
+static void *ksyms_load(void *arg)
+{
+	struct rec *r = arg;
 	FILE *f = fopen("/proc/kallsyms", "re");
 	char line[512];
 	size_t cap = 0;
 
-	r->ksyms_loaded = 1;
 	if (!f)
-		return;
+		return NULL;
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long long addr;
-		char type, name[256], mod[128] = "";
-		int n = sscanf(line, "%llx %c %255s [%127[^]]]", &addr, &type, name, mod);
+		const char *p, *name, *mod = NULL;
+		size_t nlen, mlen = 0;
+		uint64_t addr;
+		char type;
 
-		if (n < 3 || !addr || (type != 't' && type != 'T' && type != 'W' && type != 'w'))
+		p = hex_field(line, &addr);
+		if (!p || *p != ' ' || !addr)
 			continue;
+		type = p[1];
+		if ((type != 't' && type != 'T' && type != 'W' && type != 'w') || p[2] != ' ')
+			continue;
+		name = p + 3;
+		nlen = strcspn(name, " \t\n");
+		if (name[nlen] == '\t' && name[nlen + 1] == '[') {
+			mod = name + nlen + 2;
+			mlen = strcspn(mod, "]\n");
+		}
 		if (r->nr_ksyms == cap) {
 			size_t c = cap ? 2 * cap : 65536;
 			struct ksym *k = realloc(r->ksyms, c * sizeof(*k));
@@ -163,13 +202,26 @@ static void ksyms_load(struct rec *r)
 			cap = c;
 		}
 		r->ksyms[r->nr_ksyms].addr = addr;
-		r->ksyms[r->nr_ksyms].name = strdup(name);
-		r->ksyms[r->nr_ksyms].module = mod[0] ? strdup(mod) : NULL;
+		r->ksyms[r->nr_ksyms].name = strndup(name, nlen);
+		r->ksyms[r->nr_ksyms].module = mod ? strndup(mod, mlen) : NULL;
 		r->nr_ksyms++;
 	}
 	fclose(f);
 	if (r->nr_ksyms)
 		qsort(r->ksyms, r->nr_ksyms, sizeof(*r->ksyms), ksym_cmp);
+	return NULL;
+}
+
+static void ksyms_wait(struct rec *r)
+{
+	if (r->ksyms_thread_started && !r->ksyms_loaded) {
+		pthread_join(r->ksyms_thread, NULL);
+		r->ksyms_loaded = 1;
+	}
+	if (!r->ksyms_thread_started && !r->ksyms_loaded) {
+		ksyms_load(r);
+		r->ksyms_loaded = 1;
+	}
 }
 
 static int cb_get_ksym(void *ctx, uint64_t ip, struct ustack_trace_ksym *ks)
@@ -177,8 +229,7 @@ static int cb_get_ksym(void *ctx, uint64_t ip, struct ustack_trace_ksym *ks)
 	struct rec *r = ctx;
 	size_t lo = 0, hi;
 
-	if (!r->ksyms_loaded)
-		ksyms_load(r);
+	ksyms_wait(r);
 	hi = r->nr_ksyms;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -583,6 +634,7 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 		}
 	}
 	r->nr_events = nr;
+	r->ksyms_thread_started = !pthread_create(&r->ksyms_thread, NULL, ksyms_load, r);
 
 	r->mc = ustack_modcache__new(0, USTACK_MODCACHE_COMPILE_CFI);
 	r->rm = r->mc ? ustack_recmaps__new(r->mc) : NULL;
@@ -769,6 +821,7 @@ out:
 	ustack_stackmap__free(r->umap);
 	ustack_recmaps__free(r->rm);
 	ustack_modcache__free(r->mc);
+	ksyms_wait(r);
 	for (size_t i = 0; i < r->nr_ksyms; i++) {
 		free(r->ksyms[i].name);
 		free(r->ksyms[i].module);
