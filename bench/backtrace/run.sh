@@ -75,11 +75,23 @@ $CC "${COMMON[@]}" "${SF[@]}" -DBENCH_UNW -o "$OUT/bench_bt_unw" \
 $CC "${COMMON[@]}" -fno-omit-frame-pointer -DBENCH_FP -o "$OUT/bench_bt_fp" \
 	$SRC/bench_bt.c "$OUT/bench_gen.c"
 
+# The CFI path: the same code without SFrame (what distribution binaries
+# are today): ustack compiles .eh_frame rows, glibc and libunwind interpret
+# the same CFI.
+NOSF=(-fomit-frame-pointer)
+$CC "${COMMON[@]}" "${NOSF[@]}" -DBENCH_SELF -o "$OUT/bench_bt_self_cfi" \
+	$SRC/bench_bt.c "$OUT/bench_gen.c" build/libustack.a -lpthread -ldl
+$CC "${COMMON[@]}" "${NOSF[@]}" -DBENCH_UNW -o "$OUT/bench_bt_unw_cfi" \
+	$SRC/bench_bt.c "$OUT/bench_gen.c" -lunwind
+
 RES="$OUT/results.txt"
+RES_CFI="$OUT/results_cfi.txt"
 : >"$RES"
+: >"$RES_CFI"
 for ((r = 1; r <= RUNS; r++)); do
-	for b in self unw fp; do
-		if ! "$OUT/bench_bt_$b" "$FRAMES" >>"$RES" 2>"$OUT/bench_bt_$b.err"; then
+	for b in self unw fp self_cfi unw_cfi; do
+		case $b in *_cfi) dst=$RES_CFI ;; *) dst=$RES ;; esac
+		if ! "$OUT/bench_bt_$b" "$FRAMES" >>"$dst" 2>"$OUT/bench_bt_$b.err"; then
 			echo "bench/backtrace: bench_bt_$b failed its correctness check:" >&2
 			cat "$OUT/bench_bt_$b.err" >&2
 			exit 1
@@ -90,7 +102,8 @@ done
 echo "in-process backtrace, ns per call (median of $RUNS runs), each call storing DEPTH frames"
 echo "host: $(uname -r), $(nproc) cpus, $($CC --version | head -1)," \
 	"load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
-awk -v runs="$RUNS" '
+table() { # results file
+	awk -v runs="$RUNS" '
 function median(key,   n, i, j, t, a) {
 	n = split(vals[key], a, " ")
 	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) {
@@ -109,11 +122,22 @@ END {
 		u = median("ustack " scen[s] " " dep[d]); g = median("glibc " scen[s] " " dep[d])
 		l = median("libunwind " scen[s] " " dep[d]); f = median("fp " scen[s] " " dep[d])
 		rg = u > 0 ? g / u : 0; rl = u > 0 ? l / u : 0; rf = f > 0 ? u / f : 0
-		printf("| %-8s | %5d | %9.1f | %9.1f | %9.1f | %8.1f | %11.2fx | %10.2fx | %8.2fx |\n",
-		       scen[s], dep[d], u, g, l, f, rg, rl, rf)
+		if (f > 0)
+			printf("| %-8s | %5d | %9.1f | %9.1f | %9.1f | %8.1f | %11.2fx | %10.2fx | %8.2fx |\n",
+			       scen[s], dep[d], u, g, l, f, rg, rl, rf)
+		else
+			printf("| %-8s | %5d | %9.1f | %9.1f | %9.1f | %8s | %11.2fx | %10.2fx | %9s |\n",
+			       scen[s], dep[d], u, g, l, "n/a", rg, rl, "n/a")
 	}
 	printf "distinct stacks per depth (unique/paths): 8: %s, 32: %s, 128: %s\n",
 	       uniq[8], uniq[32], uniq[128]
 	for (m in short)
 		printf "WARNING: %s returned fewer than DEPTH frames: its numbers are for less work\n", m
-}' "$RES"
+}' "$1"
+}
+
+echo "SFrame path (code built -Wa,--gsframe):"
+table "$RES"
+echo
+echo "CFI path (the same code without SFrame; DWARF .eh_frame only; fp walk n/a):"
+table "$RES_CFI"

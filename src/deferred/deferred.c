@@ -205,7 +205,6 @@ static void run_callbacks(struct ustack_deferred *d, struct dentry *e, uint32_t 
 		 * which also clears its bit here. */
 		if (!(e->mask & (1ull << i)) || !(c = d->cons[i]))
 			continue;
-		e->mask &= ~(1ull << i);
 		d->st.callbacks++;
 		c->func(c, e->cookie, &task, e->cpu, e->first_time, &st);
 	}

@@ -411,7 +411,7 @@ static int self_read(void *ctx, uint64_t addr, void *buf, size_t len)
  * descriptor the walk has just validated with _dl_find_object(): an entry
  * left over from an unloaded library is never served.
  */
-#define ROW_SLOTS 1024
+#define ROW_SLOTS 4096
 
 struct row_entry {
 	uint64_t pc;
@@ -428,14 +428,17 @@ static struct {
 	struct row_entry e;
 } row_cache[ROW_SLOTS];
 
-static inline unsigned int row_slot(uint64_t pc)
+/* Two candidate slots per pc (two-way): a hot stack of a hundred frames
+ * should not evict itself through collisions. */
+static inline unsigned int row_slot(uint64_t pc, int way)
 {
-	return (unsigned int)((pc * 0x9e3779b97f4a7c15ull) >> 40) & (ROW_SLOTS - 1);
+	uint64_t h = pc * 0x9e3779b97f4a7c15ull;
+
+	return (unsigned int)((way ? h >> 20 : h >> 40) & (ROW_SLOTS - 1));
 }
 
-static inline int row_cache_get(uint32_t gen, uint64_t pc, struct row_entry *e)
+static inline int row_cache_get_way(unsigned int i, uint32_t gen, uint64_t pc, struct row_entry *e)
 {
-	unsigned int i = row_slot(pc);
 	uint32_t s1 = atomic_load_explicit(&row_cache[i].seq, memory_order_acquire);
 
 	if (!s1 || (s1 & 1))
@@ -448,12 +451,26 @@ static inline int row_cache_get(uint32_t gen, uint64_t pc, struct row_entry *e)
 	return 0;
 }
 
+static inline int row_cache_get(uint32_t gen, uint64_t pc, struct row_entry *e)
+{
+	return row_cache_get_way(row_slot(pc, 0), gen, pc, e) &&
+	       row_cache_get_way(row_slot(pc, 1), gen, pc, e) ? -ENOENT : 0;
+}
+
 static void row_cache_put(uint32_t gen, uint64_t pc, const struct ustack_row *row,
 			  unsigned int method)
 {
-	unsigned int i = row_slot(pc);
+	unsigned int i = row_slot(pc, 0), j = row_slot(pc, 1);
 	uint32_t s = atomic_load_explicit(&row_cache[i].seq, memory_order_relaxed);
 
+	/* take the second way when the first is used by a live other entry */
+	if (s && row_cache[i].e.pc != pc && !atomic_load_explicit(&row_cache[j].seq, memory_order_relaxed)) {
+		i = j;
+		s = 0;
+	} else if (s && row_cache[i].e.pc != pc && (pc & 1)) {
+		i = j; /* both used: alternate by a pc bit so neither way always loses */
+		s = atomic_load_explicit(&row_cache[i].seq, memory_order_relaxed);
+	}
 	if (row->flags || row->ra_rule != USTACK_RULE_OFFSET || row->ra_off != -8 ||
 	    (row->fp_rule == USTACK_RULE_OFFSET && (row->fp_off < INT16_MIN || row->fp_off > INT16_MAX)))
 		return;
