@@ -327,7 +327,9 @@ static void *export_loop(void *arg)
 {
 	struct exp_arg *a = arg;
 
-	while (!__atomic_load_n(a->done, __ATOMIC_ACQUIRE)) {
+	/* at least one snapshot even when this thread is scheduled late (a
+	 * loaded machine): the point is that every snapshot is valid */
+	while (!__atomic_load_n(a->done, __ATOMIC_ACQUIRE) || a->snapshots == 0) {
 		struct ustack_stackmap_bin *bin;
 		void *buf;
 		size_t size;
