@@ -9,19 +9,133 @@
 #include <ustack/snapshot.h>
 #include "cli/cli.h"
 
-enum snap_format { FMT_TEXT, FMT_RAW };
+enum snap_format { FMT_TEXT, FMT_RAW, FMT_FOLDED, FMT_JSON };
 
 struct snap_out {
 	enum snap_format fmt;
 	int pid;
 	int printed;
 	int show_method;
+	/* folded: identical lines are merged with a count */
+	char **lines;
+	int *counts;
+	int nr_lines, cap_lines;
 };
+
+/* JSON string body (RFC 8259 escaping). */
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = path ? strrchr(path, '/') : NULL;
+
+	return b ? b + 1 : path;
+}
+
+/* One folded line per thread: comm;outermost;...;innermost */
+static int add_folded(struct snap_out *o, const struct ustack_snapshot_thread *t)
+{
+	size_t cap = 256, len = 0;
+	char *line = malloc(cap);
+
+	if (!line)
+		return -1;
+	len = (size_t)snprintf(line, cap, "%s", t->comm[0] ? t->comm : "?");
+	for (int i = t->nr_frames - 1; i >= 0; i--) {
+		const struct ustack_snapshot_frame *f = &t->frames[i];
+		char frame[512];
+		int n;
+
+		if (f->symbol)
+			n = snprintf(frame, sizeof(frame), ";%s", f->symbol);
+		else
+			n = snprintf(frame, sizeof(frame), ";[%s]", f->path ? base_name(f->path) : "unknown");
+		/* the folded format separates frames by ';' and count by ' ' */
+		for (char *c = frame + 1; *c; c++)
+			if (*c == ';' || *c == ' ')
+				*c = '_';
+		if (len + n + 1 > cap) {
+			char *g = realloc(line, cap = 2 * (len + n + 1));
+
+			if (!g) {
+				free(line);
+				return -1;
+			}
+			line = g;
+		}
+		memcpy(line + len, frame, n + 1);
+		len += n;
+	}
+	for (int i = 0; i < o->nr_lines; i++) {
+		if (!strcmp(o->lines[i], line)) {
+			o->counts[i]++;
+			free(line);
+			return 0;
+		}
+	}
+	if (o->nr_lines == o->cap_lines) {
+		int cap2 = o->cap_lines ? 2 * o->cap_lines : 32;
+		char **l = realloc(o->lines, cap2 * sizeof(*l));
+		int *c = l ? realloc(o->counts, cap2 * sizeof(*c)) : NULL;
+
+		if (l)
+			o->lines = l;
+		if (!l || !c) {
+			free(line);
+			return -1;
+		}
+		o->counts = c;
+		o->cap_lines = cap2;
+	}
+	o->lines[o->nr_lines] = line;
+	o->counts[o->nr_lines++] = 1;
+	return 0;
+}
+
+static void print_json_thread(struct snap_out *o, const struct ustack_snapshot_thread *t)
+{
+	printf("%s\n    {\"tid\": %d, \"comm\": ", o->printed++ ? "," : "", t->tid);
+	json_str(t->comm);
+	printf(", \"stopped_us\": %.1f, \"stop_reason\": \"%s\", \"frames\": [",
+	       t->stopped_ns / 1e3, ustack_stop_reason_name(t->stop_reason));
+	for (int i = 0; i < t->nr_frames; i++) {
+		const struct ustack_snapshot_frame *f = &t->frames[i];
+
+		printf("%s\n      {\"pc\": \"0x%llx\", \"function\": ", i ? "," : "",
+		       (unsigned long long)f->pc);
+		if (f->symbol)
+			json_str(f->symbol);
+		else
+			printf("null");
+		printf(", \"offset\": %llu, \"path\": ", (unsigned long long)f->symbol_off);
+		if (f->path)
+			json_str(f->path);
+		else
+			printf("null");
+		printf(", \"file_offset\": \"0x%llx\", \"method\": \"%s\"}",
+		       (unsigned long long)f->file_offset, ustack_method_name(f->method));
+	}
+	printf("%s]}", t->nr_frames ? "\n    " : "");
+}
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ustack snapshot -p PID [--format text|raw] [--max-depth N] [--methods] [--stats]\n"
+		"usage: ustack snapshot -p PID [--format text|raw|folded|json] [--max-depth N] [--methods] [--stats]\n"
 		"\n"
 		"Print the user stack of every thread of process PID, right now. Each\n"
 		"thread is stopped only while its stack is unwound (SFrame, DWARF CFI,\n"
@@ -29,7 +143,8 @@ static void usage(FILE *f)
 		"\n"
 		"  -p, --pid PID       process to inspect\n"
 		"  -f, --format FMT    text (default): '#N 0xPC function+0xOFF (path)';\n"
-		"                      raw: '#N 0xPC' only\n"
+		"                      raw: '#N 0xPC' only; folded: 'comm;outer;...;inner COUNT'\n"
+		"                      (FlameGraph input, identical stacks merged); json\n"
 		"  -d, --max-depth N   frames per thread (default 256)\n"
 		"  -m, --methods       append how each frame was found [sframe|cfi|fp|signal]\n"
 		"  -s, --stats         print totals (threads, longest stop) to stderr\n"
@@ -48,6 +163,12 @@ static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
 		else
 			fprintf(stderr, "ustack: pid %d: thread %d: %s\n", o->pid, t->tid,
 				strerror(-t->error));
+		return 0;
+	}
+	if (o->fmt == FMT_FOLDED)
+		return add_folded(o, t) ? -1 : 0;
+	if (o->fmt == FMT_JSON) {
+		print_json_thread(o, t);
 		return 0;
 	}
 	if (o->printed++)
@@ -105,8 +226,12 @@ int cmd_snapshot(int argc, char **argv)
 				out.fmt = FMT_TEXT;
 			else if (!strcmp(optarg, "raw"))
 				out.fmt = FMT_RAW;
+			else if (!strcmp(optarg, "folded"))
+				out.fmt = FMT_FOLDED;
+			else if (!strcmp(optarg, "json"))
+				out.fmt = FMT_JSON;
 			else {
-				cli_error("snapshot: unknown format '%s' (text, raw)", optarg);
+				cli_error("snapshot: unknown format '%s' (text, raw, folded, json)", optarg);
 				return 2;
 			}
 			break;
@@ -139,7 +264,18 @@ int cmd_snapshot(int argc, char **argv)
 	if (hold && !cli_parse_u64(hold, 10, &v) && v < 60000)
 		opts.hold_ms = (unsigned int)v;
 
+	if (out.fmt == FMT_JSON)
+		printf("{\"pid\": %d, \"threads\": [", out.pid);
 	ret = ustack_snapshot(out.pid, &opts, print_thread, &out, &st);
+	if (out.fmt == FMT_JSON && !ret)
+		printf("\n  ]}\n");
+	for (int i = 0; i < out.nr_lines; i++) {
+		if (!ret)
+			printf("%s %d\n", out.lines[i], out.counts[i]);
+		free(out.lines[i]);
+	}
+	free(out.lines);
+	free(out.counts);
 	fflush(stdout);
 	if (ret == -ESRCH) {
 		cli_error("pid %d: no such process", out.pid);
