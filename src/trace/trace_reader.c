@@ -440,11 +440,6 @@ static uint64_t stack_key(uint32_t kind, uint32_t id)
 	return (uint64_t)kind << 32 | id;
 }
 
-static int same_cstr(const char *a, const char *b)
-{
-	return !strcmp(a ? a : "", b ? b : "");
-}
-
 static const char *dec_header(struct ustack_trace_reader *r, struct trace_cur *c,
 			      struct ustack_trace_record *rec, int *oom)
 {
@@ -611,10 +606,13 @@ static const char *dec_stack(struct ustack_trace_reader *r, struct trace_cur *c,
 	s->kind = (uint32_t)kind;
 	s->nr = (uint32_t)nr;
 	esz = kind == USTACK_TRACE_KSTACK ? sizeof(uint64_t) : sizeof(struct ustack_trace_frame);
-	if (grow(&r->tmp, &r->tmp_cap, nr ? nr : 1, esz)) {
+	/* tmp_cap counts bytes: kernel and user frames differ in size */
+	if (grow(&r->tmp, &r->tmp_cap, nr ? nr * esz : 1, 1)) {
 		*oom = 1;
 		return "out of memory";
 	}
+	/* zeroed so that struct padding compares equal in redefinition checks */
+	memset(r->tmp, 0, nr * esz);
 	if (kind == USTACK_TRACE_KSTACK) {
 		uint64_t *ips = r->tmp, prev = 0;
 
