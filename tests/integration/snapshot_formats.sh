@@ -51,3 +51,23 @@ for t in d["threads"]:
 PY
 then echo "PASS snapshot_json: 33 threads, pcs identical to --format raw"
 else echo "FAIL snapshot_json: see above"; fi
+
+# A process whose main thread called pthread_exit(): the zombie leader has
+# no stack; the two live threads must still be unwound (exit 0).
+cat > "$tmp/z.c" <<'C'
+#include <pthread.h>
+#include <unistd.h>
+static void *f(void *a) { for (;;) pause(); return a; }
+int main(void) { pthread_t t; pthread_create(&t, 0, f, 0); pthread_create(&t, 0, f, 0); pthread_exit(0); }
+C
+$CC -O2 -pthread "$tmp/z.c" -o "$tmp/z" || { echo "FAIL snapshot_zombie_leader: cannot build"; exit 1; }
+kill "$pid" 2>/dev/null
+"$tmp/z" & pid=$!
+for _ in $(seq 50); do grep -q '^State:.*Z' /proc/$pid/status 2>/dev/null && break; sleep 0.1; done
+out=$("$USTACK" snapshot -p "$pid" 2>"$tmp/err"); rc=$?
+n=$(grep -c '^TID ' <<<"$out")
+if [ $rc -eq 0 ] && [ "$n" -eq 2 ] && [ "$(grep -c ' f+0x' <<<"$out")" -eq 2 ] && grep -q "thread $pid exited" "$tmp/err"; then
+	echo "PASS snapshot_zombie_leader: 2 live threads unwound, the zombie leader reported"
+else
+	echo "FAIL snapshot_zombie_leader: rc=$rc, $n threads; stderr: $(cat "$tmp/err")"; echo "$out"
+fi
