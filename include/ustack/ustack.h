@@ -53,6 +53,7 @@ enum ustack_method {
 	USTACK_METHOD_CFI = 2,    /**< caller found with a DWARF CFI row */
 	USTACK_METHOD_FP = 3,     /**< caller found by the frame-pointer heuristic */
 	USTACK_METHOD_SIGNAL = 4, /**< caller restored from a signal frame */
+	USTACK_METHOD_PLT = 5,    /**< PLT stub without unwind info: the x86-64 PLT rule */
 };
 
 /** Flags of a frame. */

@@ -179,6 +179,7 @@ struct self_module {
 	int has_sframe, has_cfi;
 	struct ustack_sframe sf;
 	struct ustack_cfi cfi;
+	uint64_t plt_lo, plt_hi; /* static executable: its .plt/.iplt (no CFI) */
 };
 
 static _Atomic uint32_t module_gen;
@@ -318,7 +319,8 @@ static int module_cfi(const Elf64_Phdr *ph, unsigned int phnum, uint64_t bias, u
  * /proc/self/exe, read with pread() into stack buffers. Done once per
  * module descriptor; the walk then scans the section (no search table).
  */
-static int exe_eh_frame(uint64_t bias, uint64_t lo, uint64_t hi, struct ustack_cfi *cfi)
+static int exe_eh_frame(uint64_t bias, uint64_t lo, uint64_t hi, struct ustack_cfi *cfi,
+			uint64_t *plt_lo, uint64_t *plt_hi)
 {
 	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	Elf64_Ehdr eh;
@@ -333,22 +335,25 @@ static int exe_eh_frame(uint64_t bias, uint64_t lo, uint64_t hi, struct ustack_c
 		    sizeof(strtab))
 		goto out;
 	for (unsigned int i = 1; i < eh.e_shnum && i < 4096; i++) {
-		static const char want[] = ".eh_frame";
-		char name[sizeof(want)];
+		char name[16];
 		uint64_t addr;
 
 		if (pread(fd, &sh, sizeof(sh), eh.e_shoff + (uint64_t)i * sizeof(sh)) != sizeof(sh))
 			break;
 		if (sh.sh_type != SHT_PROGBITS || sh.sh_name >= strtab.sh_size ||
-		    pread(fd, name, sizeof(name), strtab.sh_offset + sh.sh_name) != sizeof(name) ||
-		    memcmp(name, want, sizeof(want)))
+		    pread(fd, name, sizeof(name), strtab.sh_offset + sh.sh_name) <= 0)
 			continue;
+		name[sizeof(name) - 1] = 0;
 		addr = bias + sh.sh_addr;
 		if (addr < lo || addr > hi || sh.sh_size > hi - addr)
-			break;
-		ret = ustack_cfi__init_eh_frame(cfi, (const void *)(uintptr_t)addr, sh.sh_size, addr,
-						NULL, 0, 0);
-		break;
+			continue;
+		if (!strcmp(name, ".eh_frame") && ret)
+			ret = ustack_cfi__init_eh_frame(cfi, (const void *)(uintptr_t)addr, sh.sh_size,
+							addr, NULL, 0, 0);
+		else if ((!strcmp(name, ".plt") || !strcmp(name, ".iplt")) && !*plt_hi) {
+			*plt_lo = addr;
+			*plt_hi = addr + sh.sh_size;
+		}
 	}
 out:
 	close(fd);
@@ -385,7 +390,7 @@ static int module_find(uint64_t pc, struct self_module *m)
 				m->has_cfi = !module_cfi(ph, phnum, bias, lo, hi, addr, ph[i].p_memsz, &m->cfi);
 		}
 		if (!m->has_cfi && is_static_exe(&o))
-			m->has_cfi = !exe_eh_frame(bias, lo, hi, &m->cfi);
+			m->has_cfi = !exe_eh_frame(bias, lo, hi, &m->cfi, &m->plt_lo, &m->plt_hi);
 	}
 	cache_put(m);
 	return 0;
@@ -503,6 +508,11 @@ static int self_find_row(void *ctx, uint64_t pc, struct ustack_row *row, unsigne
 	if (err == -ENOENT && c->mod.has_cfi) {
 		*method = USTACK_METHOD_CFI;
 		err = ustack_cfi__find_row(&c->mod.cfi, pc, row);
+	}
+	if (err == -ENOENT && pc >= c->mod.plt_lo && pc < c->mod.plt_hi) {
+		*method = USTACK_METHOD_PLT;
+		ustack_plt_row(pc, row);
+		err = 0;
 	}
 	if (!err)
 		row_cache_put(c->mod.gen, pc, row, *method);

@@ -86,6 +86,13 @@ int ustack_unwind(const struct ustack_unwind_ops *ops, const struct ustack_regs 
 		  unsigned int *stop);
 
 /*
+ * Row of a pc inside a PLT section that has no unwind info (the .plt/.iplt
+ * of static executables): the stack is as at function entry, plus 8 after
+ * the lazy-binding push at slot offset 11.
+ */
+void ustack_plt_row(uint64_t pc, struct ustack_row *row);
+
+/*
  * Architecture helpers (x86-64 today), kept small so aarch64 can slot in.
  * Restore pc/sp/fp of the interrupted context from the signal frame whose
  * trampoline (__restore_rt) is executing with stack pointer @sp.

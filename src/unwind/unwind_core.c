@@ -21,6 +21,7 @@ static const char *const method_names[] = {
 	[USTACK_METHOD_CFI] = "cfi",
 	[USTACK_METHOD_FP] = "fp",
 	[USTACK_METHOD_SIGNAL] = "signal",
+	[USTACK_METHOD_PLT] = "plt",
 };
 
 static const char *const stop_names[] = {
@@ -40,6 +41,20 @@ USTACK_API const char *ustack_method_name(unsigned int method)
 USTACK_API const char *ustack_stop_reason_name(unsigned int reason)
 {
 	return reason < ARRAY_SIZE(stop_names) ? stop_names[reason] : "?";
+}
+
+void ustack_plt_row(uint64_t pc, struct ustack_row *row)
+{
+	/* 16-byte slots: "jmp *GOT; push $n; jmp PLT0": the push at slot
+	 * offset 11 moves sp by 8 (ld's generated CFI says the same) */
+	int pushed = (pc & 15) >= 11;
+
+	*row = (struct ustack_row){
+		.start = pushed ? (pc & ~15ull) + 11 : pc & ~15ull,
+		.end = pushed ? (pc & ~15ull) + 16 : (pc & ~15ull) + 11,
+		.cfa_reg = USTACK_CFA_SP, .cfa_off = pushed ? 16 : 8,
+		.ra_rule = USTACK_RULE_OFFSET, .ra_off = -8, .fp_rule = USTACK_RULE_SAME,
+	};
 }
 
 static inline int addr_in_stack(const struct ustack_unwind_cursor *c, uint64_t addr)

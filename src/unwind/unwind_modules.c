@@ -22,6 +22,7 @@ struct ustack_modtab {
 	struct ustack_sframe sf;
 	struct ustack_cfi cfi;
 	struct ustack_cfi_table *cfi_table; /* compiled on first use */
+	uint64_t plt[3][2];     /* .plt, .plt.sec, .iplt [start, end) in vaddrs */
 	uint64_t last_use;
 };
 
@@ -85,6 +86,13 @@ static void modtab_load(struct ustack_modtab *m)
 			ustack_sframe_error__format(&err, msg, sizeof(msg));
 			pr_warn("%s: .sframe: %s (not used)\n", ustack_elf__path(m->elf), msg);
 		}
+	}
+	{
+		static const char *const plts[] = { ".plt", ".plt.sec", ".iplt" };
+
+		for (int i = 0; i < 3; i++)
+			if (!ustack_elf__section(m->elf, plts[i], &s) && s.size)
+				m->plt[i][0] = s.addr, m->plt[i][1] = s.addr + s.size;
 	}
 	ret = ustack_cfi__init_elf(&m->cfi, m->elf, 1);
 	if (!ret)
@@ -214,6 +222,14 @@ int ustack_modtab__find_row(struct ustack_modtab *m, uint64_t vaddr, struct usta
 		}
 		if (!ret)
 			*method = USTACK_METHOD_CFI;
+	}
+	/* a PLT stub no table covers (static executables) */
+	for (int i = 0; ret == -ENOENT && i < 3; i++) {
+		if (vaddr >= m->plt[i][0] && vaddr < m->plt[i][1]) {
+			ustack_plt_row(vaddr, row);
+			*method = USTACK_METHOD_PLT;
+			ret = 0;
+		}
 	}
 	return ret;
 }

@@ -292,6 +292,30 @@ static void test_signal_frame(void)
 	CHECK_EQ(stop, USTACK_STOP_OUTERMOST);
 }
 
+/* PLT stubs without unwind info: CFA = sp + 8, + 16 after the push at 11. */
+static void test_plt_row(void)
+{
+	struct ustack_row r;
+
+	ustack_plt_row(0x401030, &r);
+	CHECK_EQ(r.cfa_reg, USTACK_CFA_SP);
+	CHECK_EQ(r.cfa_off, 8);
+	CHECK_EQ(r.ra_rule, USTACK_RULE_OFFSET);
+	CHECK_EQ(r.ra_off, -8);
+	CHECK_EQ(r.fp_rule, USTACK_RULE_SAME);
+	CHECK_EQ_U64(r.start, 0x401030);
+	CHECK_EQ_U64(r.end, 0x40103b);
+	ustack_plt_row(0x40103a, &r);
+	CHECK_EQ(r.cfa_off, 8);
+	ustack_plt_row(0x40103b, &r);
+	CHECK_EQ(r.cfa_off, 16);
+	CHECK_EQ_U64(r.start, 0x40103b);
+	CHECK_EQ_U64(r.end, 0x401040);
+	ustack_plt_row(0x40103f, &r);
+	CHECK_EQ(r.cfa_off, 16);
+	CHECK_STR(ustack_method_name(USTACK_METHOD_PLT), "plt");
+}
+
 static void test_names(void)
 {
 	CHECK_STR(ustack_method_name(USTACK_METHOD_SFRAME), "sframe");
@@ -331,6 +355,7 @@ int main(void)
 	RUN(test_bad_steps);
 	RUN(test_loop_and_depth);
 	RUN(test_signal_frame);
+	RUN(test_plt_row);
 	RUN(test_names);
 	RUN(test_self_smoke);
 	TEST_EXIT();
