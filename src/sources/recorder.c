@@ -773,9 +773,16 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 			if (!alive)
 				break;
 		}
-		if (o->progress && mono_ns() - last_progress >= 1000000000ull) {
+		if (mono_ns() - last_progress >= 1000000000ull) {
+			/* a chunk a second reaches the disk: a full disk or a
+			 * killed recorder loses at most the last second */
+			ret = ustack_trace_writer__flush(r->w);
+			if (ret && !r->werr)
+				r->werr = ret;
+			ret = 0;
 			fill_stats(r);
-			o->progress(o->progress_ctx, &r->st);
+			if (o->progress)
+				o->progress(o->progress_ctx, &r->st);
 			last_progress = mono_ns();
 		}
 	}
