@@ -17,6 +17,7 @@ PKGS=(
   libunwind-dev      # benchmark peer (unw_backtrace)
   linux-perf         # perf (record tests, benchmark peer)
   python3            # test helpers
+  zlib1g-dev         # zlib crc32 as an outside check of the trace CRC (test_trace)
 )
 missing=()
 for p in "${PKGS[@]}"; do

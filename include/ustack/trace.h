@@ -239,7 +239,7 @@ typedef int (*ustack_trace_get_ksym_fn)(void *ctx, uint64_t ip, struct ustack_tr
 /** Writer options (set sz = sizeof(opts)). */
 struct ustack_trace_writer_opts {
 	size_t sz;
-	uint32_t chunk_size;  /**< payload bytes per chunk; 0: 256 KiB; 64 .. 64 MiB */
+	uint32_t chunk_size;  /**< payload bytes per chunk; 0: 256 KiB; clamped to 64 B .. 32 MiB */
 	uint32_t flags;       /**< USTACK_TRACE_WRITER_* */
 	ustack_trace_get_stack_fn get_stack;        /**< required for stack ids */
 	ustack_trace_get_file_map_fn get_file_map;  /**< required for file ids */
