@@ -1,8 +1,1097 @@
 // SPDX-License-Identifier: MIT
-/* ustack report: placeholder until its issue lands. */
+/*
+ * ustack report: print a recorded trace as seed-style raw records,
+ * symbolized text, folded stacks (FlameGraph input), the trace's stack map
+ * (text or 'FSMB' binary), or its statistics. Formats: docs/cli/report.md.
+ *
+ * One pass over the file. Each distinct stack is rendered once (its text is
+ * cached per (kind, stack id)) and each distinct frame symbolized once (the
+ * symbolizer caches per (file id, offset)), so the cost per event is a few
+ * table lookups and one buffered write: that is what keeps report far ahead
+ * of `perf script`, which unwinds and symbolizes every sample.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <ustack/procmaps.h>
+#include <ustack/stackmap.h>
+#include <ustack/symbolize.h>
+#include <ustack/trace.h>
 #include "cli/cli.h"
+
+enum report_format {
+	FMT_TEXT,
+	FMT_RAW,
+	FMT_FOLDED,
+	FMT_STACKMAP,
+	FMT_STACKMAP_BIN,
+};
+
+/* ---- small containers ----------------------------------------------------- */
+
+/* (u64, u64) -> u64, open addressing, insert-only */
+struct rmap {
+	struct rslot { uint64_t a, b, v; uint64_t used; } *s;
+	size_t cap, n;
+};
+
+static inline uint64_t rhash(uint64_t a, uint64_t b)
+{
+	uint64_t x = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
+
+	x ^= x >> 32;
+	x *= 0xd6e8feb86659fd93ull;
+	x ^= x >> 32;
+	return x;
+}
+
+static int rmap_grow(struct rmap *m)
+{
+	size_t ncap = m->cap ? m->cap * 2 : 256;
+	struct rslot *ns = calloc(ncap, sizeof(*ns));
+
+	if (!ns)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->cap; i++) {
+		size_t j;
+
+		if (!m->s[i].used)
+			continue;
+		for (j = rhash(m->s[i].a, m->s[i].b) & (ncap - 1); ns[j].used; j = (j + 1) & (ncap - 1))
+			;
+		ns[j] = m->s[i];
+	}
+	free(m->s);
+	m->s = ns;
+	m->cap = ncap;
+	return 0;
+}
+
+/* Pointer to the value of (a, b); inserted as 0 (with *isnew = 1) when
+ * absent. NULL on ENOMEM. */
+static uint64_t *rmap_slot(struct rmap *m, uint64_t a, uint64_t b, int *isnew)
+{
+	size_t j;
+
+	if ((m->n + 1) * 2 > m->cap && rmap_grow(m))
+		return NULL;
+	for (j = rhash(a, b) & (m->cap - 1); m->s[j].used; j = (j + 1) & (m->cap - 1))
+		if (m->s[j].a == a && m->s[j].b == b) {
+			if (isnew)
+				*isnew = 0;
+			return &m->s[j].v;
+		}
+	m->s[j] = (struct rslot){ a, b, 0, 1 };
+	m->n++;
+	if (isnew)
+		*isnew = 1;
+	return &m->s[j].v;
+}
+
+static const uint64_t *rmap_get(const struct rmap *m, uint64_t a, uint64_t b)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t j = rhash(a, b) & (m->cap - 1); m->s[j].used; j = (j + 1) & (m->cap - 1))
+		if (m->s[j].a == a && m->s[j].b == b)
+			return &m->s[j].v;
+	return NULL;
+}
+
+/* growable string */
+struct sbuf {
+	char *p;
+	size_t len, cap;
+	int oom;
+};
+
+static void sb_reserve(struct sbuf *b, size_t more)
+{
+	size_t ncap;
+	char *np;
+
+	if (b->len + more + 1 <= b->cap)
+		return;
+	ncap = b->cap ? b->cap : 256;
+	while (ncap < b->len + more + 1)
+		ncap *= 2;
+	np = realloc(b->p, ncap);
+	if (!np) {
+		b->oom = 1;
+		return;
+	}
+	b->p = np;
+	b->cap = ncap;
+}
+
+static void sb_add(struct sbuf *b, const char *s, size_t n)
+{
+	sb_reserve(b, n);
+	if (b->oom)
+		return;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = 0;
+}
+
+static void sb_puts(struct sbuf *b, const char *s)
+{
+	sb_add(b, s, strlen(s));
+}
+
+__attribute__((format(printf, 2, 3))) static void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (int tries = 0; tries < 2; tries++) {
+		sb_reserve(b, 64);
+		if (b->oom)
+			return;
+		va_start(ap, fmt);
+		n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return;
+		if ((size_t)n < b->cap - b->len) {
+			b->len += (size_t)n;
+			return;
+		}
+		sb_reserve(b, (size_t)n);
+	}
+}
+
+/* a folded frame name: ';' separates frames and a newline ends the line */
+static void sb_add_folded(struct sbuf *b, const char *s)
+{
+	size_t start = b->len;
+
+	sb_puts(b, s);
+	if (b->oom)
+		return;
+	for (size_t i = start; i < b->len; i++)
+		if (b->p[i] == ';' || b->p[i] == '\n')
+			b->p[i] = ':';
+}
+
+/* ---- report state ------------------------------------------------------------ */
+
+struct rendered {
+	char *text;
+	size_t len;
+};
+
+struct report {
+	const char *in_path;
+	enum report_format fmt;
+	int want_stats, kernel_map;
+	FILE *out;
+	struct ustack_trace_reader *r;
+	struct ustack_trace_stitcher *st;
+	struct ustack_symbolizer *sym;
+
+	struct rmap comm_idx;    /* tid -> index in comms */
+	char (*comms)[32];
+	size_t ncomms, comms_cap;
+
+	/* event id -> name (ids are small; others go through the reader) */
+	const char *ev_names[256];
+
+	struct rmap rendered_idx; /* (kind, id) -> index + 1 in rendered */
+	struct rendered *rend;
+	size_t nrend, rend_cap;
+
+	struct rmap files_printed; /* raw: file ids whose file_map line is out */
+	struct rmap folded;        /* (kstack << 32 | ustack, comm index) -> count */
+	struct rmap stack_refs;    /* (kind, id) -> references (stackmap, stats) */
+	struct rmap file_ids;      /* distinct file ids (stats) */
+
+	struct sbuf line;          /* scratch */
+
+	/* statistics */
+	uint64_t events, user_stacks, lost, lost_records, file_maps, records;
+	uint64_t event_bytes, user_stack_bytes, def_bytes;
+	uint64_t ustacks_distinct, kstacks_distinct;
+	uint64_t stitched[5];
+	uint64_t first_time, last_time;
+	uint32_t chunks;
+	int have_end;
+	struct ustack_trace_stats end;
+	int oom;
+};
+
+static const char *stitch_reason(uint32_t result)
+{
+	switch (result) {
+	case USTACK_TRACE_STITCH_MISMATCH: return "its thread delivered another cookie";
+	case USTACK_TRACE_STITCH_LOST: return "records were lost before it arrived";
+	case USTACK_TRACE_STITCH_END: return "the trace ended (or is damaged) before it";
+	default: return "none requested";
+	}
+}
+
+static const char *comm_of(struct report *rp, uint32_t tid)
+{
+	const uint64_t *v = rmap_get(&rp->comm_idx, tid, 0);
+
+	return v ? rp->comms[*v] : "<...>";
+}
+
+static void set_comm(struct report *rp, uint32_t tid, const char *comm)
+{
+	int isnew;
+	uint64_t *v = rmap_slot(&rp->comm_idx, tid, 0, &isnew);
+
+	if (!v) {
+		rp->oom = 1;
+		return;
+	}
+	if (isnew) {
+		if (rp->ncomms == rp->comms_cap) {
+			size_t ncap = rp->comms_cap ? rp->comms_cap * 2 : 64;
+			void *np = realloc(rp->comms, ncap * sizeof(*rp->comms));
+
+			if (!np) {
+				rp->oom = 1;
+				*v = 0;
+				return;
+			}
+			rp->comms = np;
+			rp->comms_cap = ncap;
+		}
+		*v = rp->ncomms++;
+	}
+	snprintf(rp->comms[*v], sizeof(rp->comms[0]), "%s", comm && *comm ? comm : "<...>");
+}
+
+/* index of a comm string for folded keys: one per distinct tid slot */
+static uint64_t comm_key(struct report *rp, uint32_t tid)
+{
+	const uint64_t *v = rmap_get(&rp->comm_idx, tid, 0);
+
+	return v ? *v + 1 : 0;
+}
+
+static const char *event_name(struct report *rp, uint32_t id)
+{
+	struct ustack_trace_event_desc d;
+
+	if (id < 256 && rp->ev_names[id])
+		return rp->ev_names[id];
+	if (ustack_trace_reader__event_desc(rp->r, id, &d))
+		return "event";
+	if (id < 256)
+		rp->ev_names[id] = d.name;
+	return d.name;
+}
+
+static void put_time(struct sbuf *b, uint64_t t)
+{
+	sb_printf(b, "%" PRIu64 ".%06" PRIu64, t / 1000000000u, t % 1000000000u / 1000u);
+}
+
+/* "comm-tid [cpu] FLAGS secs.usecs: " as the seed's ftrace lines */
+static void put_prefix(struct report *rp, struct sbuf *b, uint32_t tid, uint32_t cpu,
+		       const char *flags, uint64_t t)
+{
+	sb_printf(b, "%s-%" PRIu32 " [%03" PRIu32 "] %s ", comm_of(rp, tid), tid, cpu, flags);
+	put_time(b, t);
+	sb_add(b, ": ", 2);
+}
+
+static void out_sb(struct report *rp, struct sbuf *b)
+{
+	if (b->len)
+		fwrite(b->p, 1, b->len, rp->out);
+	b->len = 0;
+}
+
+static int user_frame_exact(const struct ustack_trace_frame *f)
+{
+	return (f->flags & USTACK_TRACE_FRAME_EXACT_PC) || f->method == USTACK_METHOD_REGS ||
+	       f->method == USTACK_METHOD_SIGNAL;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = p ? strrchr(p, '/') : NULL;
+
+	return s ? s + 1 : (p && *p ? p : "unknown");
+}
+
+/* ---- rendering of one stack (cached) ---------------------------------------- */
+
+static void render_kernel_frame(struct report *rp, struct sbuf *b, uint64_t ip, int folded)
+{
+	struct ustack_trace_ksym ks;
+
+	if (ustack_trace_reader__ksym(rp->r, ip, &ks) ||
+	    (ks.size && ip - ks.addr >= ks.size)) {
+		if (folded)
+			sb_puts(b, "[unknown]");
+		else
+			sb_printf(b, " => [unknown] 0x%016" PRIx64 " ([kernel.kallsyms])\n", ip);
+		return;
+	}
+	if (folded) {
+		sb_add_folded(b, ks.name);
+		return;
+	}
+	sb_printf(b, " => %s+0x%" PRIx64 " ([%s])\n", ks.name, ip - ks.addr,
+		  ks.module && *ks.module ? ks.module : "kernel.kallsyms");
+}
+
+static void render_user_frame(struct report *rp, struct sbuf *b, const struct ustack_trace_frame *f,
+			      int folded)
+{
+	struct ustack_sym sy;
+
+	if (ustack_symbolizer__symbolize(rp->sym, f->file_id, f->offset,
+					 user_frame_exact(f) ? USTACK_SYM_EXACT_PC : 0, &sy)) {
+		rp->oom = 1;
+		return;
+	}
+	if (folded) {
+		if (sy.status == USTACK_SYM_OK)
+			sb_add_folded(b, sy.name);
+		else if (sy.status == USTACK_SYM_ANON || sy.status == USTACK_SYM_UNKNOWN_ID)
+			sb_puts(b, "[unknown]");
+		else {
+			sb_add(b, "[", 1);
+			sb_add_folded(b, base_name(sy.path));
+			sb_add(b, "]", 1);
+		}
+		return;
+	}
+	switch (sy.status) {
+	case USTACK_SYM_OK:
+		sb_printf(b, " => %s+0x%" PRIx64 " (%s)\n", sy.name, sy.sym_offset, sy.path);
+		break;
+	case USTACK_SYM_ANON:
+		sb_printf(b, " => [unknown] 0x%" PRIx64 "\n", f->offset);
+		break;
+	case USTACK_SYM_UNKNOWN_ID:
+		sb_printf(b, " => [unknown] 0x%" PRIx64 " (file id 0x%" PRIx64 ")\n", f->offset,
+			  f->file_id);
+		break;
+	case USTACK_SYM_MISMATCH:
+		sb_printf(b, " => ?? (%s+0x%" PRIx64 ") [build ID mismatch]\n", sy.path, f->offset);
+		break;
+	default:
+		sb_printf(b, " => ?? (%s+0x%" PRIx64 ")\n", sy.path, f->offset);
+		break;
+	}
+}
+
+/* Text of stack (kind, id) in the current format, rendered at first use. */
+static const struct rendered *rendered_stack(struct report *rp, uint32_t kind, uint32_t id)
+{
+	struct ustack_trace_stack st;
+	struct sbuf b = { 0 };
+	struct rendered *rd;
+	int isnew, folded = rp->fmt == FMT_FOLDED;
+	uint64_t *slot = rmap_slot(&rp->rendered_idx, kind, id, &isnew);
+
+	if (!slot) {
+		rp->oom = 1;
+		return NULL;
+	}
+	if (!isnew)
+		return *slot ? &rp->rend[*slot - 1] : NULL;
+	if (ustack_trace_reader__stack(rp->r, kind, id, &st))
+		return NULL; /* the reader guarantees definitions; *slot stays 0 */
+	if (rp->nrend == rp->rend_cap) {
+		size_t ncap = rp->rend_cap ? rp->rend_cap * 2 : 256;
+		void *np = realloc(rp->rend, ncap * sizeof(*rp->rend));
+
+		if (!np) {
+			rp->oom = 1;
+			return NULL;
+		}
+		rp->rend = np;
+		rp->rend_cap = ncap;
+	}
+	for (uint32_t k = 0; k < st.nr; k++) {
+		/* folded stacks go root first; the trace stores innermost first */
+		uint32_t i = folded ? st.nr - 1 - k : k;
+
+		if (folded && k)
+			sb_add(&b, ";", 1);
+		if (kind == USTACK_TRACE_KSTACK) {
+			if (rp->fmt == FMT_RAW)
+				sb_printf(&b, " => <0x%016" PRIx64 ">\n", st.ips[i]);
+			else
+				render_kernel_frame(rp, &b, st.ips[i], folded);
+		} else {
+			const struct ustack_trace_frame *f = &st.frames[i];
+
+			if (rp->fmt == FMT_RAW)
+				sb_printf(&b, " => <%016" PRIx64 "> : 0x%" PRIx64 "\n", f->offset,
+					  f->file_id);
+			else
+				render_user_frame(rp, &b, f, folded);
+		}
+	}
+	if (b.oom) {
+		free(b.p);
+		rp->oom = 1;
+		return NULL;
+	}
+	rd = &rp->rend[rp->nrend++];
+	rd->text = b.p ? b.p : strdup("");
+	rd->len = b.len;
+	*slot = rp->nrend;
+	return rd;
+}
+
+static void out_rendered(struct report *rp, uint32_t kind, uint32_t id)
+{
+	const struct rendered *rd;
+
+	if (id == USTACK_TRACE_NO_STACK)
+		return;
+	rd = rendered_stack(rp, kind, id);
+	if (rd && rd->len)
+		fwrite(rd->text, 1, rd->len, rp->out);
+}
+
+/* ---- raw ---------------------------------------------------------------------- */
+
+static void raw_event(struct report *rp, const struct ustack_trace_event *e)
+{
+	struct sbuf *b = &rp->line;
+
+	put_prefix(rp, b, e->tid, e->cpu, ".....", e->time);
+	sb_printf(b, "%s cookie=%" PRIx64 "\n", event_name(rp, e->event_id), e->cookie);
+	out_sb(rp, b);
+	out_rendered(rp, USTACK_TRACE_KSTACK, e->kstack_id);
+}
+
+static void build_id_hex(const struct ustack_file_map *fm, char *hex)
+{
+	static const char dg[] = "0123456789abcdef";
+	uint32_t n = fm->build_id_size > USTACK_BUILD_ID_MAX ? USTACK_BUILD_ID_MAX : fm->build_id_size;
+
+	if (!n) {
+		strcpy(hex, "-");
+		return;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		hex[2 * k] = dg[fm->build_id[k] >> 4];
+		hex[2 * k + 1] = dg[fm->build_id[k] & 15];
+	}
+	hex[2 * n] = 0;
+}
+
+/* file_map lines for the file ids of stack @id not printed yet */
+static void raw_file_maps(struct report *rp, const struct ustack_trace_user_stack *u)
+{
+	struct ustack_trace_stack st;
+	struct ustack_file_map fm;
+	struct sbuf *b = &rp->line;
+	char hex[2 * USTACK_BUILD_ID_MAX + 1];
+
+	if (ustack_trace_reader__stack(rp->r, USTACK_TRACE_USTACK, u->stack_id, &st))
+		return;
+	for (uint32_t i = 0; i < st.nr; i++) {
+		int isnew;
+		uint64_t id = st.frames[i].file_id;
+
+		if (!id || !rmap_slot(&rp->files_printed, id, 0, &isnew) || !isnew)
+			continue;
+		if (ustack_trace_reader__file_map(rp->r, id, &fm))
+			continue;
+		build_id_hex(&fm, hex);
+		put_prefix(rp, b, u->tid, u->cpu, "...1.", u->time);
+		sb_printf(b, "file_map: id=0x%" PRIx64 " path=%s build_id=%s\n", id,
+			  fm.path && *fm.path ? fm.path : "?", hex);
+		out_sb(rp, b);
+	}
+}
+
+static void raw_user_stack(struct report *rp, const struct ustack_trace_user_stack *u)
+{
+	struct sbuf *b = &rp->line;
+
+	if (u->stack_id != USTACK_TRACE_NO_STACK && !rmap_get(&rp->rendered_idx, USTACK_TRACE_USTACK,
+							       u->stack_id))
+		raw_file_maps(rp, u);
+	put_prefix(rp, b, u->tid, u->cpu, ".....", u->time);
+	sb_printf(b, "<user stack unwind> cookie=%" PRIx64 "\n", u->cookie);
+	out_sb(rp, b);
+	out_rendered(rp, USTACK_TRACE_USTACK, u->stack_id);
+}
+
+static void raw_lost(struct report *rp, const struct ustack_trace_lost *l)
+{
+	struct sbuf *b = &rp->line;
+
+	if (l->cpu == USTACK_TRACE_NO_CPU)
+		sb_puts(b, "<...>-0 [---] ..... ");
+	else
+		sb_printf(b, "<...>-0 [%03" PRIu32 "] ..... ", l->cpu);
+	put_time(b, l->time);
+	sb_printf(b, ": lost: what=%s count=%" PRIu64 "\n",
+		  l->what == USTACK_TRACE_LOST_KERNEL ? "kernel" :
+		  l->what == USTACK_TRACE_LOST_USTACK ? "ustack" : "unknown", l->count);
+	out_sb(rp, b);
+}
+
+/* ---- stitched output (text, folded) ---------------------------------------------- */
+
+static void emit_stitched(struct report *rp, const struct ustack_trace_stitched *s)
+{
+	const struct ustack_trace_event *e = &s->event;
+	struct sbuf *b = &rp->line;
+
+	if (s->result < 5)
+		rp->stitched[s->result]++;
+	if (rp->fmt == FMT_RAW) {
+		/* raw prints records in file order; it only explains events
+		 * that asked for a user stack and got none */
+		if (s->result == USTACK_TRACE_STITCH_OK || s->result == USTACK_TRACE_STITCH_NO_COOKIE)
+			return;
+		put_prefix(rp, b, e->tid, e->cpu, ".....", e->time);
+		sb_printf(b, "<no user stack> cookie=%" PRIx64 " reason=%s\n", e->cookie,
+			  s->result == USTACK_TRACE_STITCH_MISMATCH ? "mismatch" :
+			  s->result == USTACK_TRACE_STITCH_LOST ? "lost" : "end");
+		out_sb(rp, b);
+		return;
+	}
+	if (rp->fmt == FMT_FOLDED) {
+		uint64_t *v = rmap_slot(&rp->folded, ((uint64_t)e->kstack_id << 32) | s->ustack_id,
+					comm_key(rp, e->tid), NULL);
+
+		if (!v)
+			rp->oom = 1;
+		else
+			(*v)++;
+		return;
+	}
+	if (rp->fmt != FMT_TEXT)
+		return;
+	put_prefix(rp, b, e->tid, e->cpu, ".....", e->time);
+	sb_printf(b, "%s cookie=%" PRIx64 "\n", event_name(rp, e->event_id), e->cookie);
+	out_sb(rp, b);
+	out_rendered(rp, USTACK_TRACE_KSTACK, e->kstack_id);
+	if (s->result == USTACK_TRACE_STITCH_OK) {
+		out_rendered(rp, USTACK_TRACE_USTACK, s->ustack_id);
+		if (s->stop_reason != USTACK_STOP_OUTERMOST)
+			sb_printf(b, " -- unwind stopped: %s\n", ustack_stop_reason_name(s->stop_reason));
+	} else if (s->result != USTACK_TRACE_STITCH_NO_COOKIE) {
+		sb_printf(b, " -- no user stack: %s\n", stitch_reason(s->result));
+	}
+	sb_add(b, "\n", 1);
+	out_sb(rp, b);
+}
+
+static void drain(struct report *rp)
+{
+	struct ustack_trace_stitched s;
+
+	while (ustack_trace_stitcher__pop(rp->st, &s) == 1)
+		emit_stitched(rp, &s);
+}
+
+/* ---- folded ------------------------------------------------------------------------- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* comm index -> name: the comm table is indexed by first-seen tid slot */
+static void folded_finish(struct report *rp)
+{
+	char **lines;
+	size_t n = 0;
+	struct sbuf b = { 0 };
+
+	lines = calloc(rp->folded.n ? rp->folded.n : 1, sizeof(*lines));
+	if (!lines) {
+		rp->oom = 1;
+		return;
+	}
+	for (size_t i = 0; i < rp->folded.cap; i++) {
+		const struct rslot *sl = &rp->folded.s[i];
+		uint32_t kid = (uint32_t)(sl->a >> 32), uid = (uint32_t)sl->a;
+		const struct rendered *rd;
+
+		if (!sl->used)
+			continue;
+		b.len = 0;
+		sb_add_folded(&b, sl->b ? rp->comms[sl->b - 1] : "<...>");
+		if (uid != USTACK_TRACE_NO_STACK && (rd = rendered_stack(rp, USTACK_TRACE_USTACK, uid)) &&
+		    rd->len) {
+			sb_add(&b, ";", 1);
+			sb_add(&b, rd->text, rd->len);
+		}
+		if (kid != USTACK_TRACE_NO_STACK && (rd = rendered_stack(rp, USTACK_TRACE_KSTACK, kid)) &&
+		    rd->len) {
+			sb_add(&b, ";", 1);
+			sb_add(&b, rd->text, rd->len);
+		}
+		/* the count rides behind a tab so that sorting groups equal stacks */
+		sb_printf(&b, "\t%" PRIu64, sl->v);
+		if (b.oom || !(lines[n] = strdup(b.p))) {
+			rp->oom = 1;
+			break;
+		}
+		n++;
+	}
+	qsort(lines, n, sizeof(*lines), cmp_str);
+	for (size_t i = 0; i < n;) {
+		char *tab = strrchr(lines[i], '\t');
+		size_t klen = (size_t)(tab - lines[i]);
+		uint64_t count = strtoull(tab + 1, NULL, 10);
+		size_t j = i + 1;
+
+		/* different stack ids may name the same functions */
+		while (j < n && !strncmp(lines[j], lines[i], klen) && lines[j][klen] == '\t') {
+			count += strtoull(lines[j] + klen + 1, NULL, 10);
+			j++;
+		}
+		fwrite(lines[i], 1, klen, rp->out);
+		fprintf(rp->out, " %" PRIu64 "\n", count);
+		for (; i < j; i++)
+			free(lines[i]);
+	}
+	free(lines);
+	free(b.p);
+}
+
+/* ---- stack map exports ---------------------------------------------------------------- */
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void put_u32le(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4); /* native order, as the stackmap's own export */
+}
+
+/* The words a stack has in ustack's stackmaps (what `ustack record` keys
+ * them by): kernel ips, or per user frame the file offset and the file id
+ * with the unwind method in bits 56-61 and the EXACT_PC flag in bit 62. */
+static uint64_t stack_word(const struct ustack_trace_stack *st, uint32_t w)
+{
+	const struct ustack_trace_frame *f;
+
+	if (st->kind == USTACK_TRACE_KSTACK)
+		return st->ips[w];
+	f = &st->frames[w / 2];
+	if (!(w & 1))
+		return f->offset;
+	return (f->file_id & ((1ull << 56) - 1)) | ((uint64_t)(f->method & 0x3f) << 56) |
+	       ((uint64_t)(f->flags & 3) << 62);
+}
+
+static int stackmap_finish(struct report *rp)
+{
+	uint32_t kind = rp->kernel_map ? USTACK_TRACE_KSTACK : USTACK_TRACE_USTACK;
+	uint32_t *ids, n = 0;
+	uint8_t hdr[16];
+
+	ids = malloc((rp->stack_refs.n ? rp->stack_refs.n : 1) * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	for (size_t i = 0; i < rp->stack_refs.cap; i++)
+		if (rp->stack_refs.s[i].used && rp->stack_refs.s[i].a == kind)
+			ids[n++] = (uint32_t)rp->stack_refs.s[i].b;
+	qsort(ids, n, sizeof(*ids), cmp_u32);
+	if (rp->fmt == FMT_STACKMAP_BIN) {
+		put_u32le(hdr, USTACK_STACKMAP_BIN_MAGIC);
+		put_u32le(hdr + 4, USTACK_STACKMAP_BIN_VERSION);
+		put_u32le(hdr + 8, n);
+		put_u32le(hdr + 12, 0);
+		fwrite(hdr, 1, sizeof(hdr), rp->out);
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		struct ustack_trace_stack st;
+		const uint64_t *ref = rmap_get(&rp->stack_refs, kind, ids[k]);
+		uint64_t refs = ref ? *ref : 0;
+		uint32_t words;
+
+		if (ustack_trace_reader__stack(rp->r, kind, ids[k], &st))
+			continue;
+		words = kind == USTACK_TRACE_KSTACK ? st.nr : 2 * st.nr;
+		if (rp->fmt == FMT_STACKMAP_BIN) {
+			uint8_t eh[16];
+
+			put_u32le(eh, ids[k]);
+			put_u32le(eh + 4, words);
+			put_u32le(eh + 8, refs > UINT32_MAX ? UINT32_MAX : (uint32_t)refs);
+			put_u32le(eh + 12, 0);
+			fwrite(eh, 1, sizeof(eh), rp->out);
+			for (uint32_t w = 0; w < words; w++) {
+				uint64_t v = stack_word(&st, w);
+
+				fwrite(&v, 1, 8, rp->out);
+			}
+			continue;
+		}
+		fprintf(rp->out, "stack_id %" PRIu32 " [ref %" PRIu64 ", depth %" PRIu32 "]\n", ids[k],
+			refs, words);
+		for (uint32_t w = 0; w < words; w++)
+			fprintf(rp->out, "  [%" PRIu32 "] 0x%" PRIx64 "\n", w, stack_word(&st, w));
+		fputc('\n', rp->out);
+	}
+	free(ids);
+	return 0;
+}
+
+/* ---- statistics --------------------------------------------------------------------------- */
+
+static void stats_finish(struct report *rp, uint64_t file_size, int damaged)
+{
+	FILE *o = rp->out;
+	const struct ustack_trace_header *h = ustack_trace_reader__header(rp->r);
+
+	fprintf(o, "file: %s\n", rp->in_path);
+	fprintf(o, "bytes: %" PRIu64 "\n", file_size);
+	if (h) {
+		fprintf(o, "host: %s\n", h->hostname ? h->hostname : "");
+		fprintf(o, "kernel: %s\n", h->release ? h->release : "");
+		fprintf(o, "command: %s\n", h->cmdline ? h->cmdline : "");
+	}
+	fprintf(o, "chunks: %" PRIu32 "\n", rp->chunks);
+	fprintf(o, "records: %" PRIu64 "\n", rp->records);
+	fprintf(o, "events: %" PRIu64 "\n", rp->events);
+	fprintf(o, "user stacks: %" PRIu64 "\n", rp->user_stacks);
+	fprintf(o, "distinct user stacks: %" PRIu64 "\n", rp->ustacks_distinct);
+	fprintf(o, "distinct kernel stacks: %" PRIu64 "\n", rp->kstacks_distinct);
+	fprintf(o, "distinct stacks: %" PRIu64 "\n", rp->ustacks_distinct + rp->kstacks_distinct);
+	fprintf(o, "file ids: %" PRIu64 "\n", rp->file_ids.n);
+	fprintf(o, "lost records: %" PRIu64 " (in %" PRIu64 " LOST records)\n", rp->lost,
+		rp->lost_records);
+	fprintf(o, "events with user stack: %" PRIu64 "\n", rp->stitched[USTACK_TRACE_STITCH_OK]);
+	fprintf(o, "events without user stack: %" PRIu64 " (not requested %" PRIu64
+		   ", cookie mismatch %" PRIu64 ", after loss %" PRIu64 ", trace end %" PRIu64 ")\n",
+		rp->events - rp->stitched[USTACK_TRACE_STITCH_OK],
+		rp->stitched[USTACK_TRACE_STITCH_NO_COOKIE], rp->stitched[USTACK_TRACE_STITCH_MISMATCH],
+		rp->stitched[USTACK_TRACE_STITCH_LOST], rp->stitched[USTACK_TRACE_STITCH_END]);
+	if (rp->events) {
+		fprintf(o, "bytes per event: %.1f (whole file / events)\n",
+			(double)file_size / (double)rp->events);
+		fprintf(o, "event record bytes per event: %.1f\n",
+			(double)rp->event_bytes / (double)rp->events);
+		fprintf(o, "user stack record bytes per event: %.1f\n",
+			(double)rp->user_stack_bytes / (double)rp->events);
+		fprintf(o, "definition bytes per event: %.1f\n",
+			(double)rp->def_bytes / (double)rp->events);
+	}
+	if (rp->last_time >= rp->first_time && rp->events)
+		fprintf(o, "duration: %.6f s\n", (double)(rp->last_time - rp->first_time) / 1e9);
+	if (rp->have_end)
+		fprintf(o, "end record: %s\n",
+			rp->end.events == rp->events && rp->end.user_stacks == rp->user_stacks &&
+			rp->end.lost == rp->lost ? "consistent" : "DIFFERS");
+	else
+		fprintf(o, "end record: %s\n", damaged ? "missing (damaged file)" : "missing");
+}
+
+/* ---- main loop -------------------------------------------------------------------------------- */
+
+static void note_time(struct report *rp, uint64_t t)
+{
+	if (!rp->first_time || t < rp->first_time)
+		rp->first_time = t;
+	if (t > rp->last_time)
+		rp->last_time = t;
+}
+
+static void handle_record(struct report *rp, const struct ustack_trace_record *rec)
+{
+	int isnew;
+	uint64_t *v;
+
+	rp->records++;
+	if (rec->chunk + 1 > rp->chunks)
+		rp->chunks = rec->chunk + 1;
+	switch (rec->type) {
+	case USTACK_TRACE_THREAD:
+		set_comm(rp, rec->thread.tid, rec->thread.comm);
+		break;
+	case USTACK_TRACE_FILE_MAP:
+		rp->def_bytes += rec->size;
+		rp->file_maps++;
+		if (!rmap_slot(&rp->file_ids, rec->file_map.file_id, 0, NULL) ||
+		    (rp->sym && ustack_symbolizer__add_file(rp->sym, &rec->file_map) == -ENOMEM))
+			rp->oom = 1;
+		break;
+	case USTACK_TRACE_STACK:
+		rp->def_bytes += rec->size;
+		v = rmap_slot(&rp->stack_refs, rec->stack.kind, rec->stack.id, &isnew);
+		if (!v)
+			rp->oom = 1;
+		else if (isnew)
+			rec->stack.kind == USTACK_TRACE_KSTACK ? rp->kstacks_distinct++
+							       : rp->ustacks_distinct++;
+		break;
+	case USTACK_TRACE_KSYM:
+	case USTACK_TRACE_EVENT_DESC:
+		rp->def_bytes += rec->size;
+		break;
+	case USTACK_TRACE_EVENT:
+		rp->events++;
+		rp->event_bytes += rec->size;
+		note_time(rp, rec->event.time);
+		if (rec->event.kstack_id != USTACK_TRACE_NO_STACK &&
+		    (v = rmap_slot(&rp->stack_refs, USTACK_TRACE_KSTACK, rec->event.kstack_id, NULL)))
+			(*v)++;
+		if (rp->fmt == FMT_RAW && !rp->want_stats)
+			raw_event(rp, &rec->event);
+		break;
+	case USTACK_TRACE_USER_STACK:
+		rp->user_stacks++;
+		rp->user_stack_bytes += rec->size;
+		note_time(rp, rec->user_stack.time);
+		if (rec->user_stack.stack_id != USTACK_TRACE_NO_STACK &&
+		    (v = rmap_slot(&rp->stack_refs, USTACK_TRACE_USTACK, rec->user_stack.stack_id, NULL)))
+			(*v)++;
+		if (rp->fmt == FMT_RAW && !rp->want_stats)
+			raw_user_stack(rp, &rec->user_stack);
+		break;
+	case USTACK_TRACE_LOST:
+		rp->lost += rec->lost.count;
+		rp->lost_records++;
+		if (rp->fmt == FMT_RAW && !rp->want_stats)
+			raw_lost(rp, &rec->lost);
+		break;
+	case USTACK_TRACE_END:
+		rp->have_end = 1;
+		rp->end = rec->end;
+		break;
+	default:
+		break;
+	}
+	if (ustack_trace_stitcher__push(rp->st, rec))
+		rp->oom = 1;
+	if (!rp->want_stats)
+		drain(rp);
+	else {
+		struct ustack_trace_stitched s;
+
+		while (ustack_trace_stitcher__pop(rp->st, &s) == 1)
+			if (s.result < 5)
+				rp->stitched[s.result]++;
+	}
+}
+
+/* the reader's messages start with "offset N: ", which the CLI states itself */
+static const char *strip_offset(const char *msg)
+{
+	const char *p = msg;
+
+	if (strncmp(p, "offset ", 7))
+		return msg;
+	p += 7;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return p[0] == ':' && p[1] == ' ' ? p + 2 : msg;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ustack report [-i FILE] [--format FORMAT] [-o OUT] [options]\n"
+		"\n"
+		"Print a trace written by 'ustack record' (default input ustack.data).\n"
+		"\n"
+		"  -i, --input FILE     trace to read\n"
+		"  -o, --output OUT     write to OUT instead of standard output\n"
+		"  -f, --format FORMAT  text (default): events with symbolized stacks\n"
+		"                       raw: the records as seed-style lines (file offsets, file ids)\n"
+		"                       folded: one line per distinct stack and its count (flamegraph.pl)\n"
+		"                       stackmap: the trace's user stacks in the stackmap text form\n"
+		"                       stackmap-bin: the same in the 'FSMB' v2 binary form\n"
+		"      --kernel         stackmap formats: export the kernel stacks instead\n"
+		"      --stats          print counts and sizes instead of the events\n"
+		"      --no-demangle    leave C++ names mangled\n"
+		"      --debug-dir DIR  separate debug files (default /usr/lib/debug)\n"
+		"  -h, --help           this text\n"
+		"\n"
+		"A damaged file is printed up to the damage, then an error naming the byte\n"
+		"offset is printed and the exit status is 1.\n");
+}
+
+static int parse_format(const char *s, enum report_format *fmt)
+{
+	static const struct { const char *name; enum report_format f; } names[] = {
+		{ "text", FMT_TEXT }, { "raw", FMT_RAW }, { "folded", FMT_FOLDED },
+		{ "stackmap", FMT_STACKMAP }, { "stackmap-bin", FMT_STACKMAP_BIN },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(s, names[i].name)) {
+			*fmt = names[i].f;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* value of option argv[*i] ("--opt VALUE" or "--opt=VALUE") */
+static const char *opt_value(int argc, char **argv, int *i, const char *longname,
+			     const char *shortname)
+{
+	const char *a = argv[*i];
+	size_t l = strlen(longname);
+
+	if (!strncmp(a, longname, l) && a[l] == '=')
+		return a + l + 1;
+	if (strcmp(a, longname) && (!shortname || strcmp(a, shortname)))
+		return NULL;
+	if (*i + 1 >= argc) {
+		cli_error("report: %s needs a value", a);
+		return "";
+	}
+	return argv[++*i];
+}
 
 int cmd_report(int argc, char **argv)
 {
-	return cli_not_yet("report");
+	struct report rp = { .in_path = "ustack.data", .fmt = FMT_TEXT };
+	struct ustack_symbolizer_opts so = { .sz = sizeof(so) };
+	struct ustack_trace_record rec;
+	const char *out_path = NULL, *v;
+	uint64_t file_size = 0;
+	struct stat sb;
+	int ret, status = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (cli_is_help(a)) {
+			usage(stdout);
+			return 0;
+		} else if ((v = opt_value(argc, argv, &i, "--input", "-i"))) {
+			if (!*v)
+				return 2;
+			rp.in_path = v;
+		} else if ((v = opt_value(argc, argv, &i, "--output", "-o"))) {
+			if (!*v)
+				return 2;
+			out_path = v;
+		} else if ((v = opt_value(argc, argv, &i, "--format", "-f"))) {
+			if (!*v)
+				return 2;
+			if (parse_format(v, &rp.fmt)) {
+				cli_error("report: unknown format '%s' (text, raw, folded, stackmap, "
+					  "stackmap-bin)", v);
+				return 2;
+			}
+		} else if ((v = opt_value(argc, argv, &i, "--debug-dir", NULL))) {
+			if (!*v)
+				return 2;
+			so.debug_dir = v;
+		} else if (!strcmp(a, "--stats")) {
+			rp.want_stats = 1;
+		} else if (!strcmp(a, "--kernel")) {
+			rp.kernel_map = 1;
+		} else if (!strcmp(a, "--no-demangle")) {
+			so.flags |= USTACK_SYMBOLIZER_NO_DEMANGLE;
+		} else {
+			cli_error("report: unknown argument '%s' (see 'ustack report --help')", a);
+			return 2;
+		}
+	}
+
+	rp.r = ustack_trace_reader__open(rp.in_path, NULL);
+	if (!rp.r) {
+		cli_error("%s: %s", rp.in_path, strerror(errno));
+		return 1;
+	}
+	if (!stat(rp.in_path, &sb))
+		file_size = (uint64_t)sb.st_size;
+	rp.st = ustack_trace_stitcher__new();
+	if ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED) && !rp.want_stats)
+		rp.sym = ustack_symbolizer__new(&so);
+	if (!rp.st || ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED) && !rp.want_stats && !rp.sym)) {
+		cli_error("report: %s", strerror(ENOMEM));
+		status = 1;
+		goto out;
+	}
+	if (out_path) {
+		rp.out = fopen(out_path, rp.fmt == FMT_STACKMAP_BIN ? "wb" : "w");
+		if (!rp.out) {
+			cli_error("%s: %s", out_path, strerror(errno));
+			status = 1;
+			goto out;
+		}
+	} else {
+		rp.out = stdout;
+	}
+	/* one large buffer: output is many short lines */
+	setvbuf(rp.out, NULL, _IOFBF, 1 << 20);
+
+	while ((ret = ustack_trace_reader__next(rp.r, &rec)) == 1 && !rp.oom)
+		handle_record(&rp, &rec);
+	/* at the end or at the damage: events still waiting get no stack */
+	ustack_trace_stitcher__push(rp.st, NULL);
+	if (rp.want_stats) {
+		struct ustack_trace_stitched s;
+
+		while (ustack_trace_stitcher__pop(rp.st, &s) == 1)
+			if (s.result < 5)
+				rp.stitched[s.result]++;
+	} else {
+		drain(&rp);
+	}
+
+	if (rp.want_stats)
+		stats_finish(&rp, file_size, ret < 0);
+	else if (rp.fmt == FMT_FOLDED)
+		folded_finish(&rp);
+	else if (rp.fmt == FMT_STACKMAP || rp.fmt == FMT_STACKMAP_BIN)
+		if (stackmap_finish(&rp))
+			rp.oom = 1;
+	fflush(rp.out);
+
+	if (rp.oom) {
+		cli_error("report: %s: out of memory", rp.in_path);
+		status = 1;
+	} else if (ret < 0) {
+		uint64_t off = ustack_trace_reader__error_offset(rp.r);
+		const char *msg = ustack_trace_reader__error(rp.r);
+
+		if (ret == -EBADMSG && !rp.records && off < 32)
+			cli_error("%s: not a ustack trace file (%s)", rp.in_path, msg);
+		else if (ret == -EBADMSG)
+			cli_error("%s: damaged at offset %" PRIu64 ": %s (everything before it was "
+				  "printed)", rp.in_path, off, strip_offset(msg));
+		else
+			cli_error("%s: %s%s%s", rp.in_path, strerror(-ret), *msg ? ": " : "", msg);
+		status = 1;
+	}
+	if (ferror(rp.out)) {
+		cli_error("%s: write error", out_path ? out_path : "standard output");
+		status = 1;
+	}
+out:
+	if (rp.out && rp.out != stdout)
+		fclose(rp.out);
+	for (size_t i = 0; i < rp.nrend; i++)
+		free(rp.rend[i].text);
+	free(rp.rend);
+	free(rp.comms);
+	free(rp.comm_idx.s);
+	free(rp.rendered_idx.s);
+	free(rp.files_printed.s);
+	free(rp.folded.s);
+	free(rp.stack_refs.s);
+	free(rp.file_ids.s);
+	free(rp.line.p);
+	ustack_symbolizer__free(rp.sym);
+	ustack_trace_stitcher__free(rp.st);
+	ustack_trace_reader__close(rp.r);
+	return status;
 }

@@ -403,7 +403,11 @@ static int elf_add_symtab(struct ustack_elf *elf, const char *secname)
 	err = ustack_elf__section(elf, secname, &symtab);
 	if (err)
 		return err;
-	if (!symtab.data || symtab.size % sizeof(Elf64_Sym))
+	/* separate debug files keep the section header but not the bytes
+	 * (SHT_NOBITS): no symbols here, nothing wrong */
+	if (symtab.type == SHT_NOBITS || !symtab.data)
+		return -ENOENT;
+	if (symtab.size % sizeof(Elf64_Sym))
 		return elf_bad(elf, symtab.offset, "symbol table size not a multiple of entries");
 	/* sh_link of the symbol table names its string table */
 	for (unsigned int i = 1; i < elf->ehdr.e_shnum; i++) {

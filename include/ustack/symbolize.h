@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ustack symbolizer: (file id, file offset) -> function + offset + path.
+ *
+ * A trace stores each user frame as a file offset plus an opaque file id,
+ * and one file_map (path, build ID, ...) per id. The symbolizer is given
+ * those file_maps, then resolves frames. For each file id it looks for an
+ * ELF file, once (cached per id):
+ *   1. the *image* (the file that was mapped, for file offset -> vaddr):
+ *      the recorded path when its build ID equals the recorded one, else
+ *      <debug_dir>/.build-id/xx/rest (the distributions' link to the
+ *      binary), again only with a matching build ID; when the trace has no
+ *      build ID, the recorded path as it is;
+ *   2. the *symbols*: <debug_dir>/.build-id/xx/rest.debug when present
+ *      and its build ID matches, else the image's .symtab/.dynsym.
+ * A file replaced since recording (another build ID at the path) is never
+ * trusted: its frames get USTACK_SYM_MISMATCH and no name.
+ *
+ * Results are cached per (file id, offset, exactness); every pointer handed
+ * out stays valid until ustack_symbolizer__free(). Not thread-safe.
+ */
+#ifndef USTACK_SYMBOLIZE_H
+#define USTACK_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ustack/ustack.h>
+#include <ustack/procmaps.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** What a symbolization found. */
+enum ustack_sym_status {
+	USTACK_SYM_OK = 0,         /**< name found */
+	USTACK_SYM_NO_SYMBOL = 1,  /**< ELF found, but no function symbol covers the
+	                                address (or no PT_LOAD holds the offset) */
+	USTACK_SYM_NO_FILE = 2,    /**< no usable ELF file for this file id */
+	USTACK_SYM_MISMATCH = 3,   /**< the file found has another build ID than
+	                                the recorded one: not trusted */
+	USTACK_SYM_ANON = 4,       /**< file id 0: an absolute address in no file */
+	USTACK_SYM_UNKNOWN_ID = 5, /**< no file_map was added for this file id */
+};
+
+/** Options of ustack_symbolizer__new(). */
+struct ustack_symbolizer_opts {
+	size_t sz;              /**< sizeof(struct ustack_symbolizer_opts) */
+	uint32_t flags;         /**< USTACK_SYMBOLIZER_* */
+	/** root of separate debug files; NULL: "/usr/lib/debug" */
+	const char *debug_dir;
+};
+
+/** Leave C++ (Itanium ABI) names mangled. */
+#define USTACK_SYMBOLIZER_NO_DEMANGLE 0x1u
+/** Do not look into debug_dir at all (only the recorded paths). */
+#define USTACK_SYMBOLIZER_NO_DEBUG_DIR 0x2u
+
+/** Flags of ustack_symbolizer__symbolize(). */
+/** The offset is an exact instruction address (frame 0, an interrupted pc
+ *  restored from a signal frame); otherwise it is a return address and the
+ *  name is looked up at offset - 1 (the call instruction). */
+#define USTACK_SYM_EXACT_PC 0x1u
+
+/** One resolved frame. Pointers are valid until ustack_symbolizer__free(). */
+struct ustack_sym {
+	const char *name;    /**< function (demangled unless NO_DEMANGLE); NULL unless OK */
+	uint64_t sym_offset; /**< pc - start of the function (OK only) */
+	uint64_t vaddr;      /**< link-time address of the pc (0 when unknown) */
+	const char *path;    /**< recorded path of the file (NULL for ANON/UNKNOWN_ID) */
+	const char *elf_path;/**< file the name came from (NULL when none) */
+	uint32_t status;     /**< enum ustack_sym_status */
+};
+
+struct ustack_symbolizer;
+
+/**
+ * Create a symbolizer.
+ * @param opts options or NULL for defaults
+ * @return the symbolizer, or NULL with errno (ENOMEM, EINVAL)
+ */
+USTACK_API struct ustack_symbolizer *
+ustack_symbolizer__new(const struct ustack_symbolizer_opts *opts);
+
+/**
+ * Free a symbolizer, its cache and every file it opened. NULL is a no-op.
+ * @param s the symbolizer
+ */
+USTACK_API void ustack_symbolizer__free(struct ustack_symbolizer *s);
+
+/**
+ * Tell the symbolizer what a file id stands for (the contents are copied).
+ * Nothing is opened yet: files are looked for at first use. A second call
+ * for the same id is ignored (ids name one file for a whole trace).
+ * @param s the symbolizer
+ * @param fm the file_map (file_id != 0)
+ * @return 0, -EINVAL (file_id 0), -ENOMEM
+ */
+USTACK_API int ustack_symbolizer__add_file(struct ustack_symbolizer *s,
+					   const struct ustack_file_map *fm);
+
+/**
+ * Resolve one frame.
+ * @param s the symbolizer
+ * @param file_id the frame's file id (0: @offset is an absolute address)
+ * @param offset file offset of the pc (or the address when file_id is 0)
+ * @param flags USTACK_SYM_EXACT_PC when the pc is not a return address
+ * @param out receives the result (see its status)
+ * @return 0 (even when nothing was found: see out->status), -EINVAL, -ENOMEM
+ */
+USTACK_API int ustack_symbolizer__symbolize(struct ustack_symbolizer *s, uint64_t file_id,
+					    uint64_t offset, uint32_t flags,
+					    struct ustack_sym *out);
+
+/**
+ * How the file of @file_id was found (opens it when not done yet).
+ * @param s the symbolizer
+ * @param file_id the file id
+ * @param elf_path if not NULL, receives the file the symbols come from (or NULL)
+ * @return an enum ustack_sym_status: OK (usable), NO_FILE, MISMATCH,
+ *         UNKNOWN_ID, ANON (file id 0)
+ */
+USTACK_API int ustack_symbolizer__file_status(struct ustack_symbolizer *s, uint64_t file_id,
+					      const char **elf_path);
+
+/**
+ * Name of a status ("ok", "no symbol", "no file", "build ID mismatch", ...).
+ * @param status enum ustack_sym_status
+ * @return the name, never NULL
+ */
+USTACK_API const char *ustack_sym_status_name(unsigned int status);
+
+/**
+ * Demangle a C++ (Itanium ABI, "_Z...") name with the C++ runtime's
+ * __cxa_demangle, found at run time (libstdc++ is not a link dependency).
+ * @param name the mangled name
+ * @return a malloc'd demangled name the caller frees, or NULL (not a
+ *         mangled name, no C++ runtime on this host, or invalid)
+ */
+USTACK_API char *ustack_demangle(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* USTACK_SYMBOLIZE_H */

@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The symbolizer: file_maps in, (file id, offset) -> function out.
+ *
+ * Per file id the ELF files are looked for once, at first use, and kept
+ * open (an mmap each) until the symbolizer is freed. A build ID recorded in
+ * the trace is the identity of the file: a file found by path is used only
+ * when its own build ID is the same, since a library upgraded after the
+ * recording would otherwise give plausible but wrong names.
+ *
+ * Every answer is cached per (file id, offset, exactness) in an
+ * open-addressing table, so a report over millions of samples symbolizes
+ * each distinct frame once.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+#include <ustack/symbolize.h>
+
+#include "common/compiler.h"
+#include "common/log.h"
+#include "elf/elf_file.h"
+
+struct sym_file {
+	uint64_t file_id;
+	char *path;
+	uint32_t kind;
+	uint32_t build_id_size;
+	uint8_t build_id[USTACK_BUILD_ID_MAX];
+	int opened;
+	int status;              /* enum ustack_sym_status, once opened */
+	struct ustack_elf *image; /* offset -> vaddr (and symbols without debug) */
+	struct ustack_elf *debug; /* separate debug file: symbols */
+};
+
+/* one cached frame */
+struct sym_slot {
+	uint64_t file_id;
+	uint64_t offset;
+	uint32_t exact;
+	uint32_t used;
+	struct ustack_sym sym;
+};
+
+/* u64 -> u64 open addressing (file id -> index, name pointer -> demangled) */
+struct u64map {
+	uint64_t *keys, *vals;
+	uint8_t *used;
+	size_t cap, n;
+};
+
+struct ustack_symbolizer {
+	uint32_t flags;
+	char *debug_dir;
+	struct sym_file *files;
+	size_t nfiles, files_cap;
+	struct u64map file_idx;
+	struct u64map demangled; /* symbol name pointer -> char * (malloc'd) */
+	struct sym_slot *slots;
+	size_t slots_cap, slots_n;
+};
+
+static inline uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+static int u64map_grow(struct u64map *m)
+{
+	size_t ncap = m->cap ? m->cap * 2 : 64;
+	struct u64map nm = { 0 };
+
+	nm.keys = malloc(ncap * sizeof(*nm.keys));
+	nm.vals = malloc(ncap * sizeof(*nm.vals));
+	nm.used = calloc(ncap, 1);
+	if (!nm.keys || !nm.vals || !nm.used) {
+		free(nm.keys);
+		free(nm.vals);
+		free(nm.used);
+		return -ENOMEM;
+	}
+	nm.cap = ncap;
+	for (size_t i = 0; i < m->cap; i++) {
+		size_t j;
+
+		if (!m->used[i])
+			continue;
+		for (j = mix64(m->keys[i]) & (ncap - 1); nm.used[j]; j = (j + 1) & (ncap - 1))
+			;
+		nm.used[j] = 1;
+		nm.keys[j] = m->keys[i];
+		nm.vals[j] = m->vals[i];
+	}
+	nm.n = m->n;
+	free(m->keys);
+	free(m->vals);
+	free(m->used);
+	*m = nm;
+	return 0;
+}
+
+static int u64map_get(const struct u64map *m, uint64_t key, uint64_t *val)
+{
+	if (!m->cap)
+		return 0;
+	for (size_t j = mix64(key) & (m->cap - 1); m->used[j]; j = (j + 1) & (m->cap - 1))
+		if (m->keys[j] == key) {
+			*val = m->vals[j];
+			return 1;
+		}
+	return 0;
+}
+
+static int u64map_put(struct u64map *m, uint64_t key, uint64_t val)
+{
+	size_t j;
+
+	if ((m->n + 1) * 2 > m->cap && u64map_grow(m))
+		return -ENOMEM;
+	for (j = mix64(key) & (m->cap - 1); m->used[j]; j = (j + 1) & (m->cap - 1))
+		if (m->keys[j] == key) {
+			m->vals[j] = val;
+			return 0;
+		}
+	m->used[j] = 1;
+	m->keys[j] = key;
+	m->vals[j] = val;
+	m->n++;
+	return 0;
+}
+
+static void u64map_free(struct u64map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	free(m->used);
+	memset(m, 0, sizeof(*m));
+}
+
+USTACK_API const char *ustack_sym_status_name(unsigned int status)
+{
+	switch (status) {
+	case USTACK_SYM_OK: return "ok";
+	case USTACK_SYM_NO_SYMBOL: return "no symbol";
+	case USTACK_SYM_NO_FILE: return "file not found";
+	case USTACK_SYM_MISMATCH: return "build ID mismatch";
+	case USTACK_SYM_ANON: return "not in a file";
+	case USTACK_SYM_UNKNOWN_ID: return "unknown file id";
+	default: return "unknown";
+	}
+}
+
+USTACK_API struct ustack_symbolizer *
+ustack_symbolizer__new(const struct ustack_symbolizer_opts *opts)
+{
+	struct ustack_symbolizer *s;
+	const char *dir = "/usr/lib/debug";
+
+	if (opts && opts->sz < offsetof(struct ustack_symbolizer_opts, debug_dir) + sizeof(char *)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (opts) {
+		s->flags = opts->flags;
+		if (opts->debug_dir)
+			dir = opts->debug_dir;
+	}
+	s->debug_dir = strdup(dir);
+	if (!s->debug_dir) {
+		free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return s;
+}
+
+USTACK_API void ustack_symbolizer__free(struct ustack_symbolizer *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nfiles; i++) {
+		struct sym_file *f = &s->files[i];
+
+		/* the debug file may be the image (a debug-only lookup) */
+		if (f->debug != f->image)
+			ustack_elf__close(f->debug);
+		ustack_elf__close(f->image);
+		free(f->path);
+	}
+	for (size_t i = 0; i < s->demangled.cap; i++)
+		if (s->demangled.used[i] && s->demangled.vals[i] != s->demangled.keys[i])
+			free((void *)(uintptr_t)s->demangled.vals[i]);
+	u64map_free(&s->demangled);
+	u64map_free(&s->file_idx);
+	free(s->files);
+	free(s->slots);
+	free(s->debug_dir);
+	free(s);
+}
+
+USTACK_API int ustack_symbolizer__add_file(struct ustack_symbolizer *s,
+					   const struct ustack_file_map *fm)
+{
+	struct sym_file *f;
+	uint64_t idx;
+
+	if (!s || !fm || !fm->file_id)
+		return -EINVAL;
+	if (u64map_get(&s->file_idx, fm->file_id, &idx))
+		return 0;
+	if (s->nfiles == s->files_cap) {
+		size_t ncap = s->files_cap ? s->files_cap * 2 : 16;
+		void *np = realloc(s->files, ncap * sizeof(*s->files));
+
+		if (!np)
+			return -ENOMEM;
+		s->files = np;
+		s->files_cap = ncap;
+	}
+	f = &s->files[s->nfiles];
+	memset(f, 0, sizeof(*f));
+	f->file_id = fm->file_id;
+	f->kind = fm->kind;
+	f->path = strdup(fm->path ? fm->path : "");
+	if (!f->path)
+		return -ENOMEM;
+	f->build_id_size = fm->build_id_size > USTACK_BUILD_ID_MAX ? USTACK_BUILD_ID_MAX
+								  : fm->build_id_size;
+	memcpy(f->build_id, fm->build_id, f->build_id_size);
+	if (u64map_put(&s->file_idx, fm->file_id, s->nfiles)) {
+		free(f->path);
+		return -ENOMEM;
+	}
+	s->nfiles++;
+	return 0;
+}
+
+/* 1: @elf carries the build ID of @f; 0: another one (or none) */
+static int build_id_matches(const struct sym_file *f, const struct ustack_elf *elf)
+{
+	uint8_t bid[USTACK_BUILD_ID_MAX];
+	int n = ustack_elf__build_id(elf, bid, sizeof(bid));
+
+	return n > 0 && (uint32_t)n == f->build_id_size && !memcmp(bid, f->build_id, (size_t)n);
+}
+
+/* Open @path and keep it only if its build ID is @f's. *seen is set when a
+ * file was there but was another one. */
+static struct ustack_elf *open_checked(const struct sym_file *f, const char *path, int *seen)
+{
+	struct ustack_elf *elf = ustack_elf__open(path);
+
+	if (!elf)
+		return NULL;
+	if (build_id_matches(f, elf))
+		return elf;
+	*seen = 1;
+	pr_debug("%s: build ID differs from the recorded one: not used\n", path);
+	ustack_elf__close(elf);
+	return NULL;
+}
+
+/* The vDSO of this process, when it is the one that was recorded (same
+ * kernel build): kernels keep no vDSO file a report could open. */
+static struct ustack_elf *open_own_vdso(const struct sym_file *f, int *seen)
+{
+	const uint8_t *base = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
+	Elf64_Ehdr eh;
+	size_t size;
+	struct ustack_elf *elf;
+
+	if (!base)
+		return NULL;
+	memcpy(&eh, base, sizeof(eh));
+	/* the image ends with its section header table; a vDSO is a few
+	 * pages, anything larger is not one we understand */
+	size = (size_t)eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize;
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || size < sizeof(eh) || size > 64 * 1024)
+		return NULL;
+	elf = ustack_elf__open_mem(base, size, "[vdso]");
+	if (!elf)
+		return NULL;
+	if (build_id_matches(f, elf))
+		return elf;
+	*seen = 1;
+	ustack_elf__close(elf);
+	return NULL;
+}
+
+static void sym_file_open(struct ustack_symbolizer *s, struct sym_file *f)
+{
+	char bpath[PATH_MAX];
+	char hex[2 * USTACK_BUILD_ID_MAX + 1];
+	int seen = 0;
+
+	f->opened = 1;
+	if (f->build_id_size) {
+		ustack_hex(f->build_id, f->build_id_size, hex);
+		if (f->kind == USTACK_VMA_VDSO)
+			f->image = open_own_vdso(f, &seen);
+		else if (f->path[0] == '/')
+			f->image = open_checked(f, f->path, &seen);
+		if (!(s->flags & USTACK_SYMBOLIZER_NO_DEBUG_DIR) && f->build_id_size >= 2) {
+			if (!f->image &&
+			    snprintf(bpath, sizeof(bpath), "%s/.build-id/%.2s/%s", s->debug_dir, hex,
+				     hex + 2) < (int)sizeof(bpath))
+				f->image = open_checked(f, bpath, &seen);
+			if (snprintf(bpath, sizeof(bpath), "%s/.build-id/%.2s/%s.debug", s->debug_dir,
+				     hex, hex + 2) < (int)sizeof(bpath))
+				f->debug = open_checked(f, bpath, &seen);
+		}
+		/* a debug file alone: only usable when its PT_LOADs still
+		 * describe the file (not an --only-keep-debug copy); lookups
+		 * say NO_SYMBOL otherwise */
+		if (!f->image && f->debug)
+			f->image = f->debug;
+	} else if (f->path[0] == '/') {
+		/* no build ID recorded: the path is all there is */
+		f->image = ustack_elf__open(f->path);
+	}
+	if (f->image)
+		f->status = USTACK_SYM_OK;
+	else
+		f->status = seen ? USTACK_SYM_MISMATCH : USTACK_SYM_NO_FILE;
+}
+
+static struct sym_file *sym_file_get(struct ustack_symbolizer *s, uint64_t file_id)
+{
+	uint64_t idx;
+	struct sym_file *f;
+
+	if (!u64map_get(&s->file_idx, file_id, &idx))
+		return NULL;
+	f = &s->files[idx];
+	if (!f->opened)
+		sym_file_open(s, f);
+	return f;
+}
+
+USTACK_API int ustack_symbolizer__file_status(struct ustack_symbolizer *s, uint64_t file_id,
+					      const char **elf_path)
+{
+	struct sym_file *f;
+
+	if (elf_path)
+		*elf_path = NULL;
+	if (!s)
+		return -EINVAL;
+	if (!file_id)
+		return USTACK_SYM_ANON;
+	f = sym_file_get(s, file_id);
+	if (!f)
+		return USTACK_SYM_UNKNOWN_ID;
+	if (elf_path && f->image)
+		*elf_path = ustack_elf__path(f->debug ? f->debug : f->image);
+	return f->status;
+}
+
+/* The name to show for symbol @name: demangled, and without the symbol
+ * version that debug files' .symtab appends ("memcpy@@GLIBC_2.14"), so that
+ * a function has the same name whether it came from .dynsym or .symtab.
+ * Cached per name pointer (names live in the mapped files). */
+static const char *display_name(struct ustack_symbolizer *s, const char *name)
+{
+	const char *at = strchr(name, '@');
+	int mangled = !(s->flags & USTACK_SYMBOLIZER_NO_DEMANGLE) && name[0] == '_' && name[1] == 'Z';
+	uint64_t v;
+	char *d = NULL, *base = NULL;
+
+	if (!mangled && (!at || at == name))
+		return name;
+	if (u64map_get(&s->demangled, (uintptr_t)name, &v))
+		return (const char *)(uintptr_t)v;
+	if (at && at != name)
+		base = strndup(name, (size_t)(at - name));
+	if (mangled)
+		d = ustack_demangle(base ? base : name);
+	if (d)
+		free(base);
+	else
+		d = base;
+	/* a failure is remembered too (value == key: the name itself) */
+	if (u64map_put(&s->demangled, (uintptr_t)name, (uintptr_t)(d ? d : name))) {
+		free(d);
+		return name;
+	}
+	return d ? d : name;
+}
+
+static void resolve(struct ustack_symbolizer *s, struct sym_file *f, uint64_t offset, int exact,
+		    struct ustack_sym *out)
+{
+	uint64_t look = exact || !offset ? offset : offset - 1;
+	uint64_t vlook, start;
+	const char *name;
+	int err = -ENOENT;
+
+	memset(out, 0, sizeof(*out));
+	out->path = f->path;
+	out->status = f->status;
+	if (f->status != USTACK_SYM_OK)
+		return;
+	out->status = USTACK_SYM_NO_SYMBOL;
+	if (ustack_elf__offset_to_vaddr(f->image, offset, &out->vaddr) ||
+	    ustack_elf__offset_to_vaddr(f->image, look, &vlook)) {
+		out->vaddr = 0;
+		return;
+	}
+	if (f->debug) {
+		err = ustack_elf__symbolize(f->debug, vlook, &name, &start);
+		out->elf_path = ustack_elf__path(f->debug);
+	}
+	if (err && f->image != f->debug) {
+		err = ustack_elf__symbolize(f->image, vlook, &name, &start);
+		out->elf_path = ustack_elf__path(f->image);
+	}
+	if (err) {
+		out->elf_path = NULL;
+		return;
+	}
+	out->name = display_name(s, name);
+	out->sym_offset = out->vaddr - start;
+	out->status = USTACK_SYM_OK;
+}
+
+static int slots_grow(struct ustack_symbolizer *s)
+{
+	size_t ncap = s->slots_cap ? s->slots_cap * 2 : 1024;
+	struct sym_slot *ns = calloc(ncap, sizeof(*ns));
+
+	if (!ns)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->slots_cap; i++) {
+		struct sym_slot *o = &s->slots[i];
+		size_t j;
+
+		if (!o->used)
+			continue;
+		for (j = mix64(o->file_id ^ mix64(o->offset + o->exact)) & (ncap - 1); ns[j].used;
+		     j = (j + 1) & (ncap - 1))
+			;
+		ns[j] = *o;
+	}
+	free(s->slots);
+	s->slots = ns;
+	s->slots_cap = ncap;
+	return 0;
+}
+
+USTACK_API int ustack_symbolizer__symbolize(struct ustack_symbolizer *s, uint64_t file_id,
+					    uint64_t offset, uint32_t flags,
+					    struct ustack_sym *out)
+{
+	uint32_t exact = !!(flags & USTACK_SYM_EXACT_PC);
+	struct sym_file *f;
+	struct sym_slot *sl;
+	size_t j;
+
+	if (!s || !out)
+		return -EINVAL;
+	if (!file_id) {
+		memset(out, 0, sizeof(*out));
+		out->vaddr = offset;
+		out->status = USTACK_SYM_ANON;
+		return 0;
+	}
+	if ((s->slots_n + 1) * 2 > s->slots_cap && slots_grow(s))
+		return -ENOMEM;
+	for (j = mix64(file_id ^ mix64(offset + exact)) & (s->slots_cap - 1); s->slots[j].used;
+	     j = (j + 1) & (s->slots_cap - 1)) {
+		sl = &s->slots[j];
+		if (sl->file_id == file_id && sl->offset == offset && sl->exact == exact) {
+			*out = sl->sym;
+			return 0;
+		}
+	}
+	sl = &s->slots[j];
+	f = sym_file_get(s, file_id);
+	if (!f) {
+		/* not cached: its file_map may still be added */
+		memset(out, 0, sizeof(*out));
+		out->status = USTACK_SYM_UNKNOWN_ID;
+		return 0;
+	}
+	resolve(s, f, offset, exact, out);
+	sl->used = 1;
+	sl->file_id = file_id;
+	sl->offset = offset;
+	sl->exact = exact;
+	sl->sym = *out;
+	s->slots_n++;
+	return 0;
+}
