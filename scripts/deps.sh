@@ -14,6 +14,7 @@ PKGS=(
   libelf-dev         # symbolizer
   libdw-dev          # symbolizer (DWARF lines, inlines)
   gdb                # test oracle
+  libc6-dbg          # names of libc internals (start_thread, clone3) from its debug file
   libunwind-dev      # benchmark peer (unw_backtrace)
   linux-perf         # perf (record tests, benchmark peer)
   python3            # test helpers

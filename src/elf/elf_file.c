@@ -20,6 +20,7 @@
 struct elf_sym_entry {
 	uint64_t start, size;
 	const char *name;
+	int rank; /* which alias to print: lower is preferred */
 };
 
 struct ustack_elf {
@@ -378,16 +379,38 @@ int ustack_elf__debuglink(const struct ustack_elf *elf, const char **name, uint3
 	return 0;
 }
 
+/*
+ * Among aliases of one address, the name a person expects: global over
+ * weak over local (pthread_cond_wait, not __GI___pthread_cond_wait), then
+ * fewer leading underscores (clone3, not __clone3), then shorter.
+ */
+static int sym_rank(const Elf64_Sym *sym, const char *name)
+{
+	int bind = ELF64_ST_BIND(sym->st_info);
+	int rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+	int underscores = 0;
+
+	while (name[underscores] == '_' && underscores < 15)
+		underscores++;
+	return rank << 4 | underscores;
+}
+
 static int sym_cmp(const void *a, const void *b)
 {
 	const struct elf_sym_entry *x = a, *y = b;
+	size_t lx, ly;
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
-	/* prefer the larger (function over its local labels), then by name for
-	 * a stable choice between aliases */
+	/* prefer the larger (function over its local labels) */
 	if (x->size != y->size)
 		return x->size > y->size ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	lx = strlen(x->name);
+	ly = strlen(y->name);
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
@@ -441,6 +464,7 @@ static int elf_add_symtab(struct ustack_elf *elf, const char *secname)
 			.start = sym.st_value,
 			.size = sym.st_size,
 			.name = (const char *)strtab.data + sym.st_name,
+			.rank = sym_rank(&sym, (const char *)strtab.data + sym.st_name),
 		};
 	}
 	return 0;

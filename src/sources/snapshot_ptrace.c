@@ -30,7 +30,9 @@
 
 #include <ustack/procmaps.h>
 #include <ustack/snapshot.h>
+#include <ustack/symbolize.h>
 #include "common/log.h"
+#include "elf/elf_file.h"
 #include "unwind/remote.h"
 
 #define PAGE 4096u
@@ -107,6 +109,11 @@ struct snap {
 	struct ustack_snapshot_frame *named;
 	int max_depth;
 	unsigned int hold_ms;
+	/* names: the symbolizer (debug files by build ID), one file id per
+	 * module tables seen */
+	struct ustack_symbolizer *sym;
+	struct ustack_modtab **sym_mods;
+	unsigned int nr_sym_mods, cap_sym_mods;
 };
 
 static uint64_t now_ns(void)
@@ -279,13 +286,52 @@ out_unblock:
 	return ret;
 }
 
+/* File id of @m for the symbolizer, registering the file on first sight
+ * (0: none). The path is the one the tables were opened through
+ * (/proc/PID/map_files/..., which works for deleted files and containers). */
+static uint64_t sym_file_id(struct snap *s, struct ustack_modtab *m)
+{
+	struct ustack_file_map fm = { 0 };
+	struct ustack_elf *elf;
+	int n;
+
+	for (unsigned int i = 0; i < s->nr_sym_mods; i++)
+		if (s->sym_mods[i] == m)
+			return i + 1;
+	if (s->nr_sym_mods == s->cap_sym_mods) {
+		unsigned int cap = s->cap_sym_mods ? 2 * s->cap_sym_mods : 16;
+		struct ustack_modtab **g = realloc(s->sym_mods, cap * sizeof(*g));
+
+		if (!g)
+			return 0;
+		s->sym_mods = g;
+		s->cap_sym_mods = cap;
+	}
+	elf = ustack_modtab__elf(m);
+	fm.file_id = s->nr_sym_mods + 1;
+	fm.kind = USTACK_VMA_FILE;
+	fm.path = ustack_elf__path(elf);
+	n = ustack_elf__build_id(elf, fm.build_id, sizeof(fm.build_id));
+	if (n > 0) {
+		fm.build_id_size = n < USTACK_BUILD_ID_MAX ? n : USTACK_BUILD_ID_MAX;
+		fm.build_id_source = USTACK_BUILD_ID_ELF;
+	}
+	if (ustack_symbolizer__add_file(s->sym, &fm))
+		return 0;
+	s->sym_mods[s->nr_sym_mods++] = m;
+	return fm.file_id;
+}
+
 static void name_frames(struct snap *s, int n)
 {
 	for (int i = 0; i < n; i++) {
 		const struct ustack_frame *f = &s->frames[i];
 		struct ustack_snapshot_frame *o = &s->named[i];
 		const struct ustack_vma *vma;
-		uint64_t lookup = f->pc - ((f->flags & USTACK_FRAME_EXACT_PC) ? 0 : 1);
+		int exact = !!(f->flags & USTACK_FRAME_EXACT_PC);
+		uint64_t lookup = f->pc - (exact ? 0 : 1), fid;
+		struct ustack_modtab *m;
+		struct ustack_sym sym;
 
 		*o = (struct ustack_snapshot_frame){ .pc = f->pc, .method = f->method,
 						     .flags = f->flags };
@@ -295,6 +341,17 @@ static void name_frames(struct snap *s, int n)
 		o->path = vma->name;
 		if (o->symbol)
 			o->symbol_off += f->pc - lookup;
+		/* a separate debug file (by build ID) names what .dynsym
+		 * does not: start_thread, clone3, static functions */
+		m = s->sym && vma->kind == USTACK_VMA_FILE ? ustack_remote__module(&s->remote, lookup)
+							   : NULL;
+		fid = m ? sym_file_id(s, m) : 0;
+		if (fid && !ustack_symbolizer__symbolize(s->sym, fid, f->pc - vma->start + vma->pgoff,
+							exact ? USTACK_SYM_EXACT_PC : 0, &sym) &&
+		    sym.status == USTACK_SYM_OK) {
+			o->symbol = sym.name;
+			o->symbol_off = sym.sym_offset;
+		}
 	}
 }
 
@@ -340,6 +397,7 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 		goto out;
 	}
 	s->mc = ustack_modcache__new(0, 0);
+	s->sym = ustack_symbolizer__new(NULL); /* names only: may be NULL */
 	s->frames = calloc(s->max_depth, sizeof(*s->frames));
 	s->named = calloc(s->max_depth, sizeof(*s->named));
 	if (!s->mc || !s->frames || !s->named) {
@@ -387,6 +445,8 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 out:
 	if (stats)
 		*stats = st;
+	ustack_symbolizer__free(s->sym);
+	free(s->sym_mods);
 	ustack_modcache__free(s->mc);
 	ustack_procmaps__close(s->pm);
 	free(s->frames);

@@ -62,4 +62,7 @@ int ustack_remote__describe(struct ustack_remote *r, uint64_t lookup_pc,
 			    const struct ustack_vma **vma, const char **sym, uint64_t *sym_off,
 			    uint64_t *file_off);
 
+/** Tables of the file mapped at @pc (NULL: none). */
+struct ustack_modtab *ustack_remote__module(struct ustack_remote *r, uint64_t pc);
+
 #endif

@@ -142,3 +142,10 @@ int ustack_remote__describe(struct ustack_remote *r, uint64_t lookup_pc,
 		*sym_off = vaddr - start;
 	return 0;
 }
+
+struct ustack_modtab *ustack_remote__module(struct ustack_remote *r, uint64_t pc)
+{
+	struct remote_vma *v = remote_vma_of(r, pc);
+
+	return v ? v->mod : NULL;
+}
