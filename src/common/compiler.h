@@ -29,4 +29,50 @@ static inline int in_bounds(uint64_t off, uint64_t len, uint64_t size)
 	return off <= size && len <= size - off;
 }
 
+/*
+ * Number of leading elements of a sorted array whose u64 key (at byte
+ * offset @key_off of each @stride-byte element) is <= @key: the element
+ * covering @key, if any, is the one before that (index - 1).
+ */
+static inline size_t ustack_count_le_u64(const void *base, size_t n, size_t stride,
+					 size_t key_off, uint64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ld_u64((const char *)base + mid * stride + key_off) <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Parse lowercase hex digits at @p (up to @end, NULL: until a non-digit).
+ * Async-signal-safe. Returns the first byte after the digits, or NULL when
+ * there is none.
+ */
+static inline const char *ustack_parse_hex(const char *p, const char *end, uint64_t *v)
+{
+	uint64_t x = 0;
+	int digits = 0;
+
+	for (; !end || p < end; p++, digits++) {
+		unsigned int d;
+
+		if (*p >= '0' && *p <= '9')
+			d = *p - '0';
+		else if (*p >= 'a' && *p <= 'f')
+			d = *p - 'a' + 10;
+		else
+			break;
+		x = x << 4 | d;
+	}
+	*v = x;
+	return digits ? p : NULL;
+}
+
 #endif

@@ -473,7 +473,7 @@ static int elf_add_symtab(struct ustack_elf *elf, const char *secname)
 int ustack_elf__symbolize(struct ustack_elf *elf, uint64_t vaddr, const char **name,
 			  uint64_t *sym_start)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!elf->syms_built) {
 		elf->syms_built = 1;
@@ -483,15 +483,8 @@ int ustack_elf__symbolize(struct ustack_elf *elf, uint64_t vaddr, const char **n
 			qsort(elf->syms, elf->nr_syms, sizeof(*elf->syms), sym_cmp);
 	}
 	/* last symbol with start <= vaddr */
-	hi = elf->nr_syms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (elf->syms[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = ustack_count_le_u64(elf->syms, elf->nr_syms, sizeof(*elf->syms),
+				 offsetof(struct elf_sym_entry, start), vaddr);
 	/* walk back over zero-sized or non-covering entries at the same start
 	 * and nested symbols; stop at a few to stay cheap */
 	for (size_t i = lo, tries = 0; i > 0 && tries < 64; i--, tries++) {

@@ -29,6 +29,7 @@
 #include <ustack/record.h>
 #include <ustack/stackmap.h>
 #include <ustack/trace.h>
+#include "common/compiler.h"
 #include "common/log.h"
 #include "deferred/deferred.h"
 #include "sources/perf_events.h"
@@ -139,26 +140,6 @@ static int ksym_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static const char *hex_field(const char *p, uint64_t *v)
-{
-	uint64_t x = 0;
-	int n = 0;
-
-	for (;; p++, n++) {
-		unsigned int d;
-
-		if (*p >= '0' && *p <= '9')
-			d = *p - '0';
-		else if (*p >= 'a' && *p <= 'f')
-			d = *p - 'a' + 10;
-		else
-			break;
-		x = x << 4 | d;
-	}
-	*v = x;
-	return n ? p : NULL;
-}
-
 /*
  * Read the text symbols of /proc/kallsyms ("addr type name [module]"),
  * sorted by address. Runs on its own thread from the start of recording:
@@ -180,7 +161,7 @@ static void *ksyms_load(void *arg)
 		uint64_t addr;
 		char type;
 
-		p = hex_field(line, &addr);
+		p = ustack_parse_hex(line, NULL, &addr);
 		if (!p || *p != ' ' || !addr)
 			continue;
 		type = p[1];
@@ -227,18 +208,11 @@ static void ksyms_wait(struct rec *r)
 static int cb_get_ksym(void *ctx, uint64_t ip, struct ustack_trace_ksym *ks)
 {
 	struct rec *r = ctx;
-	size_t lo = 0, hi;
+	size_t lo;
 
 	ksyms_wait(r);
-	hi = r->nr_ksyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (r->ksyms[mid].addr <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = ustack_count_le_u64(r->ksyms, r->nr_ksyms, sizeof(*r->ksyms),
+				 offsetof(struct ksym, addr), ip);
 	if (!lo)
 		return -ENOENT;
 	ks->addr = r->ksyms[lo - 1].addr;

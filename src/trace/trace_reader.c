@@ -963,7 +963,7 @@ static int ksym_cmp(const void *a, const void *b)
 
 int ustack_trace_reader__ksym(struct ustack_trace_reader *r, uint64_t ip, struct ustack_trace_ksym *ks)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 	const struct rksym *k;
 
 	if (!r->nksyms)
@@ -979,15 +979,8 @@ int ustack_trace_reader__ksym(struct ustack_trace_reader *r, uint64_t ip, struct
 		r->ksym_dirty = 0;
 	}
 	/* last symbol with addr <= ip */
-	hi = r->nksyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (r->ksyms[mid].addr <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = ustack_count_le_u64(r->ksyms, r->nksyms, sizeof(*r->ksyms),
+				 offsetof(struct rksym, addr), ip);
 	if (!lo)
 		return -ENOENT;
 	k = &r->ksyms[lo - 1];

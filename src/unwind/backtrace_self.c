@@ -43,27 +43,6 @@ struct self_range {
 
 static __thread struct self_range self_stack __attribute__((tls_model("initial-exec")));
 
-/* Parse one hex number of a /proc/self/maps line. */
-static const char *parse_hex(const char *p, const char *end, uint64_t *v)
-{
-	uint64_t x = 0;
-	int digits = 0;
-
-	for (; p < end; p++, digits++) {
-		int d;
-
-		if (*p >= '0' && *p <= '9')
-			d = *p - '0';
-		else if (*p >= 'a' && *p <= 'f')
-			d = *p - 'a' + 10;
-		else
-			break;
-		x = x << 4 | d;
-	}
-	*v = x;
-	return digits ? p : NULL;
-}
-
 /*
  * Text fallback for kernels without PROCMAP_QUERY: scan /proc/self/maps
  * with a stack buffer (read() is async-signal-safe, stdio is not).
@@ -88,9 +67,9 @@ static int self_vma_text(uint64_t addr, struct self_range *r)
 		have += got;
 		while ((nl = memchr(line, '\n', buf + have - line))) {
 			uint64_t lo, hi, ino = 0;
-			const char *p = parse_hex(line, nl, &lo);
+			const char *p = ustack_parse_hex(line, nl, &lo);
 
-			if (p && *p == '-' && (p = parse_hex(p + 1, nl, &hi)) && addr >= lo && addr < hi) {
+			if (p && *p == '-' && (p = ustack_parse_hex(p + 1, nl, &hi)) && addr >= lo && addr < hi) {
 				/* " rw-p off dev inode" */
 				int ok = nl - p > 5 && p[1] == 'r' && p[2] == 'w';
 
@@ -99,7 +78,7 @@ static int self_vma_text(uint64_t addr, struct self_range *r)
 					if (!p)
 						ok = 0;
 				}
-				if (ok && p && parse_hex(p + 1, nl, &ino) && ino == 0) {
+				if (ok && p && ustack_parse_hex(p + 1, nl, &ino) && ino == 0) {
 					r->lo = lo;
 					r->hi = hi;
 					ret = 0;
