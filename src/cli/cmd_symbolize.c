@@ -1,8 +1,138 @@
 // SPDX-License-Identifier: MIT
-/* ustack symbolize: placeholder until its issue lands. */
+/* ustack symbolize: file offsets of an ELF file (or a build ID) to names. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ustack/procmaps.h>
+#include <ustack/symbolize.h>
 #include "cli/cli.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ustack symbolize (-e ELF | --build-id HEX) [--return] OFFSET...\n"
+		"\n"
+		"Name file offsets (as in 'ustack report --format raw': the offset of a pc\n"
+		"in its file) with the function that holds them: one line per offset,\n"
+		"'0xOFFSET function+0xOFF (file)', or '0xOFFSET ?? (reason)'.\n"
+		"\n"
+		"  -e, --elf ELF        the file the offsets are in\n"
+		"  -b, --build-id HEX   find the file by build ID (/usr/lib/debug/.build-id)\n"
+		"  -r, --return         the offsets are return addresses: name the call\n"
+		"                       (offset - 1), as report does for outer frames\n"
+		"  -d, --debug-dir DIR  root of separate debug files (default /usr/lib/debug)\n"
+		"\n"
+		"Symbols come from a separate debug file of the same build ID when there is\n"
+		"one, else from the file's .symtab/.dynsym; a file whose build ID differs\n"
+		"from --build-id is never used.\n");
+}
+
+static int parse_build_id(const char *hex, struct ustack_file_map *fm)
+{
+	size_t n = strlen(hex);
+
+	if (!n || n % 2 || n / 2 > USTACK_BUILD_ID_MAX)
+		return -EINVAL;
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned int b;
+
+		if (sscanf(hex + 2 * i, "%2x", &b) != 1 || !strchr("0123456789abcdefABCDEF", hex[2 * i]) ||
+		    !strchr("0123456789abcdefABCDEF", hex[2 * i + 1]))
+			return -EINVAL;
+		fm->build_id[i] = (uint8_t)b;
+	}
+	fm->build_id_size = (uint32_t)(n / 2);
+	fm->build_id_source = USTACK_BUILD_ID_ELF;
+	return 0;
+}
 
 int cmd_symbolize(int argc, char **argv)
 {
-	return cli_not_yet("symbolize");
+	static const struct option longopts[] = {
+		{ "elf", required_argument, NULL, 'e' },
+		{ "build-id", required_argument, NULL, 'b' },
+		{ "return", no_argument, NULL, 'r' },
+		{ "debug-dir", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ustack_symbolizer_opts so = { .sz = sizeof(so) };
+	struct ustack_file_map fm = { .file_id = 1, .kind = USTACK_VMA_FILE };
+	struct ustack_symbolizer *sym;
+	char path[PATH_MAX];
+	const char *elf = NULL;
+	int c, ret = 0, is_return = 0;
+
+	while ((c = getopt_long(argc, argv, "e:b:rd:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			elf = optarg;
+			break;
+		case 'b':
+			if (parse_build_id(optarg, &fm)) {
+				cli_error("symbolize: bad build ID '%s' (hex, at most %d bytes)", optarg,
+					  USTACK_BUILD_ID_MAX);
+				return 2;
+			}
+			break;
+		case 'r':
+			is_return = 1;
+			break;
+		case 'd':
+			so.debug_dir = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!!elf == !!fm.build_id_size || optind == argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (elf) {
+		if (!realpath(elf, path)) {
+			cli_error("%s: %s", elf, strerror(errno));
+			return 1;
+		}
+		fm.path = path;
+	}
+	sym = ustack_symbolizer__new(&so);
+	if (!sym || ustack_symbolizer__add_file(sym, &fm)) {
+		cli_error("symbolize: out of memory");
+		ustack_symbolizer__free(sym);
+		return 1;
+	}
+	for (int i = optind; i < argc; i++) {
+		unsigned long long off;
+		struct ustack_sym s;
+
+		if (cli_parse_u64(argv[i], 16, &off) &&
+		    (strncmp(argv[i], "0x", 2) || cli_parse_u64(argv[i] + 2, 16, &off))) {
+			cli_error("symbolize: bad offset '%s' (hex)", argv[i]);
+			ret = 2;
+			continue;
+		}
+		if (ustack_symbolizer__symbolize(sym, 1, off, is_return ? 0 : USTACK_SYM_EXACT_PC, &s)) {
+			printf("0x%llx ?? (error)\n", off);
+			ret = 1;
+			continue;
+		}
+		if (s.status == USTACK_SYM_OK)
+			printf("0x%llx %s+0x%llx (%s)\n", off, s.name, (unsigned long long)s.sym_offset,
+			       s.elf_path ? s.elf_path : (s.path ? s.path : "?"));
+		else
+			printf("0x%llx ?? (%s)\n", off, ustack_sym_status_name(s.status));
+		if (s.status == USTACK_SYM_NO_FILE || s.status == USTACK_SYM_MISMATCH)
+			ret = 1;
+	}
+	ustack_symbolizer__free(sym);
+	return ret;
 }

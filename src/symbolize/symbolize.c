@@ -330,8 +330,22 @@ static void sym_file_open(struct ustack_symbolizer *s, struct sym_file *f)
 		if (!f->image && f->debug)
 			f->image = f->debug;
 	} else if (f->path[0] == '/') {
-		/* no build ID recorded: the path is all there is */
+		/* no build ID recorded: the path is all there is; its own build
+		 * ID still finds its separate debug file for the symbols */
 		f->image = ustack_elf__open(f->path);
+		if (f->image && !(s->flags & USTACK_SYMBOLIZER_NO_DEBUG_DIR)) {
+			uint8_t id[USTACK_BUILD_ID_MAX];
+			int n = ustack_elf__build_id(f->image, id, sizeof(id));
+
+			if (n >= 2 && n <= USTACK_BUILD_ID_MAX) {
+				memcpy(f->build_id, id, n);
+				f->build_id_size = n;
+				ustack_hex(id, n, hex);
+				if (snprintf(bpath, sizeof(bpath), "%s/.build-id/%.2s/%s.debug",
+					     s->debug_dir, hex, hex + 2) < (int)sizeof(bpath))
+					f->debug = open_checked(f, bpath, &seen);
+			}
+		}
 	}
 	if (f->image)
 		f->status = USTACK_SYM_OK;
