@@ -51,3 +51,8 @@ build/ustack report -i "$data" --format folded 2>/dev/null >build/demo.folded
 awk '{ n = $NF; $NF = ""; sub(/ $/, ""); sub(/^[^;]*;/, ""); sub(/;entry_SYSCALL.*/, ""); c[$0] += n }
 	END { for (k in c) print c[k], k }' build/demo.folded | sort -rn |
 	awk 'NR <= 6 { n = $1; $1 = ""; printf "%6d %s\n", n, substr($0, 2) }'
+
+echo
+echo '$ build/ustack flamegraph -i build/demo.data -o build/demo.svg'
+build/ustack flamegraph -i "$data" -o build/demo.svg
+echo "(open build/demo.svg in a browser: click to zoom, Search to highlight)"

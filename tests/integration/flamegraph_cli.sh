@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# ustack flamegraph: from a folded file with known counts (exact titles and
+# widths checked with python's XML parser), and from a recorded trace (the
+# root holds every event of 'report --stats'); the embedded script parses
+# (node --check); errors.
+set -u
+: "${USTACK:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+printf 'main;a;b 3\nmain;a;c 1\nmain;d 4\nbad line\n' > "$tmp/in.folded"
+if "$USTACK" flamegraph --folded "$tmp/in.folded" -o "$tmp/f.svg" 2>"$tmp/err" &&
+   grep -q "1 malformed folded lines skipped" "$tmp/err" &&
+   python3 - "$tmp/f.svg" <<'PY'
+import sys, xml.dom.minidom as m
+d = m.parse(sys.argv[1])
+fr = {}
+for g in d.getElementsByTagName("g"):
+    t = g.getElementsByTagName("title")[0].firstChild.data
+    r = g.getElementsByTagName("rect")[0]
+    fr[t.split(" (")[0]] = (t, float(r.getAttribute("width")), float(r.getAttribute("x")))
+want = {"all": "all (8 samples, 100.00%)", "main": "main (8 samples, 100.00%)",
+        "a": "a (4 samples, 50.00%)", "b": "b (3 samples, 37.50%)",
+        "c": "c (1 samples, 12.50%)", "d": "d (4 samples, 50.00%)"}
+for k, v in want.items():
+    assert fr[k][0] == v, (k, fr[k][0], v)
+# widths proportional to counts, children laid side by side inside the parent
+assert abs(fr["b"][1] / fr["all"][1] - 3 / 8) < 1e-3
+assert abs(fr["c"][2] - (fr["b"][2] + fr["b"][1])) < 1e-2
+assert abs(fr["a"][1] + fr["d"][1] - fr["main"][1]) < 1e-2
+PY
+then echo "PASS flamegraph_folded: titles, counts, percentages and widths exact"
+else echo "FAIL flamegraph_folded: $(cat "$tmp/err")"; fi
+
+if command -v node >/dev/null; then
+	sed -n '/<!\[CDATA\[/,/\]\]>/p' "$tmp/f.svg" | sed '1d;$d' > "$tmp/f.js"
+	if node --check "$tmp/f.js" 2>"$tmp/nerr"; then echo "PASS flamegraph_script: the embedded script parses (node --check)"
+	else echo "FAIL flamegraph_script: $(cat "$tmp/nerr")"; fi
+else
+	echo "SKIP flamegraph_script: node not installed"
+fi
+
+if "$USTACK" record -q -o "$tmp/t.data" -e cpu-clock -F 2000 -- sh -c 'i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done' 2>"$tmp/rerr"; then
+	events=$("$USTACK" report -i "$tmp/t.data" --stats | awk '$1=="events:"{print $2}')
+	"$USTACK" flamegraph -i "$tmp/t.data" -o "$tmp/t.svg" 2>/dev/null
+	root=$(grep -o '<title>all ([0-9]* samples' "$tmp/t.svg" | grep -o '[0-9]*')
+	if [ -n "$events" ] && [ "$events" -gt 0 ] && [ "$root" = "$events" ] && grep -q '<title>sh (' "$tmp/t.svg"; then
+		echo "PASS flamegraph_trace: root holds all $events events, the comm frame is there"
+	else
+		echo "FAIL flamegraph_trace: root '$root', events '$events'"
+	fi
+else
+	echo "SKIP flamegraph_trace: cannot record here: $(head -1 "$tmp/rerr")"
+fi
+
+"$USTACK" flamegraph -i "$tmp/none.data" -o "$tmp/x.svg" 2>"$tmp/e1"; r1=$?
+: > "$tmp/empty"; "$USTACK" flamegraph --folded "$tmp/empty" -o "$tmp/x.svg" 2>"$tmp/e2"; r2=$?
+if [ $r1 -ne 0 ] && grep -q "none.data" "$tmp/e1" && [ $r2 -eq 1 ] && grep -q "no stacks" "$tmp/e2"; then
+	echo "PASS flamegraph_errors: missing trace, empty input"
+else echo "FAIL flamegraph_errors: $r1 $r2: $(cat "$tmp/e1" "$tmp/e2")"; fi
