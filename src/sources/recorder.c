@@ -32,6 +32,7 @@
 #include "common/compiler.h"
 #include "common/log.h"
 #include "deferred/deferred.h"
+#include "sources/kallsyms.h"
 #include "sources/perf_events.h"
 #include "sources/perf_maps.h"
 #include "unwind/unwind.h"
@@ -39,12 +40,6 @@
 #define MAX_USER_FRAMES 127
 /* user stack words: per frame (offset, file id | method << 56 | flags << 62) */
 #define FID_MASK ((1ull << 56) - 1)
-
-struct ksym {
-	uint64_t addr;
-	char *name;
-	char *module;
-};
 
 struct tid_comm {
 	uint32_t tid;
@@ -67,9 +62,8 @@ struct rec {
 	/* scratch */
 	uint64_t words[2 * MAX_USER_FRAMES];
 	struct ustack_trace_frame frames[MAX_USER_FRAMES];
-	/* kernel symbols, loaded on first use */
-	struct ksym *ksyms;
-	size_t nr_ksyms;
+	/* kernel symbols, loaded by a thread from the start */
+	struct ustack_kallsyms *ksyms;
 	int ksyms_loaded, ksyms_thread_started;
 	pthread_t ksyms_thread;
 	/* thread names, for FORK records */
@@ -133,63 +127,14 @@ static void write_thread(struct rec *r, uint64_t time, uint32_t pid, uint32_t ti
 
 /* ---- kernel symbols (names for KSYM records) ------------------------------ */
 
-static int ksym_cmp(const void *a, const void *b)
-{
-	const struct ksym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/*
- * Read the text symbols of /proc/kallsyms ("addr type name [module]"),
- * sorted by address. Runs on its own thread from the start of recording:
- * the kernel takes a while to format 100k+ lines, and the first kernel
- * stack must not stall the reading of the ring buffers.
- */
+/* The kernel takes a while to format /proc/kallsyms (when the cache
+ * misses): load on a thread from the start, so the first kernel stack does
+ * not stall the reading of the ring buffers. */
 static void *ksyms_load(void *arg)
 {
 	struct rec *r = arg;
-	FILE *f = fopen("/proc/kallsyms", "re");
-	char line[512];
-	size_t cap = 0;
 
-	if (!f)
-		return NULL;
-	while (fgets(line, sizeof(line), f)) {
-		const char *p, *name, *mod = NULL;
-		size_t nlen, mlen = 0;
-		uint64_t addr;
-		char type;
-
-		p = ustack_parse_hex(line, NULL, &addr);
-		if (!p || *p != ' ' || !addr)
-			continue;
-		type = p[1];
-		if ((type != 't' && type != 'T' && type != 'W' && type != 'w') || p[2] != ' ')
-			continue;
-		name = p + 3;
-		nlen = strcspn(name, " \t\n");
-		if (name[nlen] == '\t' && name[nlen + 1] == '[') {
-			mod = name + nlen + 2;
-			mlen = strcspn(mod, "]\n");
-		}
-		if (r->nr_ksyms == cap) {
-			size_t c = cap ? 2 * cap : 65536;
-			struct ksym *k = realloc(r->ksyms, c * sizeof(*k));
-
-			if (!k)
-				break;
-			r->ksyms = k;
-			cap = c;
-		}
-		r->ksyms[r->nr_ksyms].addr = addr;
-		r->ksyms[r->nr_ksyms].name = strndup(name, nlen);
-		r->ksyms[r->nr_ksyms].module = mod ? strndup(mod, mlen) : NULL;
-		r->nr_ksyms++;
-	}
-	fclose(f);
-	if (r->nr_ksyms)
-		qsort(r->ksyms, r->nr_ksyms, sizeof(*r->ksyms), ksym_cmp);
+	r->ksyms = ustack_kallsyms__load(NULL, NULL);
 	return NULL;
 }
 
@@ -208,18 +153,11 @@ static void ksyms_wait(struct rec *r)
 static int cb_get_ksym(void *ctx, uint64_t ip, struct ustack_trace_ksym *ks)
 {
 	struct rec *r = ctx;
-	size_t lo;
 
 	ksyms_wait(r);
-	lo = ustack_count_le_u64(r->ksyms, r->nr_ksyms, sizeof(*r->ksyms),
-				 offsetof(struct ksym, addr), ip);
-	if (!lo)
+	if (!r->ksyms)
 		return -ENOENT;
-	ks->addr = r->ksyms[lo - 1].addr;
-	ks->size = lo < r->nr_ksyms ? r->ksyms[lo].addr - ks->addr : 0;
-	ks->name = r->ksyms[lo - 1].name;
-	ks->module = r->ksyms[lo - 1].module;
-	return 0;
+	return ustack_kallsyms__find(r->ksyms, ip, &ks->addr, &ks->size, &ks->name, &ks->module);
 }
 
 /* ---- writer callbacks -------------------------------------------------------- */
@@ -803,11 +741,7 @@ out:
 	ustack_recmaps__free(r->rm);
 	ustack_modcache__free(r->mc);
 	ksyms_wait(r);
-	for (size_t i = 0; i < r->nr_ksyms; i++) {
-		free(r->ksyms[i].name);
-		free(r->ksyms[i].module);
-	}
-	free(r->ksyms);
+	ustack_kallsyms__free(r->ksyms);
 	free(r->comms);
 	free(r);
 	return ret;

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: MIT
+/* Kernel text symbols with an on-disk cache (kallsyms.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "common/compiler.h"
+#include "sources/kallsyms.h"
+
+#define NO_MODULE UINT32_MAX
+/* cache file: header, entries, strings */
+#define CACHE_MAGIC "USKSYM1"
+
+struct kentry {
+	uint64_t addr;
+	uint32_t name;   /* offset in strings */
+	uint32_t module; /* offset in strings, NO_MODULE */
+};
+
+struct cache_hdr {
+	char magic[8];
+	uint64_t key;
+	uint64_t count;
+	uint64_t strings_size;
+};
+
+struct ustack_kallsyms {
+	struct kentry *e;
+	size_t n, cap;
+	char *strings;
+	size_t strings_size, strings_cap;
+};
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* What the symbol set depends on: this boot, this kernel, these modules. */
+static uint64_t cache_key(void)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	struct utsname un;
+	char buf[4096];
+	ssize_t n;
+	int fd;
+
+	if (!uname(&un))
+		h = fnv1a(h, un.release, strlen(un.release));
+	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf));
+		if (n > 0)
+			h = fnv1a(h, buf, n);
+		close(fd);
+	}
+	fd = open("/proc/modules", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			h = fnv1a(h, buf, n);
+		close(fd);
+	}
+	return h;
+}
+
+static int add_string(struct ustack_kallsyms *k, const char *s, size_t len, uint32_t *off)
+{
+	if (k->strings_size + len + 1 > k->strings_cap) {
+		size_t cap = k->strings_cap ? 2 * k->strings_cap : 1 << 20;
+		char *g;
+
+		while (cap < k->strings_size + len + 1)
+			cap *= 2;
+		if (cap > UINT32_MAX || !(g = realloc(k->strings, cap)))
+			return -ENOMEM;
+		k->strings = g;
+		k->strings_cap = cap;
+	}
+	memcpy(k->strings + k->strings_size, s, len);
+	k->strings[k->strings_size + len] = 0;
+	*off = (uint32_t)k->strings_size;
+	k->strings_size += len + 1;
+	return 0;
+}
+
+static int kentry_cmp(const void *a, const void *b)
+{
+	const struct kentry *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Text symbols of /proc/kallsyms: "addr type name [module]". */
+static int load_proc(struct ustack_kallsyms *k)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	char line[512];
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		const char *p, *name, *mod = NULL;
+		size_t nlen, mlen = 0;
+		uint64_t addr;
+		uint32_t noff, moff = NO_MODULE;
+		char type;
+
+		p = ustack_parse_hex(line, NULL, &addr);
+		if (!p || *p != ' ' || !addr)
+			continue;
+		type = p[1];
+		if ((type != 't' && type != 'T' && type != 'W' && type != 'w') || p[2] != ' ')
+			continue;
+		name = p + 3;
+		nlen = strcspn(name, " \t\n");
+		if (name[nlen] == '\t' && name[nlen + 1] == '[') {
+			mod = name + nlen + 2;
+			mlen = strcspn(mod, "]\n");
+		}
+		if (k->n == k->cap) {
+			size_t cap = k->cap ? 2 * k->cap : 65536;
+			struct kentry *g = realloc(k->e, cap * sizeof(*g));
+
+			if (!g) {
+				ret = -ENOMEM;
+				break;
+			}
+			k->e = g;
+			k->cap = cap;
+		}
+		ret = add_string(k, name, nlen, &noff);
+		if (!ret && mod)
+			ret = add_string(k, mod, mlen, &moff);
+		if (!ret)
+			k->e[k->n++] = (struct kentry){ .addr = addr, .name = noff, .module = moff };
+	}
+	fclose(f);
+	if (k->n)
+		qsort(k->e, k->n, sizeof(*k->e), kentry_cmp);
+	return ret;
+}
+
+/* The cache is input like any other: every count and offset is checked. */
+static int load_cache(struct ustack_kallsyms *k, const char *path, uint64_t key)
+{
+	struct cache_hdr h;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = -EBADMSG;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || read(fd, &h, sizeof(h)) != sizeof(h) ||
+	    memcmp(h.magic, CACHE_MAGIC, sizeof(h.magic)) || h.key != key ||
+	    h.count > (uint64_t)st.st_size / sizeof(struct kentry) || h.strings_size > UINT32_MAX ||
+	    (uint64_t)st.st_size != sizeof(h) + h.count * sizeof(struct kentry) + h.strings_size)
+		goto out;
+	k->e = malloc(h.count ? h.count * sizeof(*k->e) : 1);
+	k->strings = malloc(h.strings_size ? h.strings_size : 1);
+	if (!k->e || !k->strings) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (read(fd, k->e, h.count * sizeof(*k->e)) != (ssize_t)(h.count * sizeof(*k->e)) ||
+	    read(fd, k->strings, h.strings_size) != (ssize_t)h.strings_size)
+		goto out;
+	if (h.strings_size && k->strings[h.strings_size - 1])
+		goto out; /* every string must end inside the blob */
+	for (uint64_t i = 0; i < h.count; i++) {
+		if (k->e[i].name >= h.strings_size ||
+		    (k->e[i].module != NO_MODULE && k->e[i].module >= h.strings_size) ||
+		    (i && k->e[i].addr < k->e[i - 1].addr))
+			goto out;
+	}
+	k->n = k->cap = h.count;
+	k->strings_size = k->strings_cap = h.strings_size;
+	ret = 0;
+out:
+	close(fd);
+	if (ret) {
+		free(k->e);
+		free(k->strings);
+		k->e = NULL;
+		k->strings = NULL;
+	}
+	return ret;
+}
+
+/* Write to a temporary name and rename: readers never see half a file. */
+static void save_cache(const struct ustack_kallsyms *k, const char *dir, const char *path,
+		       uint64_t key)
+{
+	struct cache_hdr h = { .key = key, .count = k->n, .strings_size = k->strings_size };
+	char tmp[4096 + 128];
+	FILE *f;
+	int ok;
+
+	memcpy(h.magic, CACHE_MAGIC, sizeof(h.magic));
+	mkdir(dir, 0755);
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+	f = fopen(tmp, "we");
+	if (!f)
+		return;
+	ok = fwrite(&h, sizeof(h), 1, f) == 1 &&
+	     (!k->n || fwrite(k->e, sizeof(*k->e), k->n, f) == k->n) &&
+	     (!k->strings_size || fwrite(k->strings, 1, k->strings_size, f) == k->strings_size);
+	if (fclose(f) || !ok || rename(tmp, path))
+		unlink(tmp);
+}
+
+static const char *default_cache_dir(char *buf, size_t size)
+{
+	const char *env = getenv("USTACK_CACHE_DIR"), *home = getenv("HOME");
+
+	if (env)
+		return env;
+	if (geteuid() == 0)
+		return "/var/cache/ustack";
+	if (!home || !*home)
+		return "";
+	snprintf(buf, size, "%s/.cache/ustack", home);
+	return buf;
+}
+
+struct ustack_kallsyms *ustack_kallsyms__load(const char *cache_dir, int *from_cache)
+{
+	struct ustack_kallsyms *k = calloc(1, sizeof(*k));
+	char dirbuf[4096], path[4096 + 64];
+	uint64_t key = 0;
+
+	if (from_cache)
+		*from_cache = 0;
+	if (!k)
+		return NULL;
+	if (!cache_dir)
+		cache_dir = default_cache_dir(dirbuf, sizeof(dirbuf));
+	if (*cache_dir) {
+		key = cache_key();
+		snprintf(path, sizeof(path), "%s/kallsyms-%016llx", cache_dir, (unsigned long long)key);
+		if (!load_cache(k, path, key)) {
+			if (from_cache)
+				*from_cache = 1;
+			return k;
+		}
+	}
+	if (load_proc(k) == -ENOMEM) {
+		ustack_kallsyms__free(k);
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* hidden addresses (kptr_restrict) give nothing worth caching */
+	if (*cache_dir && k->n)
+		save_cache(k, cache_dir, path, key);
+	return k;
+}
+
+size_t ustack_kallsyms__count(const struct ustack_kallsyms *k)
+{
+	return k->n;
+}
+
+int ustack_kallsyms__find(const struct ustack_kallsyms *k, uint64_t ip, uint64_t *addr,
+			  uint64_t *size, const char **name, const char **module)
+{
+	size_t i = ustack_count_le_u64(k->e, k->n, sizeof(*k->e), offsetof(struct kentry, addr), ip);
+	const struct kentry *e;
+
+	if (!i)
+		return -ENOENT;
+	e = &k->e[i - 1];
+	*addr = e->addr;
+	*size = i < k->n ? k->e[i].addr - e->addr : 0;
+	*name = k->strings + e->name;
+	*module = e->module == NO_MODULE ? NULL : k->strings + e->module;
+	return 0;
+}
+
+void ustack_kallsyms__free(struct ustack_kallsyms *k)
+{
+	if (!k)
+		return;
+	free(k->e);
+	free(k->strings);
+	free(k);
+}

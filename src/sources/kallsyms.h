@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Kernel text symbols from /proc/kallsyms, sorted by address, with an
+ * on-disk cache: the kernel formats 100k+ lines through vsnprintf each time
+ * the file is read (~0.1 s of CPU), which a recording on a busy machine
+ * takes from the workload. The cache is keyed by the boot ID, the kernel
+ * release and a hash of /proc/modules (the symbol set changes only with
+ * those), and is validated like any other input before use.
+ */
+#ifndef USTACK_SOURCES_KALLSYMS_H
+#define USTACK_SOURCES_KALLSYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ustack_kallsyms;
+
+/**
+ * Load the symbols.
+ * @param cache_dir directory of the cache; NULL: $USTACK_CACHE_DIR, else
+ *        /var/cache/ustack for root, else $HOME/.cache/ustack; "": no cache
+ * @param from_cache if not NULL, set to 1 when the cache was used
+ * @return the table (possibly empty: addresses hidden by kptr_restrict), or
+ *         NULL with errno (ENOMEM)
+ */
+struct ustack_kallsyms *ustack_kallsyms__load(const char *cache_dir, int *from_cache);
+
+/** Number of symbols. */
+size_t ustack_kallsyms__count(const struct ustack_kallsyms *k);
+
+/**
+ * The symbol holding @ip: the last one starting at or below it.
+ * @param size receives the distance to the next symbol (0 for the last)
+ * @param module receives the module name, or NULL for the kernel itself
+ * @return 0 or -ENOENT
+ */
+int ustack_kallsyms__find(const struct ustack_kallsyms *k, uint64_t ip, uint64_t *addr,
+			  uint64_t *size, const char **name, const char **module);
+
+void ustack_kallsyms__free(struct ustack_kallsyms *k);
+
+#endif

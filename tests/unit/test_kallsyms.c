@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+/* Kernel symbols and their cache (src/sources/kallsyms.c): the cache gives
+ * exactly what /proc/kallsyms gives; a damaged cache is ignored and
+ * rebuilt, never trusted. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <dirent.h>
+
+#include "sources/kallsyms.h"
+#include "test.h"
+
+static char dir[] = "/tmp/ustack-kallsyms-XXXXXX";
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static char *cache_file(void)
+{
+	static char path[512];
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	path[0] = 0;
+	while (d && (de = readdir(d)))
+		if (!strncmp(de->d_name, "kallsyms-", 9) && !strstr(de->d_name, ".tmp"))
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+	if (d)
+		closedir(d);
+	return path[0] ? path : NULL;
+}
+
+/* Both tables answer every probe the same way. */
+static void same_answers(const struct ustack_kallsyms *a, const struct ustack_kallsyms *b)
+{
+	uint64_t addr = 0, size;
+	const char *name, *mod;
+
+	CHECK_EQ(ustack_kallsyms__count(a), ustack_kallsyms__count(b));
+	/* walk the table: each symbol's own address and one inside it */
+	for (int i = 0; i < 2000; i++) {
+		uint64_t a1, s1, a2, s2;
+		const char *n1, *n2, *m1, *m2;
+		int r1 = ustack_kallsyms__find(a, addr, &a1, &s1, &n1, &m1);
+		int r2 = ustack_kallsyms__find(b, addr, &a2, &s2, &n2, &m2);
+
+		CHECK_EQ(r1, r2);
+		if (r1)
+			break;
+		CHECK_EQ_U64(a1, a2);
+		CHECK_EQ_U64(s1, s2);
+		CHECK_STR(n1, n2);
+		CHECK((m1 == NULL) == (m2 == NULL));
+		if (m1)
+			CHECK_STR(m1, m2);
+		if (!s1)
+			break;
+		addr = a1 + s1 + (i % 3 ? s1 / 2 : 0); /* next symbol, or into the one after */
+	}
+	(void)name, (void)mod, (void)size;
+}
+
+static void test_cache_matches_proc(void)
+{
+	struct ustack_kallsyms *fresh, *cached, *direct;
+	int from_cache = -1;
+	double t0, t1, t2;
+
+	direct = ustack_kallsyms__load("", &from_cache); /* no cache */
+	CHECK(direct);
+	CHECK_EQ(from_cache, 0);
+	if (!ustack_kallsyms__count(direct)) {
+		ustack_kallsyms__free(direct);
+		SKIP("kernel addresses hidden (kptr_restrict): no symbols to compare");
+	}
+	t0 = now();
+	fresh = ustack_kallsyms__load(dir, &from_cache);
+	t1 = now();
+	CHECK(fresh && from_cache == 0 && cache_file());
+	cached = ustack_kallsyms__load(dir, &from_cache);
+	t2 = now();
+	CHECK(cached);
+	CHECK_EQ(from_cache, 1);
+	printf("# %zu symbols: /proc/kallsyms %.1f ms, cache %.1f ms\n",
+	       ustack_kallsyms__count(cached), (t1 - t0) * 1e3, (t2 - t1) * 1e3);
+	same_answers(direct, cached);
+	same_answers(fresh, cached);
+	ustack_kallsyms__free(fresh);
+	ustack_kallsyms__free(cached);
+	ustack_kallsyms__free(direct);
+}
+
+/* Damage the cache in several ways: each is ignored (the table still comes
+ * from /proc, right) and the cache is rewritten. */
+static void test_damaged_cache(void)
+{
+	const char *path = cache_file();
+	struct ustack_kallsyms *good, *k;
+	int from_cache;
+	off_t size;
+	int fd;
+
+	if (!path)
+		SKIP("no cache file (kernel addresses hidden)");
+	good = ustack_kallsyms__load("", NULL);
+	CHECK(good);
+	for (int how = 0; how < 4; how++) {
+		fd = open(path, O_RDWR);
+		CHECK(fd >= 0);
+		size = lseek(fd, 0, SEEK_END);
+		switch (how) {
+		case 0: CHECK(!ftruncate(fd, size - 7)); break;           /* truncated */
+		case 1: CHECK(pwrite(fd, "X", 1, 0) == 1); break;          /* magic */
+		case 2: CHECK(pwrite(fd, "\xff\xff\xff\x7f", 4, 32 + 8) == 4); break; /* name offset */
+		case 3: CHECK(pwrite(fd, "Z", 1, size - 1) == 1); break;   /* last string unterminated */
+		}
+		close(fd);
+		k = ustack_kallsyms__load(dir, &from_cache);
+		CHECK(k);
+		CHECK_EQ(from_cache, 0);
+		same_answers(good, k);
+		ustack_kallsyms__free(k);
+		/* rewritten: the next load uses it again */
+		k = ustack_kallsyms__load(dir, &from_cache);
+		CHECK(k && from_cache == 1);
+		ustack_kallsyms__free(k);
+	}
+	ustack_kallsyms__free(good);
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir))
+		return 1;
+	RUN(test_cache_matches_proc);
+	RUN(test_damaged_cache);
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd))
+			return 1;
+	}
+	TEST_EXIT();
+}
