@@ -704,8 +704,14 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 		;
 	ustack_deferred__flush(r->def);
 out:
-	if (go_fd >= 0)
+	if (go_fd >= 0) {
+		/* never released: the child exits on the closed pipe; reap it */
 		close(go_fd);
+		if (child > 0) {
+			waitpid(child, NULL, 0);
+			child = 0;
+		}
+	}
 	if (report_fd >= 0)
 		close(report_fd);
 	if (child > 0) {
