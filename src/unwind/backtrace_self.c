@@ -97,11 +97,15 @@ static int self_vma_text(uint64_t addr, struct self_range *r)
 	return ret;
 }
 
+int ustack_self_force_text_maps;
+
 static int self_vma(uint64_t addr, struct self_range *r)
 {
 	struct procmap_query q;
 	int fd, ret;
 
+	if (ustack_self_force_text_maps)
+		return self_vma_text(addr, r);
 	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;

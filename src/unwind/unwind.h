@@ -85,6 +85,11 @@ int ustack_unwind(const struct ustack_unwind_ops *ops, const struct ustack_regs 
 		  const struct ustack_unwind_opts *opts, struct ustack_frame *frames, int max,
 		  unsigned int *stop);
 
+/* Tests only: non-zero makes the in-process backtrace find its stack
+ * mapping through the text of /proc/self/maps, as on kernels without
+ * PROCMAP_QUERY. */
+extern int ustack_self_force_text_maps;
+
 /*
  * Row of a pc inside a PLT section that has no unwind info (the .plt/.iplt
  * of static executables): the stack is as at function entry, plus 8 after

@@ -4,6 +4,7 @@
  * test, memory is a buffer. Covers every method and every stop reason.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "unwind/unwind.h"
@@ -346,6 +347,44 @@ static void test_self_smoke(void)
 	CHECK_EQ(ustack_backtrace(NULL, 0), 0);
 }
 
+/* The text fallback for /proc/self/maps (kernels without PROCMAP_QUERY):
+ * a new thread (nothing cached for its stack) takes its stack through it,
+ * and the frames equal those found through the ioctl. */
+struct text_arg {
+	struct ustack_frame f[64];
+	int n;
+	unsigned int stop;
+};
+
+static __attribute__((noinline)) void *take_stack(void *p)
+{
+	struct text_arg *a = p;
+
+	a->n = ustack_backtrace_frames(a->f, 64, &a->stop);
+	return NULL;
+}
+
+static void test_self_text_maps_fallback(void)
+{
+	struct text_arg ioctl_run = { 0 }, text_run = { 0 };
+	pthread_t t;
+
+	CHECK_EQ(pthread_create(&t, NULL, take_stack, &ioctl_run), 0);
+	pthread_join(t, NULL);
+	ustack_self_force_text_maps = 1;
+	CHECK_EQ(pthread_create(&t, NULL, take_stack, &text_run), 0);
+	pthread_join(t, NULL);
+	ustack_self_force_text_maps = 0;
+	/* take_stack <- start_thread <- clone3, at least */
+	CHECK(ioctl_run.n >= 3);
+	CHECK_EQ(text_run.n, ioctl_run.n);
+	CHECK_EQ(text_run.stop, ioctl_run.stop);
+	for (int i = 1; i < text_run.n; i++) {
+		CHECK_EQ_U64(text_run.f[i].pc, ioctl_run.f[i].pc);
+		CHECK_EQ(text_run.f[i].method, ioctl_run.f[i].method);
+	}
+}
+
 int main(void)
 {
 	RUN(test_sframe_rows);
@@ -358,5 +397,6 @@ int main(void)
 	RUN(test_plt_row);
 	RUN(test_names);
 	RUN(test_self_smoke);
+	RUN(test_self_text_maps_fallback);
 	TEST_EXIT();
 }
