@@ -192,6 +192,13 @@ int ustack_perf_event_parse(const char *name, struct ustack_perf_event_spec *out
 
 /* ---- opening -------------------------------------------------------------- */
 
+static int fd_id_cmp(const void *a, const void *b)
+{
+	const struct perf_fd *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
 static int add_fd(struct ustack_perf_session *s, int fd, int event)
 {
 	uint64_t id = 0;
@@ -407,6 +414,7 @@ struct ustack_perf_session *ustack_perf_session__open(const struct ustack_perf_o
 	}
 	if (ret)
 		goto fail;
+	qsort(s->fds, s->nr_fds, sizeof(*s->fds), fd_id_cmp);
 	return s;
 fail:
 	ustack_perf_session__close(s);
@@ -539,12 +547,14 @@ static int pend_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* Per sample: fds are sorted by id once the session is open (one fd per
+ * thread, CPU and event with -p: a linear scan would grow with them). */
 static int event_of_id(const struct ustack_perf_session *s, uint64_t id)
 {
-	for (int i = 0; i < s->nr_fds; i++)
-		if (s->fds[i].id == id)
-			return s->fds[i].event;
-	return -1;
+	size_t i = ustack_count_le_u64(s->fds, (size_t)s->nr_fds, sizeof(*s->fds),
+				       offsetof(struct perf_fd, id), id);
+
+	return i && s->fds[i - 1].id == id ? s->fds[i - 1].event : -1;
 }
 
 /* A bounds-checked cursor over one record. */
