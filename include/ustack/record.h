@@ -58,6 +58,10 @@ struct ustack_record_opts {
 	const char *cmdline;       /**< stored in the trace header */
 	char *errbuf;              /**< receives a one-line message on failure */
 	size_t errlen;
+	/** files whose unwind tables stay open at once (0: 256); more are
+	 *  opened again when needed. Bounds memory on machines with many
+	 *  mapped files (-a) */
+	unsigned int max_tables;
 };
 
 /**

@@ -50,6 +50,9 @@ struct ustack_snapshot_opts {
 	int max_depth;    /**< frames per thread (0: 256) */
 	/** for tests: hold each thread stopped this long (ms) after unwinding */
 	unsigned int hold_ms;
+	/** files whose unwind tables stay open at once (0: 256); more are
+	 *  opened again when needed (a thread may then stay stopped longer) */
+	unsigned int max_tables;
 };
 
 /** Totals of one snapshot. */

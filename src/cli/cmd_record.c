@@ -43,6 +43,8 @@ static void usage(FILE *f)
 		"  -p, --pid PIDS        record these processes (and their new threads)\n"
 		"  -a, --all-cpus        record every process\n"
 		"  -q, --quiet           no progress line\n"
+		"      --max-tables N    unwind tables of at most N files kept open (default 256;\n"
+		"                        more are opened again when needed)\n"
 		"\n"
 		"Ctrl-C, SIGTERM, the end of the command or of the processes finish the file.\n"
 		"Read it with 'ustack report'.\n");
@@ -72,6 +74,7 @@ int cmd_record(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "all-cpus", no_argument, NULL, 'a' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "max-tables", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -132,6 +135,13 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'a':
 			o.system_wide = 1;
+			break;
+		case 'T':
+			if (cli_parse_u64(optarg, 10, &v) || v == 0 || v > 1000000) {
+				cli_error("record: --max-tables takes 1..1000000");
+				return 2;
+			}
+			o.max_tables = (unsigned int)v;
 			break;
 		case 'q':
 			quiet = 1;

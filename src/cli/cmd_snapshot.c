@@ -146,6 +146,7 @@ static void usage(FILE *f)
 		"                      raw: '#N 0xPC' only; folded: 'comm;outer;...;inner COUNT'\n"
 		"                      (FlameGraph input, identical stacks merged); json\n"
 		"  -d, --max-depth N   frames per thread (default 256)\n"
+		"      --max-tables N  unwind tables of at most N files kept open (default 256)\n"
 		"  -m, --methods       append how each frame was found [sframe|cfi|fp|signal]\n"
 		"  -s, --stats         print totals (threads, longest stop) to stderr\n"
 		"\n"
@@ -202,6 +203,7 @@ int cmd_snapshot(int argc, char **argv)
 		{ "max-depth", required_argument, NULL, 'd' },
 		{ "methods", no_argument, NULL, 'm' },
 		{ "stats", no_argument, NULL, 's' },
+		{ "max-tables", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -244,6 +246,13 @@ int cmd_snapshot(int argc, char **argv)
 			break;
 		case 'm':
 			out.show_method = 1;
+			break;
+		case 'T':
+			if (cli_parse_u64(optarg, 10, &v) || v == 0 || v > 1000000) {
+				cli_error("snapshot: --max-tables takes 1..1000000");
+				return 2;
+			}
+			opts.max_tables = (unsigned int)v;
 			break;
 		case 's':
 			stats = 1;

@@ -351,14 +351,22 @@ static struct ustack_modtab *file_tables(struct ustack_recmaps *rm, struct recma
 	return f->deleted ? NULL : ustack_modcache__get(rm->mc, f->path);
 }
 
+/* A reference to the tables of @f (the caller puts it): the cached ones
+ * while they last, else the file opened again. */
 static struct ustack_modtab *file_mod(struct ustack_recmaps *rm, struct recmaps_file *f,
 				      uint32_t pid, const struct recmaps_vma *v)
 {
-	if (!f->mod_tried) {
-		f->mod_tried = 1;
-		f->mod = file_tables(rm, f, pid, v);
-	}
-	return f->mod;
+	struct ustack_modtab *m;
+
+	if (f->mod_failed)
+		return NULL;
+	if ((m = ustack_modcache__lookup(rm->mc, f->mod)))
+		return m;
+	m = file_tables(rm, f, pid, v);
+	f->mod = ustack_modtab__ref(m);
+	/* without the mapping only the path was tried: map_files may work */
+	f->mod_failed = !m && v;
+	return m;
 }
 
 void ustack_recmaps__file_info(struct ustack_recmaps *rm, struct recmaps_file *f, uint32_t pid)
@@ -385,6 +393,7 @@ void ustack_recmaps__file_info(struct ustack_recmaps *rm, struct recmaps_file *f
 		f->debuglink = strdup(name);
 		f->debuglink_crc = crc;
 	}
+	ustack_modtab__put(m);
 }
 
 void ustack_recmaps__set_pid(struct ustack_recmaps *rm, uint32_t pid)
@@ -404,13 +413,16 @@ int ustack_recmaps__find_row(void *ctx, uint64_t pc, struct ustack_row *row, uns
 	if (!v || !(f = ustack_recmaps__file(rm, v->file)))
 		return -ENOENT;
 	m = file_mod(rm, f, rm->cur_pid, v);
-	if (!m || ustack_elf__offset_to_vaddr(ustack_modtab__elf(m), pc - v->start + v->pgoff, &vaddr))
+	if (!m)
 		return -ENOENT;
-	ret = ustack_modtab__find_row(m, vaddr, row, method);
+	ret = ustack_elf__offset_to_vaddr(ustack_modtab__elf(m), pc - v->start + v->pgoff, &vaddr)
+		      ? -ENOENT
+		      : ustack_modtab__find_row(m, vaddr, row, method);
 	if (!ret) {
 		row->start = row->start - vaddr + pc;
 		row->end = row->end - vaddr + pc;
 	}
+	ustack_modtab__put(m);
 	return ret;
 }
 

@@ -32,9 +32,10 @@ struct recmaps_file {
 	char *debuglink;        /* or NULL */
 	uint32_t debuglink_crc;
 	int deleted;
-	/* unwind tables, opened on first use */
-	struct ustack_modtab *mod;
-	int mod_tried;
+	/* unwind tables, opened on first use; a weak reference, so the
+	 * cache can evict them (they are opened again when needed) */
+	struct ustack_modref mod;
+	int mod_failed;         /* the file cannot be opened: not tried again */
 	int info_done;          /* build ID / debuglink looked up */
 };
 

@@ -548,7 +548,9 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 	r->nr_events = nr;
 	r->ksyms_thread_started = !pthread_create(&r->ksyms_thread, NULL, ksyms_load, r);
 
-	r->mc = ustack_modcache__new(0, USTACK_MODCACHE_COMPILE_CFI);
+	r->mc = ustack_modcache__new(o->sz >= offsetof(struct ustack_record_opts, max_tables) +
+						     sizeof(o->max_tables) ? o->max_tables : 0,
+				     USTACK_MODCACHE_COMPILE_CFI);
 	r->rm = r->mc ? ustack_recmaps__new(r->mc) : NULL;
 	smo.capacity = 1u << 16;
 	smo.max_depth = 2 * MAX_USER_FRAMES;

@@ -112,8 +112,12 @@ struct snap {
 	/* names: the symbolizer (debug files by build ID), one file id per
 	 * module tables seen */
 	struct ustack_symbolizer *sym;
-	struct ustack_modtab **sym_mods;
+	struct ustack_modtab **sym_mods; /* references: a pointer is never reused */
 	unsigned int nr_sym_mods, cap_sym_mods;
+	/* the tables the named frames of the current thread point into
+	 * (symbol names), held until its callback returns */
+	struct ustack_modtab **pins;
+	unsigned int nr_pins;
 };
 
 static uint64_t now_ns(void)
@@ -318,8 +322,14 @@ static uint64_t sym_file_id(struct snap *s, struct ustack_modtab *m)
 	}
 	if (ustack_symbolizer__add_file(s->sym, &fm))
 		return 0;
-	s->sym_mods[s->nr_sym_mods++] = m;
+	s->sym_mods[s->nr_sym_mods++] = ustack_modtab__get(m);
 	return fm.file_id;
+}
+
+static void unpin_frames(struct snap *s)
+{
+	while (s->nr_pins)
+		ustack_modtab__put(s->pins[--s->nr_pins]);
 }
 
 static void name_frames(struct snap *s, int n)
@@ -335,6 +345,10 @@ static void name_frames(struct snap *s, int n)
 
 		*o = (struct ustack_snapshot_frame){ .pc = f->pc, .method = f->method,
 						     .flags = f->flags };
+		/* held first: the name describe() gives points into it */
+		m = ustack_remote__module(&s->remote, lookup);
+		if (m)
+			s->pins[s->nr_pins++] = m;
 		if (ustack_remote__describe(&s->remote, lookup, &vma, &o->symbol, &o->symbol_off,
 					    &o->file_offset))
 			continue;
@@ -343,9 +357,7 @@ static void name_frames(struct snap *s, int n)
 			o->symbol_off += f->pc - lookup;
 		/* a separate debug file (by build ID) names what .dynsym
 		 * does not: start_thread, clone3, static functions */
-		m = s->sym && vma->kind == USTACK_VMA_FILE ? ustack_remote__module(&s->remote, lookup)
-							   : NULL;
-		fid = m ? sym_file_id(s, m) : 0;
+		fid = m && s->sym && vma->kind == USTACK_VMA_FILE ? sym_file_id(s, m) : 0;
 		if (fid && !ustack_symbolizer__symbolize(s->sym, fid, f->pc - vma->start + vma->pgoff,
 							exact ? USTACK_SYM_EXACT_PC : 0, &sym) &&
 		    sym.status == USTACK_SYM_OK) {
@@ -361,7 +373,7 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 {
 	struct ustack_snapshot_stats st = { 0 };
 	struct snap *s;
-	unsigned int nr = 0;
+	unsigned int nr = 0, max_tables = 0;
 	int *tids = NULL, ret;
 
 	if (pid <= 0)
@@ -377,6 +389,9 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 									: USTACK_MAX_DEPTH;
 		s->hold_ms = opts->hold_ms;
 	}
+	if (opts && opts->sz >= offsetof(struct ustack_snapshot_opts, max_tables) +
+					sizeof(opts->max_tables))
+		max_tables = opts->max_tables;
 	ret = list_tids(pid, &tids, &nr);
 	if (ret)
 		goto out;
@@ -396,11 +411,12 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 		ret = -(errno == ENOENT ? ESRCH : errno);
 		goto out;
 	}
-	s->mc = ustack_modcache__new(0, 0);
+	s->mc = ustack_modcache__new(max_tables, 0);
 	s->sym = ustack_symbolizer__new(NULL); /* names only: may be NULL */
 	s->frames = calloc(s->max_depth, sizeof(*s->frames));
 	s->named = calloc(s->max_depth, sizeof(*s->named));
-	if (!s->mc || !s->frames || !s->named) {
+	s->pins = calloc(s->max_depth, sizeof(*s->pins));
+	if (!s->mc || !s->frames || !s->named || !s->pins) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -436,8 +452,12 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 			t.nr_frames = n;
 			t.frames = s->named;
 		}
-		if (fn && fn(&t, ctx))
+		ret = fn ? fn(&t, ctx) : 0;
+		unpin_frames(s);
+		if (ret) {
+			ret = 0;
 			break;
+		}
 	}
 	if (st.unwound == 0 && st.vanished == nr)
 		ret = -ESRCH;
@@ -446,7 +466,12 @@ out:
 	if (stats)
 		*stats = st;
 	ustack_symbolizer__free(s->sym);
+	unpin_frames(s);
+	for (unsigned int i = 0; i < s->nr_sym_mods; i++)
+		ustack_modtab__put(s->sym_mods[i]);
 	free(s->sym_mods);
+	free(s->pins);
+	ustack_remote__fini(&s->remote);
 	ustack_modcache__free(s->mc);
 	ustack_procmaps__close(s->pm);
 	free(s->frames);

@@ -174,9 +174,17 @@ static struct {
 	struct self_module m;
 } module_cache[MODULE_SLOTS];
 
+/* Tests only: use this many module slots (1..MODULE_SLOTS) to force
+ * evictions. Slots hold copies, never pointers into other slots, so an
+ * eviction cannot leave a walk with a dangling table. */
+unsigned int ustack_self_module_slots = MODULE_SLOTS;
+
 static unsigned int slot_of(uint64_t map_start)
 {
-	return (unsigned int)((map_start >> 12) * 0x9e3779b97f4a7c15ull >> 58) % MODULE_SLOTS;
+	unsigned int n = ustack_self_module_slots - 1 < MODULE_SLOTS ? ustack_self_module_slots
+								   : MODULE_SLOTS;
+
+	return (unsigned int)((map_start >> 12) * 0x9e3779b97f4a7c15ull >> 58) % n;
 }
 
 static int cache_get(const struct dl_find_object *o, struct self_module *out)

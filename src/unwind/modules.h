@@ -4,6 +4,22 @@
  * per file (ELF mapped read-only, its .sframe and its DWARF CFI), cached by
  * file identity (dev, inode, size, mtime) so a library shared by many
  * processes or threads is opened and parsed once.
+ *
+ * Ownership (why no holder can see a freed table):
+ * - a table is reference counted. The cache holds one reference while the
+ *   table is cached; every pointer handed out (__get, __get_mem, __lookup,
+ *   ustack_modtab__get) is a reference of its own, released with
+ *   ustack_modtab__put(). Eviction only drops the cache's reference.
+ * - a long-lived association (the recorder's file -> tables, a snapshot's
+ *   mapping cache) keeps a *weak* struct ustack_modref instead, and turns
+ *   it into a reference with ustack_modcache__lookup() when it needs the
+ *   tables; that fails once the table was evicted, and the holder opens
+ *   the file again. Weak refs pin nothing.
+ * Memory budget: at most max_files tables are cached; beyond those, only
+ *   tables that a caller holds a reference to at that moment stay alive
+ *   (a walk holds one for the duration of a row lookup; a snapshot pins
+ *   the tables that named one thread's frames until its callback returns).
+ * A cache and its tables belong to one thread.
  */
 #ifndef USTACK_UNWIND_MODULES_H
 #define USTACK_UNWIND_MODULES_H
@@ -26,15 +42,25 @@ enum ustack_modcache_flags {
 	USTACK_MODCACHE_COMPILE_CFI = 1u << 0,
 };
 
+#define USTACK_MODCACHE_DEFAULT_MAX 256
+
+/** A weak reference to a cached table: pins nothing, checked on use. */
+struct ustack_modref {
+	uint64_t serial; /* 0: none */
+	int slot;
+};
+
 /** An empty cache holding at most @max_files open files (0: 256). */
 struct ustack_modcache *ustack_modcache__new(unsigned int max_files, unsigned int flags);
 void ustack_modcache__free(struct ustack_modcache *mc);
 
 /**
  * Tables of the file at @path (opened through /proc/PID/map_files or
- * /proc/PID/root by the caller). Cached; a file that cannot be opened or
- * parsed is remembered as such too, so it is reported once.
- * @return the tables (owned by the cache), or NULL with errno
+ * /proc/PID/root by the caller). Cached; a file that is not a usable ELF
+ * is remembered as such too, so it is reported once (a file that cannot
+ * be opened right now, e.g. its process exited, is not remembered).
+ * @return a new reference to the tables (release with ustack_modtab__put()),
+ *         or NULL with errno
  */
 struct ustack_modtab *ustack_modcache__get(struct ustack_modcache *mc, const char *path);
 
@@ -44,6 +70,22 @@ struct ustack_modtab *ustack_modcache__get(struct ustack_modcache *mc, const cha
  */
 struct ustack_modtab *ustack_modcache__get_mem(struct ustack_modcache *mc, uint64_t key,
 					       const void *image, size_t size, const char *name);
+
+/** One more reference to @m (NULL passes through). */
+struct ustack_modtab *ustack_modtab__get(struct ustack_modtab *m);
+/** Release a reference; the last one frees the table. NULL is a no-op. */
+void ustack_modtab__put(struct ustack_modtab *m);
+
+/** A weak reference to @m (NULL gives the empty one). */
+struct ustack_modref ustack_modtab__ref(const struct ustack_modtab *m);
+/**
+ * The table @ref names, if it is still cached.
+ * @return a new reference, or NULL (evicted, never cached, or unusable)
+ */
+struct ustack_modtab *ustack_modcache__lookup(struct ustack_modcache *mc, struct ustack_modref ref);
+
+/** Tables opened (cache misses) and evicted so far. */
+void ustack_modcache__stats(const struct ustack_modcache *mc, uint64_t *opened, uint64_t *evicted);
 
 /**
  * Row for @vaddr (the file's own virtual address): SFrame first, then DWARF

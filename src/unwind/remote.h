@@ -18,7 +18,7 @@
 
 struct remote_vma {
 	struct ustack_vma vma;
-	struct ustack_modtab *mod; /* NULL: no tables (anonymous, unreadable file) */
+	struct ustack_modtab *mod; /* a reference; NULL: no tables (anonymous, unreadable file) */
 	int valid;
 };
 
@@ -45,6 +45,8 @@ void ustack_remote__init(struct ustack_remote *r, struct ustack_procmaps *pm,
 int ustack_remote__preload(struct ustack_remote *r);
 /** Forget cached mappings (after the target's address space changed). */
 void ustack_remote__flush(struct ustack_remote *r);
+/** Release what @r holds (the tables of its cached mappings). */
+void ustack_remote__fini(struct ustack_remote *r);
 
 /** The unwind_ops callbacks; ctx is the struct ustack_remote. */
 int ustack_remote__find_row(void *ctx, uint64_t pc, struct ustack_row *row, unsigned int *method);
@@ -54,6 +56,8 @@ int ustack_remote__read(void *ctx, uint64_t addr, void *buf, size_t len);
 
 /**
  * Name of @pc: mapping, file offset, function symbol and offset in it.
+ * *sym points into the file's tables: valid while a reference to them is
+ * held (ustack_remote__module()).
  * @param lookup_pc pc to name (a return address minus one)
  * @return 0 with *vma filled (and *sym NULL when no symbol covers it),
  *         -ENOENT when @pc is not mapped
@@ -62,7 +66,7 @@ int ustack_remote__describe(struct ustack_remote *r, uint64_t lookup_pc,
 			    const struct ustack_vma **vma, const char **sym, uint64_t *sym_off,
 			    uint64_t *file_off);
 
-/** Tables of the file mapped at @pc (NULL: none). */
+/** Tables of the file mapped at @pc: a new reference (put it), or NULL. */
 struct ustack_modtab *ustack_remote__module(struct ustack_remote *r, uint64_t pc);
 
 #endif

@@ -89,6 +89,9 @@ int ustack_unwind(const struct ustack_unwind_ops *ops, const struct ustack_regs 
  * mapping through the text of /proc/self/maps, as on kernels without
  * PROCMAP_QUERY. */
 extern int ustack_self_force_text_maps;
+/* Tests only: how many module slots the in-process backtrace uses (1..64;
+ * fewer forces evictions). */
+extern unsigned int ustack_self_module_slots;
 
 /*
  * Row of a pc inside a PLT section that has no unwind info (the .plt/.iplt

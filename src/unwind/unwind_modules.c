@@ -24,12 +24,16 @@ struct ustack_modtab {
 	struct ustack_cfi_table *cfi_table; /* compiled on first use */
 	uint64_t plt[3][2];     /* .plt, .plt.sec, .iplt [start, end) in vaddrs */
 	uint64_t last_use;
+	uint64_t serial;        /* unique per cache, never reused: weak refs */
+	unsigned int refs;      /* the cache's own (while cached) + holders' */
+	int slot;               /* index in the cache, -1 once evicted */
 };
 
 struct ustack_modcache {
 	struct ustack_modtab **tabs;
 	unsigned int nr, max, flags;
-	uint64_t clock;
+	uint64_t clock, serial;
+	uint64_t opened, evicted;
 };
 
 struct ustack_modcache *ustack_modcache__new(unsigned int max_files, unsigned int flags)
@@ -39,7 +43,7 @@ struct ustack_modcache *ustack_modcache__new(unsigned int max_files, unsigned in
 	if (!mc)
 		return NULL;
 	mc->flags = flags;
-	mc->max = max_files ? max_files : 256;
+	mc->max = max_files ? max_files : USTACK_MODCACHE_DEFAULT_MAX;
 	mc->tabs = calloc(mc->max, sizeof(*mc->tabs));
 	if (!mc->tabs) {
 		free(mc);
@@ -58,12 +62,35 @@ static void modtab_free(struct ustack_modtab *m)
 	free(m);
 }
 
+void ustack_modtab__put(struct ustack_modtab *m)
+{
+	if (m && !--m->refs)
+		modtab_free(m);
+}
+
+struct ustack_modtab *ustack_modtab__get(struct ustack_modtab *m)
+{
+	if (m)
+		m->refs++;
+	return m;
+}
+
+/* The cache lets go of the table in @slot; a holder may keep it alive. */
+static void modcache_drop(struct ustack_modcache *mc, unsigned int slot)
+{
+	struct ustack_modtab *m = mc->tabs[slot];
+
+	mc->tabs[slot] = NULL;
+	m->slot = -1;
+	ustack_modtab__put(m);
+}
+
 void ustack_modcache__free(struct ustack_modcache *mc)
 {
 	if (!mc)
 		return;
 	for (unsigned int i = 0; i < mc->nr; i++)
-		modtab_free(mc->tabs[i]);
+		modcache_drop(mc, i);
 	free(mc->tabs);
 	free(mc);
 }
@@ -111,9 +138,39 @@ static int modcache_slot(struct ustack_modcache *mc)
 	for (unsigned int i = 1; i < mc->nr; i++)
 		if (mc->tabs[i]->last_use < mc->tabs[victim]->last_use)
 			victim = i;
-	modtab_free(mc->tabs[victim]);
-	mc->tabs[victim] = NULL;
+	modcache_drop(mc, victim);
+	mc->evicted++;
 	return victim;
+}
+
+/* A new table enters the cache (which keeps one reference) and goes to
+ * the caller with another. */
+static struct ustack_modtab *modcache_insert(struct ustack_modcache *mc, struct ustack_modtab *m)
+{
+	int slot = modcache_slot(mc);
+
+	mc->tabs[slot] = m;
+	m->slot = slot;
+	m->serial = ++mc->serial;
+	m->refs = 1;
+	m->last_use = ++mc->clock;
+	mc->opened++;
+	if (!m->elf) {
+		errno = EBADMSG;
+		return NULL;
+	}
+	return ustack_modtab__get(m);
+}
+
+/* A cached table found again: a new reference for the caller. */
+static struct ustack_modtab *modcache_hit(struct ustack_modcache *mc, struct ustack_modtab *m)
+{
+	m->last_use = ++mc->clock;
+	if (!m->elf) {
+		errno = EBADMSG;
+		return NULL;
+	}
+	return ustack_modtab__get(m);
 }
 
 struct ustack_modtab *ustack_modcache__get(struct ustack_modcache *mc, const char *path)
@@ -121,7 +178,6 @@ struct ustack_modtab *ustack_modcache__get(struct ustack_modcache *mc, const cha
 	struct ustack_modtab *m;
 	struct stat st;
 	uint64_t mtime;
-	int slot;
 
 	if (stat(path, &st))
 		return NULL;
@@ -129,12 +185,8 @@ struct ustack_modtab *ustack_modcache__get(struct ustack_modcache *mc, const cha
 	for (unsigned int i = 0; i < mc->nr; i++) {
 		m = mc->tabs[i];
 		if (!m->is_mem && m->dev == st.st_dev && m->ino == st.st_ino &&
-		    m->size == (uint64_t)st.st_size && m->mtime_ns == mtime) {
-			m->last_use = ++mc->clock;
-			if (!m->elf)
-				errno = EBADMSG;
-			return m->elf ? m : NULL;
-		}
+		    m->size == (uint64_t)st.st_size && m->mtime_ns == mtime)
+			return modcache_hit(mc, m);
 	}
 	m = calloc(1, sizeof(*m));
 	if (!m)
@@ -145,27 +197,30 @@ struct ustack_modtab *ustack_modcache__get(struct ustack_modcache *mc, const cha
 	m->mtime_ns = mtime;
 	m->compile_cfi = !!(mc->flags & USTACK_MODCACHE_COMPILE_CFI);
 	m->elf = ustack_elf__open(path);
-	if (m->elf)
+	if (m->elf) {
 		modtab_load(m);
-	slot = modcache_slot(mc);
-	mc->tabs[slot] = m;
-	m->last_use = ++mc->clock;
-	return m->elf ? m : NULL;
+	} else if (errno != EBADMSG && errno != EINVAL) {
+		/* could not open it now (the process exited, no permission,
+		 * no memory): not a verdict on the file, so not remembered */
+		int err = errno;
+
+		free(m);
+		errno = err;
+		return NULL;
+	}
+	return modcache_insert(mc, m);
 }
 
 struct ustack_modtab *ustack_modcache__get_mem(struct ustack_modcache *mc, uint64_t key,
 					       const void *image, size_t size, const char *name)
 {
 	struct ustack_modtab *m;
-	int slot;
 
 	for (unsigned int i = 0; i < mc->nr; i++) {
 		m = mc->tabs[i];
 		if (m->is_mem && m->mem_key == key && m->size == size &&
-		    !memcmp(m->mem_copy, image, size)) {
-			m->last_use = ++mc->clock;
-			return m->elf ? m : NULL;
-		}
+		    !memcmp(m->mem_copy, image, size))
+			return modcache_hit(mc, m);
 	}
 	m = calloc(1, sizeof(*m));
 	if (!m)
@@ -183,10 +238,31 @@ struct ustack_modtab *ustack_modcache__get_mem(struct ustack_modcache *mc, uint6
 	m->elf = ustack_elf__open_mem(m->mem_copy, size, name);
 	if (m->elf)
 		modtab_load(m);
-	slot = modcache_slot(mc);
-	mc->tabs[slot] = m;
+	return modcache_insert(mc, m);
+}
+
+struct ustack_modref ustack_modtab__ref(const struct ustack_modtab *m)
+{
+	return (struct ustack_modref){ .serial = m ? m->serial : 0, .slot = m ? m->slot : -1 };
+}
+
+struct ustack_modtab *ustack_modcache__lookup(struct ustack_modcache *mc, struct ustack_modref ref)
+{
+	struct ustack_modtab *m;
+
+	if (ref.slot < 0 || (unsigned int)ref.slot >= mc->nr)
+		return NULL;
+	m = mc->tabs[ref.slot];
+	if (!m || m->serial != ref.serial || !m->elf)
+		return NULL;
 	m->last_use = ++mc->clock;
-	return m->elf ? m : NULL;
+	return ustack_modtab__get(m);
+}
+
+void ustack_modcache__stats(const struct ustack_modcache *mc, uint64_t *opened, uint64_t *evicted)
+{
+	*opened = mc->opened;
+	*evicted = mc->evicted;
 }
 
 int ustack_modtab__find_row(struct ustack_modtab *m, uint64_t vaddr, struct ustack_row *row,

@@ -23,10 +23,22 @@ void ustack_remote__init(struct ustack_remote *r, struct ustack_procmaps *pm,
 	r->read_ctx = read_ctx;
 }
 
+static void remote_vma_clear(struct remote_vma *v)
+{
+	ustack_modtab__put(v->mod);
+	v->mod = NULL;
+	v->valid = 0;
+}
+
 void ustack_remote__flush(struct ustack_remote *r)
 {
 	for (unsigned int i = 0; i < REMOTE_VMA_CACHE; i++)
-		r->vmas[i].valid = 0;
+		remote_vma_clear(&r->vmas[i]);
+}
+
+void ustack_remote__fini(struct ustack_remote *r)
+{
+	ustack_remote__flush(r);
 }
 
 static struct ustack_modtab *remote_tables(struct ustack_remote *r, const struct ustack_vma *vma)
@@ -58,8 +70,12 @@ int ustack_remote__preload(struct ustack_remote *r)
 	int n = 0;
 
 	while (!ustack_procmaps__next(r->pm, addr, USTACK_VMA_EXEC, &vma)) {
-		if (remote_tables(r, &vma))
-			n++;
+		struct ustack_modtab *m = remote_tables(r, &vma);
+
+		/* cached now (as far as the cache holds: a process with more
+		 * files than that has some opened again on use) */
+		n += !!m;
+		ustack_modtab__put(m);
 		if (vma.end <= addr)
 			break;
 		addr = vma.end;
@@ -77,7 +93,7 @@ static struct remote_vma *remote_vma_of(struct ustack_remote *r, uint64_t pc)
 			return v;
 	}
 	v = &r->vmas[r->next_slot++ % REMOTE_VMA_CACHE];
-	v->valid = 0;
+	remote_vma_clear(v);
 	if (ustack_procmaps__query(r->pm, pc, &v->vma))
 		return NULL;
 	v->mod = remote_tables(r, &v->vma);
@@ -147,5 +163,5 @@ struct ustack_modtab *ustack_remote__module(struct ustack_remote *r, uint64_t pc
 {
 	struct remote_vma *v = remote_vma_of(r, pc);
 
-	return v ? v->mod : NULL;
+	return v ? ustack_modtab__get(v->mod) : NULL;
 }
