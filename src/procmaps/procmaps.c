@@ -34,7 +34,7 @@ const char *ustack_vma_kind_name(unsigned int kind)
 	return kind < ARRAY_SIZE(kind_names) && kind_names[kind] ? kind_names[kind] : "unknown";
 }
 
-static struct ustack_procmaps *pm_alloc(const struct ustack_procmaps_opts *opts)
+struct ustack_procmaps *pm_alloc(const struct ustack_procmaps_opts *opts)
 {
 	struct ustack_procmaps *pm = calloc(1, sizeof(*pm));
 

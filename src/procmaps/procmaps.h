@@ -121,6 +121,24 @@ struct ustack_procmaps {
 	unsigned int special_next;
 };
 
+/* Internal open flag (beyond enum ustack_procmaps_open_flags): file ids
+ * are 1, 2, ... in creation order instead of keyed hashes. */
+#define PM_SEQUENTIAL_IDS (1u << 31)
+
+struct ustack_procmaps *pm_alloc(const struct ustack_procmaps_opts *opts);
+
+/* procmaps_space.c: sorted, non-overlapping VMA arrays and a file table
+ * without a process, for a mapping picture fed by events (the recorder) */
+size_t pm_vmas_lower_bound(const struct pm_vma *v, size_t n, uint64_t addr);
+const struct pm_vma *pm_vmas_find(const struct pm_vma *v, size_t n, uint64_t addr);
+/* Insert @nv, cutting away what it overlaps (a file mapping's pgoff
+ * follows its new start). 0, -EINVAL (empty range), -ENOMEM. */
+int pm_vmas_replace(struct pm_vma **v, size_t *n, size_t *cap, const struct pm_vma *nv);
+/* A file table only (no process, no VMAs): @flags as in
+ * enum ustack_procmaps_open_flags plus PM_SEQUENTIAL_IDS. */
+struct ustack_procmaps *pm_open_file_table(uint32_t flags);
+struct pm_file *pm_file_at(struct ustack_procmaps *pm, int32_t idx);
+
 /* procmaps_text.c */
 int pm_text_parse(struct ustack_procmaps *pm, const char *buf, size_t len);
 int pm_text_read(struct ustack_procmaps *pm);

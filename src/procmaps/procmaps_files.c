@@ -308,8 +308,11 @@ int32_t pm_file_new(struct ustack_procmaps *pm, uint32_t kind, uint32_t maj, uin
 	f->flags = vflags & USTACK_VMA_DELETED;
 	f->lo = f->map_start = start;
 	f->hi = f->map_end = end;
-	f->id = file_id_of(pm, kind, maj, min, generation, inode,
-			   kind == USTACK_VMA_VDSO ? start : 0);
+	/* a table of its own (the recorder's) numbers its files 1, 2, ...:
+	 * small varints in a trace; a live object's ids are keyed hashes */
+	f->id = (pm->flags & PM_SEQUENTIAL_IDS) ? (uint64_t)idx + 1
+						: file_id_of(pm, kind, maj, min, generation, inode,
+							     kind == USTACK_VMA_VDSO ? start : 0);
 	pm->nr_files++;
 	if (kind == USTACK_VMA_FILE) {
 		int err = fhash_set(pm, idx);

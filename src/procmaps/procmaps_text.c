@@ -321,24 +321,10 @@ int pm_text_read(struct ustack_procmaps *pm)
 /* First VMA whose end is above @addr. */
 size_t pm_text_lower_bound(const struct ustack_procmaps *pm, uint64_t addr)
 {
-	size_t lo = 0, hi = pm->nr_vmas;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pm->vmas[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return pm_vmas_lower_bound(pm->vmas, pm->nr_vmas, addr);
 }
 
 const struct pm_vma *pm_text_find(const struct ustack_procmaps *pm, uint64_t addr)
 {
-	size_t i = pm_text_lower_bound(pm, addr);
-
-	if (i < pm->nr_vmas && pm->vmas[i].start <= addr)
-		return &pm->vmas[i];
-	return NULL;
+	return pm_vmas_find(pm->vmas, pm->nr_vmas, addr);
 }

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -16,19 +15,25 @@
 
 struct recmaps_proc {
 	uint32_t pid;
-	struct recmaps_vma *v; /* sorted by start, not overlapping */
-	uint32_t n, cap;
+	struct pm_vma *v; /* sorted by start, not overlapping */
+	size_t n, cap;
 	struct recmaps_proc *next;
+};
+
+/* What the recorder keeps per file beside procmaps' record of it. */
+struct recmaps_tables {
+	struct ustack_modref mod; /* weak: the cache may evict the tables */
+	int failed;               /* cannot be opened: not tried again */
 };
 
 struct ustack_recmaps {
 	struct recmaps_proc *buckets[PROC_BUCKETS];
-	struct recmaps_file *files;
-	uint32_t nr_files, cap_files;
+	struct ustack_procmaps *files; /* the file table (ids, file_map) */
+	struct recmaps_tables *tabs;   /* per file index */
+	size_t cap_tabs;
 	struct ustack_modcache *mc;
 	uint32_t cur_pid;
 	struct recmaps_proc *cur; /* last process looked up */
-	int32_t vdso_file;
 };
 
 struct ustack_recmaps *ustack_recmaps__new(struct ustack_modcache *mc)
@@ -37,8 +42,13 @@ struct ustack_recmaps *ustack_recmaps__new(struct ustack_modcache *mc)
 
 	if (!rm)
 		return NULL;
+	/* build IDs and debuglinks come from the tables the unwinder opens */
+	rm->files = pm_open_file_table(PM_SEQUENTIAL_IDS | USTACK_PROCMAPS_NO_ELF);
+	if (!rm->files) {
+		free(rm);
+		return NULL;
+	}
 	rm->mc = mc;
-	rm->vdso_file = -1;
 	return rm;
 }
 
@@ -60,11 +70,8 @@ void ustack_recmaps__free(struct ustack_recmaps *rm)
 			proc_free(p);
 		}
 	}
-	for (uint32_t i = 0; i < rm->nr_files; i++) {
-		free(rm->files[i].path);
-		free(rm->files[i].debuglink);
-	}
-	free(rm->files);
+	ustack_procmaps__close(rm->files);
+	free(rm->tabs);
 	free(rm);
 }
 
@@ -105,114 +112,85 @@ static void proc_drop(struct ustack_recmaps *rm, uint32_t pid)
 	}
 }
 
-static int32_t file_get(struct ustack_recmaps *rm, uint32_t maj, uint32_t min, uint64_t ino,
-			const uint8_t *bid, uint32_t bid_size, const char *path, uint32_t kind)
+/* procmaps' file of a mapping (-1: none), with room for its tables entry. */
+static int32_t file_of(struct ustack_recmaps *rm, const char *path, uint32_t maj, uint32_t min,
+		       uint64_t ino, const uint8_t *bid, uint32_t bid_size, uint64_t start,
+		       uint64_t end, uint32_t *kind, uint32_t *vflags)
 {
-	struct recmaps_file *f;
 	size_t plen = strlen(path);
-	int deleted = 0;
+	const char *name;
+	struct pm_file *f;
+	int32_t idx;
 
-	/* the kernel marks unlinked files in the name */
-	if (plen > 10 && !strcmp(path + plen - 10, " (deleted)")) {
-		plen -= 10;
-		deleted = 1;
+	*vflags = USTACK_VMA_READ | USTACK_VMA_EXEC;
+	if (path[0] == '/') {
+		/* the kernel marks unlinked files in the name */
+		if (plen > 10 && !strcmp(path + plen - 10, " (deleted)")) {
+			plen -= 10;
+			*vflags |= USTACK_VMA_DELETED;
+		}
+		*kind = USTACK_VMA_FILE;
+	} else if (!strcmp(path, "[vdso]")) {
+		*kind = USTACK_VMA_VDSO;
+		start = end = 0; /* one file for every process: the same image */
+	} else {
+		*kind = USTACK_VMA_JIT;
+		return -1;
 	}
-	for (uint32_t i = 0; i < rm->nr_files; i++) {
-		f = &rm->files[i];
-		if (f->kind != kind || strlen(f->path) != plen || memcmp(f->path, path, plen))
-			continue;
-		if (ino && (f->ino != ino || f->maj != maj || f->min != min))
-			continue;
-		if (bid_size && f->build_id_size &&
-		    (f->build_id_size != bid_size || memcmp(f->build_id, bid, bid_size)))
-			continue;
-		return (int32_t)i;
-	}
-	if (rm->nr_files == rm->cap_files) {
-		uint32_t cap = rm->cap_files ? 2 * rm->cap_files : 32;
-		struct recmaps_file *n = realloc(rm->files, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		rm->files = n;
-		rm->cap_files = cap;
-	}
-	f = &rm->files[rm->nr_files];
-	memset(f, 0, sizeof(*f));
-	f->path = strndup(path, plen);
-	if (!f->path)
+	name = pm_intern(rm->files, path, plen);
+	if (!name)
 		return -ENOMEM;
-	f->file_id = rm->nr_files + 1;
-	f->kind = kind;
-	f->maj = maj;
-	f->min = min;
-	f->ino = ino;
-	f->deleted = deleted;
-	if (bid_size) {
-		memcpy(f->build_id, bid, bid_size);
-		f->build_id_size = bid_size;
+	idx = pm_file_lookup(rm->files, *kind, maj, min, ino, name, start, end);
+	if (idx < 0)
+		return idx;
+	f = pm_file_at(rm->files, idx);
+	f->flags |= *vflags & USTACK_VMA_DELETED;
+	if (bid_size && !f->build_id_size) {
+		f->build_id_size = bid_size < USTACK_BUILD_ID_MAX ? bid_size : USTACK_BUILD_ID_MAX;
+		memcpy(f->build_id, bid, f->build_id_size);
+		f->build_id_source = USTACK_BUILD_ID_KERNEL;
 	}
-	return (int32_t)rm->nr_files++;
+	if ((size_t)idx >= rm->cap_tabs) {
+		size_t cap = rm->cap_tabs ? 2 * rm->cap_tabs : 64;
+		struct recmaps_tables *t;
+
+		while (cap <= (size_t)idx)
+			cap *= 2;
+		t = realloc(rm->tabs, cap * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		memset(t + rm->cap_tabs, 0, (cap - rm->cap_tabs) * sizeof(*t));
+		rm->tabs = t;
+		rm->cap_tabs = cap;
+	}
+	return idx;
 }
 
 int ustack_recmaps__mmap(struct ustack_recmaps *rm, uint32_t pid, uint64_t start, uint64_t len,
 			 uint64_t pgoff, uint32_t maj, uint32_t min, uint64_t ino,
 			 const uint8_t *build_id, uint32_t build_id_size, const char *path)
 {
-	struct recmaps_proc *p = proc_get(rm, pid, 1);
-	uint64_t end = start + len;
-	struct recmaps_vma *out;
-	int32_t file = -1;
-	uint32_t i, j, k = 0;
+	struct recmaps_proc *p;
+	struct pm_vma v = { .start = start, .end = start + len, .pgoff = pgoff, .inode = ino,
+			    .dev_major = maj, .dev_minor = min };
 
+	if (!len || v.end < start)
+		return -EINVAL;
+	p = proc_get(rm, pid, 1);
 	if (!p)
 		return -ENOMEM;
-	if (!len || end < start)
-		return -EINVAL;
-	if (path && path[0] == '/')
-		file = file_get(rm, maj, min, ino, build_id, build_id_size, path, RECMAPS_FILE);
-	else if (path && !strcmp(path, "[vdso]"))
-		file = rm->vdso_file >= 0 ? rm->vdso_file
-					  : (rm->vdso_file = file_get(rm, 0, 0, 0, NULL, 0, "[vdso]",
-								      RECMAPS_VDSO));
-	if (file < -1)
-		return file;
-	/* A new mapping replaces whatever it overlaps: keep the parts of the
-	 * old ones outside it (still sorted), then insert it in order. */
-	out = malloc((p->n + 2) * sizeof(*out));
-	if (!out)
-		return -ENOMEM;
-	for (i = 0; i < p->n; i++) {
-		struct recmaps_vma v = p->v[i];
-
-		if (v.end <= start || v.start >= end) {
-			out[k++] = v;
-			continue;
-		}
-		if (v.start < start) {
-			out[k] = v;
-			out[k++].end = start;
-		}
-		if (v.end > end) {
-			out[k] = v;
-			out[k].pgoff += end - v.start;
-			out[k++].start = end;
-		}
-	}
-	for (j = 0; j < k && out[j].start < start; j++)
-		;
-	memmove(&out[j + 1], &out[j], (k - j) * sizeof(*out));
-	out[j] = (struct recmaps_vma){ .start = start, .end = end, .pgoff = pgoff, .file = file };
-	free(p->v);
-	p->v = out;
-	p->n = k + 1;
-	p->cap = p->n + 1;
-	return 0;
+	v.file = file_of(rm, path ? path : "", maj, min, ino, build_id, build_id_size, v.start,
+			 v.end, &v.kind, &v.flags);
+	if (v.file < -1)
+		return v.file;
+	if (v.file >= 0)
+		v.name = pm_file_at(rm->files, v.file)->path;
+	return pm_vmas_replace(&p->v, &p->n, &p->cap, &v);
 }
 
 int ustack_recmaps__fork(struct ustack_recmaps *rm, uint32_t pid, uint32_t ppid)
 {
-	struct recmaps_proc *parent = proc_get(rm, ppid, 0), *child;
+	struct recmaps_proc *parent, *child;
 
 	proc_drop(rm, pid); /* a reused pid starts fresh */
 	child = proc_get(rm, pid, 1);
@@ -222,12 +200,11 @@ int ustack_recmaps__fork(struct ustack_recmaps *rm, uint32_t pid, uint32_t ppid)
 	rm->cur = child;
 	if (!parent || !parent->n)
 		return 0;
-	child->v = malloc(parent->cap * sizeof(*child->v));
+	child->v = malloc(parent->n * sizeof(*child->v));
 	if (!child->v)
 		return -ENOMEM;
 	memcpy(child->v, parent->v, parent->n * sizeof(*child->v));
-	child->n = parent->n;
-	child->cap = parent->cap;
+	child->n = child->cap = parent->n;
 	return 0;
 }
 
@@ -246,98 +223,92 @@ void ustack_recmaps__exit(struct ustack_recmaps *rm, uint32_t pid)
 
 int ustack_recmaps__synthesize(struct ustack_recmaps *rm, uint32_t pid)
 {
-	char path[64], line[4096 + 256];
-	FILE *f;
-	int n = 0;
+	struct ustack_procmaps_opts o = { .sz = sizeof(o), .flags = USTACK_PROCMAPS_NO_ELF |
+								   USTACK_PROCMAPS_NO_KERNEL_BUILD_ID };
+	struct ustack_procmaps *live = ustack_procmaps__open((int)pid, &o);
+	struct ustack_vma vma;
+	uint64_t addr = 0;
+	int n = 0, ret;
 
-	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (!live)
 		return -errno;
 	ustack_recmaps__exec(rm, pid);
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, off, ino;
-		unsigned int maj, min;
-		char perms[8];
-		int name_at = 0;
+	while (!(ret = ustack_procmaps__next(live, addr, USTACK_VMA_EXEC, &vma))) {
+		char name[4096 + 16];
 
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off, &maj,
-			   &min, &ino, &name_at) < 7 || perms[2] != 'x')
-			continue;
-		line[strcspn(line, "\n")] = 0;
-		if (!ustack_recmaps__mmap(rm, pid, start, end - start, off, maj, min, ino, NULL, 0,
-					  name_at ? line + name_at : ""))
-			n++;
+		/* the picture keeps the kernel's spelling of unlinked files */
+		snprintf(name, sizeof(name), "%s%s", vma.name ? vma.name : "",
+			 vma.flags & USTACK_VMA_DELETED ? " (deleted)" : "");
+		ret = ustack_recmaps__mmap(rm, pid, vma.start, vma.end - vma.start, vma.pgoff,
+					   vma.dev_major, vma.dev_minor, vma.inode, NULL, 0,
+					   vma.kind == USTACK_VMA_FILE || vma.kind == USTACK_VMA_VDSO
+						   ? name : "");
+		if (ret)
+			break;
+		n++;
+		if (vma.end <= addr)
+			break;
+		addr = vma.end;
 	}
-	fclose(f);
-	return n;
+	ustack_procmaps__close(live);
+	return ret == -ENOENT ? n : ret;
 }
 
-const struct recmaps_vma *ustack_recmaps__find(struct ustack_recmaps *rm, uint32_t pid, uint64_t pc)
+const struct pm_vma *ustack_recmaps__find(struct ustack_recmaps *rm, uint32_t pid, uint64_t pc)
 {
 	struct recmaps_proc *p = proc_get(rm, pid, 0);
-	uint32_t lo = 0, hi;
 
-	if (!p)
-		return NULL;
-	hi = p->n;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (p->v[mid].end <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < p->n && pc >= p->v[lo].start && pc < p->v[lo].end)
-		return &p->v[lo];
-	return NULL;
+	return p ? pm_vmas_find(p->v, p->n, pc) : NULL;
 }
 
-struct recmaps_file *ustack_recmaps__file(struct ustack_recmaps *rm, int32_t idx)
+struct pm_file *ustack_recmaps__file(struct ustack_recmaps *rm, int32_t idx)
 {
-	return idx >= 0 && (uint32_t)idx < rm->nr_files ? &rm->files[idx] : NULL;
+	return pm_file_at(rm->files, idx);
 }
 
-struct recmaps_file *ustack_recmaps__file_by_id(struct ustack_recmaps *rm, uint64_t file_id)
+int ustack_recmaps__file_map(struct ustack_recmaps *rm, uint64_t file_id, struct ustack_file_map *fm)
 {
-	return file_id >= 1 && file_id <= rm->nr_files ? &rm->files[file_id - 1] : NULL;
+	/* ids are 1, 2, ... (PM_SEQUENTIAL_IDS) */
+	struct pm_file *f = file_id && file_id <= INT32_MAX ? pm_file_at(rm->files, (int32_t)(file_id - 1))
+							    : NULL;
+
+	if (!f)
+		return -ENOENT;
+	pm_file_to_map(f, fm);
+	return 0;
 }
 
 /* Our own vDSO: the kernel maps the same image into every process. */
 static struct ustack_modtab *vdso_tables(struct ustack_recmaps *rm)
 {
 	const uint8_t *img = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
-	FILE *f;
-	char line[256];
-	unsigned long long s, e;
-	struct ustack_modtab *m = NULL;
+	struct ustack_procmaps *self;
+	struct ustack_vma vma;
 
 	if (!img)
 		return NULL;
-	f = fopen("/proc/self/maps", "re");
-	while (f && fgets(line, sizeof(line), f)) {
-		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &s, &e) == 2 &&
-		    s == (uintptr_t)img) {
-			m = ustack_modcache__get_mem(rm->mc, 0x7664736f, img, e - s, "[vdso]");
-			break;
-		}
+	self = ustack_procmaps__open(0, NULL);
+	if (!self)
+		return NULL;
+	if (ustack_procmaps__query(self, (uintptr_t)img, &vma) || vma.kind != USTACK_VMA_VDSO ||
+	    vma.start != (uintptr_t)img) {
+		ustack_procmaps__close(self);
+		return NULL;
 	}
-	if (f)
-		fclose(f);
-	return m;
+	ustack_procmaps__close(self);
+	return ustack_modcache__get_mem(rm->mc, 0x7664736f, img, vma.end - vma.start, "[vdso]");
 }
 
 /* Open a file of process @pid: the mapping's map_files entry while the
  * process lives (deleted files, other mount namespaces), else through its
  * root, else by path. */
-static struct ustack_modtab *file_tables(struct ustack_recmaps *rm, struct recmaps_file *f,
-					 uint32_t pid, const struct recmaps_vma *v)
+static struct ustack_modtab *file_tables(struct ustack_recmaps *rm, struct pm_file *f,
+					 uint32_t pid, const struct pm_vma *v)
 {
 	char path[4096 + 64];
 	struct ustack_modtab *m;
 
-	if (f->kind == RECMAPS_VDSO)
+	if (f->kind == USTACK_VMA_VDSO)
 		return vdso_tables(rm);
 	if (v) {
 		snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
@@ -348,49 +319,49 @@ static struct ustack_modtab *file_tables(struct ustack_recmaps *rm, struct recma
 	snprintf(path, sizeof(path), "/proc/%u/root%s", pid, f->path);
 	if ((m = ustack_modcache__get(rm->mc, path)))
 		return m;
-	return f->deleted ? NULL : ustack_modcache__get(rm->mc, f->path);
+	return (f->flags & USTACK_VMA_DELETED) ? NULL : ustack_modcache__get(rm->mc, f->path);
 }
 
 /* A reference to the tables of @f (the caller puts it): the cached ones
  * while they last, else the file opened again. */
-static struct ustack_modtab *file_mod(struct ustack_recmaps *rm, struct recmaps_file *f,
-				      uint32_t pid, const struct recmaps_vma *v)
+static struct ustack_modtab *file_mod(struct ustack_recmaps *rm, struct pm_file *f, uint32_t pid,
+				      const struct pm_vma *v)
 {
+	struct recmaps_tables *t = &rm->tabs[f - pm_file_at(rm->files, 0)];
 	struct ustack_modtab *m;
 
-	if (f->mod_failed)
+	if (t->failed)
 		return NULL;
-	if ((m = ustack_modcache__lookup(rm->mc, f->mod)))
+	if ((m = ustack_modcache__lookup(rm->mc, t->mod)))
 		return m;
 	m = file_tables(rm, f, pid, v);
-	f->mod = ustack_modtab__ref(m);
+	t->mod = ustack_modtab__ref(m);
 	/* without the mapping only the path was tried: map_files may work */
-	f->mod_failed = !m && v;
+	t->failed = !m && v;
 	return m;
 }
 
-void ustack_recmaps__file_info(struct ustack_recmaps *rm, struct recmaps_file *f, uint32_t pid)
+void ustack_recmaps__file_info(struct ustack_recmaps *rm, struct pm_file *f, uint32_t pid)
 {
 	struct ustack_modtab *m;
 	struct ustack_elf *elf;
 	const char *name;
-	uint8_t id[20];
 	uint32_t crc;
 	int n;
 
-	if (f->info_done)
+	if (f->state & PM_FILE_INFO_DONE)
 		return;
-	f->info_done = 1;
+	f->state |= PM_FILE_INFO_DONE;
 	m = file_mod(rm, f, pid, NULL);
 	if (!m)
 		return;
 	elf = ustack_modtab__elf(m);
-	if (!f->build_id_size && (n = ustack_elf__build_id(elf, id, sizeof(id))) > 0) {
-		f->build_id_size = n < 20 ? n : 20;
-		memcpy(f->build_id, id, f->build_id_size);
+	if (!f->build_id_size && (n = ustack_elf__build_id(elf, f->build_id, sizeof(f->build_id))) > 0) {
+		f->build_id_size = n < USTACK_BUILD_ID_MAX ? (uint32_t)n : USTACK_BUILD_ID_MAX;
+		f->build_id_source = USTACK_BUILD_ID_ELF;
 	}
 	if (!ustack_elf__debuglink(elf, &name, &crc)) {
-		f->debuglink = strdup(name);
+		f->debuglink = pm_intern(rm->files, name, strlen(name));
 		f->debuglink_crc = crc;
 	}
 	ustack_modtab__put(m);
@@ -404,8 +375,8 @@ void ustack_recmaps__set_pid(struct ustack_recmaps *rm, uint32_t pid)
 int ustack_recmaps__find_row(void *ctx, uint64_t pc, struct ustack_row *row, unsigned int *method)
 {
 	struct ustack_recmaps *rm = ctx;
-	const struct recmaps_vma *v = ustack_recmaps__find(rm, rm->cur_pid, pc);
-	struct recmaps_file *f;
+	const struct pm_vma *v = ustack_recmaps__find(rm, rm->cur_pid, pc);
+	struct pm_file *f;
 	struct ustack_modtab *m;
 	uint64_t vaddr;
 	int ret;

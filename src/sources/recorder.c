@@ -195,24 +195,8 @@ static int cb_get_stack(void *ctx, uint32_t kind, uint32_t id, struct ustack_tra
 static int cb_get_file_map(void *ctx, uint64_t file_id, struct ustack_file_map *fm)
 {
 	struct rec *r = ctx;
-	struct recmaps_file *f = ustack_recmaps__file_by_id(r->rm, file_id);
 
-	if (!f)
-		return -ENOENT;
-	memset(fm, 0, sizeof(*fm));
-	fm->file_id = f->file_id;
-	fm->kind = f->kind == RECMAPS_VDSO ? USTACK_VMA_VDSO : USTACK_VMA_FILE;
-	fm->flags = f->deleted ? USTACK_VMA_DELETED : 0;
-	fm->path = f->path;
-	fm->dev_major = f->maj;
-	fm->dev_minor = f->min;
-	fm->inode = f->ino;
-	fm->build_id_size = f->build_id_size;
-	fm->build_id_source = f->build_id_size ? USTACK_BUILD_ID_ELF : USTACK_BUILD_ID_NONE;
-	memcpy(fm->build_id, f->build_id, f->build_id_size);
-	fm->debuglink = f->debuglink;
-	fm->debuglink_crc = f->debuglink_crc;
-	return 0;
+	return ustack_recmaps__file_map(r->rm, file_id, fm);
 }
 
 /* ---- unwinding a sample's user stack ---------------------------------------- */
@@ -286,14 +270,14 @@ static void on_user_stack(struct ustack_deferred_consumer *c, uint64_t cookie,
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		const struct ustack_frame *f = &stack->frames[i];
-		const struct recmaps_vma *v = ustack_recmaps__find(r->rm, task->pid, f->pc);
-		struct recmaps_file *file = v ? ustack_recmaps__file(r->rm, v->file) : NULL;
+		const struct pm_vma *v = ustack_recmaps__find(r->rm, task->pid, f->pc);
+		struct pm_file *file = v ? ustack_recmaps__file(r->rm, v->file) : NULL;
 		uint64_t flags = (f->flags & USTACK_FRAME_EXACT_PC) ? USTACK_TRACE_FRAME_EXACT_PC : 0;
 
 		if (file) {
 			ustack_recmaps__file_info(r->rm, file, task->pid);
 			r->words[2 * i] = f->pc - v->start + v->pgoff;
-			r->words[2 * i + 1] = file->file_id;
+			r->words[2 * i + 1] = file->id;
 		} else {
 			r->words[2 * i] = f->pc;
 			r->words[2 * i + 1] = 0;

@@ -14,19 +14,20 @@ static struct ustack_modcache *mc;
 
 static uint64_t file_of(struct ustack_recmaps *rm, uint32_t pid, uint64_t pc, uint64_t *pgoff)
 {
-	const struct recmaps_vma *v = ustack_recmaps__find(rm, pid, pc);
-	struct recmaps_file *f;
+	const struct pm_vma *v = ustack_recmaps__find(rm, pid, pc);
+	struct pm_file *f;
 
 	if (!v)
 		return 0;
 	*pgoff = v->pgoff + (pc - v->start);
 	f = ustack_recmaps__file(rm, v->file);
-	return f ? f->file_id : ~0ull;
+	return f ? f->id : ~0ull;
 }
 
 static void test_overlap_split(void)
 {
 	struct ustack_recmaps *rm = ustack_recmaps__new(mc);
+	struct ustack_file_map fm;
 	uint64_t off;
 
 	CHECK(rm);
@@ -51,8 +52,28 @@ static void test_overlap_split(void)
 	CHECK_EQ_U64(file_of(rm, 10, 0x30000, &off), ~0ull);
 	/* deleted file: name without the suffix, flagged */
 	CHECK_EQ(ustack_recmaps__mmap(rm, 10, 0x40000, 0x1000, 0, 8, 1, 300, NULL, 0, "/c (deleted)"), 0);
-	CHECK_STR(ustack_recmaps__file_by_id(rm, 3)->path, "/c");
-	CHECK(ustack_recmaps__file_by_id(rm, 3)->deleted);
+	CHECK_EQ(ustack_recmaps__file_map(rm, 3, &fm), 0);
+	CHECK_STR(fm.path, "/c");
+	CHECK(fm.flags & USTACK_VMA_DELETED);
+	CHECK_EQ(fm.inode, 300);
+	CHECK_EQ(fm.kind, USTACK_VMA_FILE);
+	CHECK_EQ(ustack_recmaps__file_map(rm, 4, &fm), -ENOENT);
+	CHECK_EQ(ustack_recmaps__file_map(rm, 0, &fm), -ENOENT);
+	/* the same inode under another path: the inode was recycled, a
+	 * new file (procmaps' generation rule) */
+	CHECK_EQ(ustack_recmaps__mmap(rm, 11, 0x1000, 0x1000, 0, 8, 1, 100, NULL, 0, "/a2"), 0);
+	CHECK_EQ(file_of(rm, 11, 0x1000, &off), 4);
+	CHECK_EQ(ustack_recmaps__file_map(rm, 4, &fm), 0);
+	CHECK_EQ(fm.generation, 1);
+	/* every vDSO is one file, whatever its address */
+	CHECK_EQ(ustack_recmaps__mmap(rm, 10, 0x50000, 0x2000, 0, 0, 0, 0, NULL, 0, "[vdso]"), 0);
+	CHECK_EQ(ustack_recmaps__mmap(rm, 11, 0x70000, 0x2000, 0, 0, 0, 0, NULL, 0, "[vdso]"), 0);
+	CHECK_EQ(file_of(rm, 10, 0x50000, &off), 5);
+	CHECK_EQ(file_of(rm, 11, 0x71000, &off), 5);
+	CHECK_EQ_U64(off, 0x1000);
+	/* an empty or wrapping range is refused */
+	CHECK_EQ(ustack_recmaps__mmap(rm, 10, 0x1000, 0, 0, 8, 1, 100, NULL, 0, "/a"), -EINVAL);
+	CHECK_EQ(ustack_recmaps__mmap(rm, 10, ~0ull - 10, 0x1000, 0, 8, 1, 100, NULL, 0, "/a"), -EINVAL);
 	ustack_recmaps__free(rm);
 }
 
@@ -84,8 +105,8 @@ static void test_synthesize_self(void)
 {
 	struct ustack_recmaps *rm = ustack_recmaps__new(mc);
 	uint64_t pc = (uintptr_t)&test_synthesize_self, off;
-	const struct recmaps_vma *v;
-	struct recmaps_file *f;
+	const struct pm_vma *v;
+	struct pm_file *f;
 	struct ustack_row row;
 	unsigned int method = 0;
 	char exe[PATH_MAX];
@@ -99,7 +120,7 @@ static void test_synthesize_self(void)
 	f = ustack_recmaps__file(rm, v->file);
 	CHECK(f);
 	CHECK_STR(f->path, exe);
-	CHECK(file_of(rm, getpid(), pc, &off) == f->file_id);
+	CHECK(file_of(rm, getpid(), pc, &off) == f->id);
 	ustack_recmaps__set_pid(rm, getpid());
 	CHECK_EQ(ustack_recmaps__find_row(rm, pc + 4, &row, &method), 0);
 	CHECK(method == USTACK_METHOD_CFI || method == USTACK_METHOD_SFRAME);
@@ -109,7 +130,7 @@ static void test_synthesize_self(void)
 	/* libc is there too */
 	v = ustack_recmaps__find(rm, getpid(), (uintptr_t)&getpid);
 	CHECK(v && strstr(ustack_recmaps__file(rm, v->file)->path, "libc"));
-	CHECK_EQ(ustack_recmaps__synthesize(rm, 0x7ffffff0), -ENOENT);
+	CHECK_EQ(ustack_recmaps__synthesize(rm, 0x7ffffff0), -ESRCH);
 	ustack_recmaps__free(rm);
 }
 
