@@ -45,6 +45,19 @@ struct ustack_snapshot_thread {
 /** Called once per thread; a non-zero return ends the snapshot. */
 typedef int (*ustack_snapshot_fn)(const struct ustack_snapshot_thread *t, void *ctx);
 
+enum ustack_snapshot_flags {
+	/**
+	 * Block SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE and SIGTSTP in the
+	 * calling thread while each target thread is stopped (a few hundred
+	 * microseconds), restoring the caller's mask after each: a Ctrl-C or
+	 * Ctrl-Z then lands between two threads, never during a stop. Off by
+	 * default: the library does not touch the caller's signal mask unless
+	 * asked. (Even without it a target is never left stopped: the kernel
+	 * resumes it if the caller dies.)
+	 */
+	USTACK_SNAPSHOT_HOLD_SIGNALS = 1u << 0,
+};
+
 struct ustack_snapshot_opts {
 	size_t sz;        /**< sizeof(struct ustack_snapshot_opts) */
 	int max_depth;    /**< frames per thread (0: 256) */
@@ -53,6 +66,8 @@ struct ustack_snapshot_opts {
 	/** files whose unwind tables stay open at once (0: 256); more are
 	 *  opened again when needed (a thread may then stay stopped longer) */
 	unsigned int max_tables;
+	/** enum ustack_snapshot_flags */
+	unsigned int flags;
 };
 
 /** Totals of one snapshot. */

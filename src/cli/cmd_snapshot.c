@@ -207,7 +207,8 @@ int cmd_snapshot(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct ustack_snapshot_opts opts = { .sz = sizeof(opts) };
+	/* a Ctrl-C or Ctrl-Z lands between two threads, never during a stop */
+	struct ustack_snapshot_opts opts = { .sz = sizeof(opts), .flags = USTACK_SNAPSHOT_HOLD_SIGNALS };
 	struct ustack_snapshot_stats st;
 	struct snap_out out = { .fmt = FMT_TEXT };
 	int c, stats = 0, ret;

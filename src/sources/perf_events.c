@@ -21,7 +21,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -112,31 +111,33 @@ static const char *const tracefs_dirs[] = { "/sys/kernel/tracing", "/sys/kernel/
 static int tracepoint_id(const char *sys, const char *name, uint64_t *id, char *err, size_t errlen)
 {
 	char path[512], buf[32];
-	int mounted_try = 0;
+	int mounted = 0;
 
-	for (;;) {
-		for (size_t i = 0; i < ARRAY_SIZE(tracefs_dirs); i++) {
-			FILE *f;
+	for (size_t i = 0; i < ARRAY_SIZE(tracefs_dirs); i++) {
+		FILE *f;
 
-			snprintf(path, sizeof(path), "%s/events/%s/%s/id", tracefs_dirs[i], sys, name);
-			f = fopen(path, "re");
-			if (!f)
-				continue;
-			if (!fgets(buf, sizeof(buf), f) || sscanf(buf, "%llu", (unsigned long long *)id) != 1) {
-				fclose(f);
-				snprintf(err, errlen, "%s: unreadable tracepoint id", path);
-				return -EBADMSG;
-			}
+		snprintf(path, sizeof(path), "%s/events", tracefs_dirs[i]);
+		/* not allowed to look (EACCES) still means it is there */
+		if (!access(path, F_OK) || errno != ENOENT)
+			mounted = 1;
+		snprintf(path, sizeof(path), "%s/events/%s/%s/id", tracefs_dirs[i], sys, name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (!fgets(buf, sizeof(buf), f) || sscanf(buf, "%llu", (unsigned long long *)id) != 1) {
 			fclose(f);
-			return 0;
+			snprintf(err, errlen, "%s: unreadable tracepoint id", path);
+			return -EBADMSG;
 		}
-		snprintf(path, sizeof(path), "%s/events", tracefs_dirs[0]);
-		if (access(path, F_OK) == 0 || mounted_try)
-			break;
-		/* tracefs not mounted: mount it where the kernel expects it */
-		mounted_try = 1;
-		if (mount("tracefs", tracefs_dirs[0], "tracefs", 0, NULL))
-			break;
+		fclose(f);
+		return 0;
+	}
+	/* the library never mounts anything itself: it says what is missing */
+	if (!mounted) {
+		snprintf(err, errlen,
+			 "tracepoint '%s:%s': tracefs is not mounted at %s (as root: mount -t tracefs "
+			 "nodev %s)", sys, name, tracefs_dirs[0], tracefs_dirs[0]);
+		return -ENODEV;
 	}
 	snprintf(path, sizeof(path), "%s/events/%s", tracefs_dirs[0], sys);
 	if (access(path, F_OK) == 0)
@@ -325,13 +326,15 @@ static int tids_of(pid_t pid, pid_t **out, int *nr)
 	int n = 0, cap = 16;
 	pid_t *t = malloc(cap * sizeof(*t));
 
+	if (!t)
+		return -ENOMEM;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	d = opendir(path);
-	if (!d || !t) {
+	if (!d) {
+		int err = errno == ENOENT ? ESRCH : errno;
+
 		free(t);
-		if (d)
-			closedir(d);
-		return -ESRCH;
+		return -err;
 	}
 	while ((de = readdir(d))) {
 		if (!isdigit((unsigned char)de->d_name[0]))
@@ -397,7 +400,9 @@ struct ustack_perf_session *ustack_perf_session__open(const struct ustack_perf_o
 
 			ret = tids_of(o->pids[p], &tids, &nr);
 			if (ret) {
-				snprintf(err, errlen, "pid %d: no such process", (int)o->pids[p]);
+				snprintf(err, errlen, "pid %d: %s (/proc/%d/task)", (int)o->pids[p],
+					 ret == -ESRCH ? "no such process" : strerror(-ret),
+					 (int)o->pids[p]);
 				break;
 			}
 			for (int t = 0; t < nr && !ret; t++)

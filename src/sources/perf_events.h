@@ -27,9 +27,10 @@ struct ustack_perf_event_spec {
 /**
  * Parse an event name: cpu-clock, task-clock, page-faults,
  * context-switches, cycles, instructions, cache-misses, branch-misses, or
- * SUBSYS:NAME for a tracepoint (its id read from tracefs, which is mounted
- * when needed).
- * @return 0, -ENOENT (unknown event; @err says why), other negative errno
+ * SUBSYS:NAME for a tracepoint (its id read from tracefs at
+ * /sys/kernel/tracing or /sys/kernel/debug/tracing; never mounted here).
+ * @return 0, -ENOENT (unknown event; @err says why), -ENODEV (tracefs not
+ *         mounted; @err says how to mount it), other negative errno
  */
 int ustack_perf_event_parse(const char *name, struct ustack_perf_event_spec *out, char *err,
 			    size_t errlen);

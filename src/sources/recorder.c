@@ -58,7 +58,10 @@ struct rec {
 	struct ustack_deferred_consumer consumer;
 	struct ustack_stackmap *kmap, *umap;
 	struct ustack_trace_writer *w;
-	int werr;       /* first writer error */
+	int werr;       /* first writer (or other fatal) error */
+	char errmsg[320]; /* its message when it is not the trace file's */
+	uint64_t bad_maps;   /* mapping records the picture refused */
+	uint64_t unreadable; /* processes whose mappings could not be read (-a) */
 	/* scratch */
 	uint64_t words[2 * MAX_USER_FRAMES];
 	struct ustack_trace_frame frames[MAX_USER_FRAMES];
@@ -340,6 +343,25 @@ static void on_sample(struct rec *r, const struct ustack_perf_record *rec)
 	r->st.events++;
 }
 
+/* A change to the mapping picture failed: out of memory ends the
+ * recording (later stacks could not be named right); a record the picture
+ * refuses (an empty range) is counted as a bad record and said once. */
+static void map_result(struct rec *r, int ret, uint32_t pid, const char *what)
+{
+	if (!ret)
+		return;
+	if (ret == -ENOMEM) {
+		if (!r->werr) {
+			r->werr = ret;
+			snprintf(r->errmsg, sizeof(r->errmsg),
+				 "out of memory keeping the mappings of pid %u (%s)", pid, what);
+		}
+		return;
+	}
+	if (!r->bad_maps++)
+		pr_warn("pid %u: mapping record refused (%s): %s\n", pid, what, strerror(-ret));
+}
+
 static void on_record(void *ctx, const struct ustack_perf_record *rec)
 {
 	struct rec *r = ctx;
@@ -356,16 +378,20 @@ static void on_record(void *ctx, const struct ustack_perf_record *rec)
 		break;
 	case USTACK_PREC_MMAP2:
 		if (rec->mmap2.prot & 4 /* PROT_EXEC */)
-			ustack_recmaps__mmap(r->rm, rec->mmap2.pid, rec->mmap2.start, rec->mmap2.len,
-					     rec->mmap2.pgoff, rec->mmap2.maj, rec->mmap2.min,
-					     rec->mmap2.ino, rec->mmap2.build_id,
-					     rec->mmap2.build_id_size, rec->mmap2.filename);
+			map_result(r, ustack_recmaps__mmap(r->rm, rec->mmap2.pid, rec->mmap2.start,
+							   rec->mmap2.len, rec->mmap2.pgoff,
+							   rec->mmap2.maj, rec->mmap2.min,
+							   rec->mmap2.ino, rec->mmap2.build_id,
+							   rec->mmap2.build_id_size,
+							   rec->mmap2.filename),
+				   rec->mmap2.pid, rec->mmap2.filename);
 		break;
 	case USTACK_PREC_FORK: {
 		struct tid_comm *parent = comm_slot(r, rec->task.ptid, 0);
 
 		if (rec->task.pid != rec->task.ppid)
-			ustack_recmaps__fork(r->rm, rec->task.pid, rec->task.ppid);
+			map_result(r, ustack_recmaps__fork(r->rm, rec->task.pid, rec->task.ppid),
+				   rec->task.pid, "fork");
 		write_thread(r, rec->time, rec->task.pid, rec->task.tid, USTACK_TRACE_THREAD_FORK,
 			     parent ? parent->comm : "");
 		break;
@@ -397,15 +423,18 @@ static void on_record(void *ctx, const struct ustack_perf_record *rec)
 
 /* ---- set-up ------------------------------------------------------------------- */
 
-/* THREAD records and the mapping picture of a running process. */
-static void synthesize_pid(struct rec *r, uint32_t pid)
+/* THREAD records and the mapping picture of a running process.
+ * Returns 0 or the negative errno of reading its mappings. */
+static int synthesize_pid(struct rec *r, uint32_t pid)
 {
 	char path[64], comm[32];
 	DIR *d;
 	struct dirent *de;
 	uint64_t now = mono_ns();
+	int ret = ustack_recmaps__synthesize(r->rm, pid);
 
-	ustack_recmaps__synthesize(r->rm, pid);
+	if (ret < 0)
+		return ret;
 	snprintf(path, sizeof(path), "/proc/%u/task", pid);
 	d = opendir(path);
 	while (d && (de = readdir(d))) {
@@ -427,18 +456,36 @@ static void synthesize_pid(struct rec *r, uint32_t pid)
 	}
 	if (d)
 		closedir(d);
+	return 0;
 }
 
-static void synthesize_all(struct rec *r)
+/* Every process: one that exits meanwhile is no loss; any other failure
+ * is counted and the first one said (its samples get unnamed frames). */
+static int synthesize_all(struct rec *r)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
 
-	while (d && (de = readdir(d)))
-		if (isdigit((unsigned char)de->d_name[0]))
-			synthesize_pid(r, (uint32_t)atoi(de->d_name));
-	if (d)
-		closedir(d);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		uint32_t pid;
+		int ret;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = (uint32_t)atoi(de->d_name);
+		ret = synthesize_pid(r, pid);
+		if (ret == -ENOMEM) {
+			closedir(d);
+			return ret;
+		}
+		if (ret && ret != -ESRCH && ret != -ENOENT && !r->unreadable++)
+			pr_warn("pid %u: cannot read its mappings (/proc/%u/maps): %s\n", pid, pid,
+				strerror(-ret));
+	}
+	closedir(d);
+	return 0;
 }
 
 static void fill_stats(struct rec *r)
@@ -454,27 +501,43 @@ static void fill_stats(struct rec *r)
 		r->st.kernel_stacks = ks.entries;
 	if (r->umap && !ustack_stackmap__stats(r->umap, &us))
 		r->st.distinct_user_stacks = us.entries;
+	r->st.bad_records = r->bad_maps;
 	if (r->ps)
-		r->st.bad_records = ustack_perf_session__bad_records(r->ps);
+		r->st.bad_records += ustack_perf_session__bad_records(r->ps);
 	r->st.seconds = (mono_ns() - r->t0) / 1e9;
 }
 
 /* Fork the command, stopped on a pipe until the events are open. *report_fd
- * reads 0 bytes once exec succeeded (close-on-exec), else the child's errno. */
+ * reads 0 bytes once exec succeeded (close-on-exec), else the child's errno.
+ * Returns the pid, or a negative errno with @err filled. */
 static pid_t spawn_child(char *const *argv, int *go_fd, int *report_fd, char *err, size_t errlen)
 {
 	int go[2], report[2];
 	pid_t pid;
 	char c;
 
-	if (pipe2(go, O_CLOEXEC) || pipe2(report, O_CLOEXEC)) {
-		snprintf(err, errlen, "pipe: %s", strerror(errno));
-		return -1;
+	if (pipe2(go, O_CLOEXEC)) {
+		snprintf(err, errlen, "%s: pipe: %s", argv[0], strerror(errno));
+		return -errno;
+	}
+	if (pipe2(report, O_CLOEXEC)) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: pipe: %s", argv[0], strerror(e));
+		close(go[0]);
+		close(go[1]);
+		return -e;
 	}
 	pid = fork();
 	if (pid < 0) {
-		snprintf(err, errlen, "fork: %s", strerror(errno));
-		return -1;
+		int e = errno;
+
+		snprintf(err, errlen, "%s: fork: %s", argv[0], strerror(e));
+		close(go[0]);
+		close(go[1]);
+		close(report[0]);
+		close(report[1]);
+		return -e;
 	}
 	if (pid == 0) {
 		int e;
@@ -536,19 +599,29 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 						     sizeof(o->max_tables) ? o->max_tables : 0,
 				     USTACK_MODCACHE_COMPILE_CFI);
 	r->rm = r->mc ? ustack_recmaps__new(r->mc) : NULL;
+	if (!r->rm) {
+		ret = -errno;
+		set_err(r, "setting up the unwind tables and the mapping picture: %s%s", strerror(-ret), "");
+		goto out;
+	}
 	smo.capacity = 1u << 16;
 	smo.max_depth = 2 * MAX_USER_FRAMES;
 	r->kmap = ustack_stackmap__new(&smo);
-	r->umap = ustack_stackmap__new(&smo);
+	r->umap = r->kmap ? ustack_stackmap__new(&smo) : NULL;
+	if (!r->umap) {
+		ret = -errno;
+		set_err(r, "allocating the stack maps (2 x 65536 stacks): %s%s", strerror(-ret), "");
+		goto out;
+	}
 	dopts.nr_cpus = (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
 	dopts.max_frames = MAX_USER_FRAMES;
 	dopts.unwind = unwind_sample;
 	dopts.unwind_ctx = r;
 	r->def = ustack_deferred__new(&dopts);
-	if (!r->rm || !r->kmap || !r->umap || !r->def ||
-	    ustack_deferred__init_consumer(r->def, &r->consumer, on_user_stack, r)) {
-		set_err(r, "out of memory%s%s", "", "");
-		ret = -ENOMEM;
+	ret = r->def ? ustack_deferred__init_consumer(r->def, &r->consumer, on_user_stack, r)
+		     : -errno;
+	if (ret) {
+		set_err(r, "setting up the deferred unwinder (%s CPUs): %s", "all", strerror(-ret));
 		goto out;
 	}
 
@@ -582,27 +655,43 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 			.period = r->events[i].is_tracepoint ? 1 : (o->freq ? o->freq : 999),
 		};
 
-		ustack_trace_writer__add_event_desc(r->w, &d);
+		ret = ustack_trace_writer__add_event_desc(r->w, &d);
+		if (ret) {
+			set_err(r, "%s: %s", o->output ? o->output : "ustack.data", strerror(-ret));
+			goto out;
+		}
 	}
 
 	if (o->argv && o->argv[0]) {
 		child = spawn_child(o->argv, &go_fd, &report_fd, err, sizeof(err));
 		if (child < 0) {
 			set_err(r, "%s%s", err, "");
-			ret = -ECHILD;
+			ret = child;
+			child = 0;
 			goto out;
 		}
 	} else if (o->system_wide) {
-		synthesize_all(r);
+		ret = synthesize_all(r);
+		if (ret) {
+			snprintf(err, sizeof(err), "reading the processes' mappings (/proc): %s",
+				 strerror(-ret));
+			set_err(r, "%s%s", err, "");
+			goto out;
+		}
 	} else {
 		for (int i = 0; i < o->nr_pids; i++) {
-			if (kill(o->pids[i], 0) && errno == ESRCH) {
-				snprintf(err, sizeof(err), "pid %d: no such process", o->pids[i]);
+			ret = synthesize_pid(r, (uint32_t)o->pids[i]);
+			if (ret) {
+				if (ret == -ESRCH || ret == -ENOENT)
+					snprintf(err, sizeof(err), "pid %d: no such process", o->pids[i]);
+				else
+					snprintf(err, sizeof(err), "pid %d: cannot read its mappings "
+						 "(/proc/%d/maps): %s", o->pids[i], o->pids[i],
+						 strerror(-ret));
 				set_err(r, "%s%s", err, "");
-				ret = -ESRCH;
+				ret = ret == -ENOENT ? -ESRCH : ret;
 				goto out;
 			}
-			synthesize_pid(r, (uint32_t)o->pids[i]);
 		}
 	}
 
@@ -625,7 +714,10 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 		int child_errno = 0;
 
 		if (write(go_fd, "g", 1) != 1) {
-			ret = -EPIPE;
+			ret = -errno;
+			snprintf(err, sizeof(err), "%s (pid %d): died before it could be started "
+				 "(its start pipe: %s)", o->argv[0], (int)child, strerror(-ret));
+			set_err(r, "%s%s", err, "");
 			goto out;
 		}
 		close(go_fd);
@@ -638,8 +730,10 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 			ret = -child_errno;
 			goto out;
 		}
-	} else {
-		ustack_perf_session__enable(r->ps);
+	} else if ((ret = ustack_perf_session__enable(r->ps))) {
+		snprintf(err, sizeof(err), "enabling the perf events: %s", strerror(-ret));
+		set_err(r, "%s%s", err, "");
+		goto out;
 	}
 
 	if (o->duration > 0)
@@ -649,8 +743,12 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 		int status;
 
 		ret = ustack_perf_session__poll(r->ps, 100, on_record, r);
-		if (ret < 0)
+		if (ret < 0) {
+			snprintf(err, sizeof(err), "reading the perf ring buffers: %s (the trace is "
+				 "readable up to the last complete chunk)", strerror(-ret));
+			set_err(r, "%s%s", err, "");
 			break;
+		}
 		ret = 0;
 		if (r->werr)
 			break;
@@ -721,8 +819,11 @@ out:
 	}
 	if (!ret && r->werr) {
 		ret = r->werr;
-		set_err(r, "%s: %s (the trace is readable up to the last complete chunk)",
-			o->output ? o->output : "ustack.data", strerror(-ret));
+		if (r->errmsg[0])
+			set_err(r, "%s%s", r->errmsg, " (the trace is readable up to the last complete chunk)");
+		else
+			set_err(r, "%s: %s (the trace is readable up to the last complete chunk)",
+				o->output ? o->output : "ustack.data", strerror(-ret));
 	}
 	if (stats)
 		*stats = r->st;

@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,7 @@ struct snap {
 	struct ustack_snapshot_frame *named;
 	int max_depth;
 	unsigned int hold_ms;
+	int hold_signals;
 	/* names: the symbolizer (debug files by build ID), one file id per
 	 * module tables seen */
 	struct ustack_symbolizer *sym;
@@ -229,15 +231,18 @@ static int unwind_thread(struct snap *s, int tid, unsigned int *stop, uint64_t *
 	int status, sig = 0, n = 0, ret;
 	uint64_t t0;
 
-	/* ustack must not die between SEIZE and DETACH by these */
-	sigemptyset(&hold);
-	sigaddset(&hold, SIGINT);
-	sigaddset(&hold, SIGTERM);
-	sigaddset(&hold, SIGHUP);
-	sigaddset(&hold, SIGQUIT);
-	sigaddset(&hold, SIGPIPE);
-	sigaddset(&hold, SIGTSTP);
-	sigprocmask(SIG_BLOCK, &hold, &old);
+	/* asked for (USTACK_SNAPSHOT_HOLD_SIGNALS): not interrupted between
+	 * SEIZE and DETACH by these */
+	if (s->hold_signals) {
+		sigemptyset(&hold);
+		sigaddset(&hold, SIGINT);
+		sigaddset(&hold, SIGTERM);
+		sigaddset(&hold, SIGHUP);
+		sigaddset(&hold, SIGQUIT);
+		sigaddset(&hold, SIGPIPE);
+		sigaddset(&hold, SIGTSTP);
+		pthread_sigmask(SIG_BLOCK, &hold, &old);
+	}
 
 	t0 = now_ns();
 	if (ptrace(PTRACE_SEIZE, tid, 0, 0)) {
@@ -284,7 +289,8 @@ out_detach:
 	ptrace(PTRACE_DETACH, tid, 0, (void *)(uintptr_t)sig);
 out_unblock:
 	*stopped_ns = now_ns() - t0;
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (s->hold_signals)
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	/* it runs again: cached stack pages are stale */
 	vm_reader_flush(&s->reader);
 	return ret;
@@ -392,6 +398,8 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 	if (opts && opts->sz >= offsetof(struct ustack_snapshot_opts, max_tables) +
 					sizeof(opts->max_tables))
 		max_tables = opts->max_tables;
+	if (opts && opts->sz >= offsetof(struct ustack_snapshot_opts, flags) + sizeof(opts->flags))
+		s->hold_signals = !!(opts->flags & USTACK_SNAPSHOT_HOLD_SIGNALS);
 	ret = list_tids(pid, &tids, &nr);
 	if (ret)
 		goto out;

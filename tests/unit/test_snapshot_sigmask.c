@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ustack_snapshot() leaves the caller's signal mask alone unless asked
+ * (USTACK_SNAPSHOT_HOLD_SIGNALS). While a target thread is held stopped
+ * (opts.hold_ms), a helper thread reads the calling thread's blocked set
+ * from /proc/self/task/TID/status (SigBlk), the kernel's own account.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ustack/snapshot.h>
+#include "test.h"
+
+static pid_t main_tid;
+static volatile int watching;
+static unsigned long long seen;
+
+static void *watch(void *arg)
+{
+	char path[64], line[256];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)main_tid);
+	while (watching) {
+		FILE *f = fopen(path, "re");
+		struct timespec ts = { 0, 2000000 };
+
+		while (f && fgets(line, sizeof(line), f)) {
+			unsigned long long v;
+
+			if (sscanf(line, "SigBlk: %llx", &v) == 1)
+				seen |= v;
+		}
+		if (f)
+			fclose(f);
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+/* Blocked signals seen during a snapshot of @child with @flags. */
+static int blocked_during(pid_t child, unsigned int flags, unsigned long long *out)
+{
+	struct ustack_snapshot_opts o = { .sz = sizeof(o), .hold_ms = 200, .flags = flags };
+	pthread_t th;
+	int ret;
+
+	seen = 0;
+	watching = 1;
+	if (pthread_create(&th, NULL, watch, NULL))
+		return -EAGAIN;
+	ret = ustack_snapshot(child, &o, NULL, NULL, NULL);
+	watching = 0;
+	pthread_join(th, NULL);
+	*out = seen;
+	return ret;
+}
+
+static void test_mask_untouched_unless_asked(void)
+{
+	unsigned long long off, on;
+	sigset_t none;
+	pid_t child;
+	int ret;
+
+	sigemptyset(&none);
+	pthread_sigmask(SIG_SETMASK, &none, NULL);
+	main_tid = (pid_t)syscall(SYS_gettid);
+	child = fork();
+	CHECK(child >= 0);
+	if (child == 0) {
+		for (;;)
+			pause();
+	}
+	ret = blocked_during(child, 0, &off);
+	if (ret == -EPERM || ret == -EACCES) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		SKIP("ptrace not allowed here (/proc/sys/kernel/yama/ptrace_scope)");
+	}
+	CHECK_EQ(ret, 0);
+	CHECK_EQ(blocked_during(child, USTACK_SNAPSHOT_HOLD_SIGNALS, &on), 0);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	printf("# SigBlk seen: without the flag 0x%llx, with it 0x%llx\n", off, on);
+	CHECK_EQ_U64(off, 0);
+	/* bit n-1 for signal n */
+	CHECK(on & (1ull << (SIGINT - 1)));
+	CHECK(on & (1ull << (SIGTSTP - 1)));
+	/* and the mask is the caller's again afterwards */
+	{
+		sigset_t now;
+
+		pthread_sigmask(SIG_SETMASK, NULL, &now);
+		CHECK(!sigismember(&now, SIGINT) && !sigismember(&now, SIGTSTP));
+	}
+}
+
+int main(void)
+{
+	RUN(test_mask_untouched_unless_asked);
+	TEST_EXIT();
+}
