@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Internals shared by the trace writer and reader: on-disk constants
- * (docs/trace-format.md), varints, CRC-32 and a small u64 hash map. */
+ * (docs/trace-format.md), varints and a small u64 hash map. The CRC-32 of
+ * chunks is ustack_crc32() (common/crc32.h). */
 #ifndef USTACK_TRACE_TRACE_H
 #define USTACK_TRACE_TRACE_H
 
@@ -28,10 +29,6 @@
 #define TRACE_FR_SAME_FILE 0x10u
 #define TRACE_FR_RESERVED 0xe0u
 #define TRACE_THREAD_FLAGS 0x7u
-
-/* CRC-32/ISO-HDLC (zlib's crc32): crc = trace_crc32(0, buf, len) for a
- * whole buffer; pass the previous result to continue. */
-uint32_t trace_crc32(uint32_t crc, const void *buf, size_t len);
 
 /* ---- varints --------------------------------------------------------- */
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "common/compiler.h"
+#include "common/crc32.h"
 #include "trace/trace.h"
 
 struct arena_blk {
@@ -328,7 +329,7 @@ static int read_file_header(struct ustack_trace_reader *r)
 			    TRACE_FILE_HDR_SIZE);
 	if (memcmp(h, TRACE_FILE_MAGIC, 8))
 		return fail(r, -EBADMSG, 0, "file header: bad magic (not a ustack trace)");
-	if (ld_u32(h + 28) != trace_crc32(0, h, 28))
+	if (ld_u32(h + 28) != ustack_crc32(0, h, 28))
 		return fail(r, -EBADMSG, 28, "file header: checksum mismatch");
 	if (ld_u32(h + 12) != TRACE_BYTE_ORDER)
 		return fail(r, -EBADMSG, 12, "file header: bad byte-order mark 0x%08x", ld_u32(h + 12));
@@ -394,8 +395,8 @@ static int load_chunk(struct ustack_trace_reader *r)
 	if (n < (ssize_t)plen)
 		return fail(r, -EBADMSG, off, "chunk %" PRIu64 ": truncated (payload of %u bytes, %zd read)",
 			    idx, plen, n);
-	crc = trace_crc32(0, hdr, 16);
-	crc = trace_crc32(crc, p, plen);
+	crc = ustack_crc32(0, hdr, 16);
+	crc = ustack_crc32(crc, p, plen);
 	if (crc != ld_u32(hdr + 16))
 		return fail(r, -EBADMSG, off, "chunk %" PRIu64 ": checksum mismatch", idx);
 	if (!ld_u32(hdr + 12))

@@ -20,6 +20,7 @@
 
 #include "common/compiler.h"
 #include "common/log.h"
+#include "common/crc32.h"
 #include "trace/trace.h"
 
 struct tbuf {
@@ -202,8 +203,8 @@ static int flush_chunk(struct ustack_trace_writer *w)
 	st_u32(hdr + 4, w->seq);
 	st_u32(hdr + 8, (uint32_t)w->chunk.len);
 	st_u32(hdr + 12, w->nrec);
-	crc = trace_crc32(0, hdr, 16);
-	crc = trace_crc32(crc, w->chunk.p, w->chunk.len);
+	crc = ustack_crc32(0, hdr, 16);
+	crc = ustack_crc32(crc, w->chunk.p, w->chunk.len);
 	st_u32(hdr + 16, crc);
 	iov[0] = (struct iovec){ hdr, sizeof(hdr) };
 	iov[1] = (struct iovec){ w->chunk.p, w->chunk.len };
@@ -569,7 +570,7 @@ static struct ustack_trace_writer *writer_new(int fd, int own, const struct usta
 	st_u32(fh + 12, TRACE_BYTE_ORDER);
 	fh[16] = TRACE_WORD_SIZE;
 	fh[17] = TRACE_FILE_HDR_SIZE;
-	st_u32(fh + 28, trace_crc32(0, fh, 28));
+	st_u32(fh + 28, ustack_crc32(0, fh, 28));
 	iov = (struct iovec){ fh, sizeof(fh) };
 	err = write_all(fd, &iov, 1);
 	if (!err) {
