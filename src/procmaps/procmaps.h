@@ -10,35 +10,7 @@
 #include <stdint.h>
 
 #include <ustack/procmaps.h>
-
-/*
- * The kernel's struct procmap_query (include/uapi/linux/fs.h, Linux 6.11),
- * defined here because bookworm's headers predate it. 104 bytes; the kernel
- * accepts shorter/longer versions through the leading size field.
- */
-struct ustack_procmap_query {
-	uint64_t size;
-	uint64_t query_flags;   /* in */
-	uint64_t query_addr;    /* in */
-	uint64_t vma_start;     /* out */
-	uint64_t vma_end;       /* out */
-	uint64_t vma_flags;     /* out */
-	uint64_t vma_page_size; /* out */
-	uint64_t vma_offset;    /* out */
-	uint64_t inode;         /* out */
-	uint32_t dev_major;     /* out */
-	uint32_t dev_minor;     /* out */
-	uint32_t vma_name_size; /* in/out */
-	uint32_t build_id_size; /* in/out */
-	uint64_t vma_name_addr; /* in */
-	uint64_t build_id_addr; /* in */
-};
-_Static_assert(sizeof(struct ustack_procmap_query) == 104, "procmap_query is 104 bytes");
-
-/* _IOWR('f', 17, struct procmap_query) */
-#define USTACK_PROCMAP_QUERY 0xC0686611UL
-#define USTACK_PMQ_COVERING_OR_NEXT_VMA 0x10
-#define USTACK_PMQ_FILE_BACKED_VMA 0x20
+#include "common/procmap_query.h"
 
 /* One line of the text maps. */
 struct pm_vma {
