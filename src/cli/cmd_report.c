@@ -680,19 +680,15 @@ static void put_u32le(uint8_t *p, uint32_t v)
 }
 
 /* The words a stack has in ustack's stackmaps (what `ustack record` keys
- * them by): kernel ips, or per user frame the file offset and the file id
- * with the unwind method in bits 56-61 and the EXACT_PC flag in bit 62. */
+ * them by): kernel ips, or two per user frame (ustack_trace_pack_frame). */
 static uint64_t stack_word(const struct ustack_trace_stack *st, uint32_t w)
 {
-	const struct ustack_trace_frame *f;
+	uint64_t words[2];
 
 	if (st->kind == USTACK_TRACE_KSTACK)
 		return st->ips[w];
-	f = &st->frames[w / 2];
-	if (!(w & 1))
-		return f->offset;
-	return (f->file_id & ((1ull << 56) - 1)) | ((uint64_t)(f->method & 0x3f) << 56) |
-	       ((uint64_t)(f->flags & 3) << 62);
+	ustack_trace_pack_frame(&st->frames[w / 2], words);
+	return words[w & 1];
 }
 
 static int stackmap_finish(struct report *rp)

@@ -38,8 +38,7 @@
 #include "unwind/unwind.h"
 
 #define MAX_USER_FRAMES 127
-/* user stack words: per frame (offset, file id | method << 56 | flags << 62) */
-#define FID_MASK ((1ull << 56) - 1)
+/* user stack words: two per frame, ustack_trace_pack_frame() */
 
 struct tid_comm {
 	uint32_t tid;
@@ -182,12 +181,7 @@ static int cb_get_stack(void *ctx, uint32_t kind, uint32_t id, struct ustack_tra
 	}
 	st->nr = nr / 2;
 	for (uint32_t i = 0; i < st->nr; i++)
-		r->frames[i] = (struct ustack_trace_frame){
-			.offset = w[2 * i],
-			.file_id = w[2 * i + 1] & FID_MASK,
-			.method = (uint8_t)((w[2 * i + 1] >> 56) & 0x3f),
-			.flags = (uint8_t)(w[2 * i + 1] >> 62),
-		};
+		ustack_trace_unpack_frame(&w[2 * i], &r->frames[i]);
 	st->frames = r->frames;
 	return 0;
 }
@@ -288,17 +282,17 @@ static void on_user_stack(struct ustack_deferred_consumer *c, uint64_t cookie,
 		const struct ustack_frame *f = &stack->frames[i];
 		const struct recmaps_vma *v = ustack_recmaps__find(r->rm, task->pid, f->pc);
 		struct recmaps_file *file = v ? ustack_recmaps__file(r->rm, v->file) : NULL;
-		uint64_t flags = (f->flags & USTACK_FRAME_EXACT_PC) ? USTACK_TRACE_FRAME_EXACT_PC : 0;
+		struct ustack_trace_frame tf = {
+			.offset = f->pc, .method = (uint8_t)f->method,
+			.flags = (f->flags & USTACK_FRAME_EXACT_PC) ? USTACK_TRACE_FRAME_EXACT_PC : 0,
+		};
 
 		if (file) {
 			ustack_recmaps__file_info(r->rm, file, task->pid);
-			r->words[2 * i] = f->pc - v->start + v->pgoff;
-			r->words[2 * i + 1] = file->file_id;
-		} else {
-			r->words[2 * i] = f->pc;
-			r->words[2 * i + 1] = 0;
+			tf.offset = f->pc - v->start + v->pgoff;
+			tf.file_id = file->file_id;
 		}
-		r->words[2 * i + 1] |= ((uint64_t)(f->method & 0x3f) << 56) | (flags << 62);
+		ustack_trace_pack_frame(&tf, &r->words[2 * i]);
 		r->st.frames++;
 		r->st.frames_by_method[f->method & 7]++;
 	}

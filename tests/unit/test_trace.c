@@ -273,6 +273,33 @@ static void test_varint(void)
 	CHECK_EQ(trace_unzigzag(trace_zigzag(INT64_MAX)), INT64_MAX);
 }
 
+/* The stackmap words of a user frame: the rule `ustack record` keys user
+ * stacks by and `ustack report --format stackmap` prints. */
+static void test_frame_words(void)
+{
+	struct ustack_trace_frame f = { 0x29d90, FILE_LIBC, USTACK_METHOD_PLT,
+					USTACK_TRACE_FRAME_EXACT_PC }, g;
+	uint64_t w[2];
+
+	ustack_trace_pack_frame(&f, w);
+	CHECK_EQ_U64(w[0], 0x29d90);
+	CHECK_EQ_U64(w[1], 0x1c2f3e4a5b6c7dull | 5ull << 56 | 1ull << 62);
+	ustack_trace_unpack_frame(w, &g);
+	CHECK_EQ_U64(g.offset, 0x29d90);
+	CHECK_EQ_U64(g.file_id, FILE_LIBC & USTACK_TRACE_WORD_FILE_ID_MASK);
+	CHECK_EQ(g.method, USTACK_METHOD_PLT);
+	CHECK_EQ(g.flags, USTACK_TRACE_FRAME_EXACT_PC);
+	/* no file: the pc and a zero id; every field at its widest */
+	f = (struct ustack_trace_frame){ 0x7ffd12345678ull, 0, 0x3f, 3 };
+	ustack_trace_pack_frame(&f, w);
+	CHECK_EQ_U64(w[1], 0xffull << 56);
+	ustack_trace_unpack_frame(w, &g);
+	CHECK_EQ_U64(g.offset, f.offset);
+	CHECK_EQ_U64(g.file_id, 0);
+	CHECK_EQ(g.method, 0x3f);
+	CHECK_EQ(g.flags, 3);
+}
+
 static void check_file_map_libc(const struct ustack_file_map *fm)
 {
 	CHECK_EQ_U64(fm->file_id, FILE_LIBC);
@@ -1464,6 +1491,7 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "--example"))
 		return write_tiny(argv[2]) ? 1 : 0;
 	RUN(test_varint);
+	RUN(test_frame_words);
 	RUN(test_roundtrip_all_types);
 	RUN(test_chunks_self_contained);
 	RUN(test_damage_every_byte);
