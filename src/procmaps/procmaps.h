@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <ustack/hashmap.h>
 #include <ustack/procmaps.h>
 #include "common/procmap_query.h"
 
@@ -32,6 +33,7 @@ struct pm_file {
 	uint32_t generation;
 	uint32_t state;       /* enum pm_file_state bits */
 	int32_t prev_gen;     /* older generation with the same dev:inode, or -1 */
+	int32_t hash_next;    /* next file of its by_dev_inode chain, or -1 */
 	uint64_t lo, hi;      /* address hull of the mappings known to hold it */
 	uint64_t map_start, map_end; /* first mapping seen (map_files name) */
 	const char *path;     /* interned */
@@ -73,8 +75,10 @@ struct ustack_procmaps {
 	/* file table: entries in creation order, hashed by dev:inode */
 	struct pm_file *files;
 	size_t nr_files, cap_files;
-	int32_t *fhash;       /* open addressing, -1 empty; size fhash_cap (power of 2) */
-	size_t fhash_cap;
+	/* hash of dev:inode -> index + 1 of the first file of a chain through
+	 * hash_next (files whose dev:inode hash alike; one per dev:inode, the
+	 * newest generation); NULL until the first file */
+	struct ustack_u64map *by_dev_inode;
 	/* ids returned by resolve, in first-use order (index into files) */
 	int32_t *emitted;
 	size_t nr_emitted, cap_emitted;
