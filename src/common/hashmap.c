@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <ustack/hashmap.h>
+#include "common/hashmap.h"
 
 #define MIN_CAP 16u
 
@@ -23,17 +23,6 @@ struct ustack_u64map {
 	int has_zero;
 	uint64_t zero_val;
 };
-
-/* murmur3's finalizer: sequential keys (tids, ids) spread over all bits */
-static inline size_t home_of(uint64_t k, size_t mask)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ull;
-	k ^= k >> 33;
-	return (size_t)k & mask;
-}
 
 struct ustack_u64map *ustack_u64map__new(void)
 {
@@ -63,7 +52,7 @@ static int resize(struct ustack_u64map *m, size_t ncap)
 
 		if (!m->slots[i].key)
 			continue;
-		for (j = home_of(m->slots[i].key, ncap - 1); ns[j].key; j = (j + 1) & (ncap - 1))
+		for (j = ustack_u64map_home(m->slots[i].key, ncap - 1); ns[j].key; j = (j + 1) & (ncap - 1))
 			;
 		ns[j] = m->slots[i];
 	}
@@ -92,69 +81,69 @@ static inline size_t find(const struct ustack_u64map *m, uint64_t key)
 {
 	size_t mask = m->cap - 1, i;
 
-	for (i = home_of(key, mask); m->slots[i].key && m->slots[i].key != key; i = (i + 1) & mask)
+	for (i = ustack_u64map_home(key, mask); m->slots[i].key && m->slots[i].key != key; i = (i + 1) & mask)
 		;
 	return i;
 }
 
-int ustack_u64map__get(const struct ustack_u64map *m, uint64_t key, uint64_t *val)
+/* The value of @key (its slot in *slot), or NULL when absent. */
+static uint64_t *value_of(const struct ustack_u64map *m, uint64_t key, size_t *slot)
 {
 	size_t i;
 
-	if (!m)
-		return 0;
-	if (!key) {
-		if (m->has_zero && val)
-			*val = m->zero_val;
-		return m->has_zero;
-	}
+	if (!key)
+		return m->has_zero ? (uint64_t *)&m->zero_val : NULL;
 	if (!m->cap)
-		return 0;
+		return NULL;
 	i = find(m, key);
 	if (!m->slots[i].key)
-		return 0;
-	if (val)
-		*val = m->slots[i].val;
-	return 1;
+		return NULL;
+	if (slot)
+		*slot = i;
+	return &m->slots[i].val;
+}
+
+int ustack_u64map__get(const struct ustack_u64map *m, uint64_t key, uint64_t *val)
+{
+	const uint64_t *v = m ? value_of(m, key, NULL) : NULL;
+
+	if (v && val)
+		*val = *v;
+	return v != NULL;
 }
 
 uint64_t *ustack_u64map__slot(struct ustack_u64map *m, uint64_t key, int *isnew)
 {
+	uint64_t *v;
 	size_t i;
 
 	if (!m) {
 		errno = EINVAL;
 		return NULL;
 	}
+	if (isnew)
+		*isnew = 0;
+	if ((v = value_of(m, key, NULL)))
+		return v;
 	if (!key) {
-		if (isnew)
-			*isnew = !m->has_zero;
-		if (!m->has_zero) {
-			m->has_zero = 1;
-			m->zero_val = 0;
+		m->has_zero = 1;
+		m->zero_val = 0;
+		v = &m->zero_val;
+	} else {
+		/* Load factor <= 1/2 keeps probes short and guarantees an empty slot. */
+		if ((m->n + 1) * 2 > m->cap && ustack_u64map__reserve(m, m->n + 1)) {
+			errno = ENOMEM;
+			return NULL;
 		}
-		return &m->zero_val;
-	}
-	if (m->cap) {
 		i = find(m, key);
-		if (m->slots[i].key) {
-			if (isnew)
-				*isnew = 0;
-			return &m->slots[i].val;
-		}
+		m->slots[i].key = key;
+		m->slots[i].val = 0;
+		m->n++;
+		v = &m->slots[i].val;
 	}
-	/* Load factor <= 1/2 keeps probes short and guarantees an empty slot. */
-	if ((m->n + 1) * 2 > m->cap && ustack_u64map__reserve(m, m->n + 1)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	i = find(m, key);
-	m->slots[i].key = key;
-	m->slots[i].val = 0;
-	m->n++;
 	if (isnew)
 		*isnew = 1;
-	return &m->slots[i].val;
+	return v;
 }
 
 int ustack_u64map__put(struct ustack_u64map *m, uint64_t key, uint64_t val)
@@ -169,32 +158,24 @@ int ustack_u64map__put(struct ustack_u64map *m, uint64_t key, uint64_t val)
 
 int ustack_u64map__delete(struct ustack_u64map *m, uint64_t key, uint64_t *val)
 {
-	size_t mask, i, j;
+	size_t mask, i = 0, j;
+	uint64_t *v = m ? value_of(m, key, &i) : NULL;
 
-	if (!m)
+	if (!v)
 		return 0;
+	if (val)
+		*val = *v;
 	if (!key) {
-		if (!m->has_zero)
-			return 0;
-		if (val)
-			*val = m->zero_val;
 		m->has_zero = 0;
 		return 1;
 	}
-	if (!m->cap)
-		return 0;
-	i = find(m, key);
-	if (!m->slots[i].key)
-		return 0;
-	if (val)
-		*val = m->slots[i].val;
 	m->slots[i].key = 0;
 	m->n--;
 	/* Backward shift: pull later entries of the probe run into the hole
 	 * unless their home lies cyclically in (hole, j]. */
 	mask = m->cap - 1;
 	for (j = (i + 1) & mask; m->slots[j].key; j = (j + 1) & mask) {
-		size_t home = home_of(m->slots[j].key, mask);
+		size_t home = ustack_u64map_home(m->slots[j].key, mask);
 
 		if (((j - home) & mask) >= ((j - i) & mask)) {
 			m->slots[i] = m->slots[j];

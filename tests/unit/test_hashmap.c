@@ -7,19 +7,8 @@
  */
 #include <errno.h>
 
-#include <ustack/hashmap.h>
+#include "common/hashmap.h" /* ustack_u64map_home(): to build colliding keys */
 #include "test.h"
-
-/* The map's home slot function, copied to build colliding keys. */
-static size_t home_of(uint64_t k, size_t mask)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ull;
-	k ^= k >> 33;
-	return (size_t)k & mask;
-}
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
@@ -163,7 +152,7 @@ static void test_collisions(void)
 	CHECK(m);
 	CHECK_EQ(ustack_u64map__reserve(m, CAP / 2), 0);
 	for (uint64_t k = 1; ns < NSAME || nw < NWRAP; k++) {
-		size_t h = home_of(k, CAP - 1);
+		size_t h = ustack_u64map_home(k, CAP - 1);
 
 		if (h == 5 && ns < NSAME)
 			same[ns++] = k;
