@@ -97,6 +97,16 @@ struct ustack_procmaps {
 	unsigned int special_next;
 };
 
+/* Key of a dev:inode in the file table (by_dev_inode). Not unique: files
+ * whose keys are equal share a chain. */
+static inline uint64_t pm_dev_inode_hash(uint32_t maj, uint32_t min, uint64_t inode)
+{
+	uint64_t h = inode * 0x9e3779b97f4a7c15ULL;
+
+	h ^= ((uint64_t)maj << 32 | min) * 0xc2b2ae3d27d4eb4fULL;
+	return h ^ (h >> 29);
+}
+
 /* procmaps_text.c */
 int pm_text_parse(struct ustack_procmaps *pm, const char *buf, size_t len);
 int pm_text_read(struct ustack_procmaps *pm);

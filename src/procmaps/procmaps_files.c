@@ -210,14 +210,6 @@ void pm_strings_free(struct pm_strings *st)
 
 /* ---- the file table ---- */
 
-static uint64_t dev_inode_hash(uint32_t maj, uint32_t min, uint64_t inode)
-{
-	uint64_t h = inode * 0x9e3779b97f4a7c15ULL;
-
-	h ^= ((uint64_t)maj << 32 | min) * 0xc2b2ae3d27d4eb4fULL;
-	return h ^ (h >> 29);
-}
-
 static int same_dev_inode(const struct pm_file *f, uint32_t maj, uint32_t min, uint64_t inode)
 {
 	return f->inode == inode && f->dev_major == maj && f->dev_minor == min;
@@ -227,7 +219,7 @@ int32_t pm_file_find_dev_inode(struct ustack_procmaps *pm, uint32_t maj, uint32_
 {
 	uint64_t head;
 
-	if (!ustack_u64map__get(pm->by_dev_inode, dev_inode_hash(maj, min, inode), &head))
+	if (!ustack_u64map__get(pm->by_dev_inode, pm_dev_inode_hash(maj, min, inode), &head))
 		return -1;
 	for (int32_t i = (int32_t)head - 1; i >= 0; i = pm->files[i].hash_next)
 		if (pm->files[i].kind == USTACK_VMA_FILE && same_dev_inode(&pm->files[i], maj, min, inode))
@@ -247,7 +239,7 @@ static int fhash_set(struct ustack_procmaps *pm, int32_t idx)
 	if (!pm->by_dev_inode && !(pm->by_dev_inode = ustack_u64map__new()))
 		return -ENOMEM;
 	head = ustack_u64map__slot(pm->by_dev_inode,
-				   dev_inode_hash(f->dev_major, f->dev_minor, f->inode), NULL);
+				   pm_dev_inode_hash(f->dev_major, f->dev_minor, f->inode), NULL);
 	if (!head)
 		return -ENOMEM;
 	next = (int32_t)*head - 1; /* -1 when the key was just added */

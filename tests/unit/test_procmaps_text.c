@@ -13,9 +13,8 @@
 #include <string.h>
 
 #include <ustack/procmaps.h>
+#include "procmaps/procmaps.h" /* pm_dev_inode_hash(): to build a collision */
 #include "test.h"
-
-uint64_t ustack_siphash24(const uint64_t key[2], const void *data, size_t len);
 
 static char *slurp(const char *name, size_t *len)
 {
@@ -333,15 +332,6 @@ static void test_remap_new_ids(void)
 	ustack_procmaps__close(pm);
 }
 
-/* procmaps_files.c's dev:inode hash, copied to build a collision */
-static uint64_t dev_inode_hash(uint32_t maj, uint32_t min, uint64_t inode)
-{
-	uint64_t h = inode * 0x9e3779b97f4a7c15ULL;
-
-	h ^= ((uint64_t)maj << 32 | min) * 0xc2b2ae3d27d4eb4fULL;
-	return h ^ (h >> 29);
-}
-
 /*
  * Two files whose dev:inode hash alike share one chain of the file table:
  * each keeps its own id while the other one's inode is recycled (a new
@@ -363,7 +353,7 @@ static void test_dev_inode_hash_collision(void)
 	i2 = ((i1 * k1) ^ ((1ull << 32 | 1) * 0xc2b2ae3d27d4eb4fULL) ^
 	      ((2ull << 32 | 7) * 0xc2b2ae3d27d4eb4fULL)) * inv;
 	CHECK(i2 != i1);
-	CHECK_EQ_U64(dev_inode_hash(2, 7, i2), dev_inode_hash(1, 1, i1));
+	CHECK_EQ_U64(pm_dev_inode_hash(2, 7, i2), pm_dev_inode_hash(1, 1, i1));
 
 	snprintf(maps[0], sizeof(maps[0]),
 		 "00400000-00401000 r-xp 00000000 01:01 %" PRIu64 " /opt/x.so\n"
