@@ -145,10 +145,8 @@ struct report {
 	size_t nrend, rend_cap;
 
 	struct ustack_u64map *files_printed; /* raw: file ids whose file_map line is out */
-	/* folded: (kstack, ustack) pairs, and (pair index, comm key) -> count */
-	struct ustack_u64map *folded_pair_idx; /* kstack << 32 | ustack -> index in folded_pairs */
-	uint64_t *folded_pairs;
-	size_t nfolded_pairs, folded_pairs_cap;
+	/* folded: (kstack, ustack) pairs numbered densely, and the counts */
+	struct ustack_u64map *folded_pair_idx; /* kstack << 32 | ustack -> pair index */
 	struct ustack_u64map *folded;          /* pair index << 32 | comm key -> count */
 	struct ustack_u64map *stack_refs; /* stack_key -> references (stackmap, stats) */
 	struct ustack_u64map *file_ids;   /* distinct file ids (stats) */
@@ -496,22 +494,8 @@ static void folded_count(struct report *rp, uint64_t pair, uint64_t comm)
 		rp->oom = 1;
 		return;
 	}
-	if (isnew) {
-		if (rp->nfolded_pairs == rp->folded_pairs_cap) {
-			size_t ncap = rp->folded_pairs_cap ? rp->folded_pairs_cap * 2 : 256;
-			void *np = realloc(rp->folded_pairs, ncap * sizeof(*rp->folded_pairs));
-
-			if (!np) {
-				ustack_u64map__delete(rp->folded_pair_idx, pair, NULL);
-				rp->oom = 1;
-				return;
-			}
-			rp->folded_pairs = np;
-			rp->folded_pairs_cap = ncap;
-		}
-		*idx = rp->nfolded_pairs;
-		rp->folded_pairs[rp->nfolded_pairs++] = pair;
-	}
+	if (isnew) /* pairs are never removed: 0, 1, 2 ... */
+		*idx = ustack_u64map__count(rp->folded_pair_idx) - 1;
 	v = ustack_u64map__slot(rp->folded, *idx << 32 | comm, NULL);
 	if (!v)
 		rp->oom = 1;
@@ -579,16 +563,21 @@ static void folded_finish(struct report *rp)
 {
 	char **lines;
 	size_t n = 0;
-	uint64_t key, events;
+	uint64_t key, events, *pairs;
 	struct sbuf b = { 0 };
 
 	lines = calloc(ustack_u64map__count(rp->folded) + 1, sizeof(*lines));
-	if (!lines) {
+	pairs = malloc((ustack_u64map__count(rp->folded_pair_idx) + 1) * sizeof(*pairs));
+	if (!lines || !pairs) {
+		free(lines);
+		free(pairs);
 		rp->oom = 1;
 		return;
 	}
+	for (size_t it = 0; ustack_u64map__next(rp->folded_pair_idx, &it, &key, &events);)
+		pairs[events] = key;
 	for (size_t it = 0; ustack_u64map__next(rp->folded, &it, &key, &events);) {
-		uint64_t pair = rp->folded_pairs[key >> 32], comm = key & UINT32_MAX;
+		uint64_t pair = pairs[key >> 32], comm = key & UINT32_MAX;
 		uint32_t kid = (uint32_t)(pair >> 32), uid = (uint32_t)pair;
 		const struct rendered *rd;
 
@@ -630,6 +619,7 @@ static void folded_finish(struct report *rp)
 			free(lines[i]);
 	}
 	free(lines);
+	free(pairs);
 	free(b.p);
 }
 
@@ -1064,7 +1054,6 @@ out:
 	ustack_u64map__free(rp.rendered_idx);
 	ustack_u64map__free(rp.files_printed);
 	ustack_u64map__free(rp.folded_pair_idx);
-	free(rp.folded_pairs);
 	ustack_u64map__free(rp.folded);
 	ustack_u64map__free(rp.stack_refs);
 	ustack_u64map__free(rp.file_ids);
