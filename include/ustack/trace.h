@@ -146,6 +146,38 @@ struct ustack_trace_frame {
 	uint8_t flags;    /**< USTACK_TRACE_FRAME_EXACT_PC */
 };
 
+/** Bits of the file id that a frame's stackmap words keep. */
+#define USTACK_TRACE_WORD_FILE_ID_MASK ((1ull << 56) - 1)
+
+/**
+ * The two stackmap words of a user frame: how `ustack record` keys user
+ * stacks in its stackmap, and what `ustack report --format stackmap` prints.
+ * words[0] is the file offset; words[1] the file id (low 56 bits) | method
+ * << 56 (6 bits) | flags << 62 (2 bits).
+ * @param f the frame
+ * @param words receives its two words
+ */
+static inline void ustack_trace_pack_frame(const struct ustack_trace_frame *f, uint64_t words[2])
+{
+	words[0] = f->offset;
+	words[1] = (f->file_id & USTACK_TRACE_WORD_FILE_ID_MASK) |
+		   ((uint64_t)(f->method & 0x3f) << 56) | ((uint64_t)(f->flags & 3) << 62);
+}
+
+/**
+ * The user frame of two stackmap words (the inverse of
+ * ustack_trace_pack_frame() for file ids below 2^56).
+ * @param words the two words
+ * @param f receives the frame
+ */
+static inline void ustack_trace_unpack_frame(const uint64_t words[2], struct ustack_trace_frame *f)
+{
+	f->offset = words[0];
+	f->file_id = words[1] & USTACK_TRACE_WORD_FILE_ID_MASK;
+	f->method = (uint8_t)((words[1] >> 56) & 0x3f);
+	f->flags = (uint8_t)(words[1] >> 62);
+}
+
 /** A stack definition (STACK record, or the writer's get_stack()). */
 struct ustack_trace_stack {
 	uint32_t id;

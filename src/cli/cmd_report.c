@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <ustack/hashmap.h>
 #include <ustack/procmaps.h>
 #include <ustack/stackmap.h>
 #include <ustack/symbolize.h>
@@ -34,73 +35,10 @@ enum report_format {
 
 /* ---- small containers ----------------------------------------------------- */
 
-/* (u64, u64) -> u64, open addressing, insert-only */
-struct rmap {
-	struct rslot { uint64_t a, b, v; uint64_t used; } *s;
-	size_t cap, n;
-};
-
-static inline uint64_t rhash(uint64_t a, uint64_t b)
+/* map key of stack (kind, id) */
+static inline uint64_t stack_key(uint32_t kind, uint32_t id)
 {
-	uint64_t x = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
-
-	x ^= x >> 32;
-	x *= 0xd6e8feb86659fd93ull;
-	x ^= x >> 32;
-	return x;
-}
-
-static int rmap_grow(struct rmap *m)
-{
-	size_t ncap = m->cap ? m->cap * 2 : 256;
-	struct rslot *ns = calloc(ncap, sizeof(*ns));
-
-	if (!ns)
-		return -ENOMEM;
-	for (size_t i = 0; i < m->cap; i++) {
-		size_t j;
-
-		if (!m->s[i].used)
-			continue;
-		for (j = rhash(m->s[i].a, m->s[i].b) & (ncap - 1); ns[j].used; j = (j + 1) & (ncap - 1))
-			;
-		ns[j] = m->s[i];
-	}
-	free(m->s);
-	m->s = ns;
-	m->cap = ncap;
-	return 0;
-}
-
-/* Pointer to the value of (a, b); inserted as 0 (with *isnew = 1) when
- * absent. NULL on ENOMEM. */
-static uint64_t *rmap_slot(struct rmap *m, uint64_t a, uint64_t b, int *isnew)
-{
-	size_t j;
-
-	if ((m->n + 1) * 2 > m->cap && rmap_grow(m))
-		return NULL;
-	for (j = rhash(a, b) & (m->cap - 1); m->s[j].used; j = (j + 1) & (m->cap - 1))
-		if (m->s[j].a == a && m->s[j].b == b) {
-			if (isnew)
-				*isnew = 0;
-			return &m->s[j].v;
-		}
-	m->s[j] = (struct rslot){ a, b, 0, 1 };
-	m->n++;
-	if (isnew)
-		*isnew = 1;
-	return &m->s[j].v;
-}
-
-static const uint64_t *rmap_get(const struct rmap *m, uint64_t a, uint64_t b)
-{
-	if (!m->cap)
-		return NULL;
-	for (size_t j = rhash(a, b) & (m->cap - 1); m->s[j].used; j = (j + 1) & (m->cap - 1))
-		if (m->s[j].a == a && m->s[j].b == b)
-			return &m->s[j].v;
-	return NULL;
+	return (uint64_t)kind << 32 | id;
 }
 
 /* growable string */
@@ -195,21 +133,23 @@ struct report {
 	struct ustack_trace_stitcher *st;
 	struct ustack_symbolizer *sym;
 
-	struct rmap comm_idx;    /* tid -> index in comms */
+	struct ustack_u64map *comm_idx; /* tid -> index in comms */
 	char (*comms)[32];
 	size_t ncomms, comms_cap;
 
 	/* event id -> name (ids are small; others go through the reader) */
 	const char *ev_names[256];
 
-	struct rmap rendered_idx; /* (kind, id) -> index + 1 in rendered */
+	struct ustack_u64map *rendered_idx; /* stack_key -> index + 1 in rendered */
 	struct rendered *rend;
 	size_t nrend, rend_cap;
 
-	struct rmap files_printed; /* raw: file ids whose file_map line is out */
-	struct rmap folded;        /* (kstack << 32 | ustack, comm index) -> count */
-	struct rmap stack_refs;    /* (kind, id) -> references (stackmap, stats) */
-	struct rmap file_ids;      /* distinct file ids (stats) */
+	struct ustack_u64map *files_printed; /* raw: file ids whose file_map line is out */
+	/* folded: (kstack, ustack) pairs numbered densely, and the counts */
+	struct ustack_u64map *folded_pair_idx; /* kstack << 32 | ustack -> pair index */
+	struct ustack_u64map *folded;          /* pair index << 32 | comm key -> count */
+	struct ustack_u64map *stack_refs; /* stack_key -> references (stackmap, stats) */
+	struct ustack_u64map *file_ids;   /* distinct file ids (stats) */
 
 	struct sbuf line;          /* scratch */
 
@@ -237,15 +177,15 @@ static const char *stitch_reason(uint32_t result)
 
 static const char *comm_of(struct report *rp, uint32_t tid)
 {
-	const uint64_t *v = rmap_get(&rp->comm_idx, tid, 0);
+	uint64_t v;
 
-	return v ? rp->comms[*v] : "<...>";
+	return ustack_u64map__get(rp->comm_idx, tid, &v) ? rp->comms[v] : "<...>";
 }
 
 static void set_comm(struct report *rp, uint32_t tid, const char *comm)
 {
 	int isnew;
-	uint64_t *v = rmap_slot(&rp->comm_idx, tid, 0, &isnew);
+	uint64_t *v = ustack_u64map__slot(rp->comm_idx, tid, &isnew);
 
 	if (!v) {
 		rp->oom = 1;
@@ -272,9 +212,9 @@ static void set_comm(struct report *rp, uint32_t tid, const char *comm)
 /* index of a comm string for folded keys: one per distinct tid slot */
 static uint64_t comm_key(struct report *rp, uint32_t tid)
 {
-	const uint64_t *v = rmap_get(&rp->comm_idx, tid, 0);
+	uint64_t v;
 
-	return v ? *v + 1 : 0;
+	return ustack_u64map__get(rp->comm_idx, tid, &v) ? v + 1 : 0;
 }
 
 static const char *event_name(struct report *rp, uint32_t id)
@@ -395,7 +335,7 @@ static const struct rendered *rendered_stack(struct report *rp, uint32_t kind, u
 	struct sbuf b = { 0 };
 	struct rendered *rd;
 	int isnew, folded = rp->fmt == FMT_FOLDED;
-	uint64_t *slot = rmap_slot(&rp->rendered_idx, kind, id, &isnew);
+	uint64_t *slot = ustack_u64map__slot(rp->rendered_idx, stack_key(kind, id), &isnew);
 
 	if (!slot) {
 		rp->oom = 1;
@@ -502,7 +442,7 @@ static void raw_file_maps(struct report *rp, const struct ustack_trace_user_stac
 		int isnew;
 		uint64_t id = st.frames[i].file_id;
 
-		if (!id || !rmap_slot(&rp->files_printed, id, 0, &isnew) || !isnew)
+		if (!id || !ustack_u64map__slot(rp->files_printed, id, &isnew) || !isnew)
 			continue;
 		if (ustack_trace_reader__file_map(rp->r, id, &fm))
 			continue;
@@ -518,8 +458,8 @@ static void raw_user_stack(struct report *rp, const struct ustack_trace_user_sta
 {
 	struct sbuf *b = &rp->line;
 
-	if (u->stack_id != USTACK_TRACE_NO_STACK && !rmap_get(&rp->rendered_idx, USTACK_TRACE_USTACK,
-							       u->stack_id))
+	if (u->stack_id != USTACK_TRACE_NO_STACK &&
+	    !ustack_u64map__get(rp->rendered_idx, stack_key(USTACK_TRACE_USTACK, u->stack_id), NULL))
 		raw_file_maps(rp, u);
 	put_prefix(rp, b, u->tid, u->cpu, ".....", u->time);
 	sb_printf(b, "<user stack unwind> cookie=%" PRIx64 "\n", u->cookie);
@@ -544,6 +484,25 @@ static void raw_lost(struct report *rp, const struct ustack_trace_lost *l)
 
 /* ---- stitched output (text, folded) ---------------------------------------------- */
 
+/* one more event of stack pair (kstack << 32 | ustack) in thread name @comm */
+static void folded_count(struct report *rp, uint64_t pair, uint64_t comm)
+{
+	int isnew;
+	uint64_t *idx = ustack_u64map__slot(rp->folded_pair_idx, pair, &isnew), *v;
+
+	if (!idx) {
+		rp->oom = 1;
+		return;
+	}
+	if (isnew) /* pairs are never removed: 0, 1, 2 ... */
+		*idx = ustack_u64map__count(rp->folded_pair_idx) - 1;
+	v = ustack_u64map__slot(rp->folded, *idx << 32 | comm, NULL);
+	if (!v)
+		rp->oom = 1;
+	else
+		(*v)++;
+}
+
 static void emit_stitched(struct report *rp, const struct ustack_trace_stitched *s)
 {
 	const struct ustack_trace_event *e = &s->event;
@@ -564,13 +523,7 @@ static void emit_stitched(struct report *rp, const struct ustack_trace_stitched 
 		return;
 	}
 	if (rp->fmt == FMT_FOLDED) {
-		uint64_t *v = rmap_slot(&rp->folded, ((uint64_t)e->kstack_id << 32) | s->ustack_id,
-					comm_key(rp, e->tid), NULL);
-
-		if (!v)
-			rp->oom = 1;
-		else
-			(*v)++;
+		folded_count(rp, ((uint64_t)e->kstack_id << 32) | s->ustack_id, comm_key(rp, e->tid));
 		return;
 	}
 	if (rp->fmt != FMT_TEXT)
@@ -610,22 +563,26 @@ static void folded_finish(struct report *rp)
 {
 	char **lines;
 	size_t n = 0;
+	uint64_t key, events, *pairs;
 	struct sbuf b = { 0 };
 
-	lines = calloc(rp->folded.n ? rp->folded.n : 1, sizeof(*lines));
-	if (!lines) {
+	lines = calloc(ustack_u64map__count(rp->folded) + 1, sizeof(*lines));
+	pairs = malloc((ustack_u64map__count(rp->folded_pair_idx) + 1) * sizeof(*pairs));
+	if (!lines || !pairs) {
+		free(lines);
+		free(pairs);
 		rp->oom = 1;
 		return;
 	}
-	for (size_t i = 0; i < rp->folded.cap; i++) {
-		const struct rslot *sl = &rp->folded.s[i];
-		uint32_t kid = (uint32_t)(sl->a >> 32), uid = (uint32_t)sl->a;
+	for (size_t it = 0; ustack_u64map__next(rp->folded_pair_idx, &it, &key, &events);)
+		pairs[events] = key;
+	for (size_t it = 0; ustack_u64map__next(rp->folded, &it, &key, &events);) {
+		uint64_t pair = pairs[key >> 32], comm = key & UINT32_MAX;
+		uint32_t kid = (uint32_t)(pair >> 32), uid = (uint32_t)pair;
 		const struct rendered *rd;
 
-		if (!sl->used)
-			continue;
 		b.len = 0;
-		sb_add_folded(&b, sl->b ? rp->comms[sl->b - 1] : "<...>");
+		sb_add_folded(&b, comm ? rp->comms[comm - 1] : "<...>");
 		if (uid != USTACK_TRACE_NO_STACK && (rd = rendered_stack(rp, USTACK_TRACE_USTACK, uid)) &&
 		    rd->len) {
 			sb_add(&b, ";", 1);
@@ -637,7 +594,7 @@ static void folded_finish(struct report *rp)
 			sb_add(&b, rd->text, rd->len);
 		}
 		/* the count rides behind a tab so that sorting groups equal stacks */
-		sb_printf(&b, "\t%" PRIu64, sl->v);
+		sb_printf(&b, "\t%" PRIu64, events);
 		if (b.oom || !(lines[n] = strdup(b.p))) {
 			rp->oom = 1;
 			break;
@@ -662,6 +619,7 @@ static void folded_finish(struct report *rp)
 			free(lines[i]);
 	}
 	free(lines);
+	free(pairs);
 	free(b.p);
 }
 
@@ -680,33 +638,30 @@ static void put_u32le(uint8_t *p, uint32_t v)
 }
 
 /* The words a stack has in ustack's stackmaps (what `ustack record` keys
- * them by): kernel ips, or per user frame the file offset and the file id
- * with the unwind method in bits 56-61 and the EXACT_PC flag in bit 62. */
+ * them by): kernel ips, or two per user frame (ustack_trace_pack_frame). */
 static uint64_t stack_word(const struct ustack_trace_stack *st, uint32_t w)
 {
-	const struct ustack_trace_frame *f;
+	uint64_t words[2];
 
 	if (st->kind == USTACK_TRACE_KSTACK)
 		return st->ips[w];
-	f = &st->frames[w / 2];
-	if (!(w & 1))
-		return f->offset;
-	return (f->file_id & ((1ull << 56) - 1)) | ((uint64_t)(f->method & 0x3f) << 56) |
-	       ((uint64_t)(f->flags & 3) << 62);
+	ustack_trace_pack_frame(&st->frames[w / 2], words);
+	return words[w & 1];
 }
 
 static int stackmap_finish(struct report *rp)
 {
 	uint32_t kind = rp->kernel_map ? USTACK_TRACE_KSTACK : USTACK_TRACE_USTACK;
 	uint32_t *ids, n = 0;
+	uint64_t key;
 	uint8_t hdr[16];
 
-	ids = malloc((rp->stack_refs.n ? rp->stack_refs.n : 1) * sizeof(*ids));
+	ids = malloc((ustack_u64map__count(rp->stack_refs) + 1) * sizeof(*ids));
 	if (!ids)
 		return -ENOMEM;
-	for (size_t i = 0; i < rp->stack_refs.cap; i++)
-		if (rp->stack_refs.s[i].used && rp->stack_refs.s[i].a == kind)
-			ids[n++] = (uint32_t)rp->stack_refs.s[i].b;
+	for (size_t it = 0; ustack_u64map__next(rp->stack_refs, &it, &key, NULL);)
+		if (key >> 32 == kind)
+			ids[n++] = (uint32_t)key;
 	qsort(ids, n, sizeof(*ids), cmp_u32);
 	if (rp->fmt == FMT_STACKMAP_BIN) {
 		put_u32le(hdr, USTACK_STACKMAP_BIN_MAGIC);
@@ -717,10 +672,10 @@ static int stackmap_finish(struct report *rp)
 	}
 	for (uint32_t k = 0; k < n; k++) {
 		struct ustack_trace_stack st;
-		const uint64_t *ref = rmap_get(&rp->stack_refs, kind, ids[k]);
-		uint64_t refs = ref ? *ref : 0;
+		uint64_t refs = 0;
 		uint32_t words;
 
+		ustack_u64map__get(rp->stack_refs, stack_key(kind, ids[k]), &refs);
 		if (ustack_trace_reader__stack(rp->r, kind, ids[k], &st))
 			continue;
 		words = kind == USTACK_TRACE_KSTACK ? st.nr : 2 * st.nr;
@@ -770,7 +725,7 @@ static void stats_finish(struct report *rp, uint64_t file_size, int damaged)
 	fprintf(o, "distinct user stacks: %" PRIu64 "\n", rp->ustacks_distinct);
 	fprintf(o, "distinct kernel stacks: %" PRIu64 "\n", rp->kstacks_distinct);
 	fprintf(o, "distinct stacks: %" PRIu64 "\n", rp->ustacks_distinct + rp->kstacks_distinct);
-	fprintf(o, "file ids: %" PRIu64 "\n", rp->file_ids.n);
+	fprintf(o, "file ids: %zu\n", ustack_u64map__count(rp->file_ids));
 	fprintf(o, "lost records: %" PRIu64 " (in %" PRIu64 " LOST records)\n", rp->lost,
 		rp->lost_records);
 	fprintf(o, "events with user stack: %" PRIu64 "\n", rp->stitched[USTACK_TRACE_STITCH_OK]);
@@ -824,13 +779,13 @@ static void handle_record(struct report *rp, const struct ustack_trace_record *r
 	case USTACK_TRACE_FILE_MAP:
 		rp->def_bytes += rec->size;
 		rp->file_maps++;
-		if (!rmap_slot(&rp->file_ids, rec->file_map.file_id, 0, NULL) ||
+		if (!ustack_u64map__slot(rp->file_ids, rec->file_map.file_id, NULL) ||
 		    (rp->sym && ustack_symbolizer__add_file(rp->sym, &rec->file_map) == -ENOMEM))
 			rp->oom = 1;
 		break;
 	case USTACK_TRACE_STACK:
 		rp->def_bytes += rec->size;
-		v = rmap_slot(&rp->stack_refs, rec->stack.kind, rec->stack.id, &isnew);
+		v = ustack_u64map__slot(rp->stack_refs, stack_key(rec->stack.kind, rec->stack.id), &isnew);
 		if (!v)
 			rp->oom = 1;
 		else if (isnew)
@@ -846,7 +801,8 @@ static void handle_record(struct report *rp, const struct ustack_trace_record *r
 		rp->event_bytes += rec->size;
 		note_time(rp, rec->event.time);
 		if (rec->event.kstack_id != USTACK_TRACE_NO_STACK &&
-		    (v = rmap_slot(&rp->stack_refs, USTACK_TRACE_KSTACK, rec->event.kstack_id, NULL)))
+		    (v = ustack_u64map__slot(rp->stack_refs,
+					      stack_key(USTACK_TRACE_KSTACK, rec->event.kstack_id), NULL)))
 			(*v)++;
 		if (rp->fmt == FMT_RAW && !rp->want_stats)
 			raw_event(rp, &rec->event);
@@ -856,7 +812,9 @@ static void handle_record(struct report *rp, const struct ustack_trace_record *r
 		rp->user_stack_bytes += rec->size;
 		note_time(rp, rec->user_stack.time);
 		if (rec->user_stack.stack_id != USTACK_TRACE_NO_STACK &&
-		    (v = rmap_slot(&rp->stack_refs, USTACK_TRACE_USTACK, rec->user_stack.stack_id, NULL)))
+		    (v = ustack_u64map__slot(rp->stack_refs,
+					      stack_key(USTACK_TRACE_USTACK, rec->user_stack.stack_id),
+					      NULL)))
 			(*v)++;
 		if (rp->fmt == FMT_RAW && !rp->want_stats)
 			raw_user_stack(rp, &rec->user_stack);
@@ -1015,7 +973,16 @@ int cmd_report(int argc, char **argv)
 	rp.st = ustack_trace_stitcher__new();
 	if ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED) && !rp.want_stats)
 		rp.sym = ustack_symbolizer__new(&so);
-	if (!rp.st || ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED) && !rp.want_stats && !rp.sym)) {
+	rp.comm_idx = ustack_u64map__new();
+	rp.rendered_idx = ustack_u64map__new();
+	rp.files_printed = ustack_u64map__new();
+	rp.folded_pair_idx = ustack_u64map__new();
+	rp.folded = ustack_u64map__new();
+	rp.stack_refs = ustack_u64map__new();
+	rp.file_ids = ustack_u64map__new();
+	if (!rp.st || ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED) && !rp.want_stats && !rp.sym) ||
+	    !rp.comm_idx || !rp.rendered_idx || !rp.files_printed || !rp.folded_pair_idx ||
+	    !rp.folded || !rp.stack_refs || !rp.file_ids) {
 		cli_error("report: %s", strerror(ENOMEM));
 		status = 1;
 		goto out;
@@ -1083,12 +1050,13 @@ out:
 		free(rp.rend[i].text);
 	free(rp.rend);
 	free(rp.comms);
-	free(rp.comm_idx.s);
-	free(rp.rendered_idx.s);
-	free(rp.files_printed.s);
-	free(rp.folded.s);
-	free(rp.stack_refs.s);
-	free(rp.file_ids.s);
+	ustack_u64map__free(rp.comm_idx);
+	ustack_u64map__free(rp.rendered_idx);
+	ustack_u64map__free(rp.files_printed);
+	ustack_u64map__free(rp.folded_pair_idx);
+	ustack_u64map__free(rp.folded);
+	ustack_u64map__free(rp.stack_refs);
+	ustack_u64map__free(rp.file_ids);
 	free(rp.line.p);
 	ustack_symbolizer__free(rp.sym);
 	ustack_trace_stitcher__free(rp.st);

@@ -3,16 +3,17 @@
  * The deferred engine. Rules in docs/deferred.md; interface in deferred.h.
  *
  * State: a pool of entries (one per open kernel entry of a task, or per
- * user-mode sample waiting for delivery), a tid -> entry hash (open
- * addressing, linear probing, backward-shift deletion), an LRU list of the
- * entries in the hash (oldest first: eviction and flush order), and the
- * per-CPU cookie counters and last-seen times. Everything is allocated in
- * __new(); requests only move indices around.
+ * user-mode sample waiting for delivery), a tid -> entry map (ustack_u64map,
+ * reserved for max_tasks tids), an LRU list of the entries in the map
+ * (oldest first: eviction and flush order), and the per-CPU cookie counters
+ * and last-seen times. Everything is allocated in __new(); requests only
+ * move indices around.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <ustack/hashmap.h>
 #include "deferred/deferred.h"
 
 #define NONE UINT32_MAX
@@ -47,8 +48,7 @@ struct ustack_deferred {
 	struct ustack_deferred_opts opts;
 	struct dentry *ents;
 	struct ustack_frame *frame_pool;
-	uint32_t *slots;        /* entry index + 1; 0 = empty */
-	uint32_t slot_mask;
+	struct ustack_u64map *by_tid; /* tid -> entry index of its open entry */
 	uint32_t free_head;
 	struct dlist lru;       /* D_OPEN entries, least recently seen first */
 	struct dlist ready;     /* D_READY entries (at most one between calls) */
@@ -89,64 +89,13 @@ int ustack_deferred__set_counter(struct ustack_deferred *d, uint32_t cpu, uint32
 	return 0;
 }
 
-/* ---- tid hash ----------------------------------------------------------- */
-
-static uint32_t tid_slot(const struct ustack_deferred *d, uint32_t tid)
-{
-	return (uint32_t)(((uint64_t)tid * 0x9e3779b97f4a7c15ull) >> 32) & d->slot_mask;
-}
-
-/* Slot holding @tid, or the empty slot where it would go (*found = 0). */
-static uint32_t hash_find(const struct ustack_deferred *d, uint32_t tid, int *found)
-{
-	uint32_t i = tid_slot(d, tid);
-
-	/* The table has at least twice as many slots as entries: always ends. */
-	while (d->slots[i]) {
-		if (d->ents[d->slots[i] - 1].tid == tid) {
-			*found = 1;
-			return i;
-		}
-		i = (i + 1) & d->slot_mask;
-	}
-	*found = 0;
-	return i;
-}
+/* ---- tid map ------------------------------------------------------------ */
 
 static struct dentry *lookup(struct ustack_deferred *d, uint32_t tid)
 {
-	int found;
-	uint32_t i = hash_find(d, tid, &found);
+	uint64_t idx;
 
-	return found ? &d->ents[d->slots[i] - 1] : NULL;
-}
-
-static void hash_insert(struct ustack_deferred *d, uint32_t idx)
-{
-	int found;
-	uint32_t i = hash_find(d, d->ents[idx].tid, &found);
-
-	d->slots[i] = idx + 1;
-}
-
-/* Backward-shift deletion keeps probe chains intact without tombstones. */
-static void hash_remove(struct ustack_deferred *d, uint32_t tid)
-{
-	int found;
-	uint32_t i = hash_find(d, tid, &found), j, home;
-
-	if (!found)
-		return;
-	d->slots[i] = 0;
-	for (j = (i + 1) & d->slot_mask; d->slots[j]; j = (j + 1) & d->slot_mask) {
-		home = tid_slot(d, d->ents[d->slots[j] - 1].tid);
-		/* Move j into the hole at i unless its home lies cyclically in (i, j]. */
-		if (((j - home) & d->slot_mask) >= ((j - i) & d->slot_mask)) {
-			d->slots[i] = d->slots[j];
-			d->slots[j] = 0;
-			i = j;
-		}
-	}
+	return ustack_u64map__get(d->by_tid, tid, &idx) ? &d->ents[idx] : NULL;
 }
 
 /* ---- lists: open entries (LRU, oldest first) and ready entries ------ */
@@ -211,14 +160,14 @@ static void run_callbacks(struct ustack_deferred *d, struct dentry *e, uint32_t 
 	d->in_callback--;
 }
 
-/* Close entry @idx: take it out of the hash and list, run its callbacks,
+/* Close entry @idx: take it out of the map and list, run its callbacks,
  * free it. @err != 0 withholds the stack. */
 static void close_entry(struct ustack_deferred *d, uint32_t idx, uint32_t reason,
 			uint64_t close_time, int err)
 {
 	struct dentry *e = &d->ents[idx];
 
-	hash_remove(d, e->tid);
+	ustack_u64map__delete(d->by_tid, e->tid, NULL);
 	list_unlink(d, e->state == D_READY ? &d->ready : &d->lru, idx);
 	d->st.open--;
 	if (err) {
@@ -274,7 +223,6 @@ struct ustack_deferred *ustack_deferred__new(const struct ustack_deferred_opts *
 {
 	struct ustack_deferred_opts o = { 0 };
 	struct ustack_deferred *d;
-	uint64_t nslots;
 
 	if (!opts || opts->sz < offsetof(struct ustack_deferred_opts, unwind_ctx)) {
 		errno = EINVAL;
@@ -301,25 +249,21 @@ struct ustack_deferred *ustack_deferred__new(const struct ustack_deferred_opts *
 		errno = EINVAL;
 		return NULL;
 	}
-	nslots = 4;
-	while (nslots < 2ull * o.max_tasks)
-		nslots <<= 1;
-
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
 	d->opts = o;
 	d->ents = calloc(o.max_tasks, sizeof(*d->ents));
 	d->frame_pool = calloc((size_t)o.max_tasks * o.max_frames, sizeof(*d->frame_pool));
-	d->slots = calloc(nslots, sizeof(*d->slots));
+	d->by_tid = ustack_u64map__new();
 	d->cpu_ctr = calloc(o.nr_cpus, sizeof(*d->cpu_ctr));
 	d->cpu_time = calloc(o.nr_cpus, sizeof(*d->cpu_time));
-	if (!d->ents || !d->frame_pool || !d->slots || !d->cpu_ctr || !d->cpu_time) {
+	if (!d->ents || !d->frame_pool || !d->by_tid || !d->cpu_ctr || !d->cpu_time ||
+	    ustack_u64map__reserve(d->by_tid, o.max_tasks)) {
 		ustack_deferred__free(d);
 		errno = ENOMEM;
 		return NULL;
 	}
-	d->slot_mask = (uint32_t)(nslots - 1);
 	for (uint32_t i = 0; i < o.max_tasks; i++) {
 		d->ents[i].frames = d->frame_pool + (size_t)i * o.max_frames;
 		d->ents[i].prev = NONE;
@@ -340,7 +284,7 @@ void ustack_deferred__free(struct ustack_deferred *d)
 			d->cons[i]->idx = -1;
 	free(d->ents);
 	free(d->frame_pool);
-	free(d->slots);
+	ustack_u64map__free(d->by_tid);
 	free(d->cpu_ctr);
 	free(d->cpu_time);
 	free(d);
@@ -497,7 +441,8 @@ int ustack_deferred__request(struct ustack_deferred *d, struct ustack_deferred_c
 		e->nr_frames = (uint32_t)n > d->opts.max_frames ? d->opts.max_frames : (uint32_t)n;
 	}
 
-	hash_insert(d, idx);
+	/* cannot fail: at most max_tasks entries, as many keys reserved */
+	ustack_u64map__put(d->by_tid, e->tid, idx);
 	list_append(d, e->state == D_READY ? &d->ready : &d->lru, idx);
 	d->st.open++;
 	d->st.requests++;

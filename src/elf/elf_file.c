@@ -513,16 +513,3 @@ void ustack_hex(const uint8_t *bytes, size_t len, char *out)
 	}
 	out[2 * len] = 0;
 }
-
-uint32_t ustack_crc32(uint32_t crc, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	crc = ~crc;
-	while (len--) {
-		crc ^= *p++;
-		for (int k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1));
-	}
-	return ~crc;
-}

@@ -107,7 +107,4 @@ int ustack_elf__symbolize(struct ustack_elf *elf, uint64_t vaddr, const char **n
 /** Format a build ID as lowercase hex into @out (2*len+1 bytes). */
 void ustack_hex(const uint8_t *bytes, size_t len, char *out);
 
-/** CRC32 as used by .gnu_debuglink (the zlib/IEEE polynomial). */
-uint32_t ustack_crc32(uint32_t crc, const void *buf, size_t len);
-
 #endif

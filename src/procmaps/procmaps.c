@@ -356,7 +356,7 @@ int ustack_procmaps__next(struct ustack_procmaps *pm, uint64_t addr, uint32_t ne
 		return -EINVAL;
 	need &= mask;
 	if (pm->use_ioctl) {
-		err = lookup_ioctl(pm, addr, USTACK_PMQ_COVERING_OR_NEXT_VMA | need, &v);
+		err = lookup_ioctl(pm, addr, PROCMAP_QUERY_COVERING_OR_NEXT_VMA | need, &v);
 		if (err)
 			return err;
 		to_public(pm, &v, vma);

@@ -9,36 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <ustack/hashmap.h>
 #include <ustack/procmaps.h>
-
-/*
- * The kernel's struct procmap_query (include/uapi/linux/fs.h, Linux 6.11),
- * defined here because bookworm's headers predate it. 104 bytes; the kernel
- * accepts shorter/longer versions through the leading size field.
- */
-struct ustack_procmap_query {
-	uint64_t size;
-	uint64_t query_flags;   /* in */
-	uint64_t query_addr;    /* in */
-	uint64_t vma_start;     /* out */
-	uint64_t vma_end;       /* out */
-	uint64_t vma_flags;     /* out */
-	uint64_t vma_page_size; /* out */
-	uint64_t vma_offset;    /* out */
-	uint64_t inode;         /* out */
-	uint32_t dev_major;     /* out */
-	uint32_t dev_minor;     /* out */
-	uint32_t vma_name_size; /* in/out */
-	uint32_t build_id_size; /* in/out */
-	uint64_t vma_name_addr; /* in */
-	uint64_t build_id_addr; /* in */
-};
-_Static_assert(sizeof(struct ustack_procmap_query) == 104, "procmap_query is 104 bytes");
-
-/* _IOWR('f', 17, struct procmap_query) */
-#define USTACK_PROCMAP_QUERY 0xC0686611UL
-#define USTACK_PMQ_COVERING_OR_NEXT_VMA 0x10
-#define USTACK_PMQ_FILE_BACKED_VMA 0x20
+#include "common/procmap_query.h"
 
 /* One line of the text maps. */
 struct pm_vma {
@@ -60,6 +33,7 @@ struct pm_file {
 	uint32_t generation;
 	uint32_t state;       /* enum pm_file_state bits */
 	int32_t prev_gen;     /* older generation with the same dev:inode, or -1 */
+	int32_t hash_next;    /* next file of its by_dev_inode chain, or -1 */
 	uint64_t lo, hi;      /* address hull of the mappings known to hold it */
 	uint64_t map_start, map_end; /* first mapping seen (map_files name) */
 	const char *path;     /* interned */
@@ -101,8 +75,10 @@ struct ustack_procmaps {
 	/* file table: entries in creation order, hashed by dev:inode */
 	struct pm_file *files;
 	size_t nr_files, cap_files;
-	int32_t *fhash;       /* open addressing, -1 empty; size fhash_cap (power of 2) */
-	size_t fhash_cap;
+	/* hash of dev:inode -> index + 1 of the first file of a chain through
+	 * hash_next (files whose dev:inode hash alike; one per dev:inode, the
+	 * newest generation); NULL until the first file */
+	struct ustack_u64map *by_dev_inode;
 	/* ids returned by resolve, in first-use order (index into files) */
 	int32_t *emitted;
 	size_t nr_emitted, cap_emitted;
@@ -138,6 +114,16 @@ int pm_vmas_replace(struct pm_vma **v, size_t *n, size_t *cap, const struct pm_v
  * enum ustack_procmaps_open_flags plus PM_SEQUENTIAL_IDS. */
 struct ustack_procmaps *pm_open_file_table(uint32_t flags);
 struct pm_file *pm_file_at(struct ustack_procmaps *pm, int32_t idx);
+
+/* Key of a dev:inode in the file table (by_dev_inode). Not unique: files
+ * whose keys are equal share a chain. */
+static inline uint64_t pm_dev_inode_hash(uint32_t maj, uint32_t min, uint64_t inode)
+{
+	uint64_t h = inode * 0x9e3779b97f4a7c15ULL;
+
+	h ^= ((uint64_t)maj << 32 | min) * 0xc2b2ae3d27d4eb4fULL;
+	return h ^ (h >> 29);
+}
 
 /* procmaps_text.c */
 int pm_text_parse(struct ustack_procmaps *pm, const char *buf, size_t len);

@@ -210,70 +210,49 @@ void pm_strings_free(struct pm_strings *st)
 
 /* ---- the file table ---- */
 
-static uint64_t dev_inode_hash(uint32_t maj, uint32_t min, uint64_t inode)
+static int same_dev_inode(const struct pm_file *f, uint32_t maj, uint32_t min, uint64_t inode)
 {
-	uint64_t h = inode * 0x9e3779b97f4a7c15ULL;
-
-	h ^= ((uint64_t)maj << 32 | min) * 0xc2b2ae3d27d4eb4fULL;
-	return h ^ (h >> 29);
+	return f->inode == inode && f->dev_major == maj && f->dev_minor == min;
 }
 
 int32_t pm_file_find_dev_inode(struct ustack_procmaps *pm, uint32_t maj, uint32_t min, uint64_t inode)
 {
-	size_t mask, i;
+	uint64_t head;
 
-	if (!pm->fhash_cap)
+	if (!ustack_u64map__get(pm->by_dev_inode, pm_dev_inode_hash(maj, min, inode), &head))
 		return -1;
-	mask = pm->fhash_cap - 1;
-	for (i = dev_inode_hash(maj, min, inode) & mask; pm->fhash[i] >= 0; i = (i + 1) & mask) {
-		const struct pm_file *f = &pm->files[pm->fhash[i]];
-
-		if (f->kind == USTACK_VMA_FILE && f->inode == inode && f->dev_major == maj &&
-		    f->dev_minor == min)
-			return pm->fhash[i];
-	}
+	for (int32_t i = (int32_t)head - 1; i >= 0; i = pm->files[i].hash_next)
+		if (pm->files[i].kind == USTACK_VMA_FILE && same_dev_inode(&pm->files[i], maj, min, inode))
+			return i;
 	return -1;
 }
 
-/* Point dev:inode at entry @idx (its newest generation). */
+/* Point dev:inode at entry @idx (its newest generation): @idx heads the
+ * chain of its hash, and an older generation leaves the chain (it stays
+ * reachable through prev_gen). */
 static int fhash_set(struct ustack_procmaps *pm, int32_t idx)
 {
-	const struct pm_file *f = &pm->files[idx];
-	size_t mask, i;
+	struct pm_file *f = &pm->files[idx];
+	uint64_t *head;
+	int32_t next, *link;
 
-	if ((pm->nr_files + 1) * 2 > pm->fhash_cap) {
-		size_t ncap = pm->fhash_cap ? pm->fhash_cap * 2 : 256;
-		int32_t *n = malloc(ncap * sizeof(*n));
+	if (!pm->by_dev_inode && !(pm->by_dev_inode = ustack_u64map__new()))
+		return -ENOMEM;
+	head = ustack_u64map__slot(pm->by_dev_inode,
+				   pm_dev_inode_hash(f->dev_major, f->dev_minor, f->inode), NULL);
+	if (!head)
+		return -ENOMEM;
+	next = (int32_t)*head - 1; /* -1 when the key was just added */
+	for (link = &next; *link >= 0; link = &pm->files[*link].hash_next) {
+		const struct pm_file *g = &pm->files[*link];
 
-		if (!n)
-			return -ENOMEM;
-		memset(n, 0xff, ncap * sizeof(*n));
-		for (i = 0; i < pm->fhash_cap; i++) {
-			int32_t e = pm->fhash[i];
-			const struct pm_file *g;
-			size_t j;
-
-			if (e < 0)
-				continue;
-			g = &pm->files[e];
-			for (j = dev_inode_hash(g->dev_major, g->dev_minor, g->inode) & (ncap - 1);
-			     n[j] >= 0; j = (j + 1) & (ncap - 1))
-				;
-			n[j] = e;
-		}
-		free(pm->fhash);
-		pm->fhash = n;
-		pm->fhash_cap = ncap;
-	}
-	mask = pm->fhash_cap - 1;
-	for (i = dev_inode_hash(f->dev_major, f->dev_minor, f->inode) & mask; pm->fhash[i] >= 0;
-	     i = (i + 1) & mask) {
-		const struct pm_file *g = &pm->files[pm->fhash[i]];
-
-		if (g->inode == f->inode && g->dev_major == f->dev_major && g->dev_minor == f->dev_minor)
+		if (same_dev_inode(g, f->dev_major, f->dev_minor, f->inode)) {
+			*link = g->hash_next;
 			break;
+		}
 	}
-	pm->fhash[i] = idx;
+	f->hash_next = next;
+	*head = (uint64_t)idx + 1;
 	return 0;
 }
 
@@ -497,12 +476,12 @@ int pm_file_emit(struct ustack_procmaps *pm, int32_t idx)
 void pm_files_free(struct ustack_procmaps *pm)
 {
 	free(pm->files);
-	free(pm->fhash);
+	ustack_u64map__free(pm->by_dev_inode);
 	free(pm->emitted);
 	free(pm->specials);
 	pm_strings_free(&pm->strings);
 	pm->files = NULL;
-	pm->fhash = NULL;
+	pm->by_dev_inode = NULL;
 	pm->emitted = NULL;
 	pm->specials = NULL;
 }

@@ -13,16 +13,24 @@
 #include "common/compiler.h"
 #include "procmaps/procmaps.h"
 
+/* The public VMA flags are the ioctl's: ustack_procmaps__next() passes
+ * `need` as query flags and the answer's vma_flags are kept as they are. */
+_Static_assert((int)USTACK_VMA_READ == (int)PROCMAP_QUERY_VMA_READABLE &&
+	       (int)USTACK_VMA_WRITE == (int)PROCMAP_QUERY_VMA_WRITABLE &&
+	       (int)USTACK_VMA_EXEC == (int)PROCMAP_QUERY_VMA_EXECUTABLE &&
+	       (int)USTACK_VMA_SHARED == (int)PROCMAP_QUERY_VMA_SHARED,
+	       "VMA flags match PROCMAP_QUERY's");
+
 /* ENOTTY: the kernel predates the ioctl; anything else means it exists. */
 int pm_ioctl_probe(int fd)
 {
-	struct ustack_procmap_query q;
+	struct procmap_query q;
 
 	memset(&q, 0, sizeof(q));
 	q.size = sizeof(q);
-	q.query_flags = USTACK_PMQ_COVERING_OR_NEXT_VMA;
+	q.query_flags = PROCMAP_QUERY_COVERING_OR_NEXT_VMA;
 	q.query_addr = 0;
-	if (ioctl(fd, USTACK_PROCMAP_QUERY, &q) == 0)
+	if (ioctl(fd, PROCMAP_QUERY, &q) == 0)
 		return 1;
 	return errno == ENOTTY || errno == EINVAL ? 0 : 1;
 }
@@ -35,7 +43,7 @@ int pm_ioctl_probe(int fd)
 int pm_ioctl_query(struct ustack_procmaps *pm, uint64_t addr, uint64_t qflags, int want_name,
 		   int want_build_id, struct pm_vma *out, uint8_t *build_id, uint32_t *build_id_size)
 {
-	struct ustack_procmap_query q;
+	struct procmap_query q;
 	size_t sl = sizeof(" (deleted)") - 1;
 	int file_backed;
 
@@ -52,7 +60,7 @@ int pm_ioctl_query(struct ustack_procmaps *pm, uint64_t addr, uint64_t qflags, i
 		q.build_id_addr = (uint64_t)(uintptr_t)build_id;
 	}
 	for (;;) {
-		if (ioctl(pm->maps_fd, USTACK_PROCMAP_QUERY, &q) == 0)
+		if (ioctl(pm->maps_fd, PROCMAP_QUERY, &q) == 0)
 			break;
 		if (errno == EINTR)
 			continue;

@@ -7,17 +7,15 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include <ustack/hashmap.h>
 #include "common/log.h"
 #include "elf/elf_file.h"
 #include "sources/perf_maps.h"
-
-#define PROC_BUCKETS 1024
 
 struct recmaps_proc {
 	uint32_t pid;
 	struct pm_vma *v; /* sorted by start, not overlapping */
 	size_t n, cap;
-	struct recmaps_proc *next;
 };
 
 /* What the recorder keeps per file beside procmaps' record of it. */
@@ -27,7 +25,7 @@ struct recmaps_tables {
 };
 
 struct ustack_recmaps {
-	struct recmaps_proc *buckets[PROC_BUCKETS];
+	struct ustack_u64map *procs; /* pid -> struct recmaps_proc * */
 	struct ustack_procmaps *files; /* the file table (ids, file_map) */
 	struct recmaps_tables *tabs;   /* per file index */
 	size_t cap_tabs;
@@ -44,8 +42,12 @@ struct ustack_recmaps *ustack_recmaps__new(struct ustack_modcache *mc)
 		return NULL;
 	/* build IDs and debuglinks come from the tables the unwinder opens */
 	rm->files = pm_open_file_table(PM_SEQUENTIAL_IDS | USTACK_PROCMAPS_NO_ELF);
-	if (!rm->files) {
+	rm->procs = ustack_u64map__new();
+	if (!rm->files || !rm->procs) {
+		ustack_procmaps__close(rm->files);
+		ustack_u64map__free(rm->procs);
 		free(rm);
+		errno = ENOMEM;
 		return NULL;
 	}
 	rm->mc = mc;
@@ -60,16 +62,14 @@ static void proc_free(struct recmaps_proc *p)
 
 void ustack_recmaps__free(struct ustack_recmaps *rm)
 {
+	size_t iter = 0;
+	uint64_t pid, val;
+
 	if (!rm)
 		return;
-	for (int i = 0; i < PROC_BUCKETS; i++) {
-		struct recmaps_proc *p = rm->buckets[i], *n;
-
-		for (; p; p = n) {
-			n = p->next;
-			proc_free(p);
-		}
-	}
+	while (ustack_u64map__next(rm->procs, &iter, &pid, &val))
+		proc_free((struct recmaps_proc *)(uintptr_t)val);
+	ustack_u64map__free(rm->procs);
 	ustack_procmaps__close(rm->files);
 	free(rm->tabs);
 	free(rm);
@@ -77,38 +77,36 @@ void ustack_recmaps__free(struct ustack_recmaps *rm)
 
 static struct recmaps_proc *proc_get(struct ustack_recmaps *rm, uint32_t pid, int create)
 {
-	struct recmaps_proc **b = &rm->buckets[pid % PROC_BUCKETS], *p;
+	struct recmaps_proc *p;
+	uint64_t val;
 
 	if (rm->cur && rm->cur->pid == pid)
 		return rm->cur;
-	for (p = *b; p; p = p->next)
-		if (p->pid == pid)
-			return rm->cur = p;
+	if (ustack_u64map__get(rm->procs, pid, &val))
+		return rm->cur = (struct recmaps_proc *)(uintptr_t)val;
 	if (!create)
 		return NULL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
 	p->pid = pid;
-	p->next = *b;
-	*b = p;
+	if (ustack_u64map__put(rm->procs, pid, (uintptr_t)p)) {
+		free(p);
+		return NULL;
+	}
 	return rm->cur = p;
 }
 
 static void proc_drop(struct ustack_recmaps *rm, uint32_t pid)
 {
-	struct recmaps_proc **pp = &rm->buckets[pid % PROC_BUCKETS];
+	uint64_t val;
 
-	for (; *pp; pp = &(*pp)->next) {
-		if ((*pp)->pid == pid) {
-			struct recmaps_proc *p = *pp;
+	if (ustack_u64map__delete(rm->procs, pid, &val)) {
+		struct recmaps_proc *p = (struct recmaps_proc *)(uintptr_t)val;
 
-			*pp = p->next;
-			if (rm->cur == p)
-				rm->cur = NULL;
-			proc_free(p);
-			return;
-		}
+		if (rm->cur == p)
+			rm->cur = NULL;
+		proc_free(p);
 	}
 }
 

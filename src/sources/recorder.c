@@ -31,6 +31,7 @@
 #include <ustack/trace.h>
 #include "common/compiler.h"
 #include "common/log.h"
+#include <ustack/hashmap.h>
 #include "deferred/deferred.h"
 #include "sources/kallsyms.h"
 #include "sources/perf_events.h"
@@ -38,8 +39,7 @@
 #include "unwind/unwind.h"
 
 #define MAX_USER_FRAMES 127
-/* user stack words: per frame (offset, file id | method << 56 | flags << 62) */
-#define FID_MASK ((1ull << 56) - 1)
+/* user stack words: two per frame, ustack_trace_pack_frame() */
 
 struct tid_comm {
 	uint32_t tid;
@@ -72,6 +72,7 @@ struct rec {
 	/* thread names, for FORK records */
 	struct tid_comm *comms;
 	size_t nr_comms, cap_comms;
+	struct ustack_u64map *comm_of; /* tid -> index in comms (-a: thousands of threads) */
 	const struct ustack_perf_sample *cur; /* the sample being requested */
 	uint64_t t0;
 };
@@ -94,9 +95,10 @@ static void set_err(struct rec *r, const char *fmt, const char *a, const char *b
 
 static struct tid_comm *comm_slot(struct rec *r, uint32_t tid, int create)
 {
-	for (size_t i = 0; i < r->nr_comms; i++)
-		if (r->comms[i].tid == tid)
-			return &r->comms[i];
+	uint64_t i;
+
+	if (ustack_u64map__get(r->comm_of, tid, &i))
+		return &r->comms[i];
 	if (!create)
 		return NULL;
 	if (r->nr_comms == r->cap_comms) {
@@ -108,6 +110,8 @@ static struct tid_comm *comm_slot(struct rec *r, uint32_t tid, int create)
 		r->comms = n;
 		r->cap_comms = cap;
 	}
+	if (ustack_u64map__put(r->comm_of, tid, r->nr_comms))
+		return NULL;
 	r->comms[r->nr_comms].tid = tid;
 	r->comms[r->nr_comms].comm[0] = 0;
 	return &r->comms[r->nr_comms++];
@@ -185,12 +189,7 @@ static int cb_get_stack(void *ctx, uint32_t kind, uint32_t id, struct ustack_tra
 	}
 	st->nr = nr / 2;
 	for (uint32_t i = 0; i < st->nr; i++)
-		r->frames[i] = (struct ustack_trace_frame){
-			.offset = w[2 * i],
-			.file_id = w[2 * i + 1] & FID_MASK,
-			.method = (uint8_t)((w[2 * i + 1] >> 56) & 0x3f),
-			.flags = (uint8_t)(w[2 * i + 1] >> 62),
-		};
+		ustack_trace_unpack_frame(&w[2 * i], &r->frames[i]);
 	st->frames = r->frames;
 	return 0;
 }
@@ -275,17 +274,17 @@ static void on_user_stack(struct ustack_deferred_consumer *c, uint64_t cookie,
 		const struct ustack_frame *f = &stack->frames[i];
 		const struct pm_vma *v = ustack_recmaps__find(r->rm, task->pid, f->pc);
 		struct pm_file *file = v ? ustack_recmaps__file(r->rm, v->file) : NULL;
-		uint64_t flags = (f->flags & USTACK_FRAME_EXACT_PC) ? USTACK_TRACE_FRAME_EXACT_PC : 0;
+		struct ustack_trace_frame tf = {
+			.offset = f->pc, .method = (uint8_t)f->method,
+			.flags = (f->flags & USTACK_FRAME_EXACT_PC) ? USTACK_TRACE_FRAME_EXACT_PC : 0,
+		};
 
 		if (file) {
 			ustack_recmaps__file_info(r->rm, file, task->pid);
-			r->words[2 * i] = f->pc - v->start + v->pgoff;
-			r->words[2 * i + 1] = file->id;
-		} else {
-			r->words[2 * i] = f->pc;
-			r->words[2 * i + 1] = 0;
+			tf.offset = f->pc - v->start + v->pgoff;
+			tf.file_id = file->id;
 		}
-		r->words[2 * i + 1] |= ((uint64_t)(f->method & 0x3f) << 56) | (flags << 62);
+		ustack_trace_pack_frame(&tf, &r->words[2 * i]);
 		r->st.frames++;
 		r->st.frames_by_method[f->method & 7]++;
 	}
@@ -599,7 +598,8 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 						     sizeof(o->max_tables) ? o->max_tables : 0,
 				     USTACK_MODCACHE_COMPILE_CFI);
 	r->rm = r->mc ? ustack_recmaps__new(r->mc) : NULL;
-	if (!r->rm) {
+	r->comm_of = r->rm ? ustack_u64map__new() : NULL;
+	if (!r->comm_of) {
 		ret = -errno;
 		set_err(r, "setting up the unwind tables and the mapping picture: %s%s", strerror(-ret), "");
 		goto out;
@@ -836,6 +836,7 @@ out:
 	ksyms_wait(r);
 	ustack_kallsyms__free(r->ksyms);
 	free(r->comms);
+	ustack_u64map__free(r->comm_of);
 	free(r);
 	return ret;
 }

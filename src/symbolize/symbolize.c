@@ -8,9 +8,8 @@
  * when its own build ID is the same, since a library upgraded after the
  * recording would otherwise give plausible but wrong names.
  *
- * Every answer is cached per (file id, offset, exactness) in an
- * open-addressing table, so a report over millions of samples symbolizes
- * each distinct frame once.
+ * Every answer is cached per (file id, offset, exactness), so a report over
+ * millions of samples symbolizes each distinct frame once.
  */
 #include <elf.h>
 #include <errno.h>
@@ -20,6 +19,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 
+#include <ustack/hashmap.h>
 #include <ustack/symbolize.h>
 
 #include "common/compiler.h"
@@ -38,20 +38,13 @@ struct sym_file {
 	struct ustack_elf *debug; /* separate debug file: symbols */
 };
 
-/* one cached frame */
+/* One cached frame. Frames whose keys (frame_key()) are equal are chained. */
 struct sym_slot {
 	uint64_t file_id;
 	uint64_t offset;
 	uint32_t exact;
-	uint32_t used;
+	uint32_t next;           /* index + 1 of the next frame of its chain, 0: none */
 	struct ustack_sym sym;
-};
-
-/* u64 -> u64 open addressing (file id -> index, name pointer -> demangled) */
-struct u64map {
-	uint64_t *keys, *vals;
-	uint8_t *used;
-	size_t cap, n;
 };
 
 struct ustack_symbolizer {
@@ -59,92 +52,18 @@ struct ustack_symbolizer {
 	char *debug_dir;
 	struct sym_file *files;
 	size_t nfiles, files_cap;
-	struct u64map file_idx;
-	struct u64map demangled; /* symbol name pointer -> char * (malloc'd) */
-	struct sym_slot *slots;
-	size_t slots_cap, slots_n;
+	struct ustack_u64map *file_idx;  /* file id -> index in files */
+	struct ustack_u64map *demangled; /* symbol name pointer -> char * (malloc'd) */
+	struct ustack_u64map *frame_idx; /* frame_key() -> index + 1 of its chain's first frame */
+	struct sym_slot *frames;
+	size_t nframes, frames_cap;
 };
 
-static inline uint64_t mix64(uint64_t x)
+/* One u64 for (file id, offset, exactness): distinct for the frames of
+ * one file; frames of different files that meet share a chain. */
+static inline uint64_t frame_key(uint64_t file_id, uint64_t offset, uint32_t exact)
 {
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
-
-static int u64map_grow(struct u64map *m)
-{
-	size_t ncap = m->cap ? m->cap * 2 : 64;
-	struct u64map nm = { 0 };
-
-	nm.keys = malloc(ncap * sizeof(*nm.keys));
-	nm.vals = malloc(ncap * sizeof(*nm.vals));
-	nm.used = calloc(ncap, 1);
-	if (!nm.keys || !nm.vals || !nm.used) {
-		free(nm.keys);
-		free(nm.vals);
-		free(nm.used);
-		return -ENOMEM;
-	}
-	nm.cap = ncap;
-	for (size_t i = 0; i < m->cap; i++) {
-		size_t j;
-
-		if (!m->used[i])
-			continue;
-		for (j = mix64(m->keys[i]) & (ncap - 1); nm.used[j]; j = (j + 1) & (ncap - 1))
-			;
-		nm.used[j] = 1;
-		nm.keys[j] = m->keys[i];
-		nm.vals[j] = m->vals[i];
-	}
-	nm.n = m->n;
-	free(m->keys);
-	free(m->vals);
-	free(m->used);
-	*m = nm;
-	return 0;
-}
-
-static int u64map_get(const struct u64map *m, uint64_t key, uint64_t *val)
-{
-	if (!m->cap)
-		return 0;
-	for (size_t j = mix64(key) & (m->cap - 1); m->used[j]; j = (j + 1) & (m->cap - 1))
-		if (m->keys[j] == key) {
-			*val = m->vals[j];
-			return 1;
-		}
-	return 0;
-}
-
-static int u64map_put(struct u64map *m, uint64_t key, uint64_t val)
-{
-	size_t j;
-
-	if ((m->n + 1) * 2 > m->cap && u64map_grow(m))
-		return -ENOMEM;
-	for (j = mix64(key) & (m->cap - 1); m->used[j]; j = (j + 1) & (m->cap - 1))
-		if (m->keys[j] == key) {
-			m->vals[j] = val;
-			return 0;
-		}
-	m->used[j] = 1;
-	m->keys[j] = key;
-	m->vals[j] = val;
-	m->n++;
-	return 0;
-}
-
-static void u64map_free(struct u64map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	free(m->used);
-	memset(m, 0, sizeof(*m));
+	return file_id * 0x9e3779b97f4a7c15ull ^ offset ^ (uint64_t)exact << 63;
 }
 
 USTACK_API const char *ustack_sym_status_name(unsigned int status)
@@ -181,8 +100,11 @@ ustack_symbolizer__new(const struct ustack_symbolizer_opts *opts)
 			dir = opts->debug_dir;
 	}
 	s->debug_dir = strdup(dir);
-	if (!s->debug_dir) {
-		free(s);
+	s->file_idx = ustack_u64map__new();
+	s->demangled = ustack_u64map__new();
+	s->frame_idx = ustack_u64map__new();
+	if (!s->debug_dir || !s->file_idx || !s->demangled || !s->frame_idx) {
+		ustack_symbolizer__free(s);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -191,6 +113,8 @@ ustack_symbolizer__new(const struct ustack_symbolizer_opts *opts)
 
 USTACK_API void ustack_symbolizer__free(struct ustack_symbolizer *s)
 {
+	uint64_t name, d;
+
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->nfiles; i++) {
@@ -202,13 +126,14 @@ USTACK_API void ustack_symbolizer__free(struct ustack_symbolizer *s)
 		ustack_elf__close(f->image);
 		free(f->path);
 	}
-	for (size_t i = 0; i < s->demangled.cap; i++)
-		if (s->demangled.used[i] && s->demangled.vals[i] != s->demangled.keys[i])
-			free((void *)(uintptr_t)s->demangled.vals[i]);
-	u64map_free(&s->demangled);
-	u64map_free(&s->file_idx);
+	for (size_t it = 0; ustack_u64map__next(s->demangled, &it, &name, &d);)
+		if (d != name)
+			free((void *)(uintptr_t)d);
+	ustack_u64map__free(s->demangled);
+	ustack_u64map__free(s->file_idx);
+	ustack_u64map__free(s->frame_idx);
 	free(s->files);
-	free(s->slots);
+	free(s->frames);
 	free(s->debug_dir);
 	free(s);
 }
@@ -221,7 +146,7 @@ USTACK_API int ustack_symbolizer__add_file(struct ustack_symbolizer *s,
 
 	if (!s || !fm || !fm->file_id)
 		return -EINVAL;
-	if (u64map_get(&s->file_idx, fm->file_id, &idx))
+	if (ustack_u64map__get(s->file_idx, fm->file_id, &idx))
 		return 0;
 	if (s->nfiles == s->files_cap) {
 		size_t ncap = s->files_cap ? s->files_cap * 2 : 16;
@@ -242,7 +167,7 @@ USTACK_API int ustack_symbolizer__add_file(struct ustack_symbolizer *s,
 	f->build_id_size = fm->build_id_size > USTACK_BUILD_ID_MAX ? USTACK_BUILD_ID_MAX
 								  : fm->build_id_size;
 	memcpy(f->build_id, fm->build_id, f->build_id_size);
-	if (u64map_put(&s->file_idx, fm->file_id, s->nfiles)) {
+	if (ustack_u64map__put(s->file_idx, fm->file_id, s->nfiles)) {
 		free(f->path);
 		return -ENOMEM;
 	}
@@ -358,7 +283,7 @@ static struct sym_file *sym_file_get(struct ustack_symbolizer *s, uint64_t file_
 	uint64_t idx;
 	struct sym_file *f;
 
-	if (!u64map_get(&s->file_idx, file_id, &idx))
+	if (!ustack_u64map__get(s->file_idx, file_id, &idx))
 		return NULL;
 	f = &s->files[idx];
 	if (!f->opened)
@@ -398,7 +323,7 @@ static const char *display_name(struct ustack_symbolizer *s, const char *name)
 
 	if (!mangled && (!at || at == name))
 		return name;
-	if (u64map_get(&s->demangled, (uintptr_t)name, &v))
+	if (ustack_u64map__get(s->demangled, (uintptr_t)name, &v))
 		return (const char *)(uintptr_t)v;
 	if (at && at != name)
 		base = strndup(name, (size_t)(at - name));
@@ -409,7 +334,7 @@ static const char *display_name(struct ustack_symbolizer *s, const char *name)
 	else
 		d = base;
 	/* a failure is remembered too (value == key: the name itself) */
-	if (u64map_put(&s->demangled, (uintptr_t)name, (uintptr_t)(d ? d : name))) {
+	if (ustack_u64map__put(s->demangled, (uintptr_t)name, (uintptr_t)(d ? d : name))) {
 		free(d);
 		return name;
 	}
@@ -452,30 +377,6 @@ static void resolve(struct ustack_symbolizer *s, struct sym_file *f, uint64_t of
 	out->status = USTACK_SYM_OK;
 }
 
-static int slots_grow(struct ustack_symbolizer *s)
-{
-	size_t ncap = s->slots_cap ? s->slots_cap * 2 : 1024;
-	struct sym_slot *ns = calloc(ncap, sizeof(*ns));
-
-	if (!ns)
-		return -ENOMEM;
-	for (size_t i = 0; i < s->slots_cap; i++) {
-		struct sym_slot *o = &s->slots[i];
-		size_t j;
-
-		if (!o->used)
-			continue;
-		for (j = mix64(o->file_id ^ mix64(o->offset + o->exact)) & (ncap - 1); ns[j].used;
-		     j = (j + 1) & (ncap - 1))
-			;
-		ns[j] = *o;
-	}
-	free(s->slots);
-	s->slots = ns;
-	s->slots_cap = ncap;
-	return 0;
-}
-
 USTACK_API int ustack_symbolizer__symbolize(struct ustack_symbolizer *s, uint64_t file_id,
 					    uint64_t offset, uint32_t flags,
 					    struct ustack_sym *out)
@@ -483,7 +384,7 @@ USTACK_API int ustack_symbolizer__symbolize(struct ustack_symbolizer *s, uint64_
 	uint32_t exact = !!(flags & USTACK_SYM_EXACT_PC);
 	struct sym_file *f;
 	struct sym_slot *sl;
-	size_t j;
+	uint64_t *head;
 
 	if (!s || !out)
 		return -EINVAL;
@@ -493,17 +394,17 @@ USTACK_API int ustack_symbolizer__symbolize(struct ustack_symbolizer *s, uint64_
 		out->status = USTACK_SYM_ANON;
 		return 0;
 	}
-	if ((s->slots_n + 1) * 2 > s->slots_cap && slots_grow(s))
+	/* *head: the chain of this key, 0 when empty (also when just added) */
+	head = ustack_u64map__slot(s->frame_idx, frame_key(file_id, offset, exact), NULL);
+	if (!head)
 		return -ENOMEM;
-	for (j = mix64(file_id ^ mix64(offset + exact)) & (s->slots_cap - 1); s->slots[j].used;
-	     j = (j + 1) & (s->slots_cap - 1)) {
-		sl = &s->slots[j];
+	for (uint64_t i = *head; i; i = sl->next) {
+		sl = &s->frames[i - 1];
 		if (sl->file_id == file_id && sl->offset == offset && sl->exact == exact) {
 			*out = sl->sym;
 			return 0;
 		}
 	}
-	sl = &s->slots[j];
 	f = sym_file_get(s, file_id);
 	if (!f) {
 		/* not cached: its file_map may still be added */
@@ -511,12 +412,23 @@ USTACK_API int ustack_symbolizer__symbolize(struct ustack_symbolizer *s, uint64_
 		out->status = USTACK_SYM_UNKNOWN_ID;
 		return 0;
 	}
+	if (s->nframes == s->frames_cap) {
+		size_t ncap = s->frames_cap ? s->frames_cap * 2 : 1024;
+		void *np = s->nframes < UINT32_MAX - 1 ? realloc(s->frames, ncap * sizeof(*s->frames))
+						      : NULL;
+
+		if (!np)
+			return -ENOMEM;
+		s->frames = np;
+		s->frames_cap = ncap;
+	}
 	resolve(s, f, offset, exact, out);
-	sl->used = 1;
+	sl = &s->frames[s->nframes++];
 	sl->file_id = file_id;
 	sl->offset = offset;
 	sl->exact = exact;
+	sl->next = (uint32_t)*head;
 	sl->sym = *out;
-	s->slots_n++;
+	*head = s->nframes;
 	return 0;
 }

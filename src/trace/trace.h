@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* Internals shared by the trace writer and reader: on-disk constants
- * (docs/trace-format.md), varints, CRC-32 and a small u64 hash map. */
+ * (docs/trace-format.md) and varints. The CRC-32 of chunks is
+ * ustack_crc32() (common/crc32.h), their hash maps ustack_u64map
+ * (<ustack/hashmap.h>). */
 #ifndef USTACK_TRACE_TRACE_H
 #define USTACK_TRACE_TRACE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include <ustack/hashmap.h>
 #include <ustack/trace.h>
 
 #define TRACE_FILE_MAGIC "\x7fUSTACK\n"
@@ -28,10 +31,6 @@
 #define TRACE_FR_SAME_FILE 0x10u
 #define TRACE_FR_RESERVED 0xe0u
 #define TRACE_THREAD_FLAGS 0x7u
-
-/* CRC-32/ISO-HDLC (zlib's crc32): crc = trace_crc32(0, buf, len) for a
- * whole buffer; pass the previous result to continue. */
-uint32_t trace_crc32(uint32_t crc, const void *buf, size_t len);
 
 /* ---- varints --------------------------------------------------------- */
 
@@ -125,24 +124,5 @@ static inline const uint8_t *trace_get_bytes(struct trace_cur *c, size_t *n)
 	*n = len;
 	return p;
 }
-
-/* ---- u64 -> u64 hash map (open addressing, generation-cleared) -------- */
-
-struct trace_map {
-	uint64_t *keys;
-	uint64_t *vals;
-	uint32_t *gen;   /* slot used when gen[i] == cur_gen */
-	uint32_t cur_gen;
-	size_t cap;      /* power of two or 0 */
-	size_t n;
-};
-
-/* 1 and *val set when found, else 0. */
-int trace_map_get(const struct trace_map *m, uint64_t key, uint64_t *val);
-/* Insert or overwrite; 0 or -ENOMEM. */
-int trace_map_put(struct trace_map *m, uint64_t key, uint64_t val);
-/* Forget every key in O(1) (amortized). */
-void trace_map_clear(struct trace_map *m);
-void trace_map_free(struct trace_map *m);
 
 #endif

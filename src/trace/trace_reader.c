@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "common/compiler.h"
+#include "common/crc32.h"
 #include "trace/trace.h"
 
 struct arena_blk {
@@ -60,14 +61,14 @@ struct ustack_trace_reader {
 	uint64_t chunk_off;
 	size_t ppos;
 	uint64_t prev_time;
-	struct trace_map chunk_stacks, chunk_files, chunk_descs;
+	struct ustack_u64map *chunk_stacks, *chunk_files, *chunk_descs;
 
 	/* totals for the END check */
 	uint64_t events, user_stacks;
 
 	/* definitions kept across chunks */
 	struct arena_blk *arena;
-	struct trace_map stacks, files, descs, ksym_idx;
+	struct ustack_u64map *stacks, *files, *descs, *ksym_idx;
 	struct rstack *stk;
 	size_t nstk, stk_cap;
 	struct ustack_file_map *fms;
@@ -187,6 +188,14 @@ static struct ustack_trace_reader *reader_new(const struct ustack_trace_reader_o
 		return NULL;
 	}
 	r->fd = -1;
+	if (!(r->chunk_stacks = ustack_u64map__new()) || !(r->chunk_files = ustack_u64map__new()) ||
+	    !(r->chunk_descs = ustack_u64map__new()) || !(r->stacks = ustack_u64map__new()) ||
+	    !(r->files = ustack_u64map__new()) || !(r->descs = ustack_u64map__new()) ||
+	    !(r->ksym_idx = ustack_u64map__new())) {
+		ustack_trace_reader__close(r);
+		errno = ENOMEM;
+		return NULL;
+	}
 	if (opts && opts->sz >= offsetof(struct ustack_trace_reader_opts, flags) + sizeof(uint32_t))
 		r->flags = opts->flags;
 	return r;
@@ -245,13 +254,13 @@ void ustack_trace_reader__close(struct ustack_trace_reader *r)
 		free(r->arena);
 		r->arena = n;
 	}
-	trace_map_free(&r->chunk_stacks);
-	trace_map_free(&r->chunk_files);
-	trace_map_free(&r->chunk_descs);
-	trace_map_free(&r->stacks);
-	trace_map_free(&r->files);
-	trace_map_free(&r->descs);
-	trace_map_free(&r->ksym_idx);
+	ustack_u64map__free(r->chunk_stacks);
+	ustack_u64map__free(r->chunk_files);
+	ustack_u64map__free(r->chunk_descs);
+	ustack_u64map__free(r->stacks);
+	ustack_u64map__free(r->files);
+	ustack_u64map__free(r->descs);
+	ustack_u64map__free(r->ksym_idx);
 	free(r->stk);
 	free(r->fms);
 	free(r->dsc);
@@ -328,7 +337,7 @@ static int read_file_header(struct ustack_trace_reader *r)
 			    TRACE_FILE_HDR_SIZE);
 	if (memcmp(h, TRACE_FILE_MAGIC, 8))
 		return fail(r, -EBADMSG, 0, "file header: bad magic (not a ustack trace)");
-	if (ld_u32(h + 28) != trace_crc32(0, h, 28))
+	if (ld_u32(h + 28) != ustack_crc32(0, h, 28))
 		return fail(r, -EBADMSG, 28, "file header: checksum mismatch");
 	if (ld_u32(h + 12) != TRACE_BYTE_ORDER)
 		return fail(r, -EBADMSG, 12, "file header: bad byte-order mark 0x%08x", ld_u32(h + 12));
@@ -394,8 +403,8 @@ static int load_chunk(struct ustack_trace_reader *r)
 	if (n < (ssize_t)plen)
 		return fail(r, -EBADMSG, off, "chunk %" PRIu64 ": truncated (payload of %u bytes, %zd read)",
 			    idx, plen, n);
-	crc = trace_crc32(0, hdr, 16);
-	crc = trace_crc32(crc, p, plen);
+	crc = ustack_crc32(0, hdr, 16);
+	crc = ustack_crc32(crc, p, plen);
 	if (crc != ld_u32(hdr + 16))
 		return fail(r, -EBADMSG, off, "chunk %" PRIu64 ": checksum mismatch", idx);
 	if (!ld_u32(hdr + 12))
@@ -410,9 +419,9 @@ static int load_chunk(struct ustack_trace_reader *r)
 	r->ppos = 0;
 	r->prev_time = 0;
 	r->in_chunk = 1;
-	trace_map_clear(&r->chunk_stacks);
-	trace_map_clear(&r->chunk_files);
-	trace_map_clear(&r->chunk_descs);
+	ustack_u64map__clear(r->chunk_stacks);
+	ustack_u64map__clear(r->chunk_files);
+	ustack_u64map__clear(r->chunk_descs);
 	return 1;
 }
 
@@ -473,7 +482,7 @@ static const char *dec_event_desc(struct ustack_trace_reader *r, struct trace_cu
 	d->name = get_str(r, c, 0, oom);
 	if (c->bad || *oom)
 		return "bad field";
-	if (trace_map_get(&r->descs, d->id, &idx)) {
+	if (ustack_u64map__get(r->descs, d->id, &idx)) {
 		const struct ustack_trace_event_desc *o = &r->dsc[idx];
 
 		if (o->type != d->type || o->flags != d->flags || o->period != d->period ||
@@ -484,7 +493,7 @@ static const char *dec_event_desc(struct ustack_trace_reader *r, struct trace_cu
 		char *name = arena_alloc(r, strlen(d->name) + 1);
 
 		if (!name || grow((void **)&r->dsc, &r->dsc_cap, r->ndsc + 1, sizeof(*r->dsc)) ||
-		    trace_map_put(&r->descs, d->id, r->ndsc)) {
+		    ustack_u64map__put(r->descs, d->id, r->ndsc)) {
 			*oom = 1;
 			return "out of memory";
 		}
@@ -492,7 +501,7 @@ static const char *dec_event_desc(struct ustack_trace_reader *r, struct trace_cu
 		d->name = name;
 		r->dsc[r->ndsc++] = *d;
 	}
-	if (trace_map_put(&r->chunk_descs, d->id, 1)) {
+	if (ustack_u64map__put(r->chunk_descs, d->id, 1)) {
 		*oom = 1;
 		return "out of memory";
 	}
@@ -547,10 +556,10 @@ static const char *dec_event(struct ustack_trace_reader *r, struct trace_cur *c,
 		return "bad field";
 	if ((flags & TRACE_EV_COOKIE) && !e->cookie)
 		return "cookie 0";
-	if (!trace_map_get(&r->chunk_descs, e->event_id, NULL))
+	if (!ustack_u64map__get(r->chunk_descs, e->event_id, NULL))
 		return "event id not defined in this chunk";
 	if ((flags & TRACE_EV_KSTACK) &&
-	    !trace_map_get(&r->chunk_stacks, stack_key(USTACK_TRACE_KSTACK, e->kstack_id), NULL))
+	    !ustack_u64map__get(r->chunk_stacks, stack_key(USTACK_TRACE_KSTACK, e->kstack_id), NULL))
 		return "kernel stack not defined in this chunk";
 	r->events++;
 	return NULL;
@@ -578,7 +587,7 @@ static const char *dec_user_stack(struct ustack_trace_reader *r, struct trace_cu
 	if (!u->cookie)
 		return "cookie 0";
 	if ((flags & TRACE_US_STACK) &&
-	    !trace_map_get(&r->chunk_stacks, stack_key(USTACK_TRACE_USTACK, u->stack_id), NULL))
+	    !ustack_u64map__get(r->chunk_stacks, stack_key(USTACK_TRACE_USTACK, u->stack_id), NULL))
 		return "user stack not defined in this chunk";
 	r->user_stacks++;
 	return NULL;
@@ -636,7 +645,7 @@ static const char *dec_stack(struct ustack_trace_reader *r, struct trace_cur *c,
 			} else {
 				f[i].file_id = trace_get_varint(c);
 				if (!c->bad && f[i].file_id &&
-				    !trace_map_get(&r->chunk_files, f[i].file_id, NULL))
+				    !ustack_u64map__get(r->chunk_files, f[i].file_id, NULL))
 					return "file id not defined in this chunk";
 			}
 			f[i].offset = trace_get_varint(c);
@@ -650,7 +659,7 @@ static const char *dec_stack(struct ustack_trace_reader *r, struct trace_cur *c,
 	if (c->bad)
 		return "bad field";
 	key = stack_key(s->kind, s->id);
-	if (trace_map_get(&r->stacks, key, &idx)) {
+	if (ustack_u64map__get(r->stacks, key, &idx)) {
 		const struct rstack *o = &r->stk[idx];
 
 		if (o->nr != s->nr || (nr && memcmp(o->frames, r->tmp, nr * esz)))
@@ -660,7 +669,7 @@ static const char *dec_stack(struct ustack_trace_reader *r, struct trace_cur *c,
 		void *copy = arena_alloc(r, nr * esz);
 
 		if (!copy || grow((void **)&r->stk, &r->stk_cap, r->nstk + 1, sizeof(*r->stk)) ||
-		    trace_map_put(&r->stacks, key, r->nstk)) {
+		    ustack_u64map__put(r->stacks, key, r->nstk)) {
 			*oom = 1;
 			return "out of memory";
 		}
@@ -672,7 +681,7 @@ static const char *dec_stack(struct ustack_trace_reader *r, struct trace_cur *c,
 	s->ips = s->kind == USTACK_TRACE_KSTACK ? (const uint64_t *)s->frames : NULL;
 	if (s->kind == USTACK_TRACE_KSTACK)
 		s->frames = NULL;
-	if (trace_map_put(&r->chunk_stacks, key, 1)) {
+	if (ustack_u64map__put(r->chunk_stacks, key, 1)) {
 		*oom = 1;
 		return "out of memory";
 	}
@@ -711,7 +720,7 @@ static const char *dec_file_map(struct ustack_trace_reader *r, struct trace_cur 
 		return "file id 0";
 	if (!*fm->debuglink)
 		fm->debuglink = NULL;
-	if (trace_map_get(&r->files, fm->file_id, &idx)) {
+	if (ustack_u64map__get(r->files, fm->file_id, &idx)) {
 		const struct ustack_file_map *o = &r->fms[idx];
 
 		if (o->kind != fm->kind || strcmp(o->path, fm->path) ||
@@ -727,7 +736,7 @@ static const char *dec_file_map(struct ustack_trace_reader *r, struct trace_cur 
 
 		if (!path || (fm->debuglink && !dl) ||
 		    grow((void **)&r->fms, &r->fms_cap, r->nfms + 1, sizeof(*r->fms)) ||
-		    trace_map_put(&r->files, fm->file_id, r->nfms)) {
+		    ustack_u64map__put(r->files, fm->file_id, r->nfms)) {
 			*oom = 1;
 			return "out of memory";
 		}
@@ -739,7 +748,7 @@ static const char *dec_file_map(struct ustack_trace_reader *r, struct trace_cur 
 		}
 		r->fms[r->nfms++] = *fm;
 	}
-	if (trace_map_put(&r->chunk_files, fm->file_id, 1)) {
+	if (ustack_u64map__put(r->chunk_files, fm->file_id, 1)) {
 		*oom = 1;
 		return "out of memory";
 	}
@@ -770,12 +779,12 @@ static const char *dec_ksym(struct ustack_trace_reader *r, struct trace_cur *c,
 	k->module = get_str(r, c, 1, oom);
 	if (c->bad || *oom)
 		return "bad field";
-	if (trace_map_get(&r->ksym_idx, k->addr, &idx)) {
+	if (ustack_u64map__get(r->ksym_idx, k->addr, &idx)) {
 		r->ksyms[idx] = (struct rksym){ k->addr, k->size, k->name, k->module };
 		return NULL;
 	}
 	if (grow((void **)&r->ksyms, &r->ksyms_cap, r->nksyms + 1, sizeof(*r->ksyms)) ||
-	    trace_map_put(&r->ksym_idx, k->addr, r->nksyms)) {
+	    ustack_u64map__put(r->ksym_idx, k->addr, r->nksyms)) {
 		*oom = 1;
 		return "out of memory";
 	}
@@ -921,7 +930,7 @@ int ustack_trace_reader__stack(const struct ustack_trace_reader *r, uint32_t kin
 	uint64_t idx;
 	const struct rstack *s;
 
-	if (!trace_map_get(&r->stacks, stack_key(kind, id), &idx))
+	if (!ustack_u64map__get(r->stacks, stack_key(kind, id), &idx))
 		return -ENOENT;
 	s = &r->stk[idx];
 	st->id = s->id;
@@ -937,7 +946,7 @@ int ustack_trace_reader__file_map(const struct ustack_trace_reader *r, uint64_t 
 {
 	uint64_t idx;
 
-	if (!trace_map_get(&r->files, file_id, &idx))
+	if (!ustack_u64map__get(r->files, file_id, &idx))
 		return -ENOENT;
 	*fm = r->fms[idx];
 	return 0;
@@ -948,7 +957,7 @@ int ustack_trace_reader__event_desc(const struct ustack_trace_reader *r, uint32_
 {
 	uint64_t idx;
 
-	if (!trace_map_get(&r->descs, id, &idx))
+	if (!ustack_u64map__get(r->descs, id, &idx))
 		return -ENOENT;
 	*d = r->dsc[idx];
 	return 0;
@@ -972,9 +981,9 @@ int ustack_trace_reader__ksym(struct ustack_trace_reader *r, uint64_t ip, struct
 		/* addresses are unique (a duplicate replaces in place), so the
 		 * index is rebuilt from scratch after sorting */
 		qsort(r->ksyms, r->nksyms, sizeof(*r->ksyms), ksym_cmp);
-		trace_map_clear(&r->ksym_idx);
+		ustack_u64map__clear(r->ksym_idx);
 		for (size_t i = 0; i < r->nksyms; i++)
-			if (trace_map_put(&r->ksym_idx, r->ksyms[i].addr, i))
+			if (ustack_u64map__put(r->ksym_idx, r->ksyms[i].addr, i))
 				return -ENOMEM;
 		r->ksym_dirty = 0;
 	}

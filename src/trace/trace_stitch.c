@@ -19,7 +19,7 @@ struct plist {
 };
 
 struct ustack_trace_stitcher {
-	struct trace_map tid_idx; /* tid -> index in lists */
+	struct ustack_u64map *tid_idx; /* tid -> index in lists */
 	struct plist *lists;
 	size_t nlists, lists_cap;
 	size_t pending;           /* events in all lists */
@@ -31,8 +31,11 @@ struct ustack_trace_stitcher *ustack_trace_stitcher__new(void)
 {
 	struct ustack_trace_stitcher *s = calloc(1, sizeof(*s));
 
-	if (!s)
+	if (!s || !(s->tid_idx = ustack_u64map__new())) {
+		free(s);
 		errno = ENOMEM;
+		return NULL;
+	}
 	return s;
 }
 
@@ -44,7 +47,7 @@ void ustack_trace_stitcher__free(struct ustack_trace_stitcher *s)
 		free(s->lists[i].ev);
 	free(s->lists);
 	free(s->out);
-	trace_map_free(&s->tid_idx);
+	ustack_u64map__free(s->tid_idx);
 	free(s);
 }
 
@@ -112,7 +115,7 @@ static struct plist *list_of(struct ustack_trace_stitcher *s, uint32_t tid, int 
 {
 	uint64_t idx;
 
-	if (trace_map_get(&s->tid_idx, tid, &idx))
+	if (ustack_u64map__get(s->tid_idx, tid, &idx))
 		return &s->lists[idx];
 	if (!create)
 		return NULL;
@@ -125,7 +128,7 @@ static struct plist *list_of(struct ustack_trace_stitcher *s, uint32_t tid, int 
 		s->lists = np;
 		s->lists_cap = ncap;
 	}
-	if (trace_map_put(&s->tid_idx, tid, s->nlists))
+	if (ustack_u64map__put(s->tid_idx, tid, s->nlists))
 		return NULL;
 	memset(&s->lists[s->nlists], 0, sizeof(s->lists[0]));
 	return &s->lists[s->nlists++];

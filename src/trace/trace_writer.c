@@ -20,6 +20,7 @@
 
 #include "common/compiler.h"
 #include "common/log.h"
+#include "common/crc32.h"
 #include "trace/trace.h"
 
 struct tbuf {
@@ -49,8 +50,8 @@ struct ustack_trace_writer {
 	int started;        /* the current chunk has begun (EVENT_DESCs written) */
 	uint64_t prev_time;
 
-	struct trace_map chunk_stacks, chunk_files, chunk_ksyms;
-	struct trace_map all_stacks, all_files, desc_idx;
+	struct ustack_u64map *chunk_stacks, *chunk_files, *chunk_ksyms;
+	struct ustack_u64map *all_stacks, *all_files, *desc_idx;
 	uint64_t *pend_files;   /* file ids to define before the STACK in stk */
 	size_t npend, pend_cap;
 	uint64_t *ips;
@@ -202,8 +203,8 @@ static int flush_chunk(struct ustack_trace_writer *w)
 	st_u32(hdr + 4, w->seq);
 	st_u32(hdr + 8, (uint32_t)w->chunk.len);
 	st_u32(hdr + 12, w->nrec);
-	crc = trace_crc32(0, hdr, 16);
-	crc = trace_crc32(crc, w->chunk.p, w->chunk.len);
+	crc = ustack_crc32(0, hdr, 16);
+	crc = ustack_crc32(crc, w->chunk.p, w->chunk.len);
 	st_u32(hdr + 16, crc);
 	iov[0] = (struct iovec){ hdr, sizeof(hdr) };
 	iov[1] = (struct iovec){ w->chunk.p, w->chunk.len };
@@ -285,9 +286,9 @@ static int group_begin(struct ustack_trace_writer *w)
 		return 0;
 	w->started = 1;
 	w->prev_time = 0;
-	trace_map_clear(&w->chunk_stacks);
-	trace_map_clear(&w->chunk_files);
-	trace_map_clear(&w->chunk_ksyms);
+	ustack_u64map__clear(w->chunk_stacks);
+	ustack_u64map__clear(w->chunk_files);
+	ustack_u64map__clear(w->chunk_ksyms);
 	for (size_t i = 0; i < w->ndescs; i++) {
 		int err = emit_desc(w, &w->descs[i].d);
 
@@ -338,10 +339,10 @@ static int emit_file_map(struct ustack_trace_writer *w, uint64_t file_id)
 	err = rec_end(w, &e, USTACK_TRACE_FILE_MAP);
 	if (err)
 		return err;
-	if (trace_map_put(&w->chunk_files, file_id, 1))
+	if (ustack_u64map__put(w->chunk_files, file_id, 1))
 		return set_err(w, -ENOMEM);
-	if (!trace_map_get(&w->all_files, file_id, NULL)) {
-		if (trace_map_put(&w->all_files, file_id, 1))
+	if (!ustack_u64map__get(w->all_files, file_id, NULL)) {
+		if (ustack_u64map__put(w->all_files, file_id, 1))
 			return set_err(w, -ENOMEM);
 		w->st.file_maps++;
 	}
@@ -358,7 +359,7 @@ static int emit_ksym(struct ustack_trace_writer *w, const struct ustack_trace_ks
 	put_str(&e, k->name);
 	put_str(&e, k->module);
 	err = rec_end(w, &e, USTACK_TRACE_KSYM);
-	if (!err && trace_map_put(&w->chunk_ksyms, k->addr, 1))
+	if (!err && ustack_u64map__put(w->chunk_ksyms, k->addr, 1))
 		err = set_err(w, -ENOMEM);
 	return err;
 }
@@ -395,7 +396,7 @@ static int need_stack(struct ustack_trace_writer *w, uint32_t kind, uint32_t id)
 	size_t nips = 0;
 	int err;
 
-	if (trace_map_get(&w->chunk_stacks, key, NULL))
+	if (ustack_u64map__get(w->chunk_stacks, key, NULL))
 		return 0;
 	if (!w->get_stack)
 		return -EINVAL;
@@ -442,7 +443,7 @@ static int need_stack(struct ustack_trace_writer *w, uint32_t kind, uint32_t id)
 			put_u8(&e, info);
 			if (!(info & TRACE_FR_SAME_FILE)) {
 				put_var(&e, f->file_id);
-				if (f->file_id && !trace_map_get(&w->chunk_files, f->file_id, NULL) &&
+				if (f->file_id && !ustack_u64map__get(w->chunk_files, f->file_id, NULL) &&
 				    pend_file(w, f->file_id))
 					return set_err(w, -ENOMEM);
 			}
@@ -465,7 +466,7 @@ static int need_stack(struct ustack_trace_writer *w, uint32_t kind, uint32_t id)
 		memset(&ks, 0, sizeof(ks));
 		if (w->get_ksym(w->ctx, w->ips[i], &ks))
 			continue;
-		if (trace_map_get(&w->chunk_ksyms, ks.addr, NULL))
+		if (ustack_u64map__get(w->chunk_ksyms, ks.addr, NULL))
 			continue;
 		err = emit_ksym(w, &ks);
 		if (err)
@@ -474,10 +475,10 @@ static int need_stack(struct ustack_trace_writer *w, uint32_t kind, uint32_t id)
 	err = emit(w, USTACK_TRACE_STACK, &w->stk);
 	if (err)
 		return err;
-	if (trace_map_put(&w->chunk_stacks, key, 1))
+	if (ustack_u64map__put(w->chunk_stacks, key, 1))
 		return set_err(w, -ENOMEM);
-	if (!trace_map_get(&w->all_stacks, key, NULL)) {
-		if (trace_map_put(&w->all_stacks, key, 1))
+	if (!ustack_u64map__get(w->all_stacks, key, NULL)) {
+		if (ustack_u64map__put(w->all_stacks, key, 1))
 			return set_err(w, -ENOMEM);
 		w->st.stacks++;
 	}
@@ -513,12 +514,12 @@ static void writer_free(struct ustack_trace_writer *w)
 	for (size_t i = 0; i < w->ndescs; i++)
 		free(w->descs[i].name);
 	free(w->descs);
-	trace_map_free(&w->chunk_stacks);
-	trace_map_free(&w->chunk_files);
-	trace_map_free(&w->chunk_ksyms);
-	trace_map_free(&w->all_stacks);
-	trace_map_free(&w->all_files);
-	trace_map_free(&w->desc_idx);
+	ustack_u64map__free(w->chunk_stacks);
+	ustack_u64map__free(w->chunk_files);
+	ustack_u64map__free(w->chunk_ksyms);
+	ustack_u64map__free(w->all_stacks);
+	ustack_u64map__free(w->all_files);
+	ustack_u64map__free(w->desc_idx);
 	free(w);
 }
 
@@ -545,6 +546,13 @@ static struct ustack_trace_writer *writer_new(int fd, int own, const struct usta
 	}
 	w->fd = fd;
 	w->own_fd = own;
+	if (!(w->chunk_stacks = ustack_u64map__new()) || !(w->chunk_files = ustack_u64map__new()) ||
+	    !(w->chunk_ksyms = ustack_u64map__new()) || !(w->all_stacks = ustack_u64map__new()) ||
+	    !(w->all_files = ustack_u64map__new()) || !(w->desc_idx = ustack_u64map__new())) {
+		writer_free(w);
+		errno = ENOMEM;
+		return NULL;
+	}
 	w->chunk_size = USTACK_TRACE_DEF_CHUNK_SIZE;
 	if (opts) {
 		if (opts->chunk_size)
@@ -569,7 +577,7 @@ static struct ustack_trace_writer *writer_new(int fd, int own, const struct usta
 	st_u32(fh + 12, TRACE_BYTE_ORDER);
 	fh[16] = TRACE_WORD_SIZE;
 	fh[17] = TRACE_FILE_HDR_SIZE;
-	st_u32(fh + 28, trace_crc32(0, fh, 28));
+	st_u32(fh + 28, ustack_crc32(0, fh, 28));
 	iov = (struct iovec){ fh, sizeof(fh) };
 	err = write_all(fd, &iov, 1);
 	if (!err) {
@@ -625,7 +633,7 @@ int ustack_trace_writer__add_event_desc(struct ustack_trace_writer *w,
 
 	if (w->err)
 		return w->err;
-	if (trace_map_get(&w->desc_idx, d->id, &idx)) {
+	if (ustack_u64map__get(w->desc_idx, d->id, &idx)) {
 		const struct ustack_trace_event_desc *o = &w->descs[idx].d;
 
 		if (o->type == d->type && o->flags == d->flags && o->period == d->period &&
@@ -640,7 +648,7 @@ int ustack_trace_writer__add_event_desc(struct ustack_trace_writer *w,
 	nd = &w->descs[w->ndescs];
 	nd->d = *d;
 	nd->name = strdup(d->name ? d->name : "");
-	if (!nd->name || trace_map_put(&w->desc_idx, d->id, w->ndescs)) {
+	if (!nd->name || ustack_u64map__put(w->desc_idx, d->id, w->ndescs)) {
 		free(nd->name);
 		return -ENOMEM;
 	}
@@ -676,7 +684,7 @@ int ustack_trace_writer__add_event(struct ustack_trace_writer *w, const struct u
 
 	if (w->err)
 		return w->err;
-	if (!trace_map_get(&w->desc_idx, ev->event_id, NULL))
+	if (!ustack_u64map__get(w->desc_idx, ev->event_id, NULL))
 		return -EINVAL;
 	err = group_begin(w);
 	if (!err && ev->kstack_id != USTACK_TRACE_NO_STACK)

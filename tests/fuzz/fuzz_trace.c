@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <ustack/trace.h>
+#include "common/crc32.h"
 #include "trace/trace.h"
 
 static int quiet(enum ustack_print_level l, const char *fmt, va_list ap)
@@ -95,7 +96,7 @@ static void fix_crcs(uint8_t *d, size_t size)
 
 	if (size < 32)
 		return;
-	put32(d + 28, trace_crc32(0, d, 28));
+	put32(d + 28, ustack_crc32(0, d, 28));
 	pos = d[17] >= 32 ? d[17] : 32;
 	while (pos + 20 <= size) {
 		uint32_t plen;
@@ -103,7 +104,7 @@ static void fix_crcs(uint8_t *d, size_t size)
 		memcpy(&plen, d + pos + 8, 4);
 		if (plen > size - pos - 20)
 			break;
-		put32(d + pos + 16, trace_crc32(trace_crc32(0, d + pos, 16), d + pos + 20, plen));
+		put32(d + pos + 16, ustack_crc32(ustack_crc32(0, d + pos, 16), d + pos + 20, plen));
 		pos += 20 + (size_t)plen;
 	}
 }

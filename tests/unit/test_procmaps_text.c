@@ -5,6 +5,7 @@
  * Hermetic: no process is inspected, no file is opened but the fixtures.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,9 +13,8 @@
 #include <string.h>
 
 #include <ustack/procmaps.h>
+#include "procmaps/procmaps.h" /* pm_dev_inode_hash(): to build a collision */
 #include "test.h"
-
-uint64_t ustack_siphash24(const uint64_t key[2], const void *data, size_t len);
 
 static char *slurp(const char *name, size_t *len)
 {
@@ -332,6 +332,63 @@ static void test_remap_new_ids(void)
 	ustack_procmaps__close(pm);
 }
 
+/*
+ * Two files whose dev:inode hash alike share one chain of the file table:
+ * each keeps its own id while the other one's inode is recycled (a new
+ * generation replaces the old in the chain) and comes back.
+ */
+static void test_dev_inode_hash_collision(void)
+{
+	const uint64_t k1 = 0x9e3779b97f4a7c15ULL, i1 = 100;
+	uint64_t inv = k1, i2, pcs[2] = { 0x400010, 0x500020 }, x, y, x1;
+	char maps[4][256];
+	struct ustack_resolved r[2];
+	struct ustack_file_map fm;
+	struct ustack_procmaps *pm;
+
+	for (int k = 0; k < 6; k++) /* Newton: k1 * inv == 1 mod 2^64 */
+		inv *= 2 - k1 * inv;
+	CHECK_EQ_U64(k1 * inv, 1);
+	/* i2 * k1 ^ D2 == i1 * k1 ^ D1 with D = dev * 0xc2b2ae3d27d4eb4f */
+	i2 = ((i1 * k1) ^ ((1ull << 32 | 1) * 0xc2b2ae3d27d4eb4fULL) ^
+	      ((2ull << 32 | 7) * 0xc2b2ae3d27d4eb4fULL)) * inv;
+	CHECK(i2 != i1);
+	CHECK_EQ_U64(pm_dev_inode_hash(2, 7, i2), pm_dev_inode_hash(1, 1, i1));
+
+	snprintf(maps[0], sizeof(maps[0]),
+		 "00400000-00401000 r-xp 00000000 01:01 %" PRIu64 " /opt/x.so\n"
+		 "00500000-00501000 r-xp 00000000 02:07 %" PRIu64 " /opt/y.so\n", i1, i2);
+	/* x's inode recycled for another path; y unchanged */
+	snprintf(maps[1], sizeof(maps[1]),
+		 "00400000-00401000 r-xp 00000000 01:01 %" PRIu64 " /opt/x-new.so\n"
+		 "00500000-00501000 r-xp 00000000 02:07 %" PRIu64 " /opt/y.so\n", i1, i2);
+	pm = ustack_procmaps__open_text(maps[0], strlen(maps[0]), NULL);
+	CHECK(pm);
+	CHECK_EQ(ustack_procmaps__resolve(pm, pcs, 2, r), 2);
+	x = r[0].file_id;
+	y = r[1].file_id;
+	CHECK(x && y && x != y);
+	CHECK_EQ(ustack_procmaps__file_map(pm, y, &fm), 0);
+	CHECK_EQ_U64(fm.inode, i2);
+	CHECK_EQ(fm.dev_minor, 7);
+
+	CHECK_EQ(ustack_procmaps__reload(pm, maps[1], strlen(maps[1])), 0);
+	CHECK_EQ(ustack_procmaps__resolve(pm, pcs, 2, r), 2);
+	x1 = r[0].file_id;
+	CHECK(x1 != x && x1 != y);
+	CHECK_EQ(ustack_procmaps__file_map(pm, x1, &fm), 0);
+	CHECK_EQ(fm.generation, 1);
+	CHECK_STR(fm.path, "/opt/x-new.so");
+	CHECK_EQ_U64(r[1].file_id, y);
+
+	/* back to the first picture: the old generation of x, y as ever */
+	CHECK_EQ(ustack_procmaps__reload(pm, maps[0], strlen(maps[0])), 0);
+	CHECK_EQ(ustack_procmaps__resolve(pm, pcs, 2, r), 2);
+	CHECK_EQ_U64(r[0].file_id, x);
+	CHECK_EQ_U64(r[1].file_id, y);
+	ustack_procmaps__close(pm);
+}
+
 static void test_id_key(void)
 {
 	struct ustack_procmaps_opts o1 = { .sz = sizeof(o1), .id_key = { 1, 2 } };
@@ -508,6 +565,7 @@ int main(void)
 	RUN(test_kinds);
 	RUN(test_resolve_and_file_map);
 	RUN(test_remap_new_ids);
+	RUN(test_dev_inode_hash_collision);
 	RUN(test_id_key);
 	RUN(test_malformed);
 	RUN(test_layouts);
