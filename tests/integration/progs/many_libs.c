@@ -12,12 +12,12 @@
  * sees  pause <- wait_inside <- many_lib_fn (lib0.so) <- call_lib <- main
  * while every copy is mapped.
  */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-typedef void (*lib_fn)(int fd, int k, void (*cb)(int k));
+#include "many_libs.h"
+
 
 static const char *ready_file;
 
@@ -37,28 +37,21 @@ __attribute__((noinline)) static void call_lib(lib_fn f, int k, void (*cb)(int k
 	__asm__ volatile("" ::: "memory"); /* keep this frame: no tail call */
 }
 
+static void call_once(lib_fn f, int k)
+{
+	call_lib(f, k, NULL);
+}
+
 int main(int argc, char **argv)
 {
-	char path[4096];
 	lib_fn *fns;
 	int n;
 
 	if (argc < 3 || (n = atoi(argv[2])) <= 0)
 		return 2;
-	fns = calloc(n, sizeof(*fns));
+	fns = many_libs_load(argv[1], n, call_once);
 	if (!fns)
 		return 1;
-	for (int k = 0; k < n; k++) {
-		void *h;
-
-		snprintf(path, sizeof(path), "%s/lib%d.so", argv[1], k);
-		h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-		if (!h || !(fns[k] = (lib_fn)dlsym(h, "many_lib_fn"))) {
-			fprintf(stderr, "%s: %s\n", path, dlerror());
-			return 1;
-		}
-		call_lib(fns[k], k, NULL);
-	}
 	ready_file = argc > 3 ? argv[3] : NULL;
 	call_lib(fns[0], 0, ready_file ? wait_inside : NULL);
 	free(fns);

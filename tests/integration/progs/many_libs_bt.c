@@ -15,8 +15,8 @@
 
 #include <ustack/ustack.h>
 #include "unwind/unwind.h" /* the test hook ustack_self_module_slots */
+#include "many_libs.h"
 
-typedef void (*lib_fn)(int fd, int k, void (*cb)(int k));
 
 static int bad, good;
 static int (*glibc_backtrace)(void **, int);
@@ -60,7 +60,6 @@ __attribute__((noinline)) static void call_lib(lib_fn f, int k)
 
 int main(int argc, char **argv)
 {
-	char path[4096];
 	lib_fn *fns;
 	int n;
 
@@ -77,20 +76,9 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	fns = calloc(n, sizeof(*fns));
+	fns = many_libs_load(argv[1], n, call_lib);
 	if (!fns)
 		return 1;
-	for (int k = 0; k < n; k++) {
-		void *h;
-
-		snprintf(path, sizeof(path), "%s/lib%d.so", argv[1], k);
-		h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-		if (!h || !(fns[k] = (lib_fn)dlsym(h, "many_lib_fn"))) {
-			fprintf(stderr, "%s: %s\n", path, dlerror());
-			return 1;
-		}
-		call_lib(fns[k], k);
-	}
 	call_lib(fns[0], 0);
 	printf("ok %d\n", good);
 	free(fns);
