@@ -11,6 +11,8 @@
 
 /* Callchain context markers (PERF_CONTEXT_*) are the top 4095 values. */
 #define PERF_CONTEXT_MAX_MARKER ((uint64_t)-4095)
+/* sample_id_all trailer: pid/tid, time, cpu, identifier */
+#define SAMPLE_ID_SIZE 32u
 
 void ustack_perf_parser__init(struct ustack_perf_parser *p, ustack_perf_event_of_id_fn event_of_id,
 			      void *ctx)
@@ -158,11 +160,27 @@ int ustack_perf_record__parse(struct ustack_perf_parser *p, const uint8_t *r, ui
 	memset(out, 0, sizeof(*out));
 	if (len < sizeof(*h))
 		return -EBADMSG;
-	c = (struct cur){ r + sizeof(*h), r + len, 0 };
-	out->time = ustack_perf_record__time(r, len);
 	switch (h->type) {
-	case PERF_RECORD_SAMPLE:
+	case PERF_RECORD_SAMPLE: case PERF_RECORD_COMM: case PERF_RECORD_MMAP2:
+	case PERF_RECORD_FORK: case PERF_RECORD_EXIT: case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+		break;
+	default:
+		return -ENOENT; /* not ours: skip */
+	}
+	/* The kernel writes whole u64s: a record of another length was cut. */
+	if (len % 8)
+		return -EBADMSG;
+	out->time = ustack_perf_record__time(r, len);
+	if (h->type == PERF_RECORD_SAMPLE)
 		return parse_sample(p, r, len, out);
+	/* Every other record ends with the sample_id (sample_id_all): without
+	 * it the time would come from the record's own fields. Those end
+	 * where the sample_id begins. */
+	if (len < sizeof(*h) + SAMPLE_ID_SIZE)
+		return -EBADMSG;
+	c = (struct cur){ r + sizeof(*h), r + len - SAMPLE_ID_SIZE, 0 };
+	switch (h->type) {
 	case PERF_RECORD_COMM: {
 		const char *name;
 		size_t max;
@@ -227,15 +245,12 @@ int ustack_perf_record__parse(struct ustack_perf_parser *p, const uint8_t *r, ui
 		out->type = USTACK_PREC_LOST;
 		take64(&c); /* id */
 		out->lost.lost = take64(&c);
-		/* sample_id: ... cpu at len - 16 */
-		out->lost.cpu = len >= 8 + 16 + 32 ? ld_u32(r + len - 16) : 0;
+		out->lost.cpu = ld_u32(r + len - 16); /* sample_id: ... cpu at len - 16 */
 		return c.bad ? -EBADMSG : 0;
-	case PERF_RECORD_LOST_SAMPLES:
+	default: /* PERF_RECORD_LOST_SAMPLES */
 		out->type = USTACK_PREC_LOST;
 		out->lost.lost = take64(&c);
-		out->lost.cpu = len >= 8 + 8 + 32 ? ld_u32(r + len - 16) : 0;
+		out->lost.cpu = ld_u32(r + len - 16);
 		return c.bad ? -EBADMSG : 0;
-	default:
-		return -ENOENT; /* not ours: skip */
 	}
 }
