@@ -99,15 +99,12 @@ static int kentry_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* Text symbols of /proc/kallsyms: "addr type name [module]". */
-static int load_proc(struct ustack_kallsyms *k)
+/* Text symbols of /proc/kallsyms: "addr type name\t[module]". */
+static int read_text(struct ustack_kallsyms *k, FILE *f)
 {
-	FILE *f = fopen("/proc/kallsyms", "re");
 	char line[512];
 	int ret = 0;
 
-	if (!f)
-		return -errno;
 	while (!ret && fgets(line, sizeof(line), f)) {
 		const char *p, *name, *mod = NULL;
 		size_t nlen, mlen = 0;
@@ -144,13 +141,65 @@ static int load_proc(struct ustack_kallsyms *k)
 		if (!ret)
 			k->e[k->n++] = (struct kentry){ .addr = addr, .name = noff, .module = moff };
 	}
-	fclose(f);
 	if (k->n)
 		qsort(k->e, k->n, sizeof(*k->e), kentry_cmp);
 	return ret;
 }
 
+static int load_proc(struct ustack_kallsyms *k)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = read_text(k, f);
+	fclose(f);
+	return ret;
+}
+
 /* The cache is input like any other: every count and offset is checked. */
+static int check_cache_hdr(const struct cache_hdr *h, uint64_t file_size, uint64_t key)
+{
+	if (memcmp(h->magic, CACHE_MAGIC, sizeof(h->magic)) || h->key != key ||
+	    h->count > file_size / sizeof(struct kentry) || h->strings_size > UINT32_MAX ||
+	    file_size != sizeof(*h) + h->count * sizeof(struct kentry) + h->strings_size)
+		return -EBADMSG;
+	return 0;
+}
+
+/* Entries and strings of a cache whose header passed are in @k (n and
+ * strings_size not set yet): check them, then take them. */
+static int check_cache_body(struct ustack_kallsyms *k, const struct cache_hdr *h)
+{
+	if (h->strings_size && k->strings[h->strings_size - 1])
+		return -EBADMSG; /* every string must end inside the blob */
+	for (uint64_t i = 0; i < h->count; i++) {
+		if (k->e[i].name >= h->strings_size ||
+		    (k->e[i].module != NO_MODULE && k->e[i].module >= h->strings_size) ||
+		    (i && k->e[i].addr < k->e[i - 1].addr))
+			return -EBADMSG;
+	}
+	k->n = k->cap = h->count;
+	k->strings_size = k->strings_cap = h->strings_size;
+	return 0;
+}
+
+static int alloc_cache_body(struct ustack_kallsyms *k, const struct cache_hdr *h)
+{
+	k->e = malloc(h->count ? h->count * sizeof(*k->e) : 1);
+	k->strings = malloc(h->strings_size ? h->strings_size : 1);
+	return k->e && k->strings ? 0 : -ENOMEM;
+}
+
+static void drop_cache_body(struct ustack_kallsyms *k)
+{
+	free(k->e);
+	free(k->strings);
+	k->e = NULL;
+	k->strings = NULL;
+}
+
 static int load_cache(struct ustack_kallsyms *k, const char *path, uint64_t key)
 {
 	struct cache_hdr h;
@@ -160,51 +209,42 @@ static int load_cache(struct ustack_kallsyms *k, const char *path, uint64_t key)
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) || read(fd, &h, sizeof(h)) != sizeof(h) ||
-	    memcmp(h.magic, CACHE_MAGIC, sizeof(h.magic)) || h.key != key ||
-	    h.count > (uint64_t)st.st_size / sizeof(struct kentry) || h.strings_size > UINT32_MAX ||
-	    (uint64_t)st.st_size != sizeof(h) + h.count * sizeof(struct kentry) + h.strings_size)
+	    check_cache_hdr(&h, (uint64_t)st.st_size, key))
 		goto out;
-	k->e = malloc(h.count ? h.count * sizeof(*k->e) : 1);
-	k->strings = malloc(h.strings_size ? h.strings_size : 1);
-	if (!k->e || !k->strings) {
-		ret = -ENOMEM;
+	ret = alloc_cache_body(k, &h);
+	if (ret)
 		goto out;
-	}
+	ret = -EBADMSG;
 	if (read(fd, k->e, h.count * sizeof(*k->e)) != (ssize_t)(h.count * sizeof(*k->e)) ||
 	    read(fd, k->strings, h.strings_size) != (ssize_t)h.strings_size)
 		goto out;
-	if (h.strings_size && k->strings[h.strings_size - 1])
-		goto out; /* every string must end inside the blob */
-	for (uint64_t i = 0; i < h.count; i++) {
-		if (k->e[i].name >= h.strings_size ||
-		    (k->e[i].module != NO_MODULE && k->e[i].module >= h.strings_size) ||
-		    (i && k->e[i].addr < k->e[i - 1].addr))
-			goto out;
-	}
-	k->n = k->cap = h.count;
-	k->strings_size = k->strings_cap = h.strings_size;
-	ret = 0;
+	ret = check_cache_body(k, &h);
 out:
 	close(fd);
-	if (ret) {
-		free(k->e);
-		free(k->strings);
-		k->e = NULL;
-		k->strings = NULL;
-	}
+	if (ret)
+		drop_cache_body(k);
 	return ret;
+}
+
+static void cache_hdr_of(const struct ustack_kallsyms *k, uint64_t key, struct cache_hdr *h)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, CACHE_MAGIC, sizeof(h->magic));
+	h->key = key;
+	h->count = k->n;
+	h->strings_size = k->strings_size;
 }
 
 /* Write to a temporary name and rename: readers never see half a file. */
 static void save_cache(const struct ustack_kallsyms *k, const char *dir, const char *path,
 		       uint64_t key)
 {
-	struct cache_hdr h = { .key = key, .count = k->n, .strings_size = k->strings_size };
+	struct cache_hdr h;
 	char tmp[4096 + 128];
 	FILE *f;
 	int ok;
 
-	memcpy(h.magic, CACHE_MAGIC, sizeof(h.magic));
+	cache_hdr_of(k, key, &h);
 	mkdir(dir, 0755);
 	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
 	f = fopen(tmp, "we");
@@ -291,4 +331,92 @@ void ustack_kallsyms__free(struct ustack_kallsyms *k)
 	free(k->e);
 	free(k->strings);
 	free(k);
+}
+
+/* ---- the two inputs from memory (kallsyms.h: tests and fuzzing) ------------ */
+
+struct ustack_kallsyms *ustack_kallsyms__from_text(const char *text, size_t len)
+{
+	struct ustack_kallsyms *k = calloc(1, sizeof(*k));
+	FILE *f;
+	int ret;
+
+	if (!k)
+		return NULL;
+	if (!len)
+		return k;
+	f = fmemopen((void *)text, len, "r");
+	if (!f) {
+		ustack_kallsyms__free(k);
+		return NULL;
+	}
+	ret = read_text(k, f);
+	fclose(f);
+	if (ret) {
+		ustack_kallsyms__free(k);
+		errno = -ret;
+		return NULL;
+	}
+	return k;
+}
+
+struct ustack_kallsyms *ustack_kallsyms__from_cache(const void *img, size_t len, uint64_t key)
+{
+	struct ustack_kallsyms *k = calloc(1, sizeof(*k));
+	const uint8_t *p = img;
+	struct cache_hdr h;
+	int ret = -EBADMSG;
+
+	if (!k)
+		return NULL;
+	if (len < sizeof(h))
+		goto fail;
+	memcpy(&h, p, sizeof(h));
+	ret = check_cache_hdr(&h, len, key);
+	if (!ret)
+		ret = alloc_cache_body(k, &h);
+	if (ret)
+		goto fail;
+	memcpy(k->e, p + sizeof(h), h.count * sizeof(*k->e));
+	memcpy(k->strings, p + sizeof(h) + h.count * sizeof(*k->e), h.strings_size);
+	ret = check_cache_body(k, &h);
+	if (!ret)
+		return k;
+fail:
+	drop_cache_body(k);
+	free(k);
+	errno = -ret;
+	return NULL;
+}
+
+int ustack_kallsyms__cache_image(const struct ustack_kallsyms *k, uint64_t key, void **img,
+				 size_t *len)
+{
+	size_t ne = k->n * sizeof(*k->e);
+	struct cache_hdr h;
+	uint8_t *p;
+
+	cache_hdr_of(k, key, &h);
+	*len = sizeof(h) + ne + k->strings_size;
+	p = malloc(*len);
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, &h, sizeof(h));
+	if (ne)
+		memcpy(p + sizeof(h), k->e, ne);
+	if (k->strings_size)
+		memcpy(p + sizeof(h) + ne, k->strings, k->strings_size);
+	*img = p;
+	return 0;
+}
+
+int ustack_kallsyms__entry(const struct ustack_kallsyms *k, size_t i, uint64_t *addr,
+			   const char **name, const char **module)
+{
+	if (i >= k->n)
+		return -ENOENT;
+	*addr = k->e[i].addr;
+	*name = k->strings + k->e[i].name;
+	*module = k->e[i].module == NO_MODULE ? NULL : k->strings + k->e[i].module;
+	return 0;
 }

@@ -39,4 +39,34 @@ int ustack_kallsyms__find(const struct ustack_kallsyms *k, uint64_t ip, uint64_t
 
 void ustack_kallsyms__free(struct ustack_kallsyms *k);
 
+/* ---- the two untrusted inputs from memory, for tests and fuzzing --------- */
+
+/**
+ * Parse /proc/kallsyms text (as __load() does without a cache).
+ * @return the table, or NULL with errno (ENOMEM)
+ */
+struct ustack_kallsyms *ustack_kallsyms__from_text(const char *text, size_t len);
+
+/**
+ * Validate and load a cache file image (as __load() does with the file).
+ * @param key the cache key it must carry
+ * @return the table, or NULL with errno (EBADMSG: not a valid cache; ENOMEM)
+ */
+struct ustack_kallsyms *ustack_kallsyms__from_cache(const void *img, size_t len, uint64_t key);
+
+/**
+ * The bytes of the cache file __load() writes for @k (free() *img).
+ * @return 0 or -ENOMEM
+ */
+int ustack_kallsyms__cache_image(const struct ustack_kallsyms *k, uint64_t key, void **img,
+				 size_t *len);
+
+/**
+ * Symbol @i in address order.
+ * @param module receives the module name, or NULL for the kernel itself
+ * @return 0 or -ENOENT (@i >= count)
+ */
+int ustack_kallsyms__entry(const struct ustack_kallsyms *k, size_t i, uint64_t *addr,
+			   const char **name, const char **module);
+
 #endif

@@ -28,6 +28,7 @@
 
 #include "common/compiler.h"
 #include "sources/perf_events.h"
+#include "sources/perf_record.h"
 
 /* x86-64 perf register numbers (arch/x86/include/uapi/asm/perf_regs.h) */
 #define PERF_REG_X86_BP 6
@@ -40,7 +41,6 @@
 		     PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
 
 /* Callchain context markers (PERF_CONTEXT_*) are the top 4095 values. */
-#define PERF_CONTEXT_MAX_MARKER ((uint64_t)-4095)
 
 struct perf_fd {
 	int fd;
@@ -77,9 +77,7 @@ struct ustack_perf_session {
 	uint64_t buf_len, buf_cap;
 	struct pending *pend;
 	uint64_t nr_pend, cap_pend;
-	uint64_t *kips; /* scratch for the kernel callchain */
-	uint32_t cap_kips;
-	char comm[32];
+	struct ustack_perf_parser parser; /* set up at the first record */
 };
 
 static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
@@ -465,7 +463,7 @@ void ustack_perf_session__close(struct ustack_perf_session *s)
 	free(s->rings);
 	free(s->buf);
 	free(s->pend);
-	free(s->kips);
+	ustack_perf_parser__fini(&s->parser);
 	free(s);
 }
 
@@ -486,19 +484,6 @@ static int grow(void **p, uint64_t *cap, uint64_t need, size_t elem)
 	*p = q;
 	*cap = n;
 	return 0;
-}
-
-/* Time of a record: first field of a sample after IDENTIFIER, IP, TID;
- * for other records inside the trailing sample_id (TID, TIME, CPU,
- * IDENTIFIER). Returns 0 when it cannot be found (sorted first). */
-static uint64_t record_time(const uint8_t *r, uint32_t len)
-{
-	const struct perf_event_header *h = (const void *)r;
-
-	if (h->type == PERF_RECORD_SAMPLE)
-		return len >= 8 + 8 * 4 ? ld_u64(r + 8 + 8 + 8 + 8) : 0;
-	/* sample_id: pid/tid (8), time (8), cpu (8), identifier (8) at the end */
-	return len >= 8 + 32 ? ld_u64(r + len - 24) : 0;
 }
 
 static int drain_ring(struct ustack_perf_session *s, struct perf_ring *r, uint32_t *seq)
@@ -533,7 +518,7 @@ static int drain_ring(struct ustack_perf_session *s, struct perf_ring *r, uint32
 			memcpy(dst + first, r->data, h.size - first);
 		}
 		s->pend[s->nr_pend++] = (struct pending){
-			.time = record_time(dst, h.size), .off = s->buf_len, .len = h.size,
+			.time = ustack_perf_record__time(dst, h.size), .off = s->buf_len, .len = h.size,
 			.seq = (*seq)++,
 		};
 		s->buf_len += h.size;
@@ -554,192 +539,21 @@ static int pend_cmp(const void *a, const void *b)
 
 /* Per sample: fds are sorted by id once the session is open (one fd per
  * thread, CPU and event with -p: a linear scan would grow with them). */
-static int event_of_id(const struct ustack_perf_session *s, uint64_t id)
+static int event_of_id(void *ctx, uint64_t id)
 {
+	const struct ustack_perf_session *s = ctx;
 	size_t i = ustack_count_le_u64(s->fds, (size_t)s->nr_fds, sizeof(*s->fds),
 				       offsetof(struct perf_fd, id), id);
 
 	return i && s->fds[i - 1].id == id ? s->fds[i - 1].event : -1;
 }
 
-/* A bounds-checked cursor over one record. */
-struct cur {
-	const uint8_t *p, *end;
-	int bad;
-};
-
-static uint64_t take64(struct cur *c)
-{
-	uint64_t v;
-
-	if (c->end - c->p < 8) {
-		c->bad = 1;
-		return 0;
-	}
-	v = ld_u64(c->p);
-	c->p += 8;
-	return v;
-}
-
-static const uint8_t *take(struct cur *c, uint64_t n)
-{
-	const uint8_t *p = c->p;
-
-	if ((uint64_t)(c->end - c->p) < n) {
-		c->bad = 1;
-		return NULL;
-	}
-	c->p += n;
-	return p;
-}
-
-static int parse_sample(struct ustack_perf_session *s, const uint8_t *r, uint32_t len,
-			struct ustack_perf_record *out)
-{
-	const struct perf_event_header *h = (const void *)r;
-	struct ustack_perf_sample *sm = &out->sample;
-	struct cur c = { r + sizeof(*h), r + len, 0 };
-	uint64_t v, nr, abi, size;
-
-	out->type = USTACK_PREC_SAMPLE;
-	sm->event = event_of_id(s, take64(&c));
-	sm->ip = take64(&c);
-	v = take64(&c);
-	sm->pid = (uint32_t)v;
-	sm->tid = (uint32_t)(v >> 32);
-	out->time = take64(&c);
-	sm->cpu = (uint32_t)take64(&c);
-	take64(&c); /* period */
-	nr = take64(&c);
-	if (c.bad || nr > (uint64_t)(c.end - c.p) / 8 || sm->event < 0)
-		return -EBADMSG;
-	if (nr > s->cap_kips) {
-		uint64_t cap = s->cap_kips;
-
-		if (grow((void **)&s->kips, &cap, nr, 8))
-			return -ENOMEM;
-		s->cap_kips = (uint32_t)cap;
-	}
-	sm->nr_kips = 0;
-	for (uint64_t i = 0; i < nr; i++) {
-		uint64_t ip = take64(&c);
-
-		if (ip >= PERF_CONTEXT_MAX_MARKER)
-			continue; /* PERF_CONTEXT_KERNEL / _USER markers */
-		s->kips[sm->nr_kips++] = ip;
-	}
-	sm->kips = s->kips;
-	abi = take64(&c);
-	sm->has_uregs = abi != PERF_SAMPLE_REGS_ABI_NONE;
-	if (sm->has_uregs) {
-		/* registers in mask bit order: bp, sp, ip */
-		sm->ubp = take64(&c);
-		sm->usp = take64(&c);
-		sm->uip = take64(&c);
-	}
-	size = take64(&c);
-	sm->stack = NULL;
-	sm->stack_size = 0;
-	if (size) {
-		const uint8_t *data = take(&c, size);
-		uint64_t dyn = take64(&c);
-
-		sm->stack = data;
-		sm->stack_size = dyn <= size ? dyn : size;
-	}
-	if (c.bad)
-		return -EBADMSG;
-	sm->kernel_mode = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
-	return 0;
-}
-
 static int parse_record(struct ustack_perf_session *s, const uint8_t *r, uint32_t len,
 			struct ustack_perf_record *out)
 {
-	const struct perf_event_header *h = (const void *)r;
-	struct cur c = { r + sizeof(*h), r + len, 0 };
-	uint64_t v;
-
-	memset(out, 0, sizeof(*out));
-	out->time = record_time(r, len);
-	switch (h->type) {
-	case PERF_RECORD_SAMPLE:
-		return parse_sample(s, r, len, out);
-	case PERF_RECORD_COMM: {
-		const char *name;
-		size_t max;
-
-		out->type = USTACK_PREC_COMM;
-		v = take64(&c);
-		out->comm.pid = (uint32_t)v;
-		out->comm.tid = (uint32_t)(v >> 32);
-		name = (const char *)c.p;
-		max = c.end - c.p;
-		if (c.bad || !memchr(name, 0, max))
-			return -EBADMSG;
-		snprintf(s->comm, sizeof(s->comm), "%s", name);
-		out->comm.comm = s->comm;
-		out->comm.exec = !!(h->misc & PERF_RECORD_MISC_COMM_EXEC);
-		return 0;
-	}
-	case PERF_RECORD_MMAP2: {
-		const char *name;
-		const uint8_t *p;
-
-		out->type = USTACK_PREC_MMAP2;
-		v = take64(&c);
-		out->mmap2.pid = (uint32_t)v;
-		out->mmap2.tid = (uint32_t)(v >> 32);
-		out->mmap2.start = take64(&c);
-		out->mmap2.len = take64(&c);
-		out->mmap2.pgoff = take64(&c);
-		p = take(&c, 24);
-		if (c.bad)
-			return -EBADMSG;
-		if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-			/* u8 build_id_size, u8 __reserved_1, u16 __reserved_2, u8 build_id[20] */
-			out->mmap2.build_id_size = p[0] <= 20 ? p[0] : 0;
-			memcpy(out->mmap2.build_id, p + 4, 20);
-		} else {
-			out->mmap2.maj = ld_u32(p);
-			out->mmap2.min = ld_u32(p + 4);
-			out->mmap2.ino = ld_u64(p + 8);
-		}
-		v = take64(&c);
-		out->mmap2.prot = (uint32_t)v;
-		out->mmap2.flags = (uint32_t)(v >> 32);
-		name = (const char *)c.p;
-		if (c.bad || !memchr(name, 0, c.end - c.p))
-			return -EBADMSG;
-		out->mmap2.filename = name;
-		return 0;
-	}
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT:
-		out->type = h->type == PERF_RECORD_FORK ? USTACK_PREC_FORK : USTACK_PREC_EXIT;
-		v = take64(&c);
-		out->task.pid = (uint32_t)v;
-		out->task.ppid = (uint32_t)(v >> 32);
-		v = take64(&c);
-		out->task.tid = (uint32_t)v;
-		out->task.ptid = (uint32_t)(v >> 32);
-		out->time = take64(&c);
-		return c.bad ? -EBADMSG : 0;
-	case PERF_RECORD_LOST:
-		out->type = USTACK_PREC_LOST;
-		take64(&c); /* id */
-		out->lost.lost = take64(&c);
-		/* sample_id: ... cpu at len - 16 */
-		out->lost.cpu = len >= 8 + 16 + 32 ? ld_u32(r + len - 16) : 0;
-		return c.bad ? -EBADMSG : 0;
-	case PERF_RECORD_LOST_SAMPLES:
-		out->type = USTACK_PREC_LOST;
-		out->lost.lost = take64(&c);
-		out->lost.cpu = len >= 8 + 8 + 32 ? ld_u32(r + len - 16) : 0;
-		return c.bad ? -EBADMSG : 0;
-	default:
-		return -ENOENT; /* not ours: skip */
-	}
+	if (!s->parser.event_of_id)
+		ustack_perf_parser__init(&s->parser, event_of_id, s);
+	return ustack_perf_record__parse(&s->parser, r, len, out);
 }
 
 int ustack_perf_session__poll(struct ustack_perf_session *s, int timeout_ms,

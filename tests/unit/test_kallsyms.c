@@ -136,12 +136,94 @@ static void test_damaged_cache(void)
 	ustack_kallsyms__free(good);
 }
 
+/* The text parser on known lines: only text symbols (t T w W) with an
+ * address, sorted, modules kept; a cache image of it loads back the same. */
+static void test_from_memory(void)
+{
+	static const char text[] =
+		"ffffffff81000100 T _text_b\n"
+		"ffffffff81000000 T _text\n"
+		"ffffffff82400000 D __start_rodata\n"
+		"ffffffffc0a05000 t ext4_get_block\t[ext4]\n"
+		"ffffffff81207610 W abort\n"
+		"0000000000000000 A fixed_percpu_data\n"
+		"ffffffff83000000 b local_bss\n"
+		"ffffffffc0a05300 w weak\t[ext4]";
+	struct ustack_kallsyms *k = ustack_kallsyms__from_text(text, sizeof(text) - 1), *c;
+	uint64_t addr, size;
+	const char *name, *mod;
+	uint8_t *img;
+	size_t len;
+
+	CHECK(k);
+	CHECK_EQ(ustack_kallsyms__count(k), 5);
+	CHECK_EQ(ustack_kallsyms__find(k, 0xffffffff81000050, &addr, &size, &name, &mod), 0);
+	CHECK_EQ_U64(addr, 0xffffffff81000000);
+	CHECK_EQ_U64(size, 0x100);
+	CHECK_STR(name, "_text");
+	CHECK(mod == NULL);
+	CHECK_EQ(ustack_kallsyms__find(k, 0xffffffffc0a05010, &addr, &size, &name, &mod), 0);
+	CHECK_STR(name, "ext4_get_block");
+	CHECK_STR(mod, "ext4");
+	CHECK_EQ(ustack_kallsyms__find(k, 0xffffffffc0a05300, &addr, &size, &name, &mod), 0);
+	CHECK_STR(name, "weak");
+	CHECK_EQ_U64(size, 0);
+	CHECK_EQ(ustack_kallsyms__find(k, 0xffffffff80ffffff, &addr, &size, &name, &mod), -ENOENT);
+
+	CHECK_EQ(ustack_kallsyms__cache_image(k, 42, (void **)&img, &len), 0);
+	c = ustack_kallsyms__from_cache(img, len, 42);
+	CHECK(c);
+	same_answers(k, c);
+	ustack_kallsyms__free(c);
+	CHECK(!ustack_kallsyms__from_cache(img, len, 43) && errno == EBADMSG);  /* other key */
+	CHECK(!ustack_kallsyms__from_cache(img, len - 1, 42) && errno == EBADMSG);
+	img[len - 1] = 'x'; /* last string unterminated */
+	CHECK(!ustack_kallsyms__from_cache(img, len, 42) && errno == EBADMSG);
+	img[len - 1] = 0;
+	memcpy(img + 32 + 16, "\0\0\0\0\0\0\0\0", 8); /* entry 1 below entry 0 */
+	CHECK(!ustack_kallsyms__from_cache(img, len, 42) && errno == EBADMSG);
+	free(img);
+	ustack_kallsyms__free(k);
+}
+
+/* __load() writes exactly the image ustack_kallsyms__cache_image() makes. */
+static void test_cache_file_is_the_image(void)
+{
+	const char *path = cache_file();
+	struct ustack_kallsyms *k;
+	uint8_t *img, *file;
+	uint64_t key;
+	size_t len;
+	ssize_t n;
+	int fd;
+
+	if (!path)
+		SKIP("no cache file (kernel addresses hidden)");
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0);
+	file = malloc(64 << 20);
+	n = read(fd, file, 64 << 20);
+	close(fd);
+	CHECK(n >= 32);
+	memcpy(&key, file + 8, 8);
+	k = ustack_kallsyms__load("", NULL);
+	CHECK(k);
+	CHECK_EQ(ustack_kallsyms__cache_image(k, key, (void **)&img, &len), 0);
+	CHECK_EQ(len, n);
+	CHECK(!memcmp(img, file, len));
+	free(img);
+	free(file);
+	ustack_kallsyms__free(k);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir))
 		return 1;
 	RUN(test_cache_matches_proc);
 	RUN(test_damaged_cache);
+	RUN(test_from_memory);
+	RUN(test_cache_file_is_the_image);
 	{
 		char cmd[600];
 

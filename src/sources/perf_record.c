@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: MIT
+/* Parser of perf ring-buffer records (perf_record.h). */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/compiler.h"
+#include "sources/perf_record.h"
+
+/* Callchain context markers (PERF_CONTEXT_*) are the top 4095 values. */
+#define PERF_CONTEXT_MAX_MARKER ((uint64_t)-4095)
+/* sample_id_all trailer: pid/tid, time, cpu, identifier */
+#define SAMPLE_ID_SIZE 32u
+
+void ustack_perf_parser__init(struct ustack_perf_parser *p, ustack_perf_event_of_id_fn event_of_id,
+			      void *ctx)
+{
+	memset(p, 0, sizeof(*p));
+	p->event_of_id = event_of_id;
+	p->ctx = ctx;
+}
+
+void ustack_perf_parser__fini(struct ustack_perf_parser *p)
+{
+	free(p->kips);
+	p->kips = NULL;
+	p->cap_kips = 0;
+}
+
+/* Time of a record: first field of a sample after IDENTIFIER, IP, TID;
+ * for other records inside the trailing sample_id (TID, TIME, CPU,
+ * IDENTIFIER). Returns 0 when it cannot be found (sorted first). */
+uint64_t ustack_perf_record__time(const uint8_t *r, uint32_t len)
+{
+	const struct perf_event_header *h = (const void *)r;
+
+	if (len < sizeof(*h))
+		return 0;
+	if (h->type == PERF_RECORD_SAMPLE)
+		return len >= 8 + 8 * 4 ? ld_u64(r + 8 + 8 + 8 + 8) : 0;
+	/* sample_id: pid/tid (8), time (8), cpu (8), identifier (8) at the end */
+	return len >= 8 + 32 ? ld_u64(r + len - 24) : 0;
+}
+
+/* A bounds-checked cursor over one record. */
+struct cur {
+	const uint8_t *p, *end;
+	int bad;
+};
+
+static uint64_t take64(struct cur *c)
+{
+	uint64_t v;
+
+	if (c->end - c->p < 8) {
+		c->bad = 1;
+		return 0;
+	}
+	v = ld_u64(c->p);
+	c->p += 8;
+	return v;
+}
+
+static const uint8_t *take(struct cur *c, uint64_t n)
+{
+	const uint8_t *p = c->p;
+
+	if ((uint64_t)(c->end - c->p) < n) {
+		c->bad = 1;
+		return NULL;
+	}
+	c->p += n;
+	return p;
+}
+
+static int grow_kips(struct ustack_perf_parser *p, uint64_t need)
+{
+	uint64_t n = p->cap_kips ? p->cap_kips : 64;
+	uint64_t *q;
+
+	if (need <= p->cap_kips)
+		return 0;
+	while (n < need)
+		n *= 2;
+	if (n > UINT32_MAX)
+		return -ENOMEM;
+	q = realloc(p->kips, n * sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	p->kips = q;
+	p->cap_kips = (uint32_t)n;
+	return 0;
+}
+
+static int parse_sample(struct ustack_perf_parser *p, const uint8_t *r, uint32_t len,
+			struct ustack_perf_record *out)
+{
+	const struct perf_event_header *h = (const void *)r;
+	struct ustack_perf_sample *sm = &out->sample;
+	struct cur c = { r + sizeof(*h), r + len, 0 };
+	uint64_t v, nr, abi, size;
+
+	out->type = USTACK_PREC_SAMPLE;
+	v = take64(&c);
+	sm->event = c.bad ? -1 : p->event_of_id(p->ctx, v);
+	sm->ip = take64(&c);
+	v = take64(&c);
+	sm->pid = (uint32_t)v;
+	sm->tid = (uint32_t)(v >> 32);
+	out->time = take64(&c);
+	sm->cpu = (uint32_t)take64(&c);
+	take64(&c); /* period */
+	nr = take64(&c);
+	if (c.bad || nr > (uint64_t)(c.end - c.p) / 8 || sm->event < 0)
+		return -EBADMSG;
+	if (grow_kips(p, nr))
+		return -ENOMEM;
+	sm->nr_kips = 0;
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t ip = take64(&c);
+
+		if (ip >= PERF_CONTEXT_MAX_MARKER)
+			continue; /* PERF_CONTEXT_KERNEL / _USER markers */
+		p->kips[sm->nr_kips++] = ip;
+	}
+	sm->kips = p->kips;
+	abi = take64(&c);
+	sm->has_uregs = abi != PERF_SAMPLE_REGS_ABI_NONE;
+	if (sm->has_uregs) {
+		/* registers in mask bit order: bp, sp, ip */
+		sm->ubp = take64(&c);
+		sm->usp = take64(&c);
+		sm->uip = take64(&c);
+	}
+	size = take64(&c);
+	sm->stack = NULL;
+	sm->stack_size = 0;
+	if (size) {
+		const uint8_t *data = take(&c, size);
+		uint64_t dyn = take64(&c);
+
+		sm->stack = data;
+		sm->stack_size = dyn <= size ? dyn : size;
+	}
+	if (c.bad)
+		return -EBADMSG;
+	sm->kernel_mode = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+	return 0;
+}
+
+int ustack_perf_record__parse(struct ustack_perf_parser *p, const uint8_t *r, uint32_t len,
+			      struct ustack_perf_record *out)
+{
+	const struct perf_event_header *h = (const void *)r;
+	struct cur c;
+	uint64_t v;
+
+	memset(out, 0, sizeof(*out));
+	if (len < sizeof(*h))
+		return -EBADMSG;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE: case PERF_RECORD_COMM: case PERF_RECORD_MMAP2:
+	case PERF_RECORD_FORK: case PERF_RECORD_EXIT: case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+		break;
+	default:
+		return -ENOENT; /* not ours: skip */
+	}
+	/* The kernel writes whole u64s: a record of another length was cut. */
+	if (len % 8)
+		return -EBADMSG;
+	out->time = ustack_perf_record__time(r, len);
+	if (h->type == PERF_RECORD_SAMPLE)
+		return parse_sample(p, r, len, out);
+	/* Every other record ends with the sample_id (sample_id_all): without
+	 * it the time would come from the record's own fields. Those end
+	 * where the sample_id begins. */
+	if (len < sizeof(*h) + SAMPLE_ID_SIZE)
+		return -EBADMSG;
+	c = (struct cur){ r + sizeof(*h), r + len - SAMPLE_ID_SIZE, 0 };
+	switch (h->type) {
+	case PERF_RECORD_COMM: {
+		const char *name;
+		size_t max;
+
+		out->type = USTACK_PREC_COMM;
+		v = take64(&c);
+		out->comm.pid = (uint32_t)v;
+		out->comm.tid = (uint32_t)(v >> 32);
+		name = (const char *)c.p;
+		max = c.end - c.p;
+		if (c.bad || !memchr(name, 0, max))
+			return -EBADMSG;
+		snprintf(p->comm, sizeof(p->comm), "%s", name);
+		out->comm.comm = p->comm;
+		out->comm.exec = !!(h->misc & PERF_RECORD_MISC_COMM_EXEC);
+		return 0;
+	}
+	case PERF_RECORD_MMAP2: {
+		const char *name;
+		const uint8_t *q;
+
+		out->type = USTACK_PREC_MMAP2;
+		v = take64(&c);
+		out->mmap2.pid = (uint32_t)v;
+		out->mmap2.tid = (uint32_t)(v >> 32);
+		out->mmap2.start = take64(&c);
+		out->mmap2.len = take64(&c);
+		out->mmap2.pgoff = take64(&c);
+		q = take(&c, 24);
+		if (c.bad)
+			return -EBADMSG;
+		if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+			/* u8 build_id_size, u8 __reserved_1, u16 __reserved_2, u8 build_id[20] */
+			out->mmap2.build_id_size = q[0] <= 20 ? q[0] : 0;
+			memcpy(out->mmap2.build_id, q + 4, 20);
+		} else {
+			out->mmap2.maj = ld_u32(q);
+			out->mmap2.min = ld_u32(q + 4);
+			out->mmap2.ino = ld_u64(q + 8);
+		}
+		v = take64(&c);
+		out->mmap2.prot = (uint32_t)v;
+		out->mmap2.flags = (uint32_t)(v >> 32);
+		name = (const char *)c.p;
+		if (c.bad || !memchr(name, 0, c.end - c.p))
+			return -EBADMSG;
+		out->mmap2.filename = name;
+		return 0;
+	}
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		out->type = h->type == PERF_RECORD_FORK ? USTACK_PREC_FORK : USTACK_PREC_EXIT;
+		v = take64(&c);
+		out->task.pid = (uint32_t)v;
+		out->task.ppid = (uint32_t)(v >> 32);
+		v = take64(&c);
+		out->task.tid = (uint32_t)v;
+		out->task.ptid = (uint32_t)(v >> 32);
+		out->time = take64(&c);
+		return c.bad ? -EBADMSG : 0;
+	case PERF_RECORD_LOST:
+		out->type = USTACK_PREC_LOST;
+		take64(&c); /* id */
+		out->lost.lost = take64(&c);
+		out->lost.cpu = ld_u32(r + len - 16); /* sample_id: ... cpu at len - 16 */
+		return c.bad ? -EBADMSG : 0;
+	default: /* PERF_RECORD_LOST_SAMPLES */
+		out->type = USTACK_PREC_LOST;
+		out->lost.lost = take64(&c);
+		out->lost.cpu = ld_u32(r + len - 16);
+		return c.bad ? -EBADMSG : 0;
+	}
+}

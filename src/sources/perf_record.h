@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Parser of the records a perf session reads from its ring buffers
+ * (perf_events.c), in the one layout the session asks the kernel for:
+ * sample_type = IDENTIFIER | IP | TID | TIME | CPU | PERIOD | CALLCHAIN |
+ * REGS_USER (bp, sp, ip) | STACK_USER, and sample_id_all (TID, TIME, CPU,
+ * IDENTIFIER after every other record). Split out of the session so that it
+ * can be tested and fuzzed without perf_event_open: the records are
+ * untrusted input and every field is bounds-checked.
+ */
+#ifndef USTACK_SOURCES_PERF_RECORD_H
+#define USTACK_SOURCES_PERF_RECORD_H
+
+#include <stdint.h>
+
+#include "sources/perf_events.h"
+
+/** Event index (into opts.events) of a sample id, or -1 when unknown. */
+typedef int (*ustack_perf_event_of_id_fn)(void *ctx, uint64_t id);
+
+/* Scratch a parsed record points into: valid until the next parse. */
+struct ustack_perf_parser {
+	ustack_perf_event_of_id_fn event_of_id;
+	void *ctx;
+	uint64_t *kips;    /* kernel callchain, grown to the deepest one seen */
+	uint32_t cap_kips;
+	char comm[32];
+};
+
+/** Set up @p (no allocation yet). */
+void ustack_perf_parser__init(struct ustack_perf_parser *p, ustack_perf_event_of_id_fn event_of_id,
+			      void *ctx);
+
+/** Free what @p allocated; @p may be initialised again. */
+void ustack_perf_parser__fini(struct ustack_perf_parser *p);
+
+/**
+ * Time of a record for sorting, read without parsing it.
+ * @param rec the record (perf_event_header first)
+ * @param len its length in bytes
+ * @return CLOCK_MONOTONIC ns, or 0 when the record is too short to hold it
+ */
+uint64_t ustack_perf_record__time(const uint8_t *rec, uint32_t len);
+
+/**
+ * Parse one record. Pointers in @out point into @rec or into @p.
+ * @param p the parser
+ * @param rec the record (perf_event_header first)
+ * @param len its length in bytes (the header's size)
+ * @param out receives the record
+ * @return 0, -ENOENT (a record type the session does not use), -EBADMSG
+ *         (malformed, or a sample of an unknown id), -ENOMEM
+ */
+int ustack_perf_record__parse(struct ustack_perf_parser *p, const uint8_t *rec, uint32_t len,
+			      struct ustack_perf_record *out);
+
+#endif
