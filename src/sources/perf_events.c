@@ -40,8 +40,6 @@
 		     PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | \
 		     PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
 
-/* Callchain context markers (PERF_CONTEXT_*) are the top 4095 values. */
-
 struct perf_fd {
 	int fd;
 	uint64_t id; /* PERF_EVENT_IOC_ID */
