@@ -194,7 +194,7 @@ for sig in KILL INT TERM; do
 	done
 	before_kill=" $(ptrace_stopped $target | tr '\n' ' ')"
 	held="$(states $target)"
-	if ! kill -$sig $u 2>/dev/null || gone_or_zombie $u; then
+	if gone_or_zombie $u || ! kill -$sig $u 2>/dev/null; then
 		wait $uw
 		fail $name "ustack ended (exit $(cat "$tmp/u.rc")) before it could be killed: $(head -2 "$tmp/kill.err")"
 		unset seen
