@@ -39,7 +39,11 @@ else
 	echo "SKIP flamegraph_script: node not installed"
 fi
 
-if "$USTACK" record -q -o "$tmp/t.data" -e cpu-clock -F 2000 -- sh -c 'i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done' 2>"$tmp/rerr"; then
+# 2000 Hz, or less where the kernel lowered perf_event_max_sample_rate (it
+# does on machines where sampling interrupts take long)
+freq=$(cat /proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null || echo 2000)
+[ "$freq" -gt 2000 ] && freq=2000
+if "$USTACK" record -q -o "$tmp/t.data" -e cpu-clock -F "$freq" -- sh -c 'i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done' 2>"$tmp/rerr"; then
 	events=$("$USTACK" report -i "$tmp/t.data" --stats | awk '$1=="events:"{print $2}')
 	"$USTACK" flamegraph -i "$tmp/t.data" -o "$tmp/t.svg" 2>/dev/null
 	root=$(grep -o '<title>all ([0-9]* samples' "$tmp/t.svg" | grep -o '[0-9]*')

@@ -16,7 +16,16 @@ tmp=$(mktemp -d)
 sleep 60 &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$tmp"' EXIT
-for _ in $(seq 200); do grep -q '/libc\.so' /proc/$pid/maps 2>/dev/null && break; sleep 0.01; done
+# The listing is compared with /proc/PID/maps read here: wait until ld.so is
+# done mapping, i.e. sleep is blocked in clock_nanosleep (230) or nanosleep
+# (35); libc merely appearing in the maps is not enough (its segments are
+# mapped one after the other). Polled for up to 30 s: a loaded machine is slow.
+end=$((SECONDS + 30))
+until grep -qE '^(230|35) ' /proc/$pid/syscall 2>/dev/null || [ $SECONDS -ge $end ]; do sleep 0.01; done
+if ! grep -qE '^(230|35) ' /proc/$pid/syscall 2>/dev/null; then
+	fail maps_cli "sleep $pid not in its nanosleep after 30 s: $(cat /proc/$pid/syscall 2>&1)"
+	exit 1
+fi
 
 build_id() { readelf -n "$1" 2>/dev/null | awk '/Build ID:/ { print $3; exit }'; }
 

@@ -17,12 +17,18 @@ dir=$(mktemp -d /tmp/ustack-mntns.XXXXXX)
 unshare -m --propagation private sh -c "mount -t tmpfs none '$dir' && cp '$sleep_bin' '$dir/hidden-sleep' && exec '$dir/hidden-sleep' 60" &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rmdir "$dir"' EXIT
-for _ in $(seq 300); do
-	grep -q hidden-sleep /proc/$pid/maps 2>/dev/null && grep -q '/libc\.so' /proc/$pid/maps && break
+# until the copy runs and is done mapping (blocked in clock_nanosleep or
+# nanosleep, syscall 230 or 35), polled for up to 30 s
+end=$((SECONDS + 30))
+until { grep -q hidden-sleep /proc/$pid/maps && grep -qE '^(230|35) ' /proc/$pid/syscall; } 2>/dev/null ||
+      [ $SECONDS -ge $end ]; do
 	sleep 0.01
 done
 if ! grep -q hidden-sleep /proc/$pid/maps 2>/dev/null; then
 	echo "SKIP $name: could not start a process in a private mount namespace"; exit 0
+fi
+if ! grep -qE '^(230|35) ' /proc/$pid/syscall 2>/dev/null; then
+	echo "FAIL $name: the copy of sleep is not in its nanosleep after 30 s: $(cat /proc/$pid/syscall 2>&1)"; exit 1
 fi
 if [ -e "$dir/hidden-sleep" ]; then
 	echo "SKIP $name: the tmpfs is visible here (mount propagation)"; exit 0

@@ -10,17 +10,22 @@
 #   - no permission: as user nobody (setpriv) with kernel.perf_event_paranoid
 #     at 2 (set for the test when it is not, restored after): the line says
 #     "permission denied", and the command to record never ran
-#   - a full disk: a 256 KiB tmpfs in a private mount namespace (unshare -m):
-#     the line names the file and says "No space left on device"; the
-#     partial file is read by `ustack report`, which shows the events of
-#     the chunks written before the failure, then names the damage, exit 1
-#   - SIGINT, SIGTERM during record -p PID: exit 0, `ustack report` reads
-#     the file without an error and shows its events, and the process is
-#     still running
-#   - SIGKILL of the recorder after 2.5 s: the chunks written so far (one at
-#     least every second) are read by `ustack report`, which then names the
-#     damage (no END record)
+#   - a full disk: a 320 KiB tmpfs in a private mount namespace (unshare -m),
+#     recording the demo (-p) until the disk is full, however long that
+#     takes on this machine (at most 120 s): the line names the file and
+#     says "No space left on device"; the partial file is read by `ustack
+#     report`, which shows the events of the chunks written before the
+#     failure, then names the damage, exit 1
+#   - SIGINT, SIGTERM during record -p PID, once >= 10 events are on disk:
+#     exit 0, `ustack report` reads the file without an error and shows
+#     its events, and the process is still running
+#   - SIGKILL of the recorder once a chunk with events is on disk: the
+#     chunks written so far (one at least every second) are read by
+#     `ustack report`, which then names the damage (no END record)
 # The workload is examples/futex_demo.c (threads on a pthread mutex).
+# Nothing waits a fixed time: each step waits for its condition (the demo's
+# threads exist, events are on disk) with a generous upper bound, so a
+# slow or loaded machine only makes the test slower.
 set -u
 USTACK=${USTACK:-build/check/ustack}
 CC=${CC:-gcc}
@@ -85,6 +90,40 @@ report_check() {
 	return 0
 }
 
+# start_demo SECONDS: the demo in the background ($wp), once its four
+# worker threads exist (at most 60 s: a loaded machine may be slow to fork
+# and exec, and record -p should see the workload, not a shell in exec)
+start_demo() {
+	local end=$((SECONDS + 60))
+	"$tmp/futex_demo" -s "$1" >/dev/null &
+	wp=$!
+	pids+=($wp)
+	while [ $SECONDS -lt $end ]; do
+		[ "$(readlink /proc/$wp/exe 2>/dev/null)" = "$tmp/futex_demo" ] &&
+			[ "$(ls /proc/$wp/task 2>/dev/null | wc -l)" -ge 5 ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+stop_demo() { kill -KILL $wp 2>/dev/null; wait $wp 2>/dev/null; }
+
+# wait_events FILE MIN RPID: until the complete chunks of FILE, which the
+# recorder RPID is still writing, hold at least MIN events (report --stats
+# reads a file up to its unfinished end). The recorder writes a chunk at
+# least once a second once it records; its start-up (event set-up, kernel
+# symbols, ASan) takes longer on a loaded machine, so this polls for the
+# condition rather than sleeping a fixed time. At most 60 s; returns 1 if
+# the recorder ended first or time ran out.
+wait_events() {
+	local end=$((SECONDS + 60)) n
+	while [ $SECONDS -lt $end ] && kill -0 "$3" 2>/dev/null; do
+		n=$("$USTACK" report -i "$1" --stats 2>/dev/null | sed -n 's/^events: \([0-9]*\).*/\1/p')
+		[ "${n:-0}" -ge "$2" ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
 # --- unknown events ------------------------------------------------------------
 "$USTACK" record -q -o "$tmp/a.data" -e nosuch:event -- true >/dev/null 2>"$tmp/err"
 one_line record_unknown_tracepoint $? "$tmp/err" 'nosuch' 'unknown|no such|not found'
@@ -136,22 +175,34 @@ if [ "$(id -u)" -ne 0 ]; then
 	skip record_full_disk "needs root for a tmpfs in a private mount namespace"
 elif ! command -v unshare >/dev/null; then
 	skip record_full_disk "unshare (util-linux) not installed"
+elif ! start_demo 120; then
+	fail record_full_disk "futex_demo did not start its threads: $(ls /proc/$wp/task 2>/dev/null | wc -l) threads"
 else
-	# The demo writes 30-110 KiB a second (futex calls + samples), the
-	# recorder a chunk a second: the first chunks fit in 256 KiB, 6 s of
-	# the demo do not.
+	# The disk must fill whatever the machine's speed or load, and only
+	# after the first chunk is on it. A chunk goes out when 256 KiB are
+	# full (or each second), so the first one is never much above 256
+	# KiB: a 320 KiB tmpfs always holds it and never holds all of what
+	# follows. The demo runs (at most 120 s) until the recorder fails;
+	# cpu-clock at 10 kHz (or the kernel's limit) makes the trace grow
+	# ~300 KB for each second of CPU the demo gets, also on a loaded
+	# machine where its threads rarely contend. --duration is the upper
+	# bound: a recorder that never sees the disk full exits 0 and fails
+	# the test.
+	freq=$(cat /proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null || echo 1000)
+	[ "$freq" -gt 10000 ] && freq=10000
 	unshare -m bash -c '
 		set -u
 		d=$1/disk
 		mkdir -p "$d"
-		mount -t tmpfs -o size=256k tmpfs "$d" || exit 99
-		"$2" record -q -o "$d/full.data" -e syscalls:sys_enter_futex -e cpu-clock \
-			-- "$1/futex_demo" -s 6 >/dev/null 2>"$1/full.err"
+		mount -t tmpfs -o size=320k tmpfs "$d" || exit 99
+		"$2" record -q -o "$d/full.data" -e syscalls:sys_enter_futex -e cpu-clock -F "$4" \
+			--duration 120 -p "$3" >/dev/null 2>"$1/full.err"
 		echo $? >"$1/full.rc"
 		cp "$d/full.data" "$1/full.data" 2>/dev/null
 		umount "$d"
-	' _ "$tmp" "$USTACK"
+	' _ "$tmp" "$USTACK" "$wp" "$freq"
 	urc=$?
+	stop_demo
 	if [ $urc -eq 99 ]; then
 		skip record_full_disk "cannot mount a tmpfs in a private mount namespace"
 	elif ! [ -s "$tmp/full.rc" ]; then
@@ -183,14 +234,24 @@ if [ "$(id -u)" -ne 0 ] && [ "$(sysctl -n kernel.perf_event_paranoid)" -gt 1 ]; 
 else
 	for sig in INT TERM; do
 		name=record_sig$(echo $sig | tr A-Z a-z)
-		"$tmp/futex_demo" -s 30 >/dev/null &
-		wp=$!
-		pids+=($wp)
-		sleep 0.2
+		if ! start_demo 120; then
+			fail $name "futex_demo did not start its threads"
+			stop_demo
+			continue
+		fi
+		rm -f "$tmp/sig.data"
 		"$USTACK" record -q -o "$tmp/sig.data" -e syscalls:sys_enter_futex -e cpu-clock \
 			-p $wp >/dev/null 2>"$tmp/err" &
 		rp=$!
-		sleep 1.5
+		# the signal comes once the recorder has written >= 10 events
+		# (whatever its start-up took), not after a fixed time
+		if ! wait_events "$tmp/sig.data" 10 $rp; then
+			kill -KILL $rp 2>/dev/null
+			wait $rp 2>/dev/null
+			fail $name "no 10 events written within 60 s (stderr '$(head -3 "$tmp/err" | tr '\n' '|')')"
+			stop_demo
+			continue
+		fi
 		kill -$sig $rp
 		wait $rp
 		rc=$?
@@ -207,40 +268,41 @@ else
 			fail $name "report shows $events events (want >= 10)"
 		else
 			pass $name
-			echo "  SIG$sig after 1.5 s: report shows $events events of pid $wp"
+			echo "  SIG$sig: report shows $events events of pid $wp"
 		fi
-		kill -KILL $wp 2>/dev/null
-		wait $wp 2>/dev/null
+		stop_demo
 	done
 fi
 
 # --- SIGKILL: no chance to finish the file; what was written stays readable ---
 if [ "$(id -u)" -ne 0 ] && [ "$(sysctl -n kernel.perf_event_paranoid)" -gt 1 ]; then
 	skip record_sigkill "needs root or kernel.perf_event_paranoid <= 1"
+elif ! start_demo 120; then
+	fail record_sigkill "futex_demo did not start its threads"
+	stop_demo
 else
-	"$tmp/futex_demo" -s 30 >/dev/null &
-	wp=$!
-	pids+=($wp)
-	sleep 0.2
 	"$USTACK" record -q -o "$tmp/kill.data" -e cpu-clock -p $wp >/dev/null 2>"$tmp/err" &
 	rp=$!
-	sleep 2.5
-	kill -KILL $rp
+	# killed once a chunk with events is on disk (a chunk goes out at
+	# least once a second while recording)
+	wait_events "$tmp/kill.data" 1 $rp
+	waited=$?
+	kill -KILL $rp 2>/dev/null
 	wait $rp 2>/dev/null
-	if ! report_check x "$tmp/kill.data"; then
+	if [ $waited -ne 0 ]; then
+		fail record_sigkill "no event written within 60 s (stderr '$(head -3 "$tmp/err" | tr '\n' '|')')"
+	elif ! report_check x "$tmp/kill.data"; then
 		skip record_sigkill "ustack report is not implemented yet"
 	else
 		damage=$(grep -E 'kill\.data.*(damaged|truncated|END)' "$tmp/report.err" | head -1)
-		# the recorder writes a chunk at least once a second
 		if [ "$events" -gt 0 ] && [ -n "$damage" ]; then
 			pass record_sigkill
-			echo "  SIGKILL after 2.5 s: report shows $events events, then: $damage"
+			echo "  SIGKILL: report shows $events events, then: $damage"
 		else
-			fail record_sigkill "report shows $events events of a recorder killed after 2.5 s, stderr '$(grep -v debug "$tmp/report.err" | head -2 | tr '\n' '|')'"
+			fail record_sigkill "report shows $events events of a SIGKILLed recorder, stderr '$(grep -v debug "$tmp/report.err" | head -2 | tr '\n' '|')'"
 		fi
 	fi
-	kill -KILL $wp 2>/dev/null
-	wait $wp 2>/dev/null
+	stop_demo
 fi
 
 [ $fails -eq 0 ]

@@ -29,7 +29,8 @@
 #       __pthread_clockjoin_ex | pthread_join   main   __libc_start_call_main
 #       __libc_start_main   _start
 # and the stack must END there (the outermost frame), with no other frames.
-# PASS only when 100% of the futex events pass, with at least 50 lock waits.
+# PASS only when 100% of the futex events pass, with at least 50 lock waits
+# (the demo runs longer, up to 24 s, on a machine where 1.5 s make fewer).
 # Then `ustack report` (text) must name the same functions as the oracle
 # in every frame of every futex event.
 set -u
@@ -61,22 +62,6 @@ if ! $CC -O2 -fomit-frame-pointer -o "$tmp/futex_demo" "$TOP/examples/futex_demo
 fi
 if readelf -SW "$tmp/futex_demo" | grep -q '\.sframe'; then
 	fail record_futex_demo "the workload has an .sframe section: the test wants CFI only"
-	exit 1
-fi
-
-"$USTACK" record -q -o "$tmp/demo.data" -e syscalls:sys_enter_futex -e cpu-clock \
-	-- "$tmp/futex_demo" >"$tmp/demo.out" 2>"$tmp/record.err"
-rc=$?
-if [ $rc -ne 0 ] || [ -s "$tmp/record.err" ]; then
-	fail record_futex_demo "record exit $rc: $(head -3 "$tmp/record.err" | tr '\n' '|')"
-	exit 1
-fi
-if ! "$USTACK" report -i "$tmp/demo.data" --format raw >"$tmp/raw.txt" 2>"$tmp/report.err"; then
-	if grep -q 'not implemented' "$tmp/report.err"; then
-		skip record_futex_demo "ustack report is not implemented yet"
-		exit 0
-	fi
-	fail record_futex_demo "report --format raw: $(head -3 "$tmp/report.err" | tr '\n' '|')"
 	exit 1
 fi
 
@@ -174,76 +159,113 @@ symbolize_all() {
 	}' "$tmp/symtabs" "$norm"
 }
 
-raw_to_norm "$tmp/raw.txt" >"$tmp/norm.txt"
-symbolize_all "$tmp/norm.txt" >"$tmp/named.txt"
+# record_once SECONDS: the demo for SECONDS under `ustack record`, then
+# its raw report in $tmp/raw.txt (exits the test when either fails)
+record_once() {
+	"$USTACK" record -q -o "$tmp/demo.data" -e syscalls:sys_enter_futex -e cpu-clock \
+		-- "$tmp/futex_demo" -s "$1" >"$tmp/demo.out" 2>"$tmp/record.err"
+	rc=$?
+	if [ $rc -ne 0 ] || [ -s "$tmp/record.err" ]; then
+		fail record_futex_demo "record exit $rc: $(head -3 "$tmp/record.err" | tr '\n' '|')"
+		exit 1
+	fi
+	if ! "$USTACK" report -i "$tmp/demo.data" --format raw >"$tmp/raw.txt" 2>"$tmp/report.err"; then
+		if grep -q 'not implemented' "$tmp/report.err"; then
+			skip record_futex_demo "ustack report is not implemented yet"
+			exit 0
+		fi
+		fail record_futex_demo "report --format raw: $(head -3 "$tmp/report.err" | tr '\n' '|')"
+		exit 1
+	fi
+}
 
-# ---- check every futex event ------------------------------------------------------
-awk -v exe="$tmp/futex_demo" '
-function is(names, re,   k, n, a) {
-	n = split(names, a, "|")
-	for (k = 1; k <= n; k++) if (a[k] ~ ("^(" re ")$")) return 1
-	return 0
-}
-function show(  i, s) {
-	s = ""
-	for (i = 1; i <= nf; i++) s = s " <- " nm[i] (i == 1 ? "" : "")
-	return substr(s, 5)
-}
-# anchor at index k, then tail[1..nt] exactly to the end; frames before k in
-# libc, the first matching leaf
-function chain(kind, anchor, leaf, tailspec,   k, i, nt, t) {
-	for (k = 1; k <= nf; k++) if (is(nm[k], anchor)) break
-	if (k > nf) return "no " anchor " frame"
-	if (k == 1) return "no frame below " anchor
-	if (!is(nm[1], leaf)) return "leaf frame is " nm[1] ", not " leaf
-	for (i = 1; i < k; i++) if (pth[i] !~ /\/libc\.so\.6$/) return "frame " i - 1 " (" nm[i] ") is not in libc"
-	nt = split(tailspec, t, " ")
-	if (nf - k + 1 != nt) return (nf - k + 1) " frames from " anchor " on, want " nt " (" tailspec ")"
-	for (i = 1; i <= nt; i++) if (!is(nm[k + i - 1], t[i])) return "frame " k + i - 2 " is " nm[k + i - 1] ", want " t[i]
-	return ""
-}
-function judge(  why, kind) {
-	if (ev != "futex") return
-	total++
-	if (nf == 0) { why = "no user stack"; kind = "?" }
-	else if (miss) { why = "frame in no file"; kind = "?" }
-	else {
-		for (i = 1; i <= nf; i++) {
-			if (is(nm[i], "_*pthread_mutex_lock")) { kind = "lock"; break }
-			if (is(nm[i], "_*pthread_mutex_unlock(_usercnt)?")) { kind = "unlock"; break }
-			if (is(nm[i], "_*pthread_clockjoin_ex|_*pthread_join")) { kind = "join"; break }
-		}
-		if (kind == "lock")
-			why = chain(kind, "_*pthread_mutex_lock", "syscall|_*lll_lock_wait|.*futex.*",
-				"_*pthread_mutex_lock locked_section worker start_thread _*clone3")
-		else if (kind == "unlock")
-			why = chain(kind, "_*pthread_mutex_unlock(_usercnt)?", "syscall|_*lll_lock_wake|.*futex.*",
-				"_*pthread_mutex_unlock(_usercnt)? locked_section worker start_thread _*clone3")
-		else if (kind == "join")
-			why = chain(kind, "_*pthread_clockjoin_ex|_*pthread_join", ".*futex.*",
-				"_*pthread_clockjoin_ex|_*pthread_join main __libc_start_call_main __libc_start_main _start")
-		else { kind = "other"; why = "not a lock, unlock or join stack" }
+# judge_recording: every futex event of $tmp/raw.txt checked against the
+# oracle; sets total ok locks locks_ok
+judge_recording() {
+	raw_to_norm "$tmp/raw.txt" >"$tmp/norm.txt"
+	symbolize_all "$tmp/norm.txt" >"$tmp/named.txt"
+
+	# ---- check every futex event ------------------------------------------------------
+	awk -v exe="$tmp/futex_demo" '
+	function is(names, re,   k, n, a) {
+		n = split(names, a, "|")
+		for (k = 1; k <= n; k++) if (a[k] ~ ("^(" re ")$")) return 1
+		return 0
 	}
-	count[kind]++
-	if (why == "") { ok++; okk[kind]++ }
-	else if (bad++ < 5) printf "  bad futex event (tid %s, %s): %s\n    %s\n", tid, kind, why, show()
+	function show(  i, s) {
+		s = ""
+		for (i = 1; i <= nf; i++) s = s " <- " nm[i] (i == 1 ? "" : "")
+		return substr(s, 5)
+	}
+	# anchor at index k, then tail[1..nt] exactly to the end; frames before k in
+	# libc, the first matching leaf
+	function chain(kind, anchor, leaf, tailspec,   k, i, nt, t) {
+		for (k = 1; k <= nf; k++) if (is(nm[k], anchor)) break
+		if (k > nf) return "no " anchor " frame"
+		if (k == 1) return "no frame below " anchor
+		if (!is(nm[1], leaf)) return "leaf frame is " nm[1] ", not " leaf
+		for (i = 1; i < k; i++) if (pth[i] !~ /\/libc\.so\.6$/) return "frame " i - 1 " (" nm[i] ") is not in libc"
+		nt = split(tailspec, t, " ")
+		if (nf - k + 1 != nt) return (nf - k + 1) " frames from " anchor " on, want " nt " (" tailspec ")"
+		for (i = 1; i <= nt; i++) if (!is(nm[k + i - 1], t[i])) return "frame " k + i - 2 " is " nm[k + i - 1] ", want " t[i]
+		return ""
+	}
+	function judge(  why, kind) {
+		if (ev != "futex") return
+		total++
+		if (nf == 0) { why = "no user stack"; kind = "?" }
+		else if (miss) { why = "frame in no file"; kind = "?" }
+		else {
+			for (i = 1; i <= nf; i++) {
+				if (is(nm[i], "_*pthread_mutex_lock")) { kind = "lock"; break }
+				if (is(nm[i], "_*pthread_mutex_unlock(_usercnt)?")) { kind = "unlock"; break }
+				if (is(nm[i], "_*pthread_clockjoin_ex|_*pthread_join")) { kind = "join"; break }
+			}
+			if (kind == "lock")
+				why = chain(kind, "_*pthread_mutex_lock", "syscall|_*lll_lock_wait|.*futex.*",
+					"_*pthread_mutex_lock locked_section worker start_thread _*clone3")
+			else if (kind == "unlock")
+				why = chain(kind, "_*pthread_mutex_unlock(_usercnt)?", "syscall|_*lll_lock_wake|.*futex.*",
+					"_*pthread_mutex_unlock(_usercnt)? locked_section worker start_thread _*clone3")
+			else if (kind == "join")
+				why = chain(kind, "_*pthread_clockjoin_ex|_*pthread_join", ".*futex.*",
+					"_*pthread_clockjoin_ex|_*pthread_join main __libc_start_call_main __libc_start_main _start")
+			else { kind = "other"; why = "not a lock, unlock or join stack" }
+		}
+		count[kind]++
+		if (why == "") { ok++; okk[kind]++ }
+		else if (bad++ < 5) printf "  bad futex event (tid %s, %s): %s\n    %s\n", tid, kind, why, show()
+	}
+	$1 == "E" { judge(); ev = $2; tid = $3; nf = 0; miss = 0; next }
+	$1 == "F" {
+		nf++; pth[nf] = $4; nm[nf] = $5
+		if ($4 !~ /^\//) miss = 1
+		next
+	}
+	END {
+		judge()
+		printf "futex events checked: %d (lock waits %d, unlock wakes %d, joins %d, other %d)\n",
+			total, count["lock"], count["unlock"], count["join"], count["other"] + count["?"]
+		printf "complete stacks: %d of %d (%.1f%%); lock waits %d of %d\n", ok, total,
+			total ? 100 * ok / total : 0, okk["lock"], count["lock"]
+		print "RESULT", total, ok, count["lock"] + 0, okk["lock"] + 0
+	}' "$tmp/named.txt" >"$tmp/check.txt"
+	grep -v '^RESULT' "$tmp/check.txt"
+	read -r _ total ok locks locks_ok < <(grep '^RESULT' "$tmp/check.txt")
 }
-$1 == "E" { judge(); ev = $2; tid = $3; nf = 0; miss = 0; next }
-$1 == "F" {
-	nf++; pth[nf] = $4; nm[nf] = $5
-	if ($4 !~ /^\//) miss = 1
-	next
-}
-END {
-	judge()
-	printf "futex events checked: %d (lock waits %d, unlock wakes %d, joins %d, other %d)\n",
-		total, count["lock"], count["unlock"], count["join"], count["other"] + count["?"]
-	printf "complete stacks: %d of %d (%.1f%%); lock waits %d of %d\n", ok, total,
-		total ? 100 * ok / total : 0, okk["lock"], count["lock"]
-	print "RESULT", total, ok, count["lock"] + 0, okk["lock"] + 0
-}' "$tmp/named.txt" >"$tmp/check.txt"
-cat "$tmp/check.txt" | grep -v '^RESULT'
-read -r _ total ok locks locks_ok < <(grep '^RESULT' "$tmp/check.txt")
+
+# The demo's lock waits are what the acceptance is about, and it needs >= 50
+# of them. How many the demo makes in a given time is up to the machine: on
+# a loaded one, or with one CPU, its threads seldom run at the same time and
+# seldom contend. So the demo runs 1.5 s and, while it made fewer than 50
+# lock waits, again twice as long (up to 24 s); EVERY recording made must
+# have all of its futex events complete.
+for secs in 1.5 3 6 12 24; do
+	record_once $secs
+	judge_recording
+	[ "$total" -gt 0 ] && [ "$ok" -eq "$total" ] && [ "$locks" -lt 50 ] || break
+	echo "  ($locks lock waits in $secs s: again, longer)"
+done
 if [ "$total" -gt 0 ] && [ "$ok" -eq "$total" ] && [ "$locks" -ge 50 ]; then
 	pass record_futex_demo_stacks
 else

@@ -55,7 +55,6 @@ fi
 # --- can we ptrace and process_vm_readv at all? (our own probe, not ustack)
 sleep 60 &
 pids+=($!)
-sleep 0.1
 if ! why=$("$tmp/snap_probe" $!); then
 	skip snapshot_eustack "$why"
 	exit 0
@@ -74,12 +73,45 @@ tracers() { cat /proc/$1/task/*/status 2>/dev/null | awk '/^TracerPid:/ { print 
 # utime + stime of the whole process, in clock ticks
 cputime() { sed -E 's/^.*\) //' /proc/$1/stat | awk '{ print $12 + $13 }'; }
 
-# wait_states PID REGEX: until every thread's state matches (2 s at most)
+# Every wait below polls for its condition with a generous bound (30 s):
+# a slow or loaded machine only makes the test slower.
+# wait_states PID REGEX: until every thread's state matches
 wait_states() {
-	local _ st
-	for _ in $(seq 200); do
+	local end=$((SECONDS + 30)) st
+	while [ $SECONDS -lt $end ]; do
 		st=$(states "$1")
 		[ -n "$st" ] && ! echo "$st" | tr ' ' '\n' | grep -v '^$' | grep -qvE "^($2)\$" && return 0
+		sleep 0.01
+	done
+	return 1
+}
+# "TID NR ARGS... SP PC" of every thread: the system call each is blocked in
+# ("running" for one that runs)
+syscalls() { awk '{ f = FILENAME; sub(/\/syscall$/, "", f); sub(/.*\//, "", f); print f, $0 }' /proc/$1/task/*/syscall 2>/dev/null; }
+# wait_blocked PID NRS: until every thread is blocked in one of the system
+# calls NRS (a regex: "202" futex, "0" read, ...) and two reads 0.1 s apart
+# see the very same calls (arguments, sp, pc): a thread that moved, e.g.
+# from a mutex wait to its condition-variable wait, shows as a change. A
+# process with every thread blocked cannot move on its own: the stacks of
+# both tools are then of the same state. ("About to block" is not enough.)
+wait_blocked() {
+	local end=$((SECONDS + 30)) a b
+	while [ $SECONDS -lt $end ]; do
+		a=$(syscalls "$1")
+		if [ -n "$a" ] && ! awk '{ print $2 }' <<<"$a" | grep -qvE "^($2)\$"; then
+			sleep 0.1
+			b=$(syscalls "$1")
+			[ "$a" = "$b" ] && return 0
+		fi
+		sleep 0.01
+	done
+	return 1
+}
+# wait_cpu PID TICKS: until the process has used more than TICKS clock ticks
+wait_cpu() {
+	local end=$((SECONDS + 30))
+	while [ $SECONDS -lt $end ]; do
+		[ "$(cputime "$1" 2>/dev/null || echo 0)" -gt "$2" ] && return 0
 		sleep 0.01
 	done
 	return 1
@@ -169,12 +201,13 @@ check_target() {
 	if [ "$stopped" = 1 ]; then
 		before=$(cputime "$pid")
 		kill -CONT "$pid"
-		sleep 0.3
+		# runs again: uses CPU (polled: it may wait for a CPU a while)
+		wait_cpu "$pid" "$before"
 		after=$(cputime "$pid")
 		if ! echo "$(states "$pid")" | grep -qvE '(^| )[tT] '; then
 			fail "snapshot_eustack_${name}_resumes" "still stopped after SIGCONT: $(states "$pid")"
 		elif [ "$after" -le "$before" ]; then
-			fail "snapshot_eustack_${name}_resumes" "no CPU time used after SIGCONT ($before -> $after ticks)"
+			fail "snapshot_eustack_${name}_resumes" "no CPU time used in 30 s after SIGCONT ($before -> $after ticks)"
 		else
 			pass "snapshot_eustack_${name}_resumes"
 		fi
@@ -199,18 +232,18 @@ busy_rounds() {
 	done
 }
 
-# wait until /proc/PID/exe is $2 (the exec happened), at most 2 s
+# wait until /proc/PID/exe is $2 (the exec happened)
 wait_exe() {
-	local _
-	for _ in $(seq 200); do
+	local end=$((SECONDS + 30))
+	while [ $SECONDS -lt $end ]; do
 		[ "$(readlink /proc/$1/exe 2>/dev/null)" = "$2" ] && return 0
 		sleep 0.01
 	done
 	return 1
 }
 wait_ready() { # file: until the program printed "ready"
-	local _
-	for _ in $(seq 500); do grep -q ready "$1" 2>/dev/null && return 0; sleep 0.01; done
+	local end=$((SECONDS + 30))
+	while [ $SECONDS -lt $end ]; do grep -q ready "$1" 2>/dev/null && return 0; sleep 0.01; done
 	return 1
 }
 
@@ -218,7 +251,8 @@ wait_ready() { # file: until the program printed "ready"
 sleep_bin=$(readlink -f "$(command -v sleep)")
 sleep 300 &
 pid=$!; pids+=("$pid")
-if wait_exe $pid "$sleep_bin" && wait_states $pid S; then
+# blocked in clock_nanosleep (230) or nanosleep (35)
+if wait_exe $pid "$sleep_bin" && wait_blocked $pid '230|35'; then
 	check_target sleep $pid 0
 else
 	fail snapshot_eustack_sleep "sleep did not start"
@@ -230,8 +264,8 @@ mkfifo "$tmp/fifo"
 bash -c 'read x' <"$tmp/fifo" &
 pid=$!; pids+=("$pid")
 exec 9>"$tmp/fifo"
-if wait_exe $pid "$bash_bin" && wait_states $pid S; then
-	sleep 0.1
+# blocked in read (0)
+if wait_exe $pid "$bash_bin" && wait_blocked $pid 0; then
 	check_target bash $pid 0
 else
 	fail snapshot_eustack_bash "bash did not start"
@@ -250,12 +284,14 @@ def work(n):
     for i in range(n):
         s += i * i
     return s
+work(100000)
+print("ready", flush=True)
 while True:
     work(100000)
-' &
+' >"$tmp/python3.out" &
 	pid=$!; pids+=("$pid")
-	if wait_exe $pid "$py_bin"; then
-		sleep 0.3
+	# in the busy loop: past start-up, one work() done
+	if wait_exe $pid "$py_bin" && wait_ready "$tmp/python3.out"; then
 		busy_rounds python3 $pid
 	else
 		fail snapshot_eustack_python3 "python3 did not start"
@@ -266,8 +302,8 @@ fi
 gzip_bin=$(readlink -f "$(command -v gzip)")
 gzip -c </dev/urandom >/dev/null &
 pid=$!; pids+=("$pid")
-if wait_exe $pid "$gzip_bin"; then
-	sleep 0.3
+# compressing: past start-up, 50 ms of CPU used
+if wait_exe $pid "$gzip_bin" && wait_cpu $pid 5; then
 	busy_rounds gzip $pid
 else
 	fail snapshot_eustack_gzip "gzip did not start"
@@ -277,11 +313,11 @@ fi
 for prog in snap_futex32 snap_condvar; do
 	"$tmp/$prog" >"$tmp/$prog.out" &
 	pid=$!; pids+=("$pid")
-	if wait_ready "$tmp/$prog.out" && wait_states $pid S; then
-		sleep 0.2 # from "about to block" to blocked
+	# every thread blocked in futex (202), for good
+	if wait_ready "$tmp/$prog.out" && wait_blocked $pid 202; then
 		check_target $prog $pid 0
 	else
-		fail "snapshot_eustack_$prog" "$prog did not get ready: $(states $pid)"
+		fail "snapshot_eustack_$prog" "$prog did not get ready: $(states $pid); $(syscalls $pid | awk '{ print $1, $2 }' | tr '\n' ' ')"
 	fi
 done
 

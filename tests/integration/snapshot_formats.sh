@@ -10,17 +10,54 @@ pid=
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 if ! command -v python3 >/dev/null; then echo "SKIP snapshot_formats: python3 missing"; exit 0; fi
+# "TID NR ARGS... SP PC" of every thread: the system call each is blocked in
+syscalls() { awk '{ f = FILENAME; sub(/\/syscall$/, "", f); sub(/.*\//, "", f); print f, $0 }' /proc/$1/task/*/syscall 2>/dev/null; }
+# wait_blocked PID NRS N: until N threads are all blocked in one of the
+# system calls NRS (regex) and two reads 0.1 s apart see the same calls
+# (a thread that moved on shows as a change); at most 30 s, polled: a slow
+# or loaded machine only makes this slower
+wait_blocked() {
+	local end=$((SECONDS + 30)) a b
+	while [ $SECONDS -lt $end ]; do
+		a=$(syscalls "$1")
+		if [ "$(grep -c . <<<"$a")" -eq "$3" ] && ! awk '{ print $2 }' <<<"$a" | grep -qvE "^($2)\$"; then
+			sleep 0.1
+			b=$(syscalls "$1")
+			[ "$a" = "$b" ] && return 0
+		fi
+		sleep 0.01
+	done
+	return 1
+}
+# 32 threads in pthread_cond_wait, the main thread in pause(). "ready" once
+# main, holding the mutex, counts 32: each worker counted under the mutex
+# and let go of it only inside pthread_cond_wait.
 cat > "$tmp/t.c" <<'C'
 #include <pthread.h>
+#include <stdio.h>
 #include <unistd.h>
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static void *w(void *a) { pthread_mutex_lock(&m); for (;;) pthread_cond_wait(&cv, &m); return a; }
-int main(void) { pthread_t t; for (int i = 0; i < 32; i++) pthread_create(&t, 0, w, 0); pause(); }
+static int waiting;
+static void *w(void *a) { pthread_mutex_lock(&m); waiting++; for (;;) pthread_cond_wait(&cv, &m); return a; }
+int main(void)
+{
+	pthread_t t;
+	int n = 0;
+
+	for (int i = 0; i < 32; i++) pthread_create(&t, 0, w, 0);
+	while (n < 32) { usleep(1000); pthread_mutex_lock(&m); n = waiting; pthread_mutex_unlock(&m); }
+	printf("ready\n"); fflush(stdout);
+	pause();
+}
 C
 $CC -O2 -pthread "$tmp/t.c" -o "$tmp/t" || { echo "FAIL snapshot_formats: cannot build target"; exit 1; }
-"$tmp/t" & pid=$!
-for _ in $(seq 50); do [ "$(ls /proc/$pid/task 2>/dev/null | wc -l)" -ge 33 ] && break; sleep 0.1; done
+"$tmp/t" >"$tmp/t.out" & pid=$!
+# then every thread blocked for good: futex (202) or pause (34)
+for _ in $(seq 3000); do grep -q ready "$tmp/t.out" && break; sleep 0.01; done
+if ! grep -q ready "$tmp/t.out" || ! wait_blocked "$pid" '202|34' 33; then
+	echo "FAIL snapshot_formats: target not ready: $(syscalls "$pid" | awk '{ print $1, $2 }' | tr '\n' ' ')"; exit 1
+fi
 "$USTACK" snapshot -p "$pid" --format folded > "$tmp/folded" 2>"$tmp/err" || { echo "FAIL snapshot_folded: exit $?: $(cat "$tmp/err")"; exit 1; }
 bad=$(grep -cvE '^[^ ;]+(;[^ ;]+)* [0-9]+$' "$tmp/folded")
 sum=$(awk '{s += $NF} END {print s + 0}' "$tmp/folded")
@@ -63,7 +100,13 @@ C
 $CC -O2 -pthread "$tmp/z.c" -o "$tmp/z" || { echo "FAIL snapshot_zombie_leader: cannot build"; exit 1; }
 kill "$pid" 2>/dev/null
 "$tmp/z" & pid=$!
-for _ in $(seq 50); do grep -q '^State:.*Z' /proc/$pid/status 2>/dev/null && break; sleep 0.1; done
+# the leader a zombie (its syscall file says -1), both threads blocked in
+# pause (34), at most 30 s
+for _ in $(seq 3000); do grep -q '^State:.*Z' /proc/$pid/status 2>/dev/null && break; sleep 0.01; done
+if ! grep -q '^State:.*Z' /proc/$pid/status 2>/dev/null || ! wait_blocked "$pid" '34|-1' 3 ||
+   [ "$(syscalls "$pid" | awk '$2 == 34' | wc -l)" -ne 2 ]; then
+	echo "FAIL snapshot_zombie_leader: target not ready: $(grep State /proc/$pid/status); $(syscalls "$pid" | awk '{ print $1, $2 }' | tr '\n' ' ')"; exit 1
+fi
 out=$("$USTACK" snapshot -p "$pid" 2>"$tmp/err"); rc=$?
 n=$(grep -c '^TID ' <<<"$out")
 if [ $rc -eq 0 ] && [ "$n" -eq 2 ] && [ "$(grep -c ' f+0x' <<<"$out")" -eq 2 ] && grep -q "thread $pid exited" "$tmp/err"; then

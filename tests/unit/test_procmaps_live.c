@@ -188,30 +188,29 @@ static void test_self(void)
 static pid_t spawn_sleep(void)
 {
 	pid_t pid = fork();
-	char path[64], line[512];
+	char path[64], line[64];
 
 	if (pid == 0) {
-		execlp("sleep", "sleep", "30", (char *)NULL);
+		execlp("sleep", "sleep", "300", (char *)NULL);
 		_exit(127);
 	}
 	if (pid < 0)
 		return -1;
-	/* wait until ld.so has mapped libc into the new image */
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	for (int tries = 0; tries < 400; tries++) {
+	/* Wait until ld.so is done mapping: sleep blocked in clock_nanosleep
+	 * (230) or nanosleep (35). libc appearing in the maps is not enough
+	 * (its segments are mapped one after the other), and a fixed delay
+	 * is too short on a loaded machine. Polled, for up to 30 s. */
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	for (int tries = 0; tries < 6000; tries++) {
 		FILE *f = fopen(path, "r");
-		int sleep_seen = 0, libc_seen = 0;
+		int nr = -1;
 
-		while (f && fgets(line, sizeof(line), f)) {
-			sleep_seen |= strstr(line, "/sleep") != NULL;
-			libc_seen |= strstr(line, "/libc.so") != NULL;
-		}
+		if (f && fgets(line, sizeof(line), f))
+			nr = atoi(line);
 		if (f)
 			fclose(f);
-		if (sleep_seen && libc_seen) {
-			usleep(20000);
+		if (nr == 230 || nr == 35)
 			return pid;
-		}
 		usleep(5000);
 	}
 	kill(pid, SIGKILL);

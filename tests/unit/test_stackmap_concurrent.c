@@ -241,6 +241,7 @@ static void test_concurrent_exhaustion(void)
 struct loop_arg {
 	struct ustack_stackmap *map;
 	int t;
+	int started; /* set (atomically) after the thread's first insert */
 	uint64_t ok, other;
 };
 
@@ -262,6 +263,8 @@ static void *loop_until_stopped(void *arg)
 			a->ok++;
 		else
 			a->other++;
+		if (i == 0)
+			__atomic_store_n(&a->started, 1, __ATOMIC_RELEASE);
 	}
 	return NULL;
 }
@@ -277,14 +280,25 @@ static void test_stop_drains_then_reset(void)
 	struct ustack_stackmap_stats st;
 	uint64_t entries, refs, ok = 0;
 	int bad = 0;
-	struct timespec ts = { 0, 30 * 1000 * 1000 };
+	struct timespec ts = { 0, 1000 * 1000 };
+	int all = 0;
 
 	CHECK(m);
 	for (int i = 0; i < NTHREADS; i++) {
 		a[i] = (struct loop_arg){ .map = m, .t = i };
 		pthread_create(&th[i], NULL, loop_until_stopped, &a[i]);
 	}
-	nanosleep(&ts, NULL);
+	/* stop while every thread is inserting: wait until each has done an
+	 * insert (a fixed delay may pass before a thread ever runs on a
+	 * loaded machine); at most 60 s */
+	for (int tries = 0; tries < 60000 && !all; tries++) {
+		all = 1;
+		for (int i = 0; i < NTHREADS; i++)
+			all &= __atomic_load_n(&a[i].started, __ATOMIC_ACQUIRE);
+		if (!all)
+			nanosleep(&ts, NULL);
+	}
+	CHECK(all);
 	CHECK_EQ(ustack_stackmap__reset(m), -EBUSY);  /* still active */
 	CHECK_EQ(ustack_stackmap__stop(m), 0);
 	/* threads may still be looping, but only to be refused */

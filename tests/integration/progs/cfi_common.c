@@ -484,14 +484,52 @@ static unsigned int want_method(void *const *pcs, int i)
 		       USTACK_METHOD_SFRAME : USTACK_METHOD_CFI;
 }
 
+/* A PLT stub's entry at or below @stub, within the 16 bytes of one stub. */
+static int is_stub_entry(uintptr_t target, uintptr_t stub)
+{
+	return target <= stub && stub - target < 16 && in_plt(target);
+}
+
+/* Function @f jumps to the stub (a tail call: jmp rel32, or jcc rel32).
+ * Its bytes are scanned, not decoded: a stray match of both the opcode and
+ * the exact 32-bit displacement to the stub is not a practical concern. */
+static int tail_jumps_to(const struct sym *f, uintptr_t stub)
+{
+	const unsigned char *p = (const unsigned char *)f->lo;
+	size_t n = f->hi - f->lo;
+
+	for (size_t i = 0; i + 5 <= n; i++) {
+		int32_t rel;
+		uintptr_t next;
+
+		if (p[i] == 0xe9) {
+			memcpy(&rel, p + i + 1, 4);
+			next = f->lo + i + 5;
+		} else if (p[i] == 0x0f && i + 6 <= n && (p[i + 1] & 0xf0) == 0x80) {
+			memcpy(&rel, p + i + 2, 4);
+			next = f->lo + i + 6;
+		} else {
+			continue;
+		}
+		if (is_stub_entry(next + (intptr_t)rel, stub))
+			return 1;
+	}
+	return 0;
+}
+
 /*
  * The interrupted pc @stub lies in a PLT stub and the frame after it is
  * @ret: @ret must follow a `call rel32` whose target is the stub's entry
- * (stubs are at most 16 bytes).
+ * (stubs are at most 16 bytes), or whose target is a function that
+ * tail-calls the stub: then the stub returns straight to that function's
+ * caller. (A static glibc's qsort does that: msort_with_tmp ends in `jmp`
+ * to the IPLT stub of memcpy, so a timer that fires on that stub sees the
+ * return address of the recursive msort_with_tmp call.)
  */
 static int called_stub(uintptr_t ret, uintptr_t stub)
 {
 	const unsigned char *c = (const unsigned char *)ret - 5;
+	const struct sym *f;
 	int32_t rel;
 	uintptr_t target;
 
@@ -499,7 +537,10 @@ static int called_stub(uintptr_t ret, uintptr_t stub)
 		return 0;
 	memcpy(&rel, c + 1, 4);
 	target = ret + (intptr_t)rel;
-	return target <= stub && stub - target < 16 && in_plt(target);
+	if (is_stub_entry(target, stub))
+		return 1;
+	f = exe_sym(target);
+	return f && f->lo == target && tail_jumps_to(f, stub);
 }
 
 int cfi_plt_stops, cfi_plt_beyond;
