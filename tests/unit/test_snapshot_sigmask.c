@@ -4,6 +4,9 @@
  * (USTACK_SNAPSHOT_HOLD_SIGNALS). While a target thread is held stopped
  * (opts.hold_ms), a helper thread reads the calling thread's blocked set
  * from /proc/self/task/TID/status (SigBlk), the kernel's own account.
+ * Only readings taken while the child is in its ptrace stop count (state
+ * 't'): outside it, glibc itself blocks every signal for a moment (e.g.
+ * in pthread_create).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,9 +21,27 @@
 #include <ustack/snapshot.h>
 #include "test.h"
 
-static pid_t main_tid;
+static pid_t main_tid, child_pid;
 static volatile int watching;
 static unsigned long long seen;
+static unsigned int in_stop; /* readings taken during the stop */
+
+static char child_state(void)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)child_pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
 
 static void *watch(void *arg)
 {
@@ -28,17 +49,25 @@ static void *watch(void *arg)
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)main_tid);
 	while (watching) {
-		FILE *f = fopen(path, "re");
 		struct timespec ts = { 0, 2000000 };
+		unsigned long long v, blk = 0;
+		FILE *f;
 
-		while (f && fgets(line, sizeof(line), f)) {
-			unsigned long long v;
-
-			if (sscanf(line, "SigBlk: %llx", &v) == 1)
-				seen |= v;
+		if (child_state() != 't') {
+			nanosleep(&ts, NULL);
+			continue;
 		}
+		f = fopen(path, "re");
+		while (f && fgets(line, sizeof(line), f))
+			if (sscanf(line, "SigBlk: %llx", &v) == 1)
+				blk = v;
 		if (f)
 			fclose(f);
+		/* still stopped: the reading is from inside the stop */
+		if (child_state() == 't') {
+			seen |= blk;
+			in_stop++;
+		}
 		nanosleep(&ts, NULL);
 	}
 	return NULL;
@@ -52,6 +81,7 @@ static int blocked_during(pid_t child, unsigned int flags, unsigned long long *o
 	int ret;
 
 	seen = 0;
+	in_stop = 0;
 	watching = 1;
 	if (pthread_create(&th, NULL, watch, NULL))
 		return -EAGAIN;
@@ -59,6 +89,8 @@ static int blocked_during(pid_t child, unsigned int flags, unsigned long long *o
 	watching = 0;
 	pthread_join(th, NULL);
 	*out = seen;
+	if (!ret && !in_stop)
+		ret = -ETIMEDOUT; /* never saw the stop: nothing measured */
 	return ret;
 }
 
@@ -72,7 +104,7 @@ static void test_mask_untouched_unless_asked(void)
 	sigemptyset(&none);
 	pthread_sigmask(SIG_SETMASK, &none, NULL);
 	main_tid = (pid_t)syscall(SYS_gettid);
-	child = fork();
+	child = child_pid = fork();
 	CHECK(child >= 0);
 	if (child == 0) {
 		for (;;)
