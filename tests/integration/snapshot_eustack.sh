@@ -85,28 +85,8 @@ wait_states() {
 	done
 	return 1
 }
-# "TID NR ARGS... SP PC" of every thread: the system call each is blocked in
-# ("running" for one that runs)
-syscalls() { awk '{ f = FILENAME; sub(/\/syscall$/, "", f); sub(/.*\//, "", f); print f, $0 }' /proc/$1/task/*/syscall 2>/dev/null; }
-# wait_blocked PID NRS: until every thread is blocked in one of the system
-# calls NRS (a regex: "202" futex, "0" read, ...) and two reads 0.1 s apart
-# see the very same calls (arguments, sp, pc): a thread that moved, e.g.
-# from a mutex wait to its condition-variable wait, shows as a change. A
-# process with every thread blocked cannot move on its own: the stacks of
-# both tools are then of the same state. ("About to block" is not enough.)
-wait_blocked() {
-	local end=$((SECONDS + 30)) a b
-	while [ $SECONDS -lt $end ]; do
-		a=$(syscalls "$1")
-		if [ -n "$a" ] && ! awk '{ print $2 }' <<<"$a" | grep -qvE "^($2)\$"; then
-			sleep 0.1
-			b=$(syscalls "$1")
-			[ "$a" = "$b" ] && return 0
-		fi
-		sleep 0.01
-	done
-	return 1
-}
+# syscalls PID, wait_blocked PID NRS [N]
+. "${TOP:-$PWD}/tests/integration/lib/wait_blocked.sh"
 # wait_cpu PID TICKS: until the process has used more than TICKS clock ticks
 wait_cpu() {
 	local end=$((SECONDS + 30))

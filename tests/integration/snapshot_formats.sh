@@ -10,25 +10,8 @@ pid=
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 if ! command -v python3 >/dev/null; then echo "SKIP snapshot_formats: python3 missing"; exit 0; fi
-# "TID NR ARGS... SP PC" of every thread: the system call each is blocked in
-syscalls() { awk '{ f = FILENAME; sub(/\/syscall$/, "", f); sub(/.*\//, "", f); print f, $0 }' /proc/$1/task/*/syscall 2>/dev/null; }
-# wait_blocked PID NRS N: until N threads are all blocked in one of the
-# system calls NRS (regex) and two reads 0.1 s apart see the same calls
-# (a thread that moved on shows as a change); at most 30 s, polled: a slow
-# or loaded machine only makes this slower
-wait_blocked() {
-	local end=$((SECONDS + 30)) a b
-	while [ $SECONDS -lt $end ]; do
-		a=$(syscalls "$1")
-		if [ "$(grep -c . <<<"$a")" -eq "$3" ] && ! awk '{ print $2 }' <<<"$a" | grep -qvE "^($2)\$"; then
-			sleep 0.1
-			b=$(syscalls "$1")
-			[ "$a" = "$b" ] && return 0
-		fi
-		sleep 0.01
-	done
-	return 1
-}
+# syscalls PID, wait_blocked PID NRS [N]
+. "${TOP:-$PWD}/tests/integration/lib/wait_blocked.sh"
 # 32 threads in pthread_cond_wait, the main thread in pause(). "ready" once
 # main, holding the mutex, counts 32: each worker counted under the mutex
 # and let go of it only inside pthread_cond_wait.
