@@ -14,7 +14,7 @@
 # paths come from the program, not from ustack.
 #
 # Stacks are read from `ustack report --format folded` and judged by
-# tests/integration/lib/storm_check.py (the same code bench/record uses):
+# tests/integration/lib/record_check.py (the same code bench/record uses):
 # a worker stack is right when it reads clone3;start_thread;storm_thread;
 # fa;fb;fc;write... and the path's recorded count, over all threads, is at
 # most the program's count for it.
@@ -47,7 +47,7 @@ fails=0
 pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
 skip() { echo "SKIP $1: $2"; }
-CHECK="$TOP/tests/integration/lib/storm_check.py"
+CHECK="$TOP/tests/integration/lib/record_check.py"
 
 [ -x "$USTACK" ] || { fail record_storm "no $USTACK"; exit 1; }
 if [ "$(id -u)" -ne 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 1 ]; then
@@ -55,7 +55,7 @@ if [ "$(id -u)" -ne 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 1
 	exit 0
 fi
 if ! command -v python3 >/dev/null; then
-	skip record_storm "python3 not installed (tests/integration/lib/storm_check.py)"
+	skip record_storm "python3 not installed (tests/integration/lib/record_check.py)"
 	exit 0
 fi
 
@@ -166,7 +166,7 @@ for b in copy bpf; do
 	read -r right wrong share < <(awk '/^STORM / { for (i = 3; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 		print v["right"], v["wrong"], v["share"] }' "$tmp/storm-$b.check")
 	if [ $crc -gt 1 ] || [ -z "${right:-}" ]; then
-		fail "record_storm_$b" "storm_check.py failed: $(tail -2 "$tmp/storm-$b.check" | tr '\n' '|')"
+		fail "record_storm_$b" "record_check.py failed: $(tail -2 "$tmp/storm-$b.check" | tr '\n' '|')"
 	elif [ "$wrong" -ne 0 ]; then
 		fail "record_storm_$b" "$wrong events with a wrong stack (share right $share)"
 	elif [ $b = bpf ] && [ $crc -ne 0 ]; then

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""Checks recorded stacks of tests/integration/progs/write_storm.c against the
-paths the program counted itself. Shared by tests/integration/record_storm.sh
-and bench/record/backends.sh (one implementation of "right stack").
+"""Checks of recorded stacks, one implementation of "right stack" for
+tests/integration/record_storm.sh and bench/record/backends.sh: the stacks
+of tests/integration/progs/write_storm.c against the paths the program
+counted itself, those of examples/futex_demo.c against its three shapes,
+and how many stacks reach the program's entry.
 
-  storm_check.py paths COUNTS FOLDED [--label L] [--min-share X] [--show N]
-  storm_check.py reach FOLDED [--frame _start] [--label L]
-  storm_check.py perf2folded [PERF_SCRIPT_OUTPUT]      (stdin when omitted)
+  record_check.py paths COUNTS FOLDED [--label L] [--min-share X] [--show N]
+  record_check.py futex FOLDED [--lost N] [--label L] [--show N]
+  record_check.py reach FOLDED [--frame _start] [--label L]
+  record_check.py perf2folded [PERF_SCRIPT_OUTPUT]      (stdin when omitted)
 
 FOLDED: one line per distinct stack, "comm;root;...;leaf COUNT", as
 `ustack report --format folded` prints it (or perf2folded below).
@@ -34,6 +37,20 @@ Output: a few human-readable lines, then
 (events: all events of the folded input, any thread). Exit status 1 when
 any stack is wrong or the share is below --min-share, 2 on bad input.
 
+futex: stacks of examples/futex_demo.c's futex calls (recorded with
+syscalls:sys_enter_futex). Right, root first, are exactly
+    CLONE start_thread worker locked_section LOCK LIBC...
+        LOCK pthread_mutex_lock or pthread_mutex_unlock(_usercnt) (any
+        __/__GI_ prefix), LIBC one or more frames, the first of them
+        __lll_lock_wait, __lll_lock_wake or a futex/syscall function
+    _start __libc_start_main __libc_start_call_main main JOIN LIBC...
+        JOIN pthread_join or __pthread_clockjoin_ex, LIBC as above
+Anything else, an event without user stack included, is not right. There
+is no count of the program's futex calls to divide by, so
+    share = right / (events + N)
+with N the events the recorder says it lost (--lost).
+    FUTEX label events=E right=R lost=N share=F
+
 reach: share of all events (every line, every thread) whose stack has the
 frame --frame (default _start), i.e. was unwound to the program's entry:
     REACH label events=E reached=R share=F
@@ -41,7 +58,8 @@ frame --frame (default _start), i.e. was unwound to the program's entry:
 perf2folded: `perf script -F comm,ip,sym` output (a "comm" line, then one
 "ADDR SYMBOL" line per frame, innermost first, a blank line after each
 sample) to folded lines, with counts. Frames perf marks "(inlined)" are
-dropped: folded stacks of ustack have real frames only.
+dropped: folded stacks of ustack have real frames only; symbol versions
+(pthread_mutex_lock@@GLIBC_2.2.5) are cut off, as ustack's names have none.
 """
 import re
 import sys
@@ -66,7 +84,7 @@ def read_folded(path):
                 continue
             stack, sep, count = line.rpartition(" ")
             if not sep or not count.isdigit():
-                sys.exit(f"storm_check: {path}:{no}: not a folded line: {line[:120]}")
+                sys.exit(f"record_check: {path}:{no}: not a folded line: {line[:120]}")
             parts = stack.split(";")
             out.append((parts[0], parts[1:], int(count)))
     return out
@@ -78,13 +96,13 @@ def read_counts(path):
         for no, line in enumerate(f, 1):
             w = line.split()
             if len(w) != 2 or not w[1].isdigit():
-                sys.exit(f"storm_check: {path}:{no}: not 'fa;fb;fc COUNT' or 'total N'")
+                sys.exit(f"record_check: {path}:{no}: not 'fa;fb;fc COUNT' or 'total N'")
             if w[0] == "total":
                 total = int(w[1])
             else:
                 counts[w[0]] = int(w[1])
     if total is None or total != sum(counts.values()):
-        sys.exit(f"storm_check: {path}: no total line, or it is not the sum of the paths")
+        sys.exit(f"record_check: {path}: no total line, or it is not the sum of the paths")
     return counts, total
 
 
@@ -126,7 +144,7 @@ def cmd_paths(args):
         else:
             pos.append(args[i]); i += 1
     if len(pos) != 2:
-        sys.exit("usage: storm_check.py paths COUNTS FOLDED [--label L] [--min-share X] [--show N]")
+        sys.exit("usage: record_check.py paths COUNTS FOLDED [--label L] [--min-share X] [--show N]")
     counts, total = read_counts(pos[0])
     lines = read_folded(pos[1])
     events = worker = wrong = nostack = 0
@@ -174,6 +192,60 @@ def cmd_paths(args):
     return 0 if ok else 1
 
 
+LOCK = re.compile(r"^(__GI_)?_*pthread_mutex_(lock|unlock(_usercnt)?)$")
+JOIN = re.compile(r"^(__GI_)?_*pthread_(clock)?join(_ex)?$")
+FUTEX_LEAF = re.compile(r"lll_lock_wa(it|ke)|futex|syscall")
+FUTEX_OWN = {"worker", "locked_section", "main", "start_thread", "_start"}
+
+
+def futex_shape(frames):
+    """'lock', 'unlock' or 'join' for a right stack, None else"""
+    def leaf_ok(leaf):
+        return bool(leaf) and FUTEX_LEAF.search(leaf[0]) is not None and \
+            not any(x in FUTEX_OWN or LOCK.match(x) or JOIN.match(x) for x in leaf)
+    if len(frames) >= 6 and CLONE.match(frames[0]) and frames[1:4] == \
+            ["start_thread", "worker", "locked_section"] and LOCK.match(frames[4]) and leaf_ok(frames[5:]):
+        return "unlock" if "unlock" in frames[4] else "lock"
+    if len(frames) >= 6 and frames[:4] == ["_start", "__libc_start_main", "__libc_start_call_main", "main"] \
+            and JOIN.match(frames[4]) and leaf_ok(frames[5:]):
+        return "join"
+    return None
+
+
+def cmd_futex(args):
+    label, lost, show = "", 0, 3
+    pos = []
+    i = 0
+    while i < len(args):
+        if args[i] == "--label":
+            label = args[i + 1]; i += 2
+        elif args[i] == "--lost":
+            lost = int(args[i + 1]); i += 2
+        elif args[i] == "--show":
+            show = int(args[i + 1]); i += 2
+        else:
+            pos.append(args[i]); i += 1
+    if len(pos) != 1:
+        sys.exit("usage: record_check.py futex FOLDED [--lost N] [--label L] [--show N]")
+    events, kinds, other = 0, {"lock": 0, "unlock": 0, "join": 0}, []
+    for comm, frames, n in read_folded(pos[0]):
+        events += n
+        k = futex_shape(frames)
+        if k:
+            kinds[k] += n
+        else:
+            other.append((n, comm, frames))
+    right = sum(kinds.values())
+    share = right / (events + lost) if events + lost else 0.0
+    tag = f"{label}: " if label else ""
+    print(f"{tag}{events} events ({lost} lost): {right} with a right stack (lock {kinds['lock']}, "
+          f"unlock {kinds['unlock']}, join {kinds['join']}), {events - right} other")
+    for n, comm, frames in sorted(other, key=lambda o: -o[0])[:show]:
+        print(f"  OTHER {n} x {comm};{';'.join(frames)}")
+    print(f"FUTEX {label or '-'} events={events} right={right} lost={lost} share={share:.4f}")
+    return 0
+
+
 def cmd_reach(args):
     label, frame = "", "_start"
     pos = []
@@ -186,7 +258,7 @@ def cmd_reach(args):
         else:
             pos.append(args[i]); i += 1
     if len(pos) != 1:
-        sys.exit("usage: storm_check.py reach FOLDED [--frame NAME] [--label L]")
+        sys.exit("usage: record_check.py reach FOLDED [--frame NAME] [--label L]")
     events = reached = 0
     for _, frames, n in read_folded(pos[0]):
         events += n
@@ -219,7 +291,8 @@ def cmd_perf2folded(args):
             sym = w[1].strip() if len(w) > 1 else "[unknown]"
             if sym.endswith("(inlined)"):
                 continue
-            sym = re.sub(r"\+0x[0-9a-f]+$", "", sym.split(" (")[0].strip()) or "[unknown]"
+            sym = re.sub(r"\+0x[0-9a-f]+$", "", sym.split(" (")[0].strip())
+            sym = re.sub(r"@.*$", "", sym) or "[unknown]"  # pthread_mutex_lock@@GLIBC_2.2.5
             frames.append(sym)
         else:
             flush()
@@ -233,7 +306,7 @@ def cmd_perf2folded(args):
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    cmd = {"paths": cmd_paths, "reach": cmd_reach, "perf2folded": cmd_perf2folded}.get(sys.argv[1])
+    cmd = {"paths": cmd_paths, "futex": cmd_futex, "reach": cmd_reach, "perf2folded": cmd_perf2folded}.get(sys.argv[1])
     if not cmd:
         sys.exit(__doc__)
     sys.exit(cmd(sys.argv[2:]))
