@@ -20,8 +20,9 @@
 # most the program's count for it.
 #
 # record_storm_copy   storm (4 threads, 80000 writes): no wrong stack;
-#                     at least 100 right ones (even a ring buffer that is
-#                     never read holds 250 events of 16 KiB per CPU); the
+#                     at least 50 right ones (even a ring buffer that is
+#                     never read holds 62 events of 16 KiB: 1 MiB per CPU
+#                     on a machine of more than 16 CPUs, else 4 MiB); the
 #                     share recorded right is printed, not asserted (the
 #                     copy backend loses events under load by design)
 # record_storm_bpf    the same storm: no wrong stack and >= 99% of the
@@ -171,8 +172,8 @@ for b in copy bpf; do
 		fail "record_storm_$b" "$wrong events with a wrong stack (share right $share)"
 	elif [ $b = bpf ] && [ $crc -ne 0 ]; then
 		fail "record_storm_$b" "share of writes recorded with the right stack $share, want >= 0.99"
-	elif [ "$right" -lt 100 ]; then
-		fail "record_storm_$b" "only $right events with the right stack (want >= 100)"
+	elif [ "$right" -lt 50 ]; then
+		fail "record_storm_$b" "only $right events with the right stack (want >= 50)"
 	else
 		pass "record_storm_$b"
 	fi
