@@ -23,7 +23,9 @@ first,
 CLONE one of clone3, __clone3, __GI___clone3, clone, __clone; fa fb fc three
 of f0..f15; WRITE a function whose name holds "write" (write,
 __GI___libc_write, ...): the frame write(2) was called into; below it (leaf
-side) only frames that are no worker frame. A worker line with no frame at
+side) only frames that are no worker frame (libc's, and the event's kernel
+frames where the recorder has them: the folded line of ustack puts the
+kernel stack after the user stack's leaf). A worker line with no frame at
 all is an event the recorder kept without a user stack (after lost
 records): counted as "no stack", not as wrong. Anything else is a WRONG
 stack. The recorded counts of each path (summed over threads and over lines
@@ -42,7 +44,8 @@ syscalls:sys_enter_futex). Right, root first, are exactly
     CLONE start_thread worker locked_section LOCK LIBC...
         LOCK pthread_mutex_lock or pthread_mutex_unlock(_usercnt) (any
         __/__GI_ prefix), LIBC one or more frames, the first of them
-        __lll_lock_wait, __lll_lock_wake or a futex/syscall function
+        __lll_lock_wait, __lll_lock_wake or a futex/syscall function (kernel
+        frames may follow)
     _start __libc_start_main __libc_start_call_main main JOIN LIBC...
         JOIN pthread_join or __pthread_clockjoin_ex, LIBC as above
 Anything else, an event without user stack included, is not right. There
