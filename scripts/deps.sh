@@ -8,7 +8,9 @@ PKGS=(
   make               # build
   binutils           # as --gsframe, objdump --sframe, readelf (build, test oracles)
   libc6-dev          # headers
-  clang              # libFuzzer targets (make fuzz)
+  clang              # libFuzzer targets (make fuzz); BPF programs (-target bpf)
+  libbpf-dev         # loading the BPF backend's program (record --backend bpf)
+  bpftool            # BPF skeleton headers (build)
   libclang-rt-14-dev # libFuzzer / sanitizer runtimes for clang
   elfutils           # eu-stack, eu-readelf (test oracles)
   libelf-dev         # symbolizer

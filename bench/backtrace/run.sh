@@ -69,7 +69,7 @@ gen >"$OUT/bench_gen.c.tmp" && mv "$OUT/bench_gen.c.tmp" "$OUT/bench_gen.c"
 COMMON=(-std=gnu11 -O2 -D_GNU_SOURCE -Iinclude -I$SRC -Wall)
 SF=(-fomit-frame-pointer $GSFRAME)
 $CC "${COMMON[@]}" "${SF[@]}" -DBENCH_SELF -o "$OUT/bench_bt_self" \
-	$SRC/bench_bt.c "$OUT/bench_gen.c" build/libustack.a -lpthread -ldl
+	$SRC/bench_bt.c "$OUT/bench_gen.c" build/libustack.a -lpthread -ldl -lbpf
 $CC "${COMMON[@]}" "${SF[@]}" -DBENCH_UNW -o "$OUT/bench_bt_unw" \
 	$SRC/bench_bt.c "$OUT/bench_gen.c" -lunwind
 $CC "${COMMON[@]}" -fno-omit-frame-pointer -DBENCH_FP -o "$OUT/bench_bt_fp" \
@@ -80,7 +80,7 @@ $CC "${COMMON[@]}" -fno-omit-frame-pointer -DBENCH_FP -o "$OUT/bench_bt_fp" \
 # the same CFI.
 NOSF=(-fomit-frame-pointer)
 $CC "${COMMON[@]}" "${NOSF[@]}" -DBENCH_SELF -o "$OUT/bench_bt_self_cfi" \
-	$SRC/bench_bt.c "$OUT/bench_gen.c" build/libustack.a -lpthread -ldl
+	$SRC/bench_bt.c "$OUT/bench_gen.c" build/libustack.a -lpthread -ldl -lbpf
 $CC "${COMMON[@]}" "${NOSF[@]}" -DBENCH_UNW -o "$OUT/bench_bt_unw_cfi" \
 	$SRC/bench_bt.c "$OUT/bench_gen.c" -lunwind
 

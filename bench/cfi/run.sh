@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../.."
 make -s build/libustack.a >/dev/null
 out=build/bench/bench_cfi
 mkdir -p build/bench
-${CC:-gcc} -std=gnu11 -O2 -D_GNU_SOURCE -Iinclude -Isrc -o "$out" bench/cfi/bench_cfi.c build/libustack.a -lpthread -ldl
+${CC:-gcc} -std=gnu11 -O2 -D_GNU_SOURCE -Iinclude -Isrc -o "$out" bench/cfi/bench_cfi.c build/libustack.a -lpthread -ldl -lbpf
 if [ $# -eq 0 ]; then
 	set -- /lib/x86_64-linux-gnu/libc.so.6 /usr/lib/x86_64-linux-gnu/libstdc++.so.6 /usr/bin/gdb
 	# each libLLVM once (the .so.1 names are symlinks)

@@ -14,7 +14,7 @@ PY=/usr/bin/python3
 [ -x $PY ] || PY=$(command -v python3)
 [ -f build/libustack.a ] || make -s build/libustack.a
 ${CC:-gcc} -std=gnu11 -O2 -D_GNU_SOURCE -Iinclude -o "$out/bench_procmaps" bench/procmaps/bench_procmaps.c \
-	build/libustack.a -lpthread -ldl
+	build/libustack.a -lpthread -ldl -lbpf
 
 fifo=$(mktemp -u)
 mkfifo "$fifo"

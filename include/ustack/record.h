@@ -18,6 +18,16 @@
 extern "C" {
 #endif
 
+/** Where user stacks are unwound. */
+enum ustack_record_backend {
+	/** bpf where its program loads, else copy (the stats say which and why) */
+	USTACK_RECORD_AUTO = 0,
+	/** in the kernel, by a BPF program, at the event: no stack copies */
+	USTACK_RECORD_BPF = 1,
+	/** in user space, from 16 KiB of stack copied per event (perf's way) */
+	USTACK_RECORD_COPY = 2,
+};
+
 /** Totals of a recording (also passed to the progress callback). */
 struct ustack_record_stats {
 	uint64_t samples;       /**< perf samples received */
@@ -36,6 +46,20 @@ struct ustack_record_stats {
 	uint64_t frames_by_method[8]; /**< indexed by enum ustack_method */
 	double seconds;         /**< recording time */
 	int child_status;       /**< wait status of the recorded command (-- CMD) */
+	uint32_t backend;       /**< enum ustack_record_backend used (BPF or COPY) */
+	char backend_note[200]; /**< auto: why bpf was not used ("" otherwise) */
+	uint64_t kernel_bytes;  /**< bytes the kernel handed to the recorder (ring
+	                             buffers, kernel stacks read from a map) */
+	uint64_t not_loaded;    /**< bpf: walks stopped at a file whose table was
+	                             not in the kernel yet */
+	uint64_t copied;        /**< bpf: of those (and of walks that found the
+	                             mappings locked), stacks finished in user space
+	                             from a copy of the stack */
+	uint64_t read_faults;   /**< bpf: walks stopped at a page that could not
+	                             be read without faulting */
+	uint64_t tables_loaded; /**< bpf: unwind tables put into the kernel */
+	uint64_t table_bytes;   /**< bpf: their bytes in the kernel now */
+	uint64_t tables_evicted; /**< bpf: tables dropped for the memory budget */
 };
 
 typedef void (*ustack_record_progress_fn)(void *ctx, const struct ustack_record_stats *st);
@@ -62,6 +86,8 @@ struct ustack_record_opts {
 	 *  opened again when needed. Bounds memory on machines with many
 	 *  mapped files (-a) */
 	unsigned int max_tables;
+	/** enum ustack_record_backend (0: auto) */
+	unsigned int backend;
 };
 
 /**

@@ -25,12 +25,13 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ustack record [-o FILE] [-e EVENT]... [-F HZ] [--stack-size BYTES]\n"
-		"                     [--duration SECONDS] (-p PID[,PID...] | -a | -- CMD [ARGS...])\n"
+		"usage: ustack record [-o FILE] [-e EVENT]... [-F HZ] [--backend bpf|copy|auto]\n"
+		"                     [--stack-size BYTES] [--duration SECONDS]\n"
+		"                     (-p PID[,PID...] | -a | -- CMD [ARGS...])\n"
 		"\n"
 		"Record events with their kernel stacks and user stacks, unwound without\n"
-		"frame pointers (SFrame, DWARF CFI) from a copy of the top of the user stack,\n"
-		"each frame stored as file offset + file id, each distinct stack once.\n"
+		"frame pointers (SFrame, DWARF CFI), each frame stored as file offset + file\n"
+		"id, each distinct stack once.\n"
 		"\n"
 		"  -o, --output FILE     trace file (default ustack.data)\n"
 		"  -e, --event EVENT     cpu-clock (default), task-clock, page-faults,\n"
@@ -38,7 +39,13 @@ static void usage(FILE *f)
 		"                        or any tracepoint SUBSYSTEM:NAME (e.g.\n"
 		"                        syscalls:sys_enter_futex); repeat for several\n"
 		"  -F, --freq HZ         sampling frequency of non-tracepoint events (default 999)\n"
-		"      --stack-size B    user stack bytes copied per sample (default 16384, max 65528)\n"
+		"      --backend B       where user stacks are unwound:\n"
+		"                        bpf: in the kernel at the event, by a BPF program, from\n"
+		"                             the same tables (no stack copies, ~56 bytes/event)\n"
+		"                        copy: in user space from a copy of the top of the stack\n"
+		"                        auto (default): bpf where it loads, else copy\n"
+		"      --stack-size B    copy: user stack bytes copied per sample (default 16384,\n"
+		"                        max 65528)\n"
 		"  -d, --duration S      stop after S seconds\n"
 		"  -p, --pid PIDS        record these processes (and their new threads)\n"
 		"  -a, --all-cpus        record every process\n"
@@ -75,6 +82,7 @@ int cmd_record(int argc, char **argv)
 		{ "all-cpus", no_argument, NULL, 'a' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "max-tables", required_argument, NULL, 'T' },
+		{ "backend", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -143,6 +151,18 @@ int cmd_record(int argc, char **argv)
 			}
 			o.max_tables = (unsigned int)v;
 			break;
+		case 'B':
+			if (!strcmp(optarg, "bpf"))
+				o.backend = USTACK_RECORD_BPF;
+			else if (!strcmp(optarg, "copy"))
+				o.backend = USTACK_RECORD_COPY;
+			else if (!strcmp(optarg, "auto"))
+				o.backend = USTACK_RECORD_AUTO;
+			else {
+				cli_error("record: --backend takes bpf, copy or auto");
+				return 2;
+			}
+			break;
 		case 'q':
 			quiet = 1;
 			break;
@@ -188,6 +208,21 @@ int cmd_record(int argc, char **argv)
 			(unsigned long long)st.kernel_stacks, st.bytes / 1024.0,
 			st.events ? (double)st.bytes / st.events : 0.0,
 			(unsigned long long)st.lost, st.seconds);
+	if (!quiet && st.backend == USTACK_RECORD_BPF)
+		fprintf(stderr, "ustack: backend bpf: kernel->user %llu bytes (%.1f bytes/event), "
+				"%llu tables in the kernel (%.1f MiB, %llu evicted), %llu walks stopped "
+				"at a table not loaded yet (%llu finished from a stack copy), "
+				"%llu at an unreadable page\n",
+			(unsigned long long)st.kernel_bytes,
+			st.events ? (double)st.kernel_bytes / st.events : 0.0,
+			(unsigned long long)st.tables_loaded, st.table_bytes / 1048576.0,
+			(unsigned long long)st.tables_evicted, (unsigned long long)st.not_loaded,
+			(unsigned long long)st.copied, (unsigned long long)st.read_faults);
+	else if (!quiet)
+		fprintf(stderr, "ustack: backend copy: kernel->user %llu bytes (%.1f bytes/event)%s%s\n",
+			(unsigned long long)st.kernel_bytes,
+			st.events ? (double)st.kernel_bytes / st.events : 0.0,
+			st.backend_note[0] ? "; bpf not used: " : "", st.backend_note);
 	/* a recorded command's failure is the command's, not ours: report it */
 	if (o.argv && WIFEXITED(st.child_status) && WEXITSTATUS(st.child_status))
 		fprintf(stderr, "ustack: %s exited with status %d\n", o.argv[0],

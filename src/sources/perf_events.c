@@ -70,6 +70,7 @@ struct ustack_perf_session {
 	int nr_cpus;
 	unsigned int pages;
 	uint64_t bad;
+	uint64_t bytes; /* read from the ring buffers */
 	/* round buffer */
 	uint8_t *buf;
 	uint64_t buf_len, buf_cap;
@@ -443,9 +444,25 @@ int ustack_perf_session__disable(struct ustack_perf_session *s)
 	return ioctl_all(s, PERF_EVENT_IOC_DISABLE);
 }
 
+int ustack_perf_session__for_each_fd(struct ustack_perf_session *s, int event,
+				     int (*fn)(void *ctx, int fd), void *ctx)
+{
+	int ret;
+
+	for (int i = 0; i < s->nr_fds; i++)
+		if (s->fds[i].event == event && (ret = fn(ctx, s->fds[i].fd)))
+			return ret;
+	return 0;
+}
+
 uint64_t ustack_perf_session__bad_records(const struct ustack_perf_session *s)
 {
 	return s->bad;
+}
+
+uint64_t ustack_perf_session__bytes(const struct ustack_perf_session *s)
+{
+	return s->bytes;
 }
 
 void ustack_perf_session__close(struct ustack_perf_session *s)
@@ -520,6 +537,7 @@ static int drain_ring(struct ustack_perf_session *s, struct perf_ring *r, uint32
 			.seq = (*seq)++,
 		};
 		s->buf_len += h.size;
+		s->bytes += h.size;
 		tail += h.size;
 	}
 	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
@@ -554,32 +572,68 @@ static int parse_record(struct ustack_perf_session *s, const uint8_t *r, uint32_
 	return ustack_perf_record__parse(&s->parser, r, len, out);
 }
 
-int ustack_perf_session__poll(struct ustack_perf_session *s, int timeout_ms,
-			      ustack_perf_record_fn fn, void *ctx)
+/* Keep the undelivered records [from, nr_pend) for the next round: moved to
+ * the front of the round buffer, in their (sorted) order. */
+static void keep_rest(struct ustack_perf_session *s, uint64_t from)
+{
+	uint64_t len = 0;
+	uint8_t *tmp;
+
+	if (from >= s->nr_pend) {
+		s->buf_len = 0;
+		s->nr_pend = 0;
+		return;
+	}
+	for (uint64_t i = from; i < s->nr_pend; i++)
+		len += s->pend[i].len;
+	tmp = malloc(len);
+	if (!tmp) {
+		/* cannot keep them: deliver-order is lost, drop (counted) */
+		s->bad += s->nr_pend - from;
+		s->buf_len = 0;
+		s->nr_pend = 0;
+		return;
+	}
+	len = 0;
+	for (uint64_t i = from; i < s->nr_pend; i++) {
+		memcpy(tmp + len, s->buf + s->pend[i].off, s->pend[i].len);
+		s->pend[i - from] = s->pend[i];
+		s->pend[i - from].off = len;
+		s->pend[i - from].seq = (uint32_t)(i - from);
+		len += s->pend[i].len;
+	}
+	memcpy(s->buf, tmp, len);
+	free(tmp);
+	s->buf_len = len;
+	s->nr_pend -= from;
+}
+
+int ustack_perf_session__poll_until(struct ustack_perf_session *s, int timeout_ms,
+				    uint64_t until, ustack_perf_record_fn fn, void *ctx)
 {
 	struct pollfd pfds[256];
 	int np = 0, delivered = 0;
-	uint32_t seq = 0;
+	uint32_t seq = (uint32_t)s->nr_pend;
+	uint64_t i;
 
-	for (int i = 0; i < s->nr_rings && np < (int)ARRAY_SIZE(pfds); i++)
-		if (s->rings[i].fd >= 0)
-			pfds[np++] = (struct pollfd){ .fd = s->rings[i].fd, .events = POLLIN };
+	for (int k = 0; k < s->nr_rings && np < (int)ARRAY_SIZE(pfds); k++)
+		if (s->rings[k].fd >= 0)
+			pfds[np++] = (struct pollfd){ .fd = s->rings[k].fd, .events = POLLIN };
 	if (timeout_ms && poll(pfds, np, timeout_ms) < 0 && errno != EINTR)
 		return -errno;
 
-	s->buf_len = 0;
-	s->nr_pend = 0;
-	for (int i = 0; i < s->nr_rings; i++) {
+	/* records kept from the last round come first (seq below the new) */
+	for (int k = 0; k < s->nr_rings; k++) {
 		int ret;
 
-		if (s->rings[i].fd < 0)
+		if (s->rings[k].fd < 0)
 			continue;
-		ret = drain_ring(s, &s->rings[i], &seq);
+		ret = drain_ring(s, &s->rings[k], &seq);
 		if (ret)
 			return ret;
 	}
 	qsort(s->pend, s->nr_pend, sizeof(*s->pend), pend_cmp);
-	for (uint64_t i = 0; i < s->nr_pend; i++) {
+	for (i = 0; i < s->nr_pend && s->pend[i].time <= until; i++) {
 		struct ustack_perf_record rec;
 		int ret = parse_record(s, s->buf + s->pend[i].off, s->pend[i].len, &rec);
 
@@ -592,5 +646,12 @@ int ustack_perf_session__poll(struct ustack_perf_session *s, int timeout_ms,
 		fn(ctx, &rec);
 		delivered++;
 	}
+	keep_rest(s, i);
 	return delivered;
+}
+
+int ustack_perf_session__poll(struct ustack_perf_session *s, int timeout_ms,
+			      ustack_perf_record_fn fn, void *ctx)
+{
+	return ustack_perf_session__poll_until(s, timeout_ms, UINT64_MAX, fn, ctx);
 }

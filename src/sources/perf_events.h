@@ -124,8 +124,27 @@ int ustack_perf_session__disable(struct ustack_perf_session *s);
 int ustack_perf_session__poll(struct ustack_perf_session *s, int timeout_ms,
 			      ustack_perf_record_fn fn, void *ctx);
 
+/**
+ * Call @fn for every perf event fd opened for event index @event (the BPF
+ * backend attaches its program to them). Stops at and returns the first
+ * non-zero result.
+ */
+int ustack_perf_session__for_each_fd(struct ustack_perf_session *s, int event,
+				     int (*fn)(void *ctx, int fd), void *ctx);
+
+/**
+ * The same, delivering only the records with time <= @until; the others
+ * wait, in order, for a later call (the BPF backend merges the side-band
+ * with its own ring buffer this way).
+ */
+int ustack_perf_session__poll_until(struct ustack_perf_session *s, int timeout_ms,
+				    uint64_t until, ustack_perf_record_fn fn, void *ctx);
+
 /** Records the parser rejected as malformed (counted, never passed on). */
 uint64_t ustack_perf_session__bad_records(const struct ustack_perf_session *s);
+
+/** Bytes of records read from the ring buffers so far. */
+uint64_t ustack_perf_session__bytes(const struct ustack_perf_session *s);
 
 void ustack_perf_session__close(struct ustack_perf_session *s);
 

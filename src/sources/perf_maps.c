@@ -365,6 +365,14 @@ void ustack_recmaps__file_info(struct ustack_recmaps *rm, struct pm_file *f, uin
 	ustack_modtab__put(m);
 }
 
+struct ustack_modtab *ustack_recmaps__tables(struct ustack_recmaps *rm, uint32_t pid,
+					     const struct pm_vma *v)
+{
+	struct pm_file *f = v ? ustack_recmaps__file(rm, v->file) : NULL;
+
+	return f ? file_mod(rm, f, pid, v) : NULL;
+}
+
 void ustack_recmaps__set_pid(struct ustack_recmaps *rm, uint32_t pid)
 {
 	rm->cur_pid = pid;

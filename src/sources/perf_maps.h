@@ -57,6 +57,14 @@ const struct pm_vma *ustack_recmaps__find(struct ustack_recmaps *rm, uint32_t pi
 struct pm_file *ustack_recmaps__file(struct ustack_recmaps *rm, int32_t idx);
 /** Fill build ID and debuglink of @f (read from the ELF once). */
 void ustack_recmaps__file_info(struct ustack_recmaps *rm, struct pm_file *f, uint32_t pid);
+/**
+ * The unwind tables of the file of mapping @v of @pid (for the BPF
+ * backend's kernel copy).
+ * @return a reference (ustack_modtab__put() it), or NULL when the file has
+ *         none or cannot be opened
+ */
+struct ustack_modtab *ustack_recmaps__tables(struct ustack_recmaps *rm, uint32_t pid,
+					     const struct pm_vma *v);
 /** The file_map record of @file_id: 0 or -ENOENT. */
 int ustack_recmaps__file_map(struct ustack_recmaps *rm, uint64_t file_id, struct ustack_file_map *fm);
 

@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <dirent.h>
 #include <ctype.h>
+#include <linux/perf_event.h>
 
 #include <ustack/procmaps.h>
 #include <ustack/record.h>
@@ -38,44 +39,7 @@
 #include "sources/perf_maps.h"
 #include "unwind/unwind.h"
 
-#define MAX_USER_FRAMES 127
-/* user stack words: two per frame, ustack_trace_pack_frame() */
-
-struct tid_comm {
-	uint32_t tid;
-	char comm[16];
-};
-
-struct rec {
-	const struct ustack_record_opts *o;
-	struct ustack_record_stats st;
-	struct ustack_perf_event_spec events[USTACK_PERF_MAX_EVENTS];
-	int nr_events;
-	struct ustack_perf_session *ps;
-	struct ustack_modcache *mc;
-	struct ustack_recmaps *rm;
-	struct ustack_deferred *def;
-	struct ustack_deferred_consumer consumer;
-	struct ustack_stackmap *kmap, *umap;
-	struct ustack_trace_writer *w;
-	int werr;       /* first writer (or other fatal) error */
-	char errmsg[320]; /* its message when it is not the trace file's */
-	uint64_t bad_maps;   /* mapping records the picture refused */
-	uint64_t unreadable; /* processes whose mappings could not be read (-a) */
-	/* scratch */
-	uint64_t words[2 * MAX_USER_FRAMES];
-	struct ustack_trace_frame frames[MAX_USER_FRAMES];
-	/* kernel symbols, loaded by a thread from the start */
-	struct ustack_kallsyms *ksyms;
-	int ksyms_loaded, ksyms_thread_started;
-	pthread_t ksyms_thread;
-	/* thread names, for FORK records */
-	struct tid_comm *comms;
-	size_t nr_comms, cap_comms;
-	struct ustack_u64map *comm_of; /* tid -> index in comms (-a: thousands of threads) */
-	const struct ustack_perf_sample *cur; /* the sample being requested */
-	uint64_t t0;
-};
+#include "sources/recorder.h"
 
 static uint64_t mono_ns(void)
 {
@@ -117,7 +81,7 @@ static struct tid_comm *comm_slot(struct rec *r, uint32_t tid, int create)
 	return &r->comms[r->nr_comms++];
 }
 
-static void write_thread(struct rec *r, uint64_t time, uint32_t pid, uint32_t tid, uint32_t flags,
+void rec_write_thread(struct rec *r, uint64_t time, uint32_t pid, uint32_t tid, uint32_t flags,
 			 const char *comm)
 {
 	struct ustack_trace_thread t = { .time = time, .pid = pid, .tid = tid, .flags = flags,
@@ -230,25 +194,60 @@ static int copy_is_code(void *ctx, uint64_t pc)
 	return ustack_recmaps__is_code(((struct stack_copy *)ctx)->rm, pc);
 }
 
-static int unwind_sample(void *ctx, const struct ustack_deferred_sample *s,
-			 struct ustack_frame *frames, uint32_t max, uint32_t *stop)
+int rec_unwind_copy(struct rec *r, uint32_t pid, uint64_t ip, uint64_t sp, uint64_t bp,
+		    const void *stack, uint64_t size, struct ustack_frame *frames, uint32_t max,
+		    uint32_t *stop)
 {
-	struct rec *r = ctx;
-	struct stack_copy c = { .base = s->sp, .data = s->stack, .size = s->stack_size, .rm = r->rm };
+	struct stack_copy c = { .base = sp, .data = stack, .size = size, .rm = r->rm };
 	struct ustack_unwind_ops ops = {
 		.find_row = copy_find_row, .read = copy_read, .is_code = copy_is_code, .ctx = &c,
 	};
-	struct ustack_regs regs = { .pc = s->ip, .sp = s->sp, .fp = s->bp };
-	struct ustack_unwind_opts uo = { .sz = sizeof(uo), .stack_lo = s->sp,
-					 .stack_hi = s->sp + s->stack_size };
+	struct ustack_regs regs = { .pc = ip, .sp = sp, .fp = bp };
+	struct ustack_unwind_opts uo = { .sz = sizeof(uo), .stack_lo = sp, .stack_hi = sp + size };
 	unsigned int why;
 	int n;
 
-	ustack_recmaps__set_pid(r->rm, s->pid);
+	ustack_recmaps__set_pid(r->rm, pid);
 	n = ustack_unwind(&ops, &regs, &uo, frames, (int)max, &why);
 	*stop = why;
 	r->st.unwinds++;
 	return n;
+}
+
+static int unwind_sample(void *ctx, const struct ustack_deferred_sample *s,
+			 struct ustack_frame *frames, uint32_t max, uint32_t *stop)
+{
+	return rec_unwind_copy(ctx, s->pid, s->ip, s->sp, s->bp, s->stack, s->stack_size, frames,
+			       max, stop);
+}
+
+int rec_store_frames(struct rec *r, uint32_t pid, const struct ustack_frame *frames, uint32_t n,
+		     uint32_t *id)
+{
+	if (n > MAX_USER_FRAMES)
+		n = MAX_USER_FRAMES;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ustack_frame *f = &frames[i];
+		const struct pm_vma *v = ustack_recmaps__find(r->rm, pid, f->pc);
+		struct pm_file *file = v ? ustack_recmaps__file(r->rm, v->file) : NULL;
+		struct ustack_trace_frame tf = {
+			.offset = f->pc, .method = (uint8_t)f->method,
+			.flags = (f->flags & USTACK_FRAME_EXACT_PC) ? USTACK_TRACE_FRAME_EXACT_PC : 0,
+		};
+
+		if (file) {
+			ustack_recmaps__file_info(r->rm, file, pid);
+			tf.offset = f->pc - v->start + v->pgoff;
+			tf.file_id = file->id;
+		}
+		ustack_trace_pack_frame(&tf, &r->words[2 * i]);
+		r->st.frames++;
+		r->st.frames_by_method[f->method & 7]++;
+	}
+	*id = USTACK_TRACE_NO_STACK;
+	if (!n)
+		return 0;
+	return ustack_stackmap__insert(r->umap, r->words, 2 * n, id) < 0 ? -ENOMEM : 0;
 }
 
 /* The deferred engine delivers a cookie's stack: normalize, dedup, write. */
@@ -261,7 +260,6 @@ static void on_user_stack(struct ustack_deferred_consumer *c, uint64_t cookie,
 		.time = time, .pid = task->pid, .tid = task->tid, .cpu = cpu,
 		.stop_reason = stack->stop, .cookie = cookie, .stack_id = USTACK_TRACE_NO_STACK,
 	};
-	uint32_t n = stack->nr < MAX_USER_FRAMES ? stack->nr : MAX_USER_FRAMES;
 	int ret;
 
 	if (stack->err) {
@@ -270,30 +268,9 @@ static void on_user_stack(struct ustack_deferred_consumer *c, uint64_t cookie,
 		r->st.no_user_stack += stack->nr_requests;
 		return;
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		const struct ustack_frame *f = &stack->frames[i];
-		const struct pm_vma *v = ustack_recmaps__find(r->rm, task->pid, f->pc);
-		struct pm_file *file = v ? ustack_recmaps__file(r->rm, v->file) : NULL;
-		struct ustack_trace_frame tf = {
-			.offset = f->pc, .method = (uint8_t)f->method,
-			.flags = (f->flags & USTACK_FRAME_EXACT_PC) ? USTACK_TRACE_FRAME_EXACT_PC : 0,
-		};
-
-		if (file) {
-			ustack_recmaps__file_info(r->rm, file, task->pid);
-			tf.offset = f->pc - v->start + v->pgoff;
-			tf.file_id = file->id;
-		}
-		ustack_trace_pack_frame(&tf, &r->words[2 * i]);
-		r->st.frames++;
-		r->st.frames_by_method[f->method & 7]++;
-	}
-	if (n) {
-		ret = ustack_stackmap__insert(r->umap, r->words, 2 * n, &u.stack_id);
-		if (ret < 0) {
-			r->st.no_user_stack += stack->nr_requests;
-			return;
-		}
+	if (rec_store_frames(r, task->pid, stack->frames, stack->nr, &u.stack_id)) {
+		r->st.no_user_stack += stack->nr_requests;
+		return;
 	}
 	ret = ustack_trace_writer__add_user_stack(r->w, &u);
 	if (ret && !r->werr)
@@ -345,7 +322,7 @@ static void on_sample(struct rec *r, const struct ustack_perf_record *rec)
 /* A change to the mapping picture failed: out of memory ends the
  * recording (later stacks could not be named right); a record the picture
  * refuses (an empty range) is counted as a bad record and said once. */
-static void map_result(struct rec *r, int ret, uint32_t pid, const char *what)
+void rec_map_result(struct rec *r, int ret, uint32_t pid, const char *what)
 {
 	if (!ret)
 		return;
@@ -361,37 +338,40 @@ static void map_result(struct rec *r, int ret, uint32_t pid, const char *what)
 		pr_warn("pid %u: mapping record refused (%s): %s\n", pid, what, strerror(-ret));
 }
 
-static void on_record(void *ctx, const struct ustack_perf_record *rec)
+void rec_on_record(void *ctx, const struct ustack_perf_record *rec)
 {
 	struct rec *r = ctx;
 
 	switch (rec->type) {
 	case USTACK_PREC_SAMPLE:
-		on_sample(r, rec);
+		if (!r->bpf)
+			on_sample(r, rec);
 		break;
 	case USTACK_PREC_COMM:
 		if (rec->comm.exec && rec->comm.pid == rec->comm.tid)
 			ustack_recmaps__exec(r->rm, rec->comm.pid);
-		write_thread(r, rec->time, rec->comm.pid, rec->comm.tid,
+		rec_write_thread(r, rec->time, rec->comm.pid, rec->comm.tid,
 			     rec->comm.exec ? USTACK_TRACE_THREAD_EXEC : 0, rec->comm.comm);
 		break;
 	case USTACK_PREC_MMAP2:
 		if (rec->mmap2.prot & 4 /* PROT_EXEC */)
-			map_result(r, ustack_recmaps__mmap(r->rm, rec->mmap2.pid, rec->mmap2.start,
+			rec_map_result(r, ustack_recmaps__mmap(r->rm, rec->mmap2.pid, rec->mmap2.start,
 							   rec->mmap2.len, rec->mmap2.pgoff,
 							   rec->mmap2.maj, rec->mmap2.min,
 							   rec->mmap2.ino, rec->mmap2.build_id,
 							   rec->mmap2.build_id_size,
 							   rec->mmap2.filename),
 				   rec->mmap2.pid, rec->mmap2.filename);
+		if (r->bpf && (rec->mmap2.prot & 4))
+			rec_bpf_mapped(r, rec->mmap2.pid, rec->mmap2.start);
 		break;
 	case USTACK_PREC_FORK: {
 		struct tid_comm *parent = comm_slot(r, rec->task.ptid, 0);
 
 		if (rec->task.pid != rec->task.ppid)
-			map_result(r, ustack_recmaps__fork(r->rm, rec->task.pid, rec->task.ppid),
+			rec_map_result(r, ustack_recmaps__fork(r->rm, rec->task.pid, rec->task.ppid),
 				   rec->task.pid, "fork");
-		write_thread(r, rec->time, rec->task.pid, rec->task.tid, USTACK_TRACE_THREAD_FORK,
+		rec_write_thread(r, rec->time, rec->task.pid, rec->task.tid, USTACK_TRACE_THREAD_FORK,
 			     parent ? parent->comm : "");
 		break;
 	}
@@ -399,7 +379,8 @@ static void on_record(void *ctx, const struct ustack_perf_record *rec)
 		struct tid_comm *t = comm_slot(r, rec->task.tid, 0);
 
 		ustack_deferred__task_exit(r->def, rec->task.tid);
-		write_thread(r, rec->time, rec->task.pid, rec->task.tid, USTACK_TRACE_THREAD_EXIT,
+		rec_bpf_exit(r, rec->task.tid);
+		rec_write_thread(r, rec->time, rec->task.pid, rec->task.tid, USTACK_TRACE_THREAD_EXIT,
 			     t ? t->comm : "");
 		if (rec->task.pid == rec->task.tid)
 			ustack_recmaps__exit(r->rm, rec->task.pid);
@@ -451,7 +432,7 @@ static int synthesize_pid(struct rec *r, uint32_t pid)
 				comm[strcspn(comm, "\n")] = 0;
 			fclose(f);
 		}
-		write_thread(r, now, pid, tid, 0, comm);
+		rec_write_thread(r, now, pid, tid, 0, comm);
 	}
 	if (d)
 		closedir(d);
@@ -500,9 +481,16 @@ static void fill_stats(struct rec *r)
 		r->st.kernel_stacks = ks.entries;
 	if (r->umap && !ustack_stackmap__stats(r->umap, &us))
 		r->st.distinct_user_stacks = us.entries;
-	r->st.bad_records = r->bad_maps;
+	r->st.bad_records = r->bad_maps + r->bad_ring;
 	if (r->ps)
 		r->st.bad_records += ustack_perf_session__bad_records(r->ps);
+	r->st.kernel_bytes = r->ps ? ustack_perf_session__bytes(r->ps) : 0;
+	if (r->bpf) {
+		uint64_t perf_bytes = r->st.kernel_bytes;
+
+		rec_bpf_stats(r);
+		r->st.kernel_bytes += perf_bytes; /* the side-band's too */
+	}
 	r->st.seconds = (mono_ns() - r->t0) / 1e9;
 }
 
@@ -572,7 +560,10 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 	struct timespec rt;
 	char err[512] = "", host[256] = "";
 	pid_t child = 0;
+	struct ustack_perf_event_spec pev[USTACK_PERF_MAX_EVENTS + 1];
 	int go_fd = -1, report_fd = -1, ret = 0, nr = o->nr_events ? o->nr_events : 1;
+	int sampling_idx = -1;
+	unsigned int backend;
 	uint64_t last_progress, deadline = 0;
 
 	if (!r)
@@ -592,6 +583,27 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 		}
 	}
 	r->nr_events = nr;
+	backend = o->sz >= offsetof(struct ustack_record_opts, backend) + sizeof(o->backend)
+			  ? o->backend : USTACK_RECORD_AUTO;
+	if (backend > USTACK_RECORD_COPY) {
+		set_err(r, "unknown backend %s%s", "", "");
+		ret = -EINVAL;
+		goto out;
+	}
+	if (backend != USTACK_RECORD_COPY) {
+		ret = rec_bpf_open(r, err, sizeof(err));
+		if (ret && backend == USTACK_RECORD_BPF) {
+			set_err(r, "%s%s", err, "");
+			goto out;
+		}
+		if (ret) {
+			/* auto: say why in the summary, record with copies */
+			snprintf(r->st.backend_note, sizeof(r->st.backend_note), "%s", err);
+			rec_bpf_close(r);
+			ret = 0;
+		}
+	}
+	r->st.backend = r->bpf ? USTACK_RECORD_BPF : USTACK_RECORD_COPY;
 	r->ksyms_thread_started = !pthread_create(&r->ksyms_thread, NULL, ksyms_load, r);
 
 	r->mc = ustack_modcache__new(o->sz >= offsetof(struct ustack_record_opts, max_tables) +
@@ -699,6 +711,21 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 	po.nr_events = nr;
 	po.freq = o->freq ? o->freq : 999;
 	po.stack_size = o->stack_size ? o->stack_size : 16384;
+	if (r->bpf) {
+		/* perf gives only the side-band (a dummy event) and the sampling
+		 * event the program runs at; tracepoints run it directly */
+		pev[0] = (struct ustack_perf_event_spec){ .name = "dummy", .type = PERF_TYPE_SOFTWARE,
+							  .config = PERF_COUNT_SW_DUMMY };
+		po.nr_events = 1;
+		for (int i = 0; i < nr; i++)
+			if (!r->events[i].is_tracepoint) {
+				sampling_idx = po.nr_events;
+				pev[po.nr_events++] = r->events[i];
+			}
+		po.events = pev;
+		po.stack_size = 8;
+		po.pages = 64; /* side-band only */
+	}
 	po.pids = o->pids;
 	po.nr_pids = o->nr_pids;
 	po.system_wide = o->system_wide;
@@ -708,6 +735,17 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 		ret = -errno;
 		set_err(r, "%s%s", err, "");
 		goto out;
+	}
+	if (r->bpf) {
+		/* the program is in place before anything runs */
+		ret = rec_bpf_start(r, child, err, sizeof(err));
+		if (!ret && sampling_idx > 0 && (ret = rec_bpf_attach_sampling(r, sampling_idx)))
+			snprintf(err, sizeof(err), "%s", r->errmsg);
+		if (ret) {
+			set_err(r, "%s%s", err, "");
+			r->errmsg[0] = 0;
+			goto out;
+		}
 	}
 	if (child > 0) {
 		/* events enable themselves at the exec */
@@ -742,7 +780,24 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 	for (;;) {
 		int status;
 
-		ret = ustack_perf_session__poll(r->ps, 100, on_record, r);
+		if (r->bpf) {
+			/* the ring buffer up to now first, then the side-band
+			 * up to the same moment: a process's exit or exec is
+			 * applied after its last event */
+			uint64_t now = mono_ns();
+
+			ret = rec_bpf_poll(r, 50);
+			if (ret < 0) {
+				snprintf(err, sizeof(err), "reading the BPF ring buffer: %s (the "
+					 "trace is readable up to the last complete chunk)",
+					 strerror(-ret));
+				set_err(r, "%s%s", err, "");
+				break;
+			}
+			ret = ustack_perf_session__poll_until(r->ps, 0, now, rec_on_record, r);
+		} else {
+			ret = ustack_perf_session__poll(r->ps, 100, rec_on_record, r);
+		}
 		if (ret < 0) {
 			snprintf(err, sizeof(err), "reading the perf ring buffers: %s (the trace is "
 				 "readable up to the last complete chunk)", strerror(-ret));
@@ -783,10 +838,14 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 		}
 	}
 	ustack_perf_session__disable(r->ps);
+	if (r->bpf)
+		rec_bpf_drain(r);
 	/* what is still in the buffers */
-	while (!r->werr && ustack_perf_session__poll(r->ps, 0, on_record, r) > 0)
+	while (!r->werr && ustack_perf_session__poll(r->ps, 0, rec_on_record, r) > 0)
 		;
 	ustack_deferred__flush(r->def);
+	if (r->bpf)
+		rec_bpf_finish(r);
 out:
 	if (go_fd >= 0) {
 		/* never released: the child exits on the closed pipe; reap it */
@@ -828,6 +887,7 @@ out:
 	if (stats)
 		*stats = r->st;
 	ustack_perf_session__close(r->ps);
+	rec_bpf_close(r);
 	ustack_deferred__free(r->def);
 	ustack_stackmap__free(r->kmap);
 	ustack_stackmap__free(r->umap);

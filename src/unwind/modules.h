@@ -97,6 +97,24 @@ void ustack_modcache__stats(const struct ustack_modcache *mc, uint64_t *opened, 
 int ustack_modtab__find_row(struct ustack_modtab *m, uint64_t vaddr, struct ustack_row *row,
 			    unsigned int *method);
 
+/* One span of a module's table: for every vaddr in [row.start, row.end),
+ * ustack_modtab__find_row() answers exactly this row and method
+ * (USTACK_METHOD_SFRAME, USTACK_METHOD_CFI or USTACK_METHOD_PLT), or, when
+ * bad != 0, -EBADMSG (a corrupt part of the table: the unwinder must stop).
+ * Vaddrs that no span covers get -ENOENT. */
+struct ustack_row_span {
+	struct ustack_row row;   /* row.start/row.end give the span */
+	uint8_t method;
+	uint8_t bad;
+};
+
+/**
+ * Every span of @m, sorted by start, non-overlapping (adjacent spans with
+ * identical rules may be merged), as find_row answers them.
+ * @return 0 with *spans (malloc'd, caller frees) and *nr, or negative errno
+ */
+int ustack_modtab__rows(struct ustack_modtab *m, struct ustack_row_span **spans, size_t *nr);
+
 /** The ELF file, for symbols and offset <-> vaddr translation. */
 struct ustack_elf *ustack_modtab__elf(struct ustack_modtab *m);
 

@@ -24,7 +24,7 @@
 set -u
 T=backtrace_cfi
 : "${TOP:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${CHECK_DIR:=build/check}" "${CC:=gcc}" "${CXX:=g++}" "${LIB_LDLIBS:=-lpthread -ldl}"
+: "${CHECK_DIR:=build/check}" "${CC:=gcc}" "${CXX:=g++}" "${LIB_LDLIBS:=-lpthread -ldl -lbpf}"
 : "${SAN_FLAGS:=-fsanitize=address,undefined -fno-sanitize-recover=undefined}"
 cd "$TOP" || exit 1
 

@@ -9,7 +9,7 @@
 set -u
 T=backtrace_gdb
 : "${TOP:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${CHECK_DIR:=build/check}" "${CC:=gcc}" "${LIB_LDLIBS:=-lpthread -ldl}"
+: "${CHECK_DIR:=build/check}" "${CC:=gcc}" "${LIB_LDLIBS:=-lpthread -ldl -lbpf}"
 : "${SAN_FLAGS:=-fsanitize=address,undefined -fno-sanitize-recover=undefined}"
 cd "$TOP" || exit 1
 

@@ -22,7 +22,7 @@ USTACK=${USTACK:-build/check/ustack}
 CC=${CC:-gcc}
 TOP=${TOP:-$PWD}
 CHECK_DIR=${CHECK_DIR:-build/check}
-: "${BASE_CFLAGS:=-std=gnu11 -g -O2 -D_GNU_SOURCE}" "${SAN_FLAGS:=-fsanitize=address,undefined}" "${LIB_LDLIBS:=-lpthread -ldl}"
+: "${BASE_CFLAGS:=-std=gnu11 -g -O2 -D_GNU_SOURCE}" "${SAN_FLAGS:=-fsanitize=address,undefined}" "${LIB_LDLIBS:=-lpthread -ldl -lbpf}"
 N=300
 fails=0
 pass() { echo "PASS $1"; }

@@ -6,7 +6,7 @@
 # truncated file must be refused with a byte offset.
 set -u
 : "${CC:=gcc}" "${CHECK_DIR:=build/check}" "${TOP:=$PWD}"
-: "${SAN_FLAGS:=}" "${LIB_LDLIBS:=-lpthread -ldl}"
+: "${SAN_FLAGS:=}" "${LIB_LDLIBS:=-lpthread -ldl -lbpf}"
 cd "$TOP" || exit 1
 if ! command -v python3 >/dev/null; then
 	echo "SKIP stackmap_bin_oracle: python3 not installed"

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The few kernel types the recording program reads, declared with
+ * preserve_access_index so that libbpf relocates every field access against
+ * the running kernel's BTF (CO-RE): only the fields used are declared, and
+ * their offsets here do not matter. No vmlinux.h is needed to build.
+ */
+#ifndef USTACK_BPF_KERNEL_TYPES_H
+#define USTACK_BPF_KERNEL_TYPES_H
+
+#define __core __attribute__((preserve_access_index))
+
+struct super_block {
+	unsigned int s_dev;
+} __core;
+
+struct inode {
+	unsigned long i_ino;
+	struct super_block *i_sb;
+} __core;
+
+struct file {
+	struct inode *f_inode;
+} __core;
+
+typedef struct {
+	void *vdso;
+} __core mm_context_t;
+
+struct mm_struct {
+	mm_context_t context;
+} __core;
+
+struct vm_area_struct {
+	unsigned long vm_start;
+	unsigned long vm_end;
+	unsigned long vm_pgoff;
+	unsigned long vm_flags;
+	struct file *vm_file;
+} __core;
+
+struct task_struct {
+	int pid;
+	int tgid;
+	struct mm_struct *mm;
+} __core;
+
+#define VM_EXEC 0x00000004UL
+
+#endif

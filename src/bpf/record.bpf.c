@@ -1,0 +1,731 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The recording program: at each event of a traced task, unwind its user
+ * stack in the kernel from ustack's own rows (SFrame / compiled DWARF CFI,
+ * loaded per file by user space into the tables map), turn every pc into
+ * (file id, file offset) from the VMA it lies in, store each distinct stack
+ * once and send a small fixed record per event. The design is the one of
+ * docs/ARCHITECTURE.md "The BPF backend"; the unwind step mirrors
+ * src/unwind/unwind_core.c rule for rule.
+ *
+ * Built at build time: clang -target bpf -O2 -g, then bpftool gen skeleton.
+ */
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <linux/bpf_perf_event.h>
+#include <asm/ptrace.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+#include "kernel_types.h"
+#include "record_abi.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* method numbers of enum ustack_method */
+#define M_REGS 0
+#define M_FP 3
+#define M_SIGNAL 4
+/* stop reasons of enum ustack_stop_reason */
+#define S_OUTERMOST 0
+#define S_DEPTH 1
+#define S_NO_INFO 2
+#define S_BAD_STEP 3
+#define S_READ_FAULT 4
+#define S_BAD_TABLE 5
+#define EXACT_PC 1 /* USTACK_TRACE_FRAME_EXACT_PC */
+#define FILE_ID_MASK ((1ull << 56) - 1)
+#define ENOENT 2
+#define EBUSY 16
+
+/* set by user space before load */
+const volatile __u32 trace_all = 0;     /* -a: every task but ours */
+const volatile __u32 self_tgid = 0;
+const volatile __u32 max_frames = UB_MAX_FRAMES;
+const volatile __u32 sample_event = 0; /* index of the one sampling event */
+
+__u32 next_stack_id = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20); /* user space may resize */
+} rb SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct ub_file_key);
+	__type(value, struct ub_file_val);
+} files SEC(".maps");
+
+/* keeps struct ub_row's full type in the BTF (the inner map's value type
+ * is otherwise only a forward declaration) */
+struct ub_row ub_row_btf_anchor;
+
+struct rows_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ub_row);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__array(values, struct rows_inner);
+} tables SEC(".maps");
+
+struct stack_key {
+	__u64 h1, h2;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct stack_key);
+	__type(value, __u32);
+} stack_ids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, UB_MAX_FRAMES * sizeof(__u64));
+} kstacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ub_task);
+} task_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cookie_ctr SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, UB_NR_COUNTERS);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+/* The walk's state: too big for the 512-byte BPF stack. */
+struct walk {
+	__u64 words[2 * UB_MAX_FRAMES];
+	__u64 pc, sp, fp, lo, hi;
+	__u64 h1, h2;
+	__u32 n, stop, done, is_return, signals, pad;
+	/* the last VMA seen (the seeds' "keep the last VMA") */
+	__u64 vstart, vend, vpgoff;
+	__u32 vexec, vknown;     /* vknown: fv holds the file's entry */
+	__u32 vfile;             /* 0 anonymous, 1 file or vDSO */
+	__u32 vpad;
+	struct ub_file_val fv;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct walk);
+} walks SEC(".maps");
+
+static __always_inline void count(__u32 c, __u64 v)
+{
+	__u64 *p = bpf_map_lookup_elem(&counters, &c);
+
+	if (p)
+		*p += v;
+}
+
+/* ---- VMA of a pc ------------------------------------------------------------ */
+
+struct vma_out {
+	__u64 start, end, pgoff, dev, ino;
+	__u32 exec, file;
+};
+
+static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct vma_out *o = data;
+	struct file *f = BPF_CORE_READ(vma, vm_file);
+
+	o->start = BPF_CORE_READ(vma, vm_start);
+	o->end = BPF_CORE_READ(vma, vm_end);
+	o->pgoff = BPF_CORE_READ(vma, vm_pgoff);
+	o->exec = !!(BPF_CORE_READ(vma, vm_flags) & VM_EXEC);
+	if (f) {
+		o->file = 1;
+		o->ino = BPF_CORE_READ(f, f_inode, i_ino);
+		o->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	} else if ((__u64)BPF_CORE_READ(task, mm, context.vdso) == o->start) {
+		o->file = 1; /* the vDSO: key (0, 0) */
+		o->dev = 0;
+		o->ino = 0;
+	}
+	return 0;
+}
+
+/* Make w's VMA the one holding @pc. 0, -ENOENT (none) or -EBUSY (locked). */
+static __always_inline int vma_of(struct walk *w, __u64 pc)
+{
+	struct vma_out o = {};
+	struct task_struct *task;
+	struct ub_file_key key;
+	struct ub_file_val *fv;
+	long ret;
+
+	if (w->vend && pc >= w->vstart && pc < w->vend)
+		return 0;
+	task = bpf_get_current_task_btf();
+	ret = bpf_find_vma(task, pc, vma_cb, &o, 0);
+	if (ret) {
+		w->vend = 0;
+		return ret == -EBUSY ? -EBUSY : -ENOENT;
+	}
+	w->vstart = o.start;
+	w->vend = o.end;
+	w->vpgoff = o.pgoff;
+	w->vexec = o.exec;
+	w->vfile = o.file;
+	w->vknown = 0;
+	if (o.file) {
+		key.dev = o.dev;
+		key.ino = o.ino;
+		fv = bpf_map_lookup_elem(&files, &key);
+		if (fv) {
+			w->fv = *fv;
+			w->vknown = 1;
+		}
+	}
+	return 0;
+}
+
+/* ---- rows ---------------------------------------------------------------------- */
+
+struct row {
+	__s32 cfa_off;
+	__s32 fp_off;
+	__u8 method, flags;
+};
+
+enum { R_ROW, R_NONE, R_BAD, R_NOT_LOADED };
+
+/* The row of file offset @off in w's current file. */
+static __always_inline int find_row(struct walk *w, __u64 off, struct row *out)
+{
+	__u32 lo = 0, hi, mid, id = w->fv.table_id;
+	struct ub_row *r;
+	void *inner;
+	__u64 rel;
+
+	if (w->fv.flags & UB_FILE_NO_TABLE)
+		return R_NONE;
+	if (!(w->fv.flags & UB_FILE_TABLE))
+		return R_NOT_LOADED;
+	if (off < w->fv.base || off >= w->fv.limit)
+		return R_NONE;
+	rel = off - w->fv.base;
+	inner = bpf_map_lookup_elem(&tables, &id);
+	if (!inner)
+		return R_NOT_LOADED; /* evicted meanwhile */
+	hi = w->fv.nr_rows;
+	for (int i = 0; i < UB_SEARCH_STEPS; i++) {
+		if (lo >= hi)
+			break;
+		mid = lo + (hi - lo) / 2;
+		r = bpf_map_lookup_elem(inner, &mid);
+		if (!r)
+			return R_BAD;
+		if (r->start <= rel)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return R_NONE;
+	mid = lo - 1;
+	r = bpf_map_lookup_elem(inner, &mid);
+	if (!r)
+		return R_BAD;
+	if (r->method == UB_ROW_GAP)
+		return R_NONE;
+	if (r->method == UB_ROW_BAD)
+		return R_BAD;
+	out->cfa_off = r->cfa_off;
+	out->fp_off = r->fp_off;
+	out->method = r->method;
+	out->flags = r->flags;
+	return R_ROW;
+}
+
+/* ---- the walk ------------------------------------------------------------------- */
+
+static __always_inline void hash_word(struct walk *w, __u64 v)
+{
+	w->h1 = (w->h1 ^ v) * 0x9e3779b97f4a7c15ull;
+	w->h1 ^= w->h1 >> 29;
+	w->h2 = (w->h2 + v) * 0xc2b2ae3d27d4eb4full;
+	w->h2 ^= w->h2 >> 31;
+}
+
+/* Frame n: (file id, file offset) from the VMA of its pc, as the seeds
+ * define it, at unwind time. */
+static __always_inline void emit(struct walk *w, __u64 pc, __u32 method, __u32 flags)
+{
+	__u32 n = w->n;
+	__u64 off = pc, id = 0;
+
+	if (n >= UB_MAX_FRAMES)
+		return;
+	if (!vma_of(w, pc) && w->vknown) {
+		off = pc - w->vstart + (w->vpgoff << 12);
+		id = w->fv.file_id & FILE_ID_MASK;
+	}
+	w->words[2 * n] = off;
+	w->words[2 * n + 1] = id | ((__u64)(method & 0x3f) << 56) | ((__u64)(flags & 3) << 62);
+	hash_word(w, w->words[2 * n]);
+	hash_word(w, w->words[2 * n + 1]);
+	w->n = n + 1;
+}
+
+static __always_inline long stop(struct walk *w, __u32 why)
+{
+	w->stop = why;
+	w->done = 1;
+	return 1;
+}
+
+static __always_inline int in_stack(struct walk *w, __u64 a)
+{
+	return a >= w->lo && (!w->hi || a < w->hi);
+}
+
+static __always_inline int read_user(__u64 addr, __u64 *v)
+{
+	return bpf_probe_read_user(v, sizeof(*v), (const void *)addr);
+}
+
+/* One step: find the caller of the current frame and emit it. */
+static long step(__u32 i, void *ctx)
+{
+	__u32 zero = 0, method = M_FP, exact = 0;
+	__u64 lookup, npc = 0, nsp = 0, nfp = 0, cfa, base;
+	struct row row = {};
+	struct walk *w;
+	int kind;
+
+	w = bpf_map_lookup_elem(&walks, &zero);
+	if (!w || w->done)
+		return 1;
+	if (w->n >= max_frames || w->n >= UB_MAX_FRAMES)
+		return stop(w, S_DEPTH);
+
+	lookup = w->is_return ? w->pc - 1 : w->pc;
+	kind = vma_of(w, lookup);
+	if (kind == -EBUSY) {
+		count(UB_C_MAPS_BUSY, 1);
+		return stop(w, UB_STOP_MAPS_BUSY);
+	}
+	if (kind || !w->vexec || !w->vfile) {
+		kind = R_NONE; /* anonymous or unknown memory: the heuristic */
+	} else if (!w->vknown) {
+		kind = R_NOT_LOADED;
+	} else {
+		kind = find_row(w, lookup - w->vstart + (w->vpgoff << 12), &row);
+	}
+	if (kind == R_NOT_LOADED) {
+		count(UB_C_NOT_LOADED, 1);
+		return stop(w, UB_STOP_NOT_LOADED);
+	}
+	if (kind == R_BAD)
+		return stop(w, S_BAD_TABLE);
+	if (kind == R_ROW && (row.flags & UB_RF_OUTERMOST))
+		return stop(w, S_OUTERMOST);
+
+	if (kind == R_ROW && (row.flags & UB_RF_SIGNAL)) {
+		/* sp points at the ucontext: gregs from byte 40; rbp 10,
+		 * rsp 15, rip 16 (src/unwind/unwind_arch_x86_64.c) */
+		if (++w->signals > UB_MAX_SIGNAL_FRAMES)
+			return stop(w, S_BAD_STEP);
+		if (read_user(w->sp + 40 + 8 * 10, &nfp) || read_user(w->sp + 40 + 8 * 15, &nsp) ||
+		    read_user(w->sp + 40 + 8 * 16, &npc)) {
+			count(UB_C_READ_FAULT, 1);
+			return stop(w, S_BAD_STEP);
+		}
+		if (!nsp)
+			return stop(w, S_BAD_STEP);
+		w->lo = nsp;
+		w->hi = 0;
+		method = M_SIGNAL;
+		exact = 1;
+	} else if (kind == R_ROW && !(row.flags & UB_RF_FALLBACK)) {
+		base = (row.flags & UB_RF_CFA_FP) ? w->fp : w->sp;
+		cfa = base + (__s64)row.cfa_off;
+		if (cfa <= w->sp || (cfa & 7) || !in_stack(w, cfa - 1))
+			return stop(w, S_BAD_STEP);
+		if (read_user(cfa - 8, &npc)) {
+			count(UB_C_READ_FAULT, 1);
+			return stop(w, S_READ_FAULT);
+		}
+		if (row.flags & UB_RF_FP_SAVED) {
+			if (read_user(cfa + (__s64)row.fp_off, &nfp)) {
+				count(UB_C_READ_FAULT, 1);
+				return stop(w, S_READ_FAULT);
+			}
+		} else {
+			nfp = w->fp;
+		}
+		nsp = cfa;
+		method = row.method;
+	} else {
+		/* the frame-pointer heuristic, accepted only into code */
+		__u64 fp = w->fp;
+
+		if (fp < w->sp || (fp & 7) || !in_stack(w, fp) || !in_stack(w, fp + 15))
+			return stop(w, S_NO_INFO);
+		if (read_user(fp, &nfp) || read_user(fp + 8, &npc))
+			return stop(w, S_NO_INFO);
+		if (!npc)
+			return stop(w, S_NO_INFO);
+		kind = vma_of(w, npc);
+		if (kind == -EBUSY) {
+			count(UB_C_MAPS_BUSY, 1);
+			return stop(w, UB_STOP_MAPS_BUSY);
+		}
+		if (kind || !w->vexec)
+			return stop(w, S_NO_INFO);
+		nsp = fp + 16;
+	}
+	if (!npc)
+		return stop(w, S_OUTERMOST);
+	if (!exact && nsp <= w->sp)
+		return stop(w, S_BAD_STEP);
+	emit(w, npc, method, exact ? EXACT_PC : 0);
+	w->pc = npc;
+	w->sp = nsp;
+	w->fp = nfp;
+	w->is_return = !exact;
+	return 0;
+}
+
+/* ---- stacks, stored once ----------------------------------------------------------- */
+
+#define SEND_CLASS(CAP)                                                                        \
+	do {                                                                                   \
+		struct ub_stack *s = bpf_ringbuf_reserve(&rb, 16 + 16 * (CAP), 0);              \
+		if (!s) {                                                                      \
+			count(UB_C_STACK_LOST, 1);                                             \
+			return 0;                                                              \
+		}                                                                              \
+		id = __sync_fetch_and_add(&next_stack_id, 1) + 1;                              \
+		if (bpf_map_update_elem(&stack_ids, &key, &id, BPF_NOEXIST)) {                 \
+			known = bpf_map_lookup_elem(&stack_ids, &key);                         \
+			if (known) {                                                           \
+				bpf_ringbuf_discard(s, 0);                                     \
+				return *known;                                                 \
+			}                                                                      \
+			count(UB_C_STACKMAP_FULL, 1);                                          \
+		}                                                                              \
+		s->type = UB_REC_STACK;                                                        \
+		s->pad0 = 0;                                                                   \
+		s->nr = (__u16)n;                                                              \
+		s->id = id;                                                                    \
+		s->pad1 = 0;                                                                   \
+		bpf_probe_read_kernel(s->words, 16 * (CAP), w->words);                         \
+		bpf_ringbuf_submit(s, 0);                                                      \
+		count(UB_C_STACKS, 1);                                                         \
+		count(UB_C_STACK_BYTES, 16 + 16 * (CAP));                                      \
+		return id;                                                                     \
+	} while (0)
+
+/* The id of w's stack; its frames go to user space the first time only.
+ * The record is reserved before the id is published, so no event that
+ * names the id can come before it in the ring buffer. 0: not sent. */
+static __noinline __u32 stack_id(struct walk *w)
+{
+	struct stack_key key;
+	__u32 id, *known, n;
+
+	if (!w)
+		return 0;
+	n = w->n;
+	if (!n || n > UB_MAX_FRAMES)
+		return 0;
+	key.h1 = w->h1 ^ n;
+	key.h2 = w->h2;
+	known = bpf_map_lookup_elem(&stack_ids, &key);
+	if (known)
+		return *known;
+	if (n <= 8)
+		SEND_CLASS(8);
+	if (n <= 24)
+		SEND_CLASS(24);
+	if (n <= 64)
+		SEND_CLASS(64);
+	SEND_CLASS(UB_MAX_FRAMES);
+}
+
+/* ---- a copy, when the walk could not finish ----------------------------------------- */
+
+/* The top of the stack, page by page up to the first page that cannot be
+ * read without faulting. */
+static __always_inline __u32 copy_stack(struct ub_copy *c, __u64 sp)
+{
+	__u32 got = 4096 - (__u32)(sp & 4095), off;
+
+	if (got > 4096 || bpf_probe_read_user(c->data, got, (const void *)sp))
+		return 0;
+	for (int i = 0; i < 4; i++) {
+		off = got;
+		if (off >= UB_COPY_BYTES)
+			break;
+		if (bpf_probe_read_user(c->data + off, 4096, (const void *)(sp + off)))
+			break;
+		got = off + 4096;
+	}
+	return got > UB_COPY_BYTES ? UB_COPY_BYTES : got;
+}
+
+static __noinline int send_copy(struct ub_event *e, __u64 ip, __u64 sp, __u64 bp)
+{
+	struct ub_copy *c;
+
+	if (!e)
+		return 0;
+	c = bpf_ringbuf_reserve(&rb, sizeof(*c), 0);
+	if (!c) {
+		count(UB_C_COPY_LOST, 1);
+		return 0;
+	}
+	c->type = UB_REC_COPY;
+	c->cpu = e->cpu;
+	c->pid = e->pid;
+	c->tid = e->tid;
+	c->time = e->time;
+	c->cookie = e->cookie;
+	c->ip = ip;
+	c->sp = sp;
+	c->bp = bp;
+	c->size = copy_stack(c, sp);
+	bpf_ringbuf_submit(c, 0);
+	count(UB_C_COPIES, 1);
+	count(UB_C_COPY_BYTES, sizeof(*c));
+	return 1;
+}
+
+/* ---- the event ---------------------------------------------------------------------- */
+
+static __always_inline int traced(__u32 tgid)
+{
+	__u8 *st;
+
+	if (trace_all)
+		return tgid != self_tgid;
+	st = bpf_map_lookup_elem(&targets, &tgid);
+	return st && *st == UB_TARGET_ACTIVE;
+}
+
+/* The kernel's cookie recurrence (docs/deferred.md). */
+static __always_inline __u64 next_cookie(__u32 cpu)
+{
+	__u32 zero = 0, *ctr = bpf_map_lookup_elem(&cookie_ctr, &zero), cnt;
+
+	if (!ctr)
+		return 0;
+	cnt = (*ctr + 2) | 1;
+	*ctr = cnt;
+	return ((__u64)cnt << 32) | (cpu + 1);
+}
+
+struct uctx {
+	__u64 ip, sp, bp;
+	int have; /* the event's own user registers (a user-mode sample) */
+};
+
+/* @user_mode: the event is its own user context (a sample taken in user
+ * mode, or a system-call tracepoint, which perf too reports with the user
+ * registers): nothing joins it. */
+static __always_inline int on_event(void *ctx, const struct uctx *u, int user_mode, __u32 event)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 id = bpf_get_current_pid_tgid(), tag = 0, ip, sp, bp;
+	__u32 tgid = id >> 32, zero = 0, cpu = bpf_get_smp_processor_id();
+	struct ub_event *ev;
+	struct ub_task *ts;
+	struct walk *w;
+	long kst;
+
+	if (!traced(tgid))
+		return 0;
+	count(UB_C_EVENTS, 1);
+	kst = u->have ? -1 : bpf_get_stackid(ctx, &kstacks, 0);
+	if (!u->have && kst < 0)
+		count(UB_C_KSTACK_FAIL, 1);
+
+	struct ub_event e = {
+		.type = UB_REC_EVENT, .cpu = cpu, .pid = tgid, .tid = (__u32)id,
+		.time = bpf_ktime_get_ns(), .event = event, .kstack = (__s32)kst,
+	};
+
+	if (!task->mm)
+		goto send; /* a kernel thread: no user stack */
+	if (u->have) {
+		ip = u->ip;
+		sp = u->sp;
+		bp = u->bp;
+	} else {
+		/* the user registers saved at kernel entry; uapi names, the
+		 * kernel's struct pt_regs has the same layout */
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+		ip = sp = bp = 0;
+		bpf_probe_read_kernel(&ip, 8, &regs->rip);
+		bpf_probe_read_kernel(&sp, 8, &regs->rsp);
+		bpf_probe_read_kernel(&bp, 8, &regs->rbp);
+	}
+	if (!ip && !sp)
+		goto send;
+	read_user(sp, &tag);
+	e.flags = UB_EV_USER | (user_mode ? UB_EV_USER_MODE : 0);
+
+	ts = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (ts && ts->valid && !user_mode && ts->pid == tgid && ts->ip == ip && ts->sp == sp &&
+	    ts->bp == bp && ts->tag == tag) {
+		/* same kernel entry: same cookie, same stack */
+		e.cookie = ts->cookie;
+		e.ustack = ts->ustack;
+		e.stop = ts->stop;
+		e.nr = ts->nr;
+		count(UB_C_SHARED, 1);
+		goto send;
+	}
+
+	w = bpf_map_lookup_elem(&walks, &zero);
+	if (!w)
+		goto send;
+	w->pc = ip;
+	w->sp = sp;
+	w->fp = bp;
+	w->lo = sp;
+	w->hi = 0;
+	w->h1 = 0x243f6a8885a308d3ull;
+	w->h2 = 0x13198a2e03707344ull;
+	w->n = 0;
+	w->stop = S_DEPTH;
+	w->done = 0;
+	w->is_return = 0;
+	w->signals = 0;
+	w->vend = 0;
+	/* the stack's own mapping bounds the walk as the copy does */
+	if (!vma_of(w, sp))
+		w->hi = w->vend;
+	w->vend = 0;
+	emit(w, ip, M_REGS, EXACT_PC);
+	bpf_loop(UB_MAX_FRAMES, step, NULL, 0);
+	count(UB_C_UNWINDS, 1);
+
+	e.cookie = next_cookie(cpu);
+	e.stop = (__u8)w->stop;
+	e.nr = (__u8)w->n;
+	e.flags |= UB_EV_NEW_ENTRY;
+	if ((w->stop == UB_STOP_NOT_LOADED || w->stop == UB_STOP_MAPS_BUSY) &&
+	    send_copy(&e, ip, sp, bp))
+		e.flags |= UB_EV_COPY;
+	else
+		e.ustack = stack_id(w);
+	if (ts) {
+		ts->ip = ip;
+		ts->sp = sp;
+		ts->bp = bp;
+		ts->tag = tag;
+		ts->pid = tgid;
+		ts->cookie = e.cookie;
+		ts->ustack = e.ustack;
+		ts->stop = e.stop;
+		ts->nr = e.nr;
+		/* a user-mode sample is its own context: nothing joins it */
+		ts->valid = !user_mode;
+	}
+send:
+	ev = bpf_ringbuf_reserve(&rb, sizeof(*ev), 0);
+	if (!ev) {
+		count(UB_C_LOST, 1);
+		return 0;
+	}
+	*ev = e;
+	bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
+
+SEC("tracepoint")
+int ustack_tp(void *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	struct uctx u = {};
+
+	/* cookie: event index | UB_TP_SYSCALL */
+	return on_event(ctx, &u, !!(cookie & UB_TP_SYSCALL), (__u32)cookie & ~UB_TP_SYSCALL);
+}
+
+/* cpu-clock and other sampling events, attached to the recorder's perf
+ * events; returning 0 keeps the kernel from writing a perf sample. */
+SEC("perf_event")
+int ustack_sample(struct bpf_perf_event_data *ctx)
+{
+	int user = (ctx->regs.cs & 3) == 3;
+	struct uctx u = {};
+
+	if (user) {
+		u.ip = ctx->regs.rip;
+		u.sp = ctx->regs.rsp;
+		u.bp = ctx->regs.rbp;
+		u.have = 1;
+	}
+	/* the event's index comes from rodata: the attach cookie is not
+	 * copied into the events a task's children inherit */
+	on_event(ctx, &u, user, sample_event);
+	return 0;
+}
+
+/* Following the targets: children of a traced process, and a command
+ * armed until its exec. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(ustack_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, ctgid = child->tgid;
+	__u8 on = UB_TARGET_ACTIVE, *st;
+
+	if (ptgid == ctgid)
+		return 0;
+	st = bpf_map_lookup_elem(&targets, &ptgid);
+	if (st && *st == UB_TARGET_ACTIVE)
+		bpf_map_update_elem(&targets, &ctgid, &on, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(ustack_exec, struct task_struct *p)
+{
+	__u32 tgid = p->tgid;
+	__u8 on = UB_TARGET_ACTIVE, *st = bpf_map_lookup_elem(&targets, &tgid);
+
+	if (st && *st == UB_TARGET_ARMED)
+		bpf_map_update_elem(&targets, &tgid, &on, BPF_ANY);
+	return 0;
+}

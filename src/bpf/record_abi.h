@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the recording BPF program and its user-space loader share: the
+ * records of the ring buffer, the keys and values of the maps, the row form
+ * of the unwind tables in the kernel and the counters. Included by
+ * src/bpf/record.bpf.c (clang -target bpf) and src/sources/bpf_backend.c,
+ * so only fixed-width types and no padding the two compilers could lay out
+ * differently.
+ */
+#ifndef USTACK_BPF_RECORD_ABI_H
+#define USTACK_BPF_RECORD_ABI_H
+
+#ifdef __bpf__
+typedef __u8 ub_u8;
+typedef __u16 ub_u16;
+typedef __u32 ub_u32;
+typedef __s32 ub_s32;
+typedef __s16 ub_s16;
+typedef __u64 ub_u64;
+#else
+#include <stdint.h>
+typedef uint8_t ub_u8;
+typedef uint16_t ub_u16;
+typedef uint32_t ub_u32;
+typedef int32_t ub_s32;
+typedef int16_t ub_s16;
+typedef uint64_t ub_u64;
+#endif
+
+#define UB_MAX_FRAMES 127
+/* binary search steps over a table: tables hold at most 2^24 rows */
+#define UB_SEARCH_STEPS 24
+#define UB_MAX_ROWS (1u << 24)
+#define UB_MAX_SIGNAL_FRAMES 16
+
+/* Stop reasons the kernel side adds to enum ustack_stop_reason (same values). */
+#define UB_STOP_NOT_LOADED 6 /* the frame's file has no table in the kernel (yet) */
+#define UB_STOP_MAPS_BUSY 7  /* the task's mappings were locked: not walked */
+
+/* Tracepoint attach cookie: event index, | this for a system-call
+ * tracepoint (syscalls:*): each event is its own entry, as perf's samples
+ * of those tracepoints carry the user registers (PERF_RECORD_MISC_USER). */
+#define UB_TP_SYSCALL 0x80000000u
+
+/* ---- ring buffer records ---------------------------------------------------- */
+
+enum ub_rec_type {
+	UB_REC_EVENT = 1,
+	UB_REC_STACK = 2,
+	UB_REC_COPY = 3,
+};
+
+enum ub_event_flags {
+	UB_EV_NEW_ENTRY = 1u << 0, /* first event of its cookie: the unwind was made for it */
+	UB_EV_USER = 1u << 1,      /* has a user context (cookie valid) */
+	UB_EV_USER_MODE = 1u << 2, /* taken while the task ran in user mode */
+	UB_EV_COPY = 1u << 3,      /* the kernel walk could not finish (table not
+				      loaded yet, mappings locked): a UB_REC_COPY
+				      of this tid and cookie came just before */
+};
+
+/* One per event: 48 bytes (+ 8 of ring-buffer header). */
+struct ub_event {
+	ub_u8 type;     /* UB_REC_EVENT */
+	ub_u8 stop;     /* stop reason of the cookie's unwind */
+	ub_u8 flags;    /* enum ub_event_flags */
+	ub_u8 nr;       /* frames of the cookie's stack */
+	ub_u32 cpu;
+	ub_u32 pid, tid;
+	ub_u64 time;    /* CLOCK_MONOTONIC ns */
+	ub_u64 cookie;  /* 0: no user stack */
+	ub_u32 event;   /* index of the event in the recorder's list */
+	ub_s32 kstack;  /* id in the kstacks map, < 0: none */
+	ub_u32 ustack;  /* stack id (1, 2, ...), 0: none */
+	ub_u32 pad;
+};
+
+/* A stack's frames, sent once, before the first event that names it:
+ * 16 + 16 * capacity bytes, capacity one of UB_STACK_CLASSES. words[2i],
+ * words[2i+1] are ustack_trace_pack_frame()'s two words. */
+struct ub_stack {
+	ub_u8 type;     /* UB_REC_STACK */
+	ub_u8 pad0;
+	ub_u16 nr;      /* frames */
+	ub_u32 id;
+	ub_u64 pad1;
+	ub_u64 words[];
+};
+
+/* The top of a user stack, sent only when the kernel walk cannot finish
+ * for want of a table (the file was mapped a moment ago and user space has
+ * not loaded it yet) or because the task's mappings were locked: user space
+ * then unwinds it as the copy backend does, with the whole picture. */
+#define UB_COPY_BYTES 16384
+struct ub_copy {
+	ub_u8 type;     /* UB_REC_COPY */
+	ub_u8 pad[3];
+	ub_u32 cpu;
+	ub_u32 pid, tid;
+	ub_u64 time;
+	ub_u64 cookie;
+	ub_u64 ip, sp, bp;
+	ub_u32 size;    /* valid bytes of data, from sp up */
+	ub_u32 pad2;
+	ub_u8 data[UB_COPY_BYTES + 4096]; /* room the verifier can prove */
+};
+
+/* ---- maps ------------------------------------------------------------------------ */
+
+/* files: (dev, inode) of a mapped file as the kernel sees it (s_dev in the
+ * kernel's encoding, major << 20 | minor) -> its id and table. The vDSO
+ * has dev = 0, ino = 0. */
+struct ub_file_key {
+	ub_u64 dev;
+	ub_u64 ino;
+};
+
+enum ub_file_flags {
+	UB_FILE_TABLE = 1u << 0,    /* table_id names a loaded table */
+	UB_FILE_NO_TABLE = 1u << 1, /* the file has no unwind information at all */
+};
+
+struct ub_file_val {
+	ub_u64 file_id;   /* the trace's file id */
+	ub_u64 base;      /* file offset of row 0's start (rows hold start - base) */
+	ub_u64 limit;     /* file offset one past the last row's end */
+	ub_u32 table_id;  /* key in the tables map */
+	ub_u32 nr_rows;
+	ub_u32 flags;     /* enum ub_file_flags */
+	ub_u32 pad;
+};
+
+/* Row kinds (ub_row.method): what find_row answers from start up to the
+ * next row's start. */
+#define UB_ROW_GAP 0      /* no information (-ENOENT) */
+#define UB_ROW_BAD 0xff   /* corrupt table (-EBADMSG) */
+/* 1, 2, 5: USTACK_METHOD_SFRAME, _CFI, _PLT */
+
+enum ub_row_flags {
+	UB_RF_CFA_FP = 1u << 0,    /* CFA = fp + cfa_off (else sp + cfa_off) */
+	UB_RF_FP_SAVED = 1u << 1,  /* caller's fp at CFA + fp_off (else unchanged) */
+	UB_RF_OUTERMOST = 1u << 2,
+	UB_RF_FALLBACK = 1u << 3,  /* use the frame-pointer heuristic */
+	UB_RF_SIGNAL = 1u << 4,
+};
+
+/* 16 bytes (an array map's element stride is a multiple of 8); the return
+ * address is always at CFA - 8 (x86-64), else FALLBACK. */
+struct ub_row {
+	ub_u32 start;   /* file offset - base */
+	ub_s32 cfa_off;
+	ub_s32 fp_off;
+	ub_u8 method;
+	ub_u8 flags;
+	ub_u16 pad;
+};
+
+/* Per-task state: the user context of the task's open kernel entry. */
+struct ub_task {
+	ub_u64 ip, sp, bp, tag;
+	ub_u64 cookie;
+	ub_u32 pid;
+	ub_u32 ustack;
+	ub_u8 stop, nr, valid, pad[5];
+};
+
+/* targets: tgid -> state */
+#define UB_TARGET_ACTIVE 1
+#define UB_TARGET_ARMED 2  /* a child before its exec */
+
+/* Counters (per CPU, summed by user space). */
+enum ub_counter {
+	UB_C_EVENTS,        /* events of the targets seen */
+	UB_C_LOST,          /* event records the ring buffer had no room for */
+	UB_C_STACK_LOST,    /* stack records the ring buffer had no room for */
+	UB_C_STACKMAP_FULL, /* new stacks sent without an entry in stack_ids */
+	UB_C_KSTACK_FAIL,   /* kernel stacks not stored (bucket taken, none) */
+	UB_C_UNWINDS,
+	UB_C_SHARED,
+	UB_C_NOT_LOADED,
+	UB_C_MAPS_BUSY,
+	UB_C_READ_FAULT,
+	UB_C_STACKS,        /* stack records sent */
+	UB_C_STACK_BYTES,   /* their bytes */
+	UB_C_COPIES,        /* walks finished in user space from a UB_REC_COPY */
+	UB_C_COPY_BYTES,
+	UB_C_COPY_LOST,     /* copies the ring buffer had no room for */
+	UB_NR_COUNTERS
+};
+
+#endif

@@ -1,0 +1,569 @@
+// SPDX-License-Identifier: MIT
+/*
+ * User-space half of the BPF backend: the skeleton, the tables and the ring
+ * buffer.
+ *
+ * Tables: a file's rows (ustack_modtab__rows(), the spans find_row answers)
+ * are turned into struct ub_row in *file offset* space (so the kernel side
+ * needs no segment arithmetic: offset = pc - vm_start + vm_pgoff * page),
+ * with explicit gap rows where no span covers, and copied into an array map
+ * of their own (mmap'd, one memcpy), which becomes an inner map of `tables`.
+ * The budget (table_bytes) counts 16 bytes a row; a table that does not fit
+ * evicts the oldest loaded tables first (their files' frames then stop with
+ * "not-loaded" until the file is mapped again), one bigger than the whole
+ * budget is refused. Neither can produce a wrong frame.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "common/compiler.h"
+#include "common/log.h"
+#include "elf/elf_file.h"
+#include "sources/bpf_backend.h"
+#include "record.skel.h"
+#include <ustack/hashmap.h>
+#include <ustack/ustack.h>
+
+#define DEFAULT_TABLE_BYTES (256ull << 20)
+#define DEFAULT_RING_BYTES (16u << 20)
+#define MAX_LINKS 512
+
+struct loaded {
+	uint64_t key;      /* files map slot index in b->keys */
+	uint32_t table_id;
+	uint32_t nr_rows;
+};
+
+struct ustack_bpf {
+	struct ustack_record_bpf *skel;
+	struct ring_buffer *ring;
+	struct bpf_link *links[MAX_LINKS];
+	int nr_links;
+	int nr_cpus;
+	uint64_t table_bytes, max_table_bytes;
+	uint32_t next_table;
+	/* loaded tables, oldest first (eviction order) */
+	struct loaded *fifo;
+	size_t fifo_head, fifo_len, fifo_cap;
+	struct ub_file_key *keys; /* file keys by slot */
+	size_t nr_keys, cap_keys;
+	struct ustack_u64map *key_slot; /* hash of key -> slot (collisions chained by probing keys) */
+	/* poll */
+	ustack_bpf_record_fn fn;
+	void *fn_ctx;
+	uint64_t ring_bytes, kstack_bytes;
+	uint64_t evicted, refused, load_ns;
+	int warned_budget;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* libbpf's messages: kept for the one-line error, printed with -v only */
+static char last_libbpf_msg[512];
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char buf[480];
+
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	buf[strcspn(buf, "\n")] = 0;
+	if (buf[0] && strncmp(buf, "libbpf: prog '", 14) && strstr(buf, "failed"))
+		snprintf(last_libbpf_msg, sizeof(last_libbpf_msg), "%s", buf);
+	ustack_log(USTACK_DEBUG, "ustack: %s\n", buf);
+	return 0;
+}
+
+/* Why loading failed, in one line. */
+static void load_error(int ret, char *err, size_t errlen)
+{
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		snprintf(err, errlen, "BPF backend: the kernel has no BTF (/sys/kernel/btf/vmlinux: "
+			 "%s); CO-RE programs cannot be loaded", strerror(errno));
+	else if (ret == -EPERM || ret == -EACCES)
+		snprintf(err, errlen, "BPF backend: not permitted to load BPF programs (need root, or "
+			 "CAP_BPF and CAP_PERFMON)");
+	else if (ret == -EINVAL || ret == -E2BIG || ret == -ENOSPC)
+		snprintf(err, errlen, "BPF backend: the kernel rejected the program (%s)%s%s",
+			 strerror(-ret), last_libbpf_msg[0] ? ": " : "", last_libbpf_msg);
+	else
+		snprintf(err, errlen, "BPF backend: loading the program failed: %s%s%s",
+			 strerror(-ret), last_libbpf_msg[0] ? ": " : "", last_libbpf_msg);
+}
+
+struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, size_t errlen)
+{
+	struct ustack_bpf *b = calloc(1, sizeof(*b));
+	uint32_t ring = o->ring_bytes ? o->ring_bytes : DEFAULT_RING_BYTES;
+	int ret;
+
+	err[0] = 0;
+	last_libbpf_msg[0] = 0;
+	if (!b || !(b->key_slot = ustack_u64map__new())) {
+		free(b);
+		snprintf(err, errlen, "BPF backend: out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	libbpf_set_print(libbpf_print);
+	b->nr_cpus = libbpf_num_possible_cpus();
+	b->max_table_bytes = o->table_bytes ? o->table_bytes : DEFAULT_TABLE_BYTES;
+	b->skel = ustack_record_bpf__open();
+	if (!b->skel) {
+		ret = -errno;
+		load_error(ret, err, errlen);
+		goto fail;
+	}
+	b->skel->rodata->trace_all = !!o->trace_all;
+	b->skel->rodata->self_tgid = o->self_tgid;
+	b->skel->rodata->sample_event = o->sample_event;
+	bpf_map__set_max_entries(b->skel->maps.rb, ring);
+	/* attached explicitly, when and where needed */
+	ret = ustack_record_bpf__load(b->skel);
+	if (ret) {
+		load_error(ret, err, errlen);
+		goto fail;
+	}
+	return b;
+fail:
+	ustack_bpf__close(b);
+	errno = -ret;
+	return NULL;
+}
+
+void ustack_bpf__close(struct ustack_bpf *b)
+{
+	if (!b)
+		return;
+	for (int i = 0; i < b->nr_links; i++)
+		bpf_link__destroy(b->links[i]);
+	ring_buffer__free(b->ring);
+	ustack_record_bpf__destroy(b->skel);
+	free(b->fifo);
+	free(b->keys);
+	ustack_u64map__free(b->key_slot);
+	free(b);
+}
+
+int ustack_bpf__add_target(struct ustack_bpf *b, uint32_t tgid, int armed)
+{
+	uint8_t st = armed ? UB_TARGET_ARMED : UB_TARGET_ACTIVE;
+
+	return bpf_map_update_elem(bpf_map__fd(b->skel->maps.targets), &tgid, &st, BPF_ANY) ? -errno
+											   : 0;
+}
+
+static int add_link(struct ustack_bpf *b, struct bpf_link *l, const char *what, char *err,
+		    size_t errlen)
+{
+	int ret = -errno;
+
+	if (!l) {
+		snprintf(err, errlen, "BPF backend: attaching to %s: %s", what, strerror(-ret));
+		return ret;
+	}
+	if (b->nr_links == MAX_LINKS) {
+		bpf_link__destroy(l);
+		snprintf(err, errlen, "BPF backend: more than %d attachments", MAX_LINKS);
+		return -E2BIG;
+	}
+	b->links[b->nr_links++] = l;
+	return 0;
+}
+
+int ustack_bpf__attach_follow(struct ustack_bpf *b, char *err, size_t errlen)
+{
+	int ret = add_link(b, bpf_program__attach(b->skel->progs.ustack_fork), "sched_process_fork",
+			   err, errlen);
+
+	return ret ? ret
+		   : add_link(b, bpf_program__attach(b->skel->progs.ustack_exec),
+			      "sched_process_exec", err, errlen);
+}
+
+int ustack_bpf__attach_tracepoint(struct ustack_bpf *b, const char *sys, const char *name,
+				  uint32_t event, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_tracepoint_opts, to, .bpf_cookie = event);
+	char what[256];
+
+	snprintf(what, sizeof(what), "tracepoint %s:%s", sys, name);
+	return add_link(b, bpf_program__attach_tracepoint_opts(b->skel->progs.ustack_tp, sys, name, &to),
+			what, err, errlen);
+}
+
+int ustack_bpf__attach_perf(struct ustack_bpf *b, int fd, char *err, size_t errlen)
+{
+	return add_link(b, bpf_program__attach_perf_event(b->skel->progs.ustack_sample, fd),
+			"a perf event", err, errlen);
+}
+
+/* ---- tables ------------------------------------------------------------------- */
+
+static uint64_t key_hash(uint64_t dev, uint64_t ino)
+{
+	uint64_t h = (dev * 0x9e3779b97f4a7c15ull) ^ (ino + 0x632be59bd9b4e019ull);
+
+	h ^= h >> 31;
+	return h * 0xbf58476d1ce4e5b9ull;
+}
+
+/* Slot of key (dev, ino) in b->keys (created when @create): index or -errno. */
+static int64_t key_slot(struct ustack_bpf *b, uint64_t dev, uint64_t ino, int create)
+{
+	uint64_t h = key_hash(dev, ino), v;
+
+	/* open addressing over the u64map's keys: h, h + 1, ... */
+	for (;; h++) {
+		if (!ustack_u64map__get(b->key_slot, h, &v))
+			break;
+		if (b->keys[v].dev == dev && b->keys[v].ino == ino)
+			return (int64_t)v;
+	}
+	if (!create)
+		return -ENOENT;
+	if (b->nr_keys == b->cap_keys) {
+		size_t cap = b->cap_keys ? 2 * b->cap_keys : 64;
+		struct ub_file_key *k = realloc(b->keys, cap * sizeof(*k));
+
+		if (!k)
+			return -ENOMEM;
+		b->keys = k;
+		b->cap_keys = cap;
+	}
+	if (ustack_u64map__put(b->key_slot, h, b->nr_keys))
+		return -ENOMEM;
+	b->keys[b->nr_keys] = (struct ub_file_key){ .dev = dev, .ino = ino };
+	return (int64_t)b->nr_keys++;
+}
+
+int ustack_bpf__has_file(struct ustack_bpf *b, uint64_t dev, uint64_t ino)
+{
+	struct ub_file_key k = { .dev = dev, .ino = ino };
+	struct ub_file_val v;
+
+	return !bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.files), &k, &v);
+}
+
+/* Row flags of a span; FALLBACK where the kernel's form cannot say it. */
+static int to_row(const struct ustack_row_span *s, struct ub_row *r)
+{
+	const struct ustack_row *u = &s->row;
+
+	memset(r, 0, sizeof(*r));
+	if (s->bad) {
+		r->method = UB_ROW_BAD;
+		return 0;
+	}
+	r->method = s->method;
+	r->cfa_off = u->cfa_off;
+	if (u->cfa_reg == USTACK_CFA_FP)
+		r->flags |= UB_RF_CFA_FP;
+	else if (u->cfa_reg != USTACK_CFA_SP)
+		r->flags |= UB_RF_FALLBACK;
+	if (u->fp_rule == USTACK_RULE_OFFSET) {
+		r->flags |= UB_RF_FP_SAVED;
+		r->fp_off = u->fp_off;
+	} else if (u->fp_rule != USTACK_RULE_SAME) {
+		r->flags |= UB_RF_FALLBACK;
+	}
+	if ((u->flags & USTACK_ROW_OUTERMOST) || u->ra_rule == USTACK_RULE_UNDEFINED)
+		r->flags |= UB_RF_OUTERMOST;
+	else if (u->ra_rule != USTACK_RULE_OFFSET || u->ra_off != -8)
+		r->flags |= UB_RF_FALLBACK;
+	if (u->flags & USTACK_ROW_NEEDS_FALLBACK)
+		r->flags |= UB_RF_FALLBACK;
+	if (u->flags & USTACK_ROW_SIGNAL)
+		r->flags |= UB_RF_SIGNAL;
+	return 0;
+}
+
+static int same_rule(const struct ub_row *a, const struct ub_row *b)
+{
+	return a->method == b->method && a->flags == b->flags && a->cfa_off == b->cfa_off &&
+	       a->fp_off == b->fp_off;
+}
+
+/*
+ * The kernel rows of @m: spans moved to file offsets, gaps explicit,
+ * neighbours with the same rule merged; base and limit: the offsets covered.
+ */
+static int build_rows(struct ustack_modtab *m, struct ub_row **out, uint32_t *nr, uint64_t *base,
+		      uint64_t *limit)
+{
+	struct ustack_elf *elf = ustack_modtab__elf(m);
+	struct ustack_row_span *sp = NULL;
+	struct ub_row *rows = NULL, r;
+	size_t ns = 0, n = 0, cap = 0;
+	uint64_t end = 0;
+	int ret = ustack_modtab__rows(m, &sp, &ns);
+
+	if (ret)
+		return ret;
+	*base = *limit = 0;
+	for (size_t i = 0; i < ns; i++) {
+		uint64_t off;
+
+		if (ustack_elf__vaddr_to_offset(elf, sp[i].row.start, &off) ||
+		    sp[i].row.end <= sp[i].row.start)
+			continue;
+		if (n && off < end)
+			continue; /* not monotonic in offsets (odd layout): skip */
+		if (!n)
+			*base = off;
+		if (off - *base >= UINT32_MAX)
+			break; /* the rest is too far from the first row */
+		if (n + 2 > cap) {
+			size_t c = cap ? 2 * cap : 1024;
+			struct ub_row *g = realloc(rows, c * sizeof(*g));
+
+			if (!g) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			rows = g;
+			cap = c;
+		}
+		if (n && off > end) {
+			/* nothing covers [end, off) */
+			memset(&rows[n], 0, sizeof(rows[n]));
+			rows[n].start = (uint32_t)(end - *base);
+			rows[n].method = UB_ROW_GAP;
+			n++;
+		}
+		to_row(&sp[i], &r);
+		r.start = (uint32_t)(off - *base);
+		if (!(n && off == end && same_rule(&rows[n - 1], &r)))
+			rows[n++] = r;
+		end = off + (sp[i].row.end - sp[i].row.start);
+	}
+	if (n >= UB_MAX_ROWS) {
+		ret = -E2BIG;
+		goto out;
+	}
+	*limit = end;
+	*out = rows;
+	*nr = (uint32_t)n;
+	rows = NULL;
+out:
+	free(rows);
+	free(sp);
+	return ret;
+}
+
+/* Drop the oldest table (its file's entry loses UB_FILE_TABLE). */
+static void evict_oldest(struct ustack_bpf *b)
+{
+	struct loaded *l = &b->fifo[b->fifo_head];
+	struct ub_file_val v;
+	int files = bpf_map__fd(b->skel->maps.files);
+
+	if (l->key < b->nr_keys && !bpf_map_lookup_elem(files, &b->keys[l->key], &v) &&
+	    v.table_id == l->table_id) {
+		v.flags &= ~UB_FILE_TABLE;
+		v.table_id = 0;
+		bpf_map_update_elem(files, &b->keys[l->key], &v, BPF_ANY);
+	}
+	bpf_map_delete_elem(bpf_map__fd(b->skel->maps.tables), &l->table_id);
+	b->table_bytes -= (uint64_t)l->nr_rows * sizeof(struct ub_row);
+	b->fifo_head = (b->fifo_head + 1) % b->fifo_cap;
+	b->fifo_len--;
+	b->evicted++;
+}
+
+static int fifo_push(struct ustack_bpf *b, struct loaded l)
+{
+	if (b->fifo_len == b->fifo_cap) {
+		size_t cap = b->fifo_cap ? 2 * b->fifo_cap : 64;
+		struct loaded *f = malloc(cap * sizeof(*f));
+
+		if (!f)
+			return -ENOMEM;
+		for (size_t i = 0; i < b->fifo_len; i++)
+			f[i] = b->fifo[(b->fifo_head + i) % b->fifo_cap];
+		free(b->fifo);
+		b->fifo = f;
+		b->fifo_cap = cap;
+		b->fifo_head = 0;
+	}
+	b->fifo[(b->fifo_head + b->fifo_len) % b->fifo_cap] = l;
+	b->fifo_len++;
+	return 0;
+}
+
+/* An array map holding @rows, filled through mmap. fd or -errno. */
+static int rows_map(const struct ub_row *rows, uint32_t nr)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	size_t len = ((size_t)nr * sizeof(*rows) + 4095) & ~(size_t)4095;
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ustack_rows", sizeof(uint32_t), sizeof(*rows),
+				nr, &mo);
+	void *p;
+
+	if (fd < 0)
+		return -errno;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	memcpy(p, rows, (size_t)nr * sizeof(*rows));
+	munmap(p, len);
+	return fd;
+}
+
+int ustack_bpf__set_file(struct ustack_bpf *b, uint64_t dev, uint64_t ino, uint64_t file_id,
+			 struct ustack_modtab *m)
+{
+	struct ub_file_key k = { .dev = dev, .ino = ino };
+	struct ub_file_val v = { .file_id = file_id };
+	struct ub_row *rows = NULL;
+	uint64_t t0 = now_ns(), need;
+	int64_t slot = key_slot(b, dev, ino, 1);
+	int files = bpf_map__fd(b->skel->maps.files), fd, ret;
+
+	if (slot < 0)
+		return (int)slot;
+	if (!m) {
+		v.flags = UB_FILE_NO_TABLE;
+		ret = USTACK_BPF_NO_TABLE;
+		goto set;
+	}
+	ret = build_rows(m, &rows, &v.nr_rows, &v.base, &v.limit);
+	if (ret)
+		goto out;
+	if (!v.nr_rows) {
+		v.flags = UB_FILE_NO_TABLE;
+		ret = USTACK_BPF_NO_TABLE;
+		goto set;
+	}
+	need = (uint64_t)v.nr_rows * sizeof(struct ub_row);
+	if (need > b->max_table_bytes) {
+		b->refused++;
+		ret = -ENOSPC;
+		goto out;
+	}
+	while (b->table_bytes + need > b->max_table_bytes && b->fifo_len) {
+		if (!b->warned_budget++)
+			pr_warn("BPF tables: budget of %llu MiB full: evicting the oldest tables "
+				"(their frames stop with 'not-loaded')\n",
+				(unsigned long long)(b->max_table_bytes >> 20));
+		evict_oldest(b);
+	}
+	fd = rows_map(rows, v.nr_rows);
+	if (fd < 0) {
+		ret = fd;
+		goto out;
+	}
+	v.table_id = ++b->next_table;
+	if (!v.table_id)
+		v.table_id = ++b->next_table;
+	ret = bpf_map_update_elem(bpf_map__fd(b->skel->maps.tables), &v.table_id, &fd, BPF_ANY)
+		      ? -errno : 0;
+	close(fd); /* the outer map holds it now */
+	if (ret) {
+		b->refused++;
+		ret = ret == -E2BIG ? -ENOSPC : ret;
+		goto out;
+	}
+	ret = fifo_push(b, (struct loaded){ .key = (uint64_t)slot, .table_id = v.table_id,
+					    .nr_rows = v.nr_rows });
+	if (ret) {
+		bpf_map_delete_elem(bpf_map__fd(b->skel->maps.tables), &v.table_id);
+		goto out;
+	}
+	b->table_bytes += need;
+	v.flags = UB_FILE_TABLE;
+	ret = USTACK_BPF_LOADED;
+set:
+	if (bpf_map_update_elem(files, &k, &v, BPF_ANY)) {
+		ret = errno == E2BIG ? -ENOSPC : -errno;
+		b->refused++;
+	}
+out:
+	free(rows);
+	b->load_ns += now_ns() - t0;
+	return ret;
+}
+
+/* ---- ring buffer ------------------------------------------------------------------ */
+
+static int ring_cb(void *ctx, void *data, size_t size)
+{
+	struct ustack_bpf *b = ctx;
+
+	b->ring_bytes += size + 8; /* BPF_RINGBUF_HDR_SZ */
+	return b->fn(b->fn_ctx, data, size);
+}
+
+int ustack_bpf__poll(struct ustack_bpf *b, int timeout_ms, ustack_bpf_record_fn fn, void *ctx)
+{
+	int ret;
+
+	if (!b->ring) {
+		b->ring = ring_buffer__new(bpf_map__fd(b->skel->maps.rb), ring_cb, b, NULL);
+		if (!b->ring)
+			return -errno;
+	}
+	b->fn = fn;
+	b->fn_ctx = ctx;
+	ret = ring_buffer__poll(b->ring, timeout_ms);
+	return ret == -EINTR ? 0 : ret;
+}
+
+int ustack_bpf__kstack(struct ustack_bpf *b, int32_t id, uint64_t *ips, uint32_t max)
+{
+	uint64_t buf[UB_MAX_FRAMES];
+	uint32_t n = 0, key = (uint32_t)id;
+
+	if (id < 0)
+		return -ENOENT;
+	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.kstacks), &key, buf))
+		return -errno;
+	while (n < UB_MAX_FRAMES && n < max && buf[n]) {
+		ips[n] = buf[n];
+		n++;
+	}
+	b->kstack_bytes += sizeof(buf);
+	return (int)n;
+}
+
+void ustack_bpf__stats(struct ustack_bpf *b, struct ustack_bpf_stats *st)
+{
+	int fd = bpf_map__fd(b->skel->maps.counters);
+	uint64_t *vals = calloc((size_t)b->nr_cpus, sizeof(*vals));
+
+	memset(st, 0, sizeof(*st));
+	for (uint32_t c = 0; vals && c < UB_NR_COUNTERS; c++) {
+		if (bpf_map_lookup_elem(fd, &c, vals))
+			continue;
+		for (int i = 0; i < b->nr_cpus; i++)
+			st->c[c] += vals[i];
+	}
+	free(vals);
+	st->ring_bytes = b->ring_bytes;
+	st->kstack_bytes = b->kstack_bytes;
+	st->tables = b->fifo_len;
+	st->table_bytes = b->table_bytes;
+	st->rows = b->table_bytes / sizeof(struct ub_row);
+	st->tables_evicted = b->evicted;
+	st->tables_refused = b->refused;
+	st->load_ns = b->load_ns;
+}

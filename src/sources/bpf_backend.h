@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The BPF backend's kernel side, seen from user space: loads the recording
+ * program (src/bpf/record.bpf.c, built into a libbpf skeleton), keeps its
+ * maps (targets, files and their unwind tables), attaches it to the events
+ * and hands the ring buffer's records to the recorder. Knows nothing of the
+ * trace format; src/sources/recorder_bpf.c drives it.
+ */
+#ifndef USTACK_SOURCES_BPF_BACKEND_H
+#define USTACK_SOURCES_BPF_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/record_abi.h"
+#include "unwind/modules.h"
+
+struct ustack_bpf;
+
+struct ustack_bpf_opts {
+	size_t sz;
+	int trace_all;          /* every task but ours (-a) */
+	uint32_t self_tgid;
+	uint32_t sample_event;  /* event index the perf_event program reports */
+	uint64_t table_bytes;   /* budget for rows in the kernel (0: 256 MiB) */
+	uint32_t ring_bytes;    /* ring buffer size (power of 2; 0: 16 MiB) */
+};
+
+/**
+ * Load the program. On failure @err says which of: no permission, no BTF,
+ * a helper or map type the kernel lacks, a verifier rejection.
+ * @return the backend, or NULL with errno
+ */
+struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, size_t errlen);
+void ustack_bpf__close(struct ustack_bpf *b);
+
+/** Trace process @tgid (armed: only from its next exec on). 0 or -errno */
+int ustack_bpf__add_target(struct ustack_bpf *b, uint32_t tgid, int armed);
+/** Follow forks and execs of the targets (not needed with trace_all). */
+int ustack_bpf__attach_follow(struct ustack_bpf *b, char *err, size_t errlen);
+/** Run at every hit of tracepoint SYS:NAME, reporting event index @event. */
+int ustack_bpf__attach_tracepoint(struct ustack_bpf *b, const char *sys, const char *name,
+				  uint32_t event, char *err, size_t errlen);
+/** Run at every overflow of the perf event @fd (it writes no sample then). */
+int ustack_bpf__attach_perf(struct ustack_bpf *b, int fd, char *err, size_t errlen);
+
+/** What loading a file's table did. */
+enum ustack_bpf_load {
+	USTACK_BPF_LOADED = 0,   /* rows in the kernel */
+	USTACK_BPF_NO_TABLE = 1, /* the file has no unwind information: heuristic only */
+};
+
+/**
+ * Give the kernel side file (dev, ino) (kernel dev encoding) with trace
+ * file id @file_id and the tables of @m (NULL: the file has none).
+ * Replaces an earlier entry of the same key.
+ * @return enum ustack_bpf_load, or -errno (-ENOSPC: budget or map full)
+ */
+int ustack_bpf__set_file(struct ustack_bpf *b, uint64_t dev, uint64_t ino, uint64_t file_id,
+			 struct ustack_modtab *m);
+/** The file (dev, ino) has an entry (loaded, or known to have no table). */
+int ustack_bpf__has_file(struct ustack_bpf *b, uint64_t dev, uint64_t ino);
+
+/**
+ * One record of the ring buffer: an event (struct ub_event) or a stack
+ * (struct ub_stack + its words). @size is the record's size.
+ * Return 0 to go on, non-zero to stop consuming.
+ */
+typedef int (*ustack_bpf_record_fn)(void *ctx, const void *rec, size_t size);
+
+/** Wait up to @timeout_ms, then pass every record to @fn. Records consumed or -errno. */
+int ustack_bpf__poll(struct ustack_bpf *b, int timeout_ms, ustack_bpf_record_fn fn, void *ctx);
+
+/** The kernel stack @id of the stack-trace map into @ips (up to 127): count, or -errno. */
+int ustack_bpf__kstack(struct ustack_bpf *b, int32_t id, uint64_t *ips, uint32_t max);
+
+struct ustack_bpf_stats {
+	uint64_t c[UB_NR_COUNTERS]; /* the program's counters, summed over CPUs */
+	uint64_t ring_bytes;        /* bytes read from the ring buffer (with headers) */
+	uint64_t kstack_bytes;      /* bytes of kernel stacks read from the map */
+	uint64_t tables, rows, table_bytes; /* tables in the kernel now */
+	uint64_t tables_evicted, tables_refused;
+	uint64_t load_ns;           /* time spent loading tables */
+};
+void ustack_bpf__stats(struct ustack_bpf *b, struct ustack_bpf_stats *st);
+
+#endif

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The recorder's state, shared by its two backends: recorder.c (set-up,
+ * the copy backend: perf samples with stack copies, the deferred engine,
+ * unwinding in user space) and recorder_bpf.c (the BPF backend: the kernel
+ * unwinds, user space turns its records into the same trace records).
+ */
+#ifndef USTACK_SOURCES_RECORDER_H
+#define USTACK_SOURCES_RECORDER_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include <ustack/record.h>
+#include <ustack/stackmap.h>
+#include <ustack/trace.h>
+#include <ustack/hashmap.h>
+#include "deferred/deferred.h"
+#include "sources/kallsyms.h"
+#include "sources/perf_events.h"
+#include "sources/perf_maps.h"
+#include "unwind/unwind.h"
+
+struct ustack_bpf;
+struct rec_bpf;
+
+#define MAX_USER_FRAMES 127
+/* user stack words: two per frame, ustack_trace_pack_frame() */
+
+struct tid_comm {
+	uint32_t tid;
+	char comm[16];
+};
+
+struct rec {
+	const struct ustack_record_opts *o;
+	struct ustack_record_stats st;
+	struct ustack_perf_event_spec events[USTACK_PERF_MAX_EVENTS];
+	int nr_events;
+	struct ustack_perf_session *ps;
+	struct ustack_modcache *mc;
+	struct ustack_recmaps *rm;
+	struct ustack_deferred *def;
+	struct ustack_deferred_consumer consumer;
+	struct ustack_stackmap *kmap, *umap;
+	struct ustack_trace_writer *w;
+	int werr;       /* first writer (or other fatal) error */
+	char errmsg[320]; /* its message when it is not the trace file's */
+	uint64_t bad_maps;   /* mapping records the picture refused */
+	uint64_t unreadable; /* processes whose mappings could not be read (-a) */
+	uint64_t bad_ring;   /* malformed BPF ring-buffer records */
+	/* scratch */
+	uint64_t words[2 * MAX_USER_FRAMES];
+	struct ustack_trace_frame frames[MAX_USER_FRAMES];
+	/* kernel symbols, loaded by a thread from the start */
+	struct ustack_kallsyms *ksyms;
+	int ksyms_loaded, ksyms_thread_started;
+	pthread_t ksyms_thread;
+	/* thread names, for FORK records */
+	struct tid_comm *comms;
+	size_t nr_comms, cap_comms;
+	struct ustack_u64map *comm_of; /* tid -> index in comms (-a: thousands of threads) */
+	const struct ustack_perf_sample *cur; /* the sample being requested */
+	uint64_t t0;
+	/* the BPF backend (NULL: copy) */
+	struct ustack_bpf *bpf;
+	struct rec_bpf *rb;
+};
+
+
+/* recorder.c, for both backends */
+void rec_write_thread(struct rec *r, uint64_t time, uint32_t pid, uint32_t tid, uint32_t flags,
+		      const char *comm);
+void rec_map_result(struct rec *r, int ret, uint32_t pid, const char *what);
+/* Normalize @n frames of @pid with the mapping picture, store the stack
+ * once: its id in *id. 0 or -errno. */
+int rec_store_frames(struct rec *r, uint32_t pid, const struct ustack_frame *frames, uint32_t n,
+		     uint32_t *id);
+/* Unwind a stack copy in user space as the copy backend does. */
+int rec_unwind_copy(struct rec *r, uint32_t pid, uint64_t ip, uint64_t sp, uint64_t bp,
+		    const void *stack, uint64_t size, struct ustack_frame *frames, uint32_t max,
+		    uint32_t *stop);
+
+/* The perf record callback (side-band in the BPF backend too). */
+void rec_on_record(void *ctx, const struct ustack_perf_record *rec);
+
+/* recorder_bpf.c */
+/* Load the kernel program (before targets and events are set up).
+ * 0, or -errno with @err saying why. */
+int rec_bpf_open(struct rec *r, char *err, size_t errlen);
+/* Targets, tables of every mapping known now, attachments. */
+int rec_bpf_start(struct rec *r, pid_t child, char *err, size_t errlen);
+/* Attach to the perf events of index @perf_event_index (sampling events). */
+int rec_bpf_attach_sampling(struct rec *r, int perf_event_index);
+/* A new executable mapping of @pid at @start: its file's table. */
+void rec_bpf_mapped(struct rec *r, uint32_t pid, uint64_t start);
+/* Thread @tid exited: its last user stack is complete. */
+void rec_bpf_exit(struct rec *r, uint32_t tid);
+/* Read the ring buffer (waiting up to @timeout_ms): records or -errno. */
+int rec_bpf_poll(struct rec *r, int timeout_ms);
+/* Everything in the ring buffer now. */
+void rec_bpf_drain(struct rec *r);
+/* End: the last user stacks, the counters into r->st. */
+void rec_bpf_finish(struct rec *r);
+void rec_bpf_stats(struct rec *r);
+void rec_bpf_close(struct rec *r);
+
+#endif

@@ -1,0 +1,481 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The BPF backend of ustack_record(): the kernel program unwinds at the
+ * event and sends (per event) a 48-byte record and (per distinct stack,
+ * once) its frames; this file turns them into the same trace records as
+ * the copy backend.
+ *
+ * - STACK records: frames already normalized to (file id, file offset)
+ *   in the kernel; stored once in the user stackmap, kernel id -> trace id.
+ * - EVENT records: an EVENT trace record; the first event of a kernel entry
+ *   (UB_EV_NEW_ENTRY) opens the tid's entry, whose USER_STACK record is
+ *   written when the entry closes (the task's next entry, a user-mode
+ *   sample, its exit or the end), after all of its events, as the trace
+ *   format's stitching expects (docs/trace-format.md 4.2).
+ * - COPY records (rare: a table not in the kernel yet, locked mappings):
+ *   unwound here from the copy with the mapping picture, after the perf
+ *   side-band records that came before have been applied.
+ * Side-band (MMAP2, COMM, FORK, EXIT, LOST) still comes from perf through
+ * a dummy event; new executable mappings get their tables loaded.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <time.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ustack/procmaps.h>
+#include "common/compiler.h"
+#include "common/log.h"
+#include "sources/bpf_backend.h"
+#include "sources/recorder.h"
+
+struct entry {
+	uint64_t cookie, time;
+	uint32_t pid, tid, cpu, stop;
+	uint32_t stack_id; /* trace id or USTACK_TRACE_NO_STACK */
+	uint32_t open;
+};
+
+struct rec_bpf {
+	struct ustack_u64map *stack_of;  /* kernel stack id (user) -> trace id */
+	struct ustack_u64map *kstack_of; /* kernel id in kstacks -> trace id */
+	struct ustack_u64map *entry_of;  /* tid -> index in entries */
+	struct entry *entries;
+	size_t nr_entries, cap_entries;
+	/* the last COPY record, waiting for its event */
+	uint32_t copy_tid;
+	uint64_t copy_cookie;
+	uint32_t copy_stack, copy_stop;
+	uint64_t lost_seen, kernel_bytes;
+	uint64_t kips[UB_MAX_FRAMES];
+	struct ustack_frame frames[UB_MAX_FRAMES];
+	int loaded, failed_load;
+};
+
+int rec_bpf_open(struct rec *r, char *err, size_t errlen)
+{
+	struct ustack_bpf_opts bo = { .sz = sizeof(bo), .trace_all = r->o->system_wide,
+				      .self_tgid = (uint32_t)getpid() };
+	int sampling = 0;
+
+	for (int i = 0; i < r->nr_events; i++) {
+		if (r->events[i].is_tracepoint)
+			continue;
+		if (sampling++) {
+			snprintf(err, errlen, "BPF backend: at most one sampling event (%s and %s); "
+				 "use --backend copy", r->events[bo.sample_event].name,
+				 r->events[i].name);
+			return -EINVAL;
+		}
+		bo.sample_event = (uint32_t)i;
+	}
+	r->rb = calloc(1, sizeof(*r->rb));
+	if (!r->rb || !(r->rb->stack_of = ustack_u64map__new()) ||
+	    !(r->rb->kstack_of = ustack_u64map__new()) || !(r->rb->entry_of = ustack_u64map__new())) {
+		snprintf(err, errlen, "BPF backend: out of memory");
+		return -ENOMEM;
+	}
+	r->bpf = ustack_bpf__open(&bo, err, errlen);
+	return r->bpf ? 0 : -errno;
+}
+
+void rec_bpf_close(struct rec *r)
+{
+	ustack_bpf__close(r->bpf);
+	r->bpf = NULL;
+	if (r->rb) {
+		ustack_u64map__free(r->rb->stack_of);
+		ustack_u64map__free(r->rb->kstack_of);
+		ustack_u64map__free(r->rb->entry_of);
+		free(r->rb->entries);
+		free(r->rb);
+		r->rb = NULL;
+	}
+}
+
+/* ---- tables --------------------------------------------------------------------- */
+
+static void load_vma(struct rec *r, uint32_t pid, const struct pm_vma *v)
+{
+	struct pm_file *f = v ? ustack_recmaps__file(r->rm, v->file) : NULL;
+	uint64_t dev, ino;
+	struct ustack_modtab *m;
+	int ret;
+
+	if (!f)
+		return; /* anonymous code: the heuristic, as in user space */
+	if (f->kind == USTACK_VMA_VDSO) {
+		dev = 0;
+		ino = 0;
+	} else {
+		dev = ((uint64_t)f->dev_major << 20) | f->dev_minor;
+		ino = f->inode;
+	}
+	if (ustack_bpf__has_file(r->bpf, dev, ino))
+		return;
+	ustack_recmaps__file_info(r->rm, f, pid);
+	m = ustack_recmaps__tables(r->rm, pid, v);
+	ret = ustack_bpf__set_file(r->bpf, dev, ino, f->id, m);
+	ustack_modtab__put(m);
+	if (ret == USTACK_BPF_LOADED)
+		r->rb->loaded++;
+	else if (ret < 0 && !r->rb->failed_load++)
+		pr_warn("%s: unwind table not given to the kernel: %s (its frames are unwound "
+			"from a stack copy instead)\n", f->path, strerror(-ret));
+}
+
+void rec_bpf_mapped(struct rec *r, uint32_t pid, uint64_t start)
+{
+	if (r->bpf)
+		load_vma(r, pid, ustack_recmaps__find(r->rm, pid, start));
+
+}
+
+/* Every executable mapping of @pid now (the picture has them: synthesized). */
+static void load_pid(struct rec *r, uint32_t pid)
+{
+	struct ustack_procmaps_opts po = { .sz = sizeof(po),
+					   .flags = USTACK_PROCMAPS_NO_KERNEL_BUILD_ID };
+	struct ustack_procmaps *pm = ustack_procmaps__open((int)pid, &po);
+	struct ustack_vma vma;
+	uint64_t addr = 0;
+
+	if (!pm)
+		return;
+	while (!ustack_procmaps__next(pm, addr, USTACK_VMA_EXEC, &vma) && vma.end > addr) {
+		load_vma(r, pid, ustack_recmaps__find(r->rm, pid, vma.start));
+		addr = vma.end;
+	}
+	ustack_procmaps__close(pm);
+}
+
+int rec_bpf_start(struct rec *r, pid_t child, char *err, size_t errlen)
+{
+	const struct ustack_record_opts *o = r->o;
+	int ret = 0;
+
+	if (child > 0) {
+		ret = ustack_bpf__add_target(r->bpf, (uint32_t)child, 1);
+	} else if (!o->system_wide) {
+		for (int i = 0; i < o->nr_pids && !ret; i++)
+			ret = ustack_bpf__add_target(r->bpf, (uint32_t)o->pids[i], 0);
+	}
+	if (ret) {
+		snprintf(err, errlen, "BPF backend: adding the targets: %s", strerror(-ret));
+		return ret;
+	}
+	if (!o->system_wide && (ret = ustack_bpf__attach_follow(r->bpf, err, errlen)))
+		return ret;
+	/* tables of everything mapped now; a command's come with its MMAP2s */
+	if (o->system_wide) {
+		DIR *d = opendir("/proc");
+		struct dirent *de;
+
+		while (d && (de = readdir(d)))
+			if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
+				load_pid(r, (uint32_t)atoi(de->d_name));
+		if (d)
+			closedir(d);
+	} else if (child <= 0) {
+		for (int i = 0; i < o->nr_pids; i++)
+			load_pid(r, (uint32_t)o->pids[i]);
+	}
+	for (int i = 0; i < r->nr_events; i++) {
+		char sys[128], *name;
+
+		if (!r->events[i].is_tracepoint)
+			continue;
+		snprintf(sys, sizeof(sys), "%s", r->events[i].name);
+		name = strchr(sys, ':');
+		if (!name)
+			continue;
+		*name++ = 0;
+		ret = ustack_bpf__attach_tracepoint(r->bpf, sys, name,
+						    (uint32_t)i | (strcmp(sys, "syscalls") ? 0 : UB_TP_SYSCALL),
+						    err, errlen);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int attach_fd(void *ctx, int fd)
+{
+	struct rec *r = ctx;
+	char err[256];
+	int ret = ustack_bpf__attach_perf(r->bpf, fd, err, sizeof(err));
+
+	if (ret)
+		snprintf(r->errmsg, sizeof(r->errmsg), "%s", err);
+	return ret;
+}
+
+int rec_bpf_attach_sampling(struct rec *r, int perf_event_index)
+{
+	return ustack_perf_session__for_each_fd(r->ps, perf_event_index, attach_fd, r);
+}
+
+/* ---- entries: one USER_STACK per cookie, after its events --------------------- */
+
+static struct entry *entry_of(struct rec *r, uint32_t tid, int create)
+{
+	struct rec_bpf *b = r->rb;
+	uint64_t i;
+
+	if (ustack_u64map__get(b->entry_of, tid, &i))
+		return &b->entries[i];
+	if (!create)
+		return NULL;
+	if (b->nr_entries == b->cap_entries) {
+		size_t cap = b->cap_entries ? 2 * b->cap_entries : 64;
+		struct entry *e = realloc(b->entries, cap * sizeof(*e));
+
+		if (!e)
+			return NULL;
+		b->entries = e;
+		b->cap_entries = cap;
+	}
+	if (ustack_u64map__put(b->entry_of, tid, b->nr_entries))
+		return NULL;
+	memset(&b->entries[b->nr_entries], 0, sizeof(struct entry));
+	return &b->entries[b->nr_entries++];
+}
+
+static void close_entry(struct rec *r, struct entry *e)
+{
+	struct ustack_trace_user_stack u;
+	int ret;
+
+	if (!e || !e->open)
+		return;
+	e->open = 0;
+	u = (struct ustack_trace_user_stack){
+		.time = e->time, .pid = e->pid, .tid = e->tid, .cpu = e->cpu,
+		.stop_reason = e->stop, .cookie = e->cookie, .stack_id = e->stack_id,
+	};
+	ret = ustack_trace_writer__add_user_stack(r->w, &u);
+	if (ret && !r->werr)
+		r->werr = ret;
+	r->st.user_stacks++;
+}
+
+void rec_bpf_exit(struct rec *r, uint32_t tid)
+{
+	if (r->bpf)
+		close_entry(r, entry_of(r, tid, 0));
+}
+
+/* ---- records ---------------------------------------------------------------------- */
+
+/* Frames and methods of a stored stack, for the totals. */
+static void count_frames(struct rec *r, uint32_t id)
+{
+	const uint64_t *w;
+	uint32_t nr;
+
+	if (id == USTACK_TRACE_NO_STACK || ustack_stackmap__lookup(r->umap, id, &w, &nr, NULL))
+		return;
+	for (uint32_t i = 0; i + 1 < nr; i += 2) {
+		r->st.frames++;
+		r->st.frames_by_method[(w[i + 1] >> 56) & 7]++;
+	}
+}
+
+static void on_stack(struct rec *r, const struct ub_stack *s, size_t size)
+{
+	uint32_t id;
+
+	if (!s->nr || s->nr > UB_MAX_FRAMES || size < 16 + 16 * (size_t)s->nr) {
+		r->bad_ring++;
+		return;
+	}
+	if (ustack_stackmap__insert(r->umap, s->words, 2u * s->nr, &id) < 0)
+		return; /* the events naming it get no user stack */
+	ustack_u64map__put(r->rb->stack_of, s->id, id);
+}
+
+static void on_copy(struct rec *r, const struct ub_copy *c, size_t size)
+{
+	struct rec_bpf *b = r->rb;
+	uint32_t stop = USTACK_STOP_READ_FAULT, id = USTACK_TRACE_NO_STACK;
+	int n;
+
+	if (size < sizeof(*c) || c->size > UB_COPY_BYTES) {
+		r->bad_ring++;
+		return;
+	}
+	/* the mappings that came before this stack's event (perf writes
+	 * MMAP2 at the mmap, before anything can run in the new code) */
+	ustack_perf_session__poll_until(r->ps, 0, c->time, rec_on_record, r);
+	n = rec_unwind_copy(r, c->pid, c->ip, c->sp, c->bp, c->data, c->size, b->frames,
+			    UB_MAX_FRAMES, &stop);
+	if (n > 0 && rec_store_frames(r, c->pid, b->frames, (uint32_t)n, &id))
+		id = USTACK_TRACE_NO_STACK;
+	b->copy_tid = c->tid;
+	b->copy_cookie = c->cookie;
+	b->copy_stack = id;
+	b->copy_stop = stop;
+	r->st.copied++;
+}
+
+static uint32_t kernel_stack(struct rec *r, int32_t kid)
+{
+	struct rec_bpf *b = r->rb;
+	uint64_t v;
+	uint32_t id;
+	int n;
+
+	if (kid < 0)
+		return USTACK_TRACE_NO_STACK;
+	if (ustack_u64map__get(b->kstack_of, (uint64_t)kid, &v))
+		return (uint32_t)v;
+	n = ustack_bpf__kstack(r->bpf, kid, b->kips, UB_MAX_FRAMES);
+	if (n <= 0 || ustack_stackmap__insert(r->kmap, b->kips, (uint32_t)n, &id) < 0)
+		return USTACK_TRACE_NO_STACK;
+	ustack_u64map__put(b->kstack_of, (uint64_t)kid, id);
+	return id;
+}
+
+static void on_event(struct rec *r, const struct ub_event *e)
+{
+	struct rec_bpf *b = r->rb;
+	struct ustack_trace_event ev = {
+		.time = e->time, .pid = e->pid, .tid = e->tid, .cpu = e->cpu, .event_id = e->event,
+		.kstack_id = kernel_stack(r, e->kstack),
+	};
+	struct entry *en;
+	uint64_t v;
+	int ret;
+
+	r->st.samples++;
+	if (e->flags & UB_EV_USER)
+		ev.cookie = e->cookie;
+	if ((e->flags & UB_EV_USER) && (e->flags & UB_EV_NEW_ENTRY)) {
+		en = entry_of(r, e->tid, 1);
+		close_entry(r, en); /* the task's previous entry */
+		if (en) {
+			*en = (struct entry){
+				.cookie = e->cookie, .time = e->time, .pid = e->pid, .tid = e->tid,
+				.cpu = e->cpu, .stop = e->stop, .stack_id = USTACK_TRACE_NO_STACK,
+				.open = 1,
+			};
+			if ((e->flags & UB_EV_COPY) && b->copy_tid == e->tid &&
+			    b->copy_cookie == e->cookie) {
+				/* frames counted when the copy was unwound */
+				en->stack_id = b->copy_stack;
+				en->stop = b->copy_stop;
+				b->copy_tid = 0;
+			} else if (e->ustack && ustack_u64map__get(b->stack_of, e->ustack, &v)) {
+				en->stack_id = (uint32_t)v;
+				count_frames(r, en->stack_id);
+			}
+		}
+		r->st.unwinds++;
+	} else if (e->flags & UB_EV_USER) {
+		r->st.shared++;
+	} else {
+		r->st.no_user_stack++;
+	}
+	ret = ustack_trace_writer__add_event(r->w, &ev);
+	if (ret && !r->werr)
+		r->werr = ret;
+	r->st.events++;
+	/* a user-mode sample is its own context: nothing can join it */
+	if ((e->flags & UB_EV_USER_MODE) && (e->flags & UB_EV_NEW_ENTRY))
+		close_entry(r, entry_of(r, e->tid, 0));
+}
+
+static int on_ring_record(void *ctx, const void *data, size_t size)
+{
+	struct rec *r = ctx;
+	const uint8_t *type = data;
+
+	if (!size) {
+		r->bad_ring++;
+		return 0;
+	}
+	switch (*type) {
+	case UB_REC_EVENT:
+		if (size < sizeof(struct ub_event))
+			r->bad_ring++;
+		else
+			on_event(r, data);
+		break;
+	case UB_REC_STACK:
+		on_stack(r, data, size);
+		break;
+	case UB_REC_COPY:
+		on_copy(r, data, size);
+		break;
+	default:
+		r->bad_ring++;
+	}
+	return r->werr ? 1 : 0;
+}
+
+/* Events the ring buffer had no room for: LOST records. */
+static void lost_check(struct rec *r)
+{
+	struct ustack_bpf_stats bs;
+	uint64_t lost;
+
+	ustack_bpf__stats(r->bpf, &bs);
+	lost = bs.c[UB_C_LOST];
+	if (lost > r->rb->lost_seen) {
+		struct ustack_trace_lost l = { .what = USTACK_TRACE_LOST_KERNEL,
+					       .count = lost - r->rb->lost_seen };
+		struct timespec ts;
+		int ret;
+
+		/* noticed now; the events were lost since the last check */
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		l.time = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+		ret = ustack_trace_writer__add_lost(r->w, &l);
+		if (ret && !r->werr)
+			r->werr = ret;
+		r->st.lost += l.count;
+		r->rb->lost_seen = lost;
+	}
+}
+
+int rec_bpf_poll(struct rec *r, int timeout_ms)
+{
+	int ret = ustack_bpf__poll(r->bpf, timeout_ms, on_ring_record, r);
+
+	lost_check(r);
+	return ret;
+}
+
+void rec_bpf_stats(struct rec *r)
+{
+	struct ustack_bpf_stats bs;
+
+	if (!r->bpf)
+		return;
+	ustack_bpf__stats(r->bpf, &bs);
+	r->st.kernel_bytes = bs.ring_bytes + bs.kstack_bytes;
+	r->st.not_loaded = bs.c[UB_C_NOT_LOADED];
+	r->st.read_faults = bs.c[UB_C_READ_FAULT];
+	r->st.tables_loaded = r->rb->loaded;
+	r->st.table_bytes = bs.table_bytes;
+	r->st.tables_evicted = bs.tables_evicted;
+}
+
+void rec_bpf_drain(struct rec *r)
+{
+	while (!r->werr && rec_bpf_poll(r, 0) > 0)
+		;
+}
+
+void rec_bpf_finish(struct rec *r)
+{
+	struct rec_bpf *b = r->rb;
+
+	rec_bpf_drain(r);
+	for (size_t i = 0; i < b->nr_entries; i++)
+		close_entry(r, &b->entries[i]);
+	rec_bpf_stats(r);
+}
