@@ -646,7 +646,7 @@ send:
 
 /* The event's record without its user stack, and the user registers.
  * 0: not traced. */
-static __always_inline int collect(void *ctx, const struct uctx *u, __u32 event,
+static __always_inline int collect(void *ctx, const struct uctx *u, __u32 event, int kstack,
 				   struct ub_event *e, __u64 *ip, __u64 *sp, __u64 *bp, __u64 *tag)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -657,8 +657,8 @@ static __always_inline int collect(void *ctx, const struct uctx *u, __u32 event,
 	if (!traced(tgid))
 		return 0;
 	count(UB_C_EVENTS, 1);
-	kst = u->have ? -1 : bpf_get_stackid(ctx, &kstacks, 0);
-	if (!u->have && kst < 0)
+	kst = !kstack || u->have ? -1 : bpf_get_stackid(ctx, &kstacks, 0);
+	if (kstack && !u->have && kst < 0)
 		count(UB_C_KSTACK_FAIL, 1);
 	e->type = UB_REC_EVENT;
 	e->cpu = bpf_get_smp_processor_id();
@@ -696,8 +696,11 @@ int ustack_tp(void *ctx)
 	struct ub_event e = {};
 	struct uctx u = {};
 
-	/* cookie: event index | UB_TP_SYSCALL */
-	if (collect(ctx, &u, (__u32)cookie & ~UB_TP_SYSCALL, &e, &ip, &sp, &bp, &tag))
+	/* cookie: event index | UB_TP_SYSCALL. A system-call event has no
+	 * kernel stack, as in perf (whose sample carries the user registers):
+	 * only the entry path that leads to the tracepoint would be there */
+	if (collect(ctx, &u, (__u32)cookie & ~UB_TP_SYSCALL, !(cookie & UB_TP_SYSCALL), &e, &ip,
+		    &sp, &bp, &tag))
 		finish(&e, ip, sp, bp, tag, !!(cookie & UB_TP_SYSCALL));
 	return 0;
 }
@@ -767,7 +770,7 @@ int ustack_sample(struct bpf_perf_event_data *ctx)
 	}
 	/* the event's index comes from rodata: the attach cookie is not
 	 * copied into the events a task's children inherit */
-	if (!collect(ctx, &u, sample_event, &e, &ip, &sp, &bp, &tag))
+	if (!collect(ctx, &u, sample_event, 1, &e, &ip, &sp, &bp, &tag))
 		return 0;
 	if (!(e.flags & UB_EV_USER) || !bpf_task_work_schedule_resume_impl)
 		goto now;
