@@ -702,7 +702,11 @@ int ustack_tp(void *ctx)
 	if (collect(ctx, &u, (__u32)cookie & ~UB_TP_SYSCALL, !(cookie & UB_TP_SYSCALL), &e, &ip,
 		    &sp, &bp, &tag))
 		finish(&e, ip, sp, bp, tag, !!(cookie & UB_TP_SYSCALL));
-	return 0;
+	/* 1: the tracepoint's programs are shared by every perf event on it,
+	 * and 0 would take their samples away from other perf users (perf
+	 * record, another ustack) while we run; our own attachment event has
+	 * no ring buffer, its sample costs nothing */
+	return 1;
 }
 
 /*

@@ -48,6 +48,7 @@ struct ustack_cfi {
 	uint8_t hdr_enc;         /* pointer encoding of the table entries */
 	uint8_t hdr_entry_size;  /* bytes per (initial_loc, fde) pair */
 	uint8_t is_debug_frame;
+	const char *file;        /* the ELF file's path for messages, or NULL */
 };
 
 /**

@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* "FILE: " before a message when the file is known */
+#define FILE_OF(cfi) ((cfi)->file ? (cfi)->file : ""), ((cfi)->file ? ": " : "")
+
 #include "cfi/cfi.h"
 #include "common/log.h"
 
@@ -148,12 +151,12 @@ struct ustack_cfi_table *ustack_cfi_table__build(const struct ustack_cfi *cfi)
 		if (r < 0) {
 			t->nr_bad++;
 			if (next == ~(uint64_t)0) {
-				pr_warn("%s: entry at offset 0x%" PRIx64 ": bad length, "
-					"ignoring the rest of the section\n", sec, off);
+				pr_warn("%s%s%s: entry at offset 0x%" PRIx64 ": bad length, "
+					"ignoring the rest of the section\n", FILE_OF(cfi), sec, off);
 				break;
 			}
-			pr_warn("%s: FDE at offset 0x%" PRIx64 ": corrupt header, skipped\n",
-				sec, off);
+			pr_warn("%s%s%s: FDE at offset 0x%" PRIx64 ": corrupt header, skipped\n",
+				FILE_OF(cfi), sec, off);
 		} else if (r == 1 && fde.pc_end > fde.pc_begin) {
 			if (nrefs == cap) {
 				size_t ncap = cap ? cap * 2 : 256;
@@ -196,8 +199,8 @@ struct ustack_cfi_table *ustack_cfi_table__build(const struct ustack_cfi *cfi)
 			t->last_end = last0;
 			t->has_last = has0;
 			t->nr_bad++;
-			pr_warn("%s: FDE at offset 0x%" PRIx64 ": %s instructions, skipped\n",
-				sec, refs[i].off, err_name(r));
+			pr_warn("%s%s%s: FDE at offset 0x%" PRIx64 ": %s instructions, skipped\n",
+				FILE_OF(cfi), sec, refs[i].off, err_name(r));
 			continue;
 		}
 		t->nr_fdes++;
