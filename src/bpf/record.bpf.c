@@ -574,6 +574,8 @@ static __always_inline void finish(struct ub_event *e, __u64 ip, __u64 sp, __u64
 
 	if (!(e->flags & UB_EV_USER))
 		goto send;
+	if (user_mode)
+		e->flags |= UB_EV_USER_MODE; /* its entry closes with it */
 	ts = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (ts && ts->valid && !user_mode && ts->pid == e->pid && ts->ip == ip && ts->sp == sp &&
 	    ts->bp == bp && ts->tag == tag) {
