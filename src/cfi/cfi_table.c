@@ -92,11 +92,14 @@ static int add_row(struct ustack_cfi_table *t, const struct ustack_row *row)
 	return 0;
 }
 
+static int add_row_cb(void *ctx, const struct ustack_row *row)
+{
+	return add_row(ctx, row);
+}
+
 static int emit_row(void *ctx, const struct ustack_row *row, const struct ustack_cfi_plt *plt)
 {
 	struct ustack_cfi_table *t = ctx;
-	uint64_t p;
-	int err;
 
 	if (!plt)
 		return add_row(t, row);
@@ -104,18 +107,7 @@ static int emit_row(void *ctx, const struct ustack_row *row, const struct ustack
 	 * table gives exactly what ustack_cfi__find_row() resolves per pc.
 	 * Its span is bounded by USTACK_CFI_PLT_MAX_SPAN (else the row was
 	 * already marked NEEDS_FALLBACK and plt is NULL). */
-	for (p = row->start; p < row->end;) {
-		struct ustack_row r = *row;
-
-		ustack_cfi__plt_apply(plt, p, &r);
-		err = add_row(t, &r);
-		if (err)
-			return err;
-		if (r.end <= p)
-			break;
-		p = r.end;
-	}
-	return 0;
+	return ustack_cfi__plt_split(row, plt, add_row_cb, t);
 }
 
 static int cmp_fde(const void *a, const void *b)
@@ -268,6 +260,32 @@ int ustack_cfi_table__find_row(const struct ustack_cfi_table *t, uint64_t pc,
 	row->ra_rule = b->ra_rule;
 	row->fp_rule = b->fp_rule;
 	row->flags = b->flags;
+	return 0;
+}
+
+int ustack_cfi_table__rows(const struct ustack_cfi_table *t, ustack_cfi_span_fn fn, void *ctx)
+{
+	/* the last entry is always a hole: every row's end is the next start */
+	for (size_t i = 0; t && i + 1 < t->n; i++) {
+		const struct tbl_body *b = &t->body[i];
+		struct ustack_row row;
+		int err;
+
+		if (b->flags & ROW_HOLE)
+			continue;
+		row.start = t->starts[i];
+		row.end = t->starts[i + 1];
+		row.cfa_off = b->cfa_off;
+		row.ra_off = b->ra_off;
+		row.fp_off = b->fp_off;
+		row.cfa_reg = b->cfa_reg;
+		row.ra_rule = b->ra_rule;
+		row.fp_rule = b->fp_rule;
+		row.flags = b->flags;
+		err = fn(ctx, &row, 0);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 
