@@ -115,6 +115,10 @@ int ustack_cfi__init_elf(struct ustack_cfi *cfi, const struct ustack_elf *elf,
  */
 typedef int (*ustack_cfi_span_fn)(void *ctx, const struct ustack_row *row, int bad);
 
+/* ustack_cfi__rows() gives up (-E2BIG) on an FDE with more rows than this
+ * (PLT expression rows split per half slot can multiply a few bytes). */
+#define USTACK_CFI_ROWS_MAX_FDE (1u << 22)
+
 /**
  * Every row of @cfi exactly as ustack_cfi__find_row() answers it: the FDE
  * a pc is given by the .eh_frame_hdr search (or by the walk, first FDE in
@@ -124,7 +128,7 @@ typedef int (*ustack_cfi_span_fn)(void *ctx, const struct ustack_row *row, int b
  * the last address, UINT64_MAX itself, is never covered). A PLT expression
  * row comes split per half slot, as the lookup resolves it. Cold path:
  * allocates, runs every FDE once.
- * @return 0, -ENOMEM, or fn()'s non-zero return
+ * @return 0, -ENOMEM, -E2BIG, or fn()'s non-zero return
  */
 int ustack_cfi__rows(const struct ustack_cfi *cfi, ustack_cfi_span_fn fn, void *ctx);
 

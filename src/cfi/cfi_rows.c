@@ -28,7 +28,7 @@ struct rows_ctx {
 	/* rows of the FDE that ran last */
 	struct ustack_row *rows;
 	size_t n, cap;
-	uint64_t fde_off, pc_end, good_end;
+	uint64_t fde_off, good_end;
 	int have, bad;
 	uint64_t decided; /* the walk: addresses below are answered */
 };
@@ -37,6 +37,8 @@ static int collect(void *ctx, const struct ustack_row *row)
 {
 	struct rows_ctx *x = ctx;
 
+	if (x->n >= USTACK_CFI_ROWS_MAX_FDE)
+		return -E2BIG;
 	if (x->n == x->cap) {
 		size_t cap = x->cap ? x->cap * 2 : 64;
 		struct ustack_row *r;
@@ -68,21 +70,15 @@ static int run_fde(struct rows_ctx *x, const struct ustack_cfi_fde *fde)
 	x->have = 0;
 	x->n = 0;
 	r = ustack_cfi__exec(x->cfi, fde, 0, NULL, emit_cb, x);
-	if (r == -ENOMEM)
-		return r;
+	if (r < 0 && r != -EBADMSG)
+		return r; /* from collect(), not about the bytes */
 	/* rows cover [pc_begin, good_end) without a gap; the lookup of a pc
 	 * after them meets the damage */
 	x->bad = r < 0;
 	x->good_end = x->n ? x->rows[x->n - 1].end : fde->pc_begin;
-	x->pc_end = fde->pc_end;
 	x->fde_off = fde->off;
 	x->have = 1;
 	return 0;
-}
-
-static int pass(struct rows_ctx *x, const struct ustack_row *row, int bad)
-{
-	return x->fn(x->ctx, row, bad);
 }
 
 static int pass_bad(struct rows_ctx *x, uint64_t start, uint64_t end)
@@ -94,7 +90,7 @@ static int pass_bad(struct rows_ctx *x, uint64_t start, uint64_t end)
 	memset(&row, 0, sizeof(row));
 	row.start = start;
 	row.end = end;
-	return pass(x, &row, 1);
+	return x->fn(x->ctx, &row, 1);
 }
 
 /* What the lookup answers over [a, b) when it picks @fde there. */
@@ -127,7 +123,7 @@ static int fde_piece(struct rows_ctx *x, const struct ustack_cfi_fde *fde, uint6
 			r.start = a;
 		if (r.end > b)
 			r.end = b;
-		err = pass(x, &r, 0);
+		err = x->fn(x->ctx, &r, 0);
 		if (err)
 			return err;
 	}
@@ -344,7 +340,8 @@ static int rows_walk(struct rows_ctx *x)
 		uint64_t pos = 0;
 		size_t i = 0;
 
-		qsort(v, n, sizeof(*v), cmp_walk);
+		if (n > 1)
+			qsort(v, n, sizeof(*v), cmp_walk);
 		hp.h = malloc((n ? n : 1) * sizeof(*hp.h));
 		if (!hp.h) {
 			err = -ENOMEM;

@@ -162,7 +162,9 @@ typedef int (*ustack_sframe_row_fn)(void *ctx, const struct ustack_row *row);
  * it (absolute start/end): each function over the part of it that the
  * lookup reaches, a PCMASK function once per repetition block. Validates
  * the whole section first, so a damaged section gives no row at all. No
- * allocation (a cold path all the same: it reads every FRE twice).
+ * allocation (a cold path all the same: it reads every FRE twice). A
+ * crafted PCMASK function can repeat its rows 2^32 times: @fn should
+ * bound the work and stop the walk.
  * @return 0, validation's error (in @err, may be NULL), -ENOTSUP with
  *         @err set for a section not flagged sorted whose functions do not
  *         follow each other in address order (no linker makes one), or

@@ -91,7 +91,8 @@ void ustack_modcache__stats(const struct ustack_modcache *mc, uint64_t *opened, 
 /**
  * Row for @vaddr (the file's own virtual address): SFrame first, then DWARF
  * CFI (.eh_frame, else .debug_frame).
- * @param method receives USTACK_METHOD_SFRAME or USTACK_METHOD_CFI
+ * @param method receives USTACK_METHOD_SFRAME, USTACK_METHOD_CFI or
+ *        USTACK_METHOD_PLT (a PLT section no table covers)
  * @return 0, -ENOENT (no table covers it), -EBADMSG (corrupt table; that
  *         table is reported once and not used again)
  */
@@ -112,9 +113,10 @@ struct ustack_row_span {
 	uint8_t bad;
 };
 
-/* ustack_modtab__rows() refuses a module with more spans than this
- * (-E2BIG): 160 MB of spans, far beyond any real file, reachable only by
- * repetition (PCMASK functions, PLT sections) in a crafted one. */
+/* ustack_modtab__rows() refuses a module with more spans than this, or
+ * four times as many before adjacent ones merge (-E2BIG): 160 MB of spans,
+ * far beyond any real file, reachable only by repetition (PCMASK
+ * functions, PLT sections and expressions) in a crafted one. */
 #define USTACK_MODTAB_MAX_SPANS (1u << 22)
 
 /**

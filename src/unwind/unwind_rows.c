@@ -27,7 +27,12 @@ struct span_vec {
 	size_t n, cap;
 	uint64_t first_bad; /* start of the first bad span added */
 	int has_bad;
+	size_t adds;        /* spans offered, merged ones included */
 };
+
+/* Work bound: repetition (a PCMASK function, PLT expression rows) can
+ * offer far more spans than are kept once merged. */
+#define MAX_ADDS ((size_t)USTACK_MODTAB_MAX_SPANS * 4)
 
 static int same_rules(const struct ustack_row *a, const struct ustack_row *b)
 {
@@ -42,6 +47,8 @@ static int vec_add(struct span_vec *s, const struct ustack_row *row, uint8_t met
 {
 	struct ustack_row_span *last = s->n ? &s->v[s->n - 1] : NULL;
 
+	if (++s->adds > MAX_ADDS)
+		return -E2BIG;
 	if (row->start >= row->end)
 		return 0;
 	if (last && row->start < last->row.end)
