@@ -60,6 +60,7 @@ struct ustack_record_stats {
 	uint64_t tables_loaded; /**< bpf: unwind tables put into the kernel */
 	uint64_t table_bytes;   /**< bpf: their bytes in the kernel now */
 	uint64_t tables_evicted; /**< bpf: tables dropped for the memory budget */
+	double table_seconds;   /**< bpf: time spent building and loading tables */
 };
 
 typedef void (*ustack_record_progress_fn)(void *ctx, const struct ustack_record_stats *st);

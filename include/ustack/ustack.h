@@ -80,6 +80,10 @@ enum ustack_stop_reason {
 	                                 misaligned, outside the stack, loop) */
 	USTACK_STOP_READ_FAULT = 4, /**< stack memory could not be read */
 	USTACK_STOP_BAD_TABLE = 5,  /**< an unwind table was corrupt */
+	USTACK_STOP_NOT_LOADED = 6, /**< record --backend bpf: the frame's file had no
+	                                 table in the kernel yet */
+	USTACK_STOP_MAPS_BUSY = 7,  /**< record --backend bpf: the process's mappings
+	                                 were locked (only when no copy could be sent) */
 };
 
 /** Name of a method ("sframe", "cfi", "fp", ...). Never NULL. */

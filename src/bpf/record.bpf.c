@@ -558,67 +558,41 @@ struct uctx {
 	int have; /* the event's own user registers (a user-mode sample) */
 };
 
-/* @user_mode: the event is its own user context (a sample taken in user
- * mode, or a system-call tracepoint, which perf too reports with the user
- * registers): nothing joins it. */
-static __always_inline int on_event(void *ctx, const struct uctx *u, int user_mode, __u32 event)
+/* The unwind of a user context and the event record: at the event for
+ * tracepoints, on the way back to user space for samples taken in an
+ * interrupt (below). @user_mode: the event is its own user context (a
+ * sample taken in user mode, or a system-call tracepoint, which perf too
+ * reports with the user registers): nothing joins it. */
+static __always_inline void finish(struct ub_event *e, __u64 ip, __u64 sp, __u64 bp, __u64 tag,
+				   int user_mode)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 id = bpf_get_current_pid_tgid(), tag = 0, ip, sp, bp;
-	__u32 tgid = id >> 32, zero = 0, cpu = bpf_get_smp_processor_id();
+	__u32 zero = 0;
 	struct ub_event *ev;
 	struct ub_task *ts;
 	struct walk *w;
-	long kst;
 
-	if (!traced(tgid))
-		return 0;
-	count(UB_C_EVENTS, 1);
-	kst = u->have ? -1 : bpf_get_stackid(ctx, &kstacks, 0);
-	if (!u->have && kst < 0)
-		count(UB_C_KSTACK_FAIL, 1);
-
-	struct ub_event e = {
-		.type = UB_REC_EVENT, .cpu = cpu, .pid = tgid, .tid = (__u32)id,
-		.time = bpf_ktime_get_ns(), .event = event, .kstack = (__s32)kst,
-	};
-
-	if (!task->mm)
-		goto send; /* a kernel thread: no user stack */
-	if (u->have) {
-		ip = u->ip;
-		sp = u->sp;
-		bp = u->bp;
-	} else {
-		/* the user registers saved at kernel entry; uapi names, the
-		 * kernel's struct pt_regs has the same layout */
-		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-
-		ip = sp = bp = 0;
-		bpf_probe_read_kernel(&ip, 8, &regs->rip);
-		bpf_probe_read_kernel(&sp, 8, &regs->rsp);
-		bpf_probe_read_kernel(&bp, 8, &regs->rbp);
-	}
-	if (!ip && !sp)
+	if (!(e->flags & UB_EV_USER))
 		goto send;
-	read_user(sp, &tag);
-	e.flags = UB_EV_USER | (user_mode ? UB_EV_USER_MODE : 0);
-
+	if (user_mode)
+		e->flags |= UB_EV_USER_MODE; /* its entry closes with it */
 	ts = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (ts && ts->valid && !user_mode && ts->pid == tgid && ts->ip == ip && ts->sp == sp &&
+	if (ts && ts->valid && !user_mode && ts->pid == e->pid && ts->ip == ip && ts->sp == sp &&
 	    ts->bp == bp && ts->tag == tag) {
 		/* same kernel entry: same cookie, same stack */
-		e.cookie = ts->cookie;
-		e.ustack = ts->ustack;
-		e.stop = ts->stop;
-		e.nr = ts->nr;
+		e->cookie = ts->cookie;
+		e->ustack = ts->ustack;
+		e->stop = ts->stop;
+		e->nr = ts->nr;
 		count(UB_C_SHARED, 1);
 		goto send;
 	}
 
 	w = bpf_map_lookup_elem(&walks, &zero);
-	if (!w)
+	if (!w) {
+		e->flags &= ~UB_EV_USER;
 		goto send;
+	}
 	w->pc = ip;
 	w->sp = sp;
 	w->fp = bp;
@@ -640,25 +614,25 @@ static __always_inline int on_event(void *ctx, const struct uctx *u, int user_mo
 	bpf_loop(UB_MAX_FRAMES, step, NULL, 0);
 	count(UB_C_UNWINDS, 1);
 
-	e.cookie = next_cookie(cpu);
-	e.stop = (__u8)w->stop;
-	e.nr = (__u8)w->n;
-	e.flags |= UB_EV_NEW_ENTRY;
+	e->cookie = next_cookie(e->cpu);
+	e->stop = (__u8)w->stop;
+	e->nr = (__u8)w->n;
+	e->flags |= UB_EV_NEW_ENTRY;
 	if ((w->stop == UB_STOP_NOT_LOADED || w->stop == UB_STOP_MAPS_BUSY) &&
-	    send_copy(&e, ip, sp, bp))
-		e.flags |= UB_EV_COPY;
+	    send_copy(e, ip, sp, bp))
+		e->flags |= UB_EV_COPY;
 	else
-		e.ustack = stack_id(w);
+		e->ustack = stack_id(w);
 	if (ts) {
 		ts->ip = ip;
 		ts->sp = sp;
 		ts->bp = bp;
 		ts->tag = tag;
-		ts->pid = tgid;
-		ts->cookie = e.cookie;
-		ts->ustack = e.ustack;
-		ts->stop = e.stop;
-		ts->nr = e.nr;
+		ts->pid = e->pid;
+		ts->cookie = e->cookie;
+		ts->ustack = e->ustack;
+		ts->stop = e->stop;
+		ts->nr = e->nr;
 		/* a user-mode sample is its own context: nothing joins it */
 		ts->valid = !user_mode;
 	}
@@ -666,21 +640,120 @@ send:
 	ev = bpf_ringbuf_reserve(&rb, sizeof(*ev), 0);
 	if (!ev) {
 		count(UB_C_LOST, 1);
-		return 0;
+		return;
 	}
-	*ev = e;
+	*ev = *e;
 	bpf_ringbuf_submit(ev, 0);
-	return 0;
+}
+
+/* The event's record without its user stack, and the user registers.
+ * 0: not traced. */
+static __always_inline int collect(void *ctx, const struct uctx *u, __u32 event, int kstack,
+				   struct ub_event *e, __u64 *ip, __u64 *sp, __u64 *bp, __u64 *tag)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	long kst;
+
+	if (!traced(tgid))
+		return 0;
+	count(UB_C_EVENTS, 1);
+	kst = !kstack || u->have ? -1 : bpf_get_stackid(ctx, &kstacks, 0);
+	if (kstack && !u->have && kst < 0)
+		count(UB_C_KSTACK_FAIL, 1);
+	e->type = UB_REC_EVENT;
+	e->cpu = bpf_get_smp_processor_id();
+	e->pid = tgid;
+	e->tid = (__u32)id;
+	e->time = bpf_ktime_get_ns();
+	e->event = event;
+	e->kstack = (__s32)kst;
+	if (!task->mm)
+		return 1; /* a kernel thread: no user stack */
+	if (u->have) {
+		*ip = u->ip;
+		*sp = u->sp;
+		*bp = u->bp;
+	} else {
+		/* the user registers saved at kernel entry; uapi names, the
+		 * kernel's struct pt_regs has the same layout */
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+		bpf_probe_read_kernel(ip, 8, &regs->rip);
+		bpf_probe_read_kernel(sp, 8, &regs->rsp);
+		bpf_probe_read_kernel(bp, 8, &regs->rbp);
+	}
+	if (!*ip && !*sp)
+		return 1;
+	read_user(*sp, tag);
+	e->flags = UB_EV_USER;
+	return 1;
 }
 
 SEC("tracepoint")
 int ustack_tp(void *ctx)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u64 cookie = bpf_get_attach_cookie(ctx), ip = 0, sp = 0, bp = 0, tag = 0;
+	struct ub_event e = {};
 	struct uctx u = {};
 
-	/* cookie: event index | UB_TP_SYSCALL */
-	return on_event(ctx, &u, !!(cookie & UB_TP_SYSCALL), (__u32)cookie & ~UB_TP_SYSCALL);
+	/* cookie: event index | UB_TP_SYSCALL. A system-call event has no
+	 * kernel stack, as in perf (whose sample carries the user registers):
+	 * only the entry path that leads to the tracepoint would be there */
+	if (collect(ctx, &u, (__u32)cookie & ~UB_TP_SYSCALL, !(cookie & UB_TP_SYSCALL), &e, &ip,
+		    &sp, &bp, &tag))
+		finish(&e, ip, sp, bp, tag, !!(cookie & UB_TP_SYSCALL));
+	/* 1: the tracepoint's programs are shared by every perf event on it,
+	 * and 0 would take their samples away from other perf users (perf
+	 * record, another ustack) while we run; our own attachment event has
+	 * no ring buffer, its sample costs nothing */
+	return 1;
+}
+
+/*
+ * Samples of clock events arrive in a hard interrupt, where bpf_find_vma()
+ * can be used once per program run (the mmap lock is released by an
+ * irq_work). So the unwind is deferred as the seeds defer it: the sample
+ * is kept per thread and the walk runs in task context when the thread
+ * goes back to user space (bpf_task_work, Linux 6.18+), before any of its
+ * user code runs, so the stack is the sample's. Where that kfunc is
+ * missing or busy, the walk runs at once (and ends in a copy when it
+ * needs a second mapping lookup).
+ */
+struct bpf_task_work {
+	__u64 opaque;
+} __attribute__((aligned(8)));
+
+struct deferred {
+	struct bpf_task_work tw;
+	struct ub_event e;
+	__u64 ip, sp, bp, tag;
+	__u32 user_mode, busy;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct deferred);
+} deferreds SEC(".maps");
+
+struct bpf_map {
+	int unused;
+};
+typedef int (*bpf_task_work_callback_t)(struct bpf_map *map, void *key, void *value);
+extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw,
+					      void *map__map, bpf_task_work_callback_t callback,
+					      void *aux__prog) __ksym __weak;
+
+static int deferred_cb(struct bpf_map *map, void *key, void *value)
+{
+	struct deferred *d = value;
+
+	finish(&d->e, d->ip, d->sp, d->bp, d->tag, d->user_mode);
+	d->busy = 0;
+	return 0;
 }
 
 /* cpu-clock and other sampling events, attached to the recorder's perf
@@ -689,7 +762,11 @@ SEC("perf_event")
 int ustack_sample(struct bpf_perf_event_data *ctx)
 {
 	int user = (ctx->regs.cs & 3) == 3;
+	__u64 ip = 0, sp = 0, bp = 0, tag = 0;
+	struct ub_event e = {};
 	struct uctx u = {};
+	struct deferred *d, nd = {};
+	__u32 tid;
 
 	if (user) {
 		u.ip = ctx->regs.rip;
@@ -699,7 +776,31 @@ int ustack_sample(struct bpf_perf_event_data *ctx)
 	}
 	/* the event's index comes from rodata: the attach cookie is not
 	 * copied into the events a task's children inherit */
-	on_event(ctx, &u, user, sample_event);
+	if (!collect(ctx, &u, sample_event, 1, &e, &ip, &sp, &bp, &tag))
+		return 0;
+	if (!(e.flags & UB_EV_USER) || !bpf_task_work_schedule_resume_impl)
+		goto now;
+	tid = e.tid;
+	d = bpf_map_lookup_elem(&deferreds, &tid);
+	if (!d) {
+		bpf_map_update_elem(&deferreds, &tid, &nd, BPF_NOEXIST);
+		d = bpf_map_lookup_elem(&deferreds, &tid);
+	}
+	if (!d || d->busy)
+		goto now;
+	d->e = e;
+	d->ip = ip;
+	d->sp = sp;
+	d->bp = bp;
+	d->tag = tag;
+	d->user_mode = user;
+	d->busy = 1;
+	if (!bpf_task_work_schedule_resume_impl(bpf_get_current_task_btf(), &d->tw, &deferreds,
+						deferred_cb, NULL))
+		return 0;
+	d->busy = 0;
+now:
+	finish(&e, ip, sp, bp, tag, user);
 	return 0;
 }
 

@@ -33,7 +33,7 @@ typedef uint64_t ub_u64;
 #define UB_MAX_ROWS (1u << 24)
 #define UB_MAX_SIGNAL_FRAMES 16
 
-/* Stop reasons the kernel side adds to enum ustack_stop_reason (same values). */
+/* USTACK_STOP_NOT_LOADED and USTACK_STOP_MAPS_BUSY of enum ustack_stop_reason. */
 #define UB_STOP_NOT_LOADED 6 /* the frame's file has no table in the kernel (yet) */
 #define UB_STOP_MAPS_BUSY 7  /* the task's mappings were locked: not walked */
 
@@ -53,7 +53,8 @@ enum ub_rec_type {
 enum ub_event_flags {
 	UB_EV_NEW_ENTRY = 1u << 0, /* first event of its cookie: the unwind was made for it */
 	UB_EV_USER = 1u << 1,      /* has a user context (cookie valid) */
-	UB_EV_USER_MODE = 1u << 2, /* taken while the task ran in user mode */
+	UB_EV_USER_MODE = 1u << 2, /* its own user context (taken in user mode, or a
+				      system-call tracepoint): nothing joins it */
 	UB_EV_COPY = 1u << 3,      /* the kernel walk could not finish (table not
 				      loaded yet, mappings locked): a UB_REC_COPY
 				      of this tid and cookie came just before */

@@ -48,6 +48,7 @@ struct ustack_cfi {
 	uint8_t hdr_enc;         /* pointer encoding of the table entries */
 	uint8_t hdr_entry_size;  /* bytes per (initial_loc, fde) pair */
 	uint8_t is_debug_frame;
+	const char *file;        /* the ELF file's path for messages, or NULL */
 };
 
 /**
@@ -105,6 +106,28 @@ const char *ustack_cfi__section_name(const struct ustack_cfi *cfi);
 int ustack_cfi__init_elf(struct ustack_cfi *cfi, const struct ustack_elf *elf,
 			 int allow_debug_frame);
 
+/*
+ * ---- the whole table at once (cfi_rows.c) ----
+ * Receives rows in increasing address order, never overlapping. @bad
+ * non-zero: every pc of [row->start, row->end) gets -EBADMSG (the rule
+ * fields are then meaningless). A non-zero return stops the walk and is
+ * passed back.
+ */
+typedef int (*ustack_cfi_span_fn)(void *ctx, const struct ustack_row *row, int bad);
+
+/**
+ * Every row of @cfi exactly as ustack_cfi__find_row() answers it: the FDE
+ * a pc is given by the .eh_frame_hdr search (or by the walk, first FDE in
+ * section order), the rows its instructions give up to the first damage,
+ * -EBADMSG after it; where the search or the walk itself meets damage,
+ * -EBADMSG over the addresses it decides (that can reach to UINT64_MAX;
+ * the last address, UINT64_MAX itself, is never covered). A PLT expression
+ * row comes split per half slot, as the lookup resolves it. Cold path:
+ * allocates, runs every FDE once.
+ * @return 0, -ENOMEM, or fn()'s non-zero return
+ */
+int ustack_cfi__rows(const struct ustack_cfi *cfi, ustack_cfi_span_fn fn, void *ctx);
+
 /* ---- compiled table (cfi_table.c) ---- */
 struct ustack_cfi_table;
 
@@ -124,6 +147,13 @@ struct ustack_cfi_table *ustack_cfi_table__build(const struct ustack_cfi *cfi);
  */
 int ustack_cfi_table__find_row(const struct ustack_cfi_table *t, uint64_t pc,
 			       struct ustack_row *row);
+
+/**
+ * Every row of @t in address order, exactly as ustack_cfi_table__find_row()
+ * answers (so never a bad one: corrupt FDEs were left out).
+ * @return 0 or fn()'s non-zero return
+ */
+int ustack_cfi_table__rows(const struct ustack_cfi_table *t, ustack_cfi_span_fn fn, void *ctx);
 
 /** Number of rows (holes between FDEs not counted). */
 size_t ustack_cfi_table__nr_rows(const struct ustack_cfi_table *t);
@@ -192,5 +222,21 @@ int ustack_cfi__exec(const struct ustack_cfi *cfi, const struct ustack_cfi_fde *
 /* Resolve a PLT row for @pc: set cfa_off and narrow start/end to the part
  * of the slot that holds @pc. */
 void ustack_cfi__plt_apply(const struct ustack_cfi_plt *plt, uint64_t pc, struct ustack_row *row);
+
+/* Split a PLT expression row into the rows ustack_cfi__plt_apply() gives
+ * over it (one per half slot, in order) and pass each to @add. Returns 0
+ * or add()'s non-zero return. */
+int ustack_cfi__plt_split(const struct ustack_row *row, const struct ustack_cfi_plt *plt,
+			  int (*add)(void *ctx, const struct ustack_row *row), void *ctx);
+
+/* .eh_frame_hdr search table, as ustack_cfi__find_row() uses it.
+ * hdr_loc: initial location of entry @idx (0, -ERANGE, -EBADMSG).
+ * hdr_search: the entry a binary search picks for @pc, the last one with
+ *   initial_loc <= pc when sorted (0, -ENOENT, -EBADMSG).
+ * hdr_fde: the FDE entry @idx names, checked to start at its initial
+ *   location (0, -ERANGE, -EBADMSG). */
+int ustack_cfi__hdr_loc(const struct ustack_cfi *cfi, uint64_t idx, uint64_t *loc);
+int ustack_cfi__hdr_search(const struct ustack_cfi *cfi, uint64_t pc, uint64_t *idx);
+int ustack_cfi__hdr_fde(const struct ustack_cfi *cfi, uint64_t idx, struct ustack_cfi_fde *fde);
 
 #endif

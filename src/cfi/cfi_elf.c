@@ -37,8 +37,7 @@ static int eh_frame_from_hdr(const struct ustack_elf *elf, uint64_t addr,
 	return -ENOENT;
 }
 
-int ustack_cfi__init_elf(struct ustack_cfi *cfi, const struct ustack_elf *elf,
-			 int allow_debug_frame)
+static int init_elf(struct ustack_cfi *cfi, const struct ustack_elf *elf, int allow_debug_frame)
 {
 	struct ustack_elf_section eh, sec;
 	struct ustack_elf_segment seg;
@@ -80,4 +79,14 @@ int ustack_cfi__init_elf(struct ustack_cfi *cfi, const struct ustack_elf *elf,
 			return ustack_cfi__init_debug_frame(cfi, sec.data, sec.size);
 	}
 	return -ENOENT;
+}
+
+int ustack_cfi__init_elf(struct ustack_cfi *cfi, const struct ustack_elf *elf,
+			 int allow_debug_frame)
+{
+	int err = init_elf(cfi, elf, allow_debug_frame);
+
+	if (!err)
+		cfi->file = ustack_elf__path(elf);
+	return err;
 }

@@ -185,6 +185,24 @@ void ustack_cfi__plt_apply(const struct ustack_cfi_plt *plt, uint64_t pc, struct
 		row->end = hi;
 }
 
+int ustack_cfi__plt_split(const struct ustack_row *row, const struct ustack_cfi_plt *plt,
+			  int (*add)(void *ctx, const struct ustack_row *row), void *ctx)
+{
+	for (uint64_t p = row->start; p < row->end;) {
+		struct ustack_row r = *row;
+		int err;
+
+		ustack_cfi__plt_apply(plt, p, &r);
+		err = add(ctx, &r);
+		if (err)
+			return err;
+		if (r.end <= p)
+			break;
+		p = r.end;
+	}
+	return 0;
+}
+
 static int fits32(int64_t v)
 {
 	return v >= INT32_MIN && v <= INT32_MAX;

@@ -330,12 +330,13 @@ static int hdr_entry(const struct ustack_cfi *cfi, uint64_t i, uint64_t *loc, ui
 	return 0;
 }
 
-static int find_fde_hdr(const struct ustack_cfi *cfi, uint64_t pc, struct ustack_cfi_fde *fde)
+/* Last table entry with initial_loc <= pc (the entries are probed as a
+ * binary search does: an unsorted table gives what that search gives). */
+static int hdr_search(const struct ustack_cfi *cfi, uint64_t pc, uint64_t *idx)
 {
-	uint64_t lo = 0, hi = cfi->hdr_count, loc, fde_addr, next;
-	int err;
+	uint64_t lo = 0, hi = cfi->hdr_count, loc;
 
-	/* last entry with initial_loc <= pc; hi is one past the end */
+	/* hi is one past the end */
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
 
@@ -348,7 +349,17 @@ static int find_fde_hdr(const struct ustack_cfi *cfi, uint64_t pc, struct ustack
 	}
 	if (lo == 0)
 		return -ENOENT;
-	if (hdr_entry(cfi, lo - 1, &loc, &fde_addr))
+	*idx = lo - 1;
+	return 0;
+}
+
+/* The FDE that table entry @idx names. */
+static int hdr_fde(const struct ustack_cfi *cfi, uint64_t idx, struct ustack_cfi_fde *fde)
+{
+	uint64_t loc, fde_addr, next;
+	int err;
+
+	if (hdr_entry(cfi, idx, &loc, &fde_addr))
 		return -EBADMSG;
 	/* The table entry must name an FDE inside .eh_frame that starts
 	 * exactly there: this catches an unsorted or stale table. */
@@ -359,6 +370,39 @@ static int find_fde_hdr(const struct ustack_cfi *cfi, uint64_t pc, struct ustack
 		return -EBADMSG;
 	if (fde->pc_begin != loc)
 		return -EBADMSG;
+	return 0;
+}
+
+int ustack_cfi__hdr_loc(const struct ustack_cfi *cfi, uint64_t idx, uint64_t *loc)
+{
+	if (idx >= cfi->hdr_count)
+		return -ERANGE;
+	return hdr_entry(cfi, idx, loc, NULL);
+}
+
+int ustack_cfi__hdr_search(const struct ustack_cfi *cfi, uint64_t pc, uint64_t *idx)
+{
+	return hdr_search(cfi, pc, idx);
+}
+
+int ustack_cfi__hdr_fde(const struct ustack_cfi *cfi, uint64_t idx, struct ustack_cfi_fde *fde)
+{
+	if (idx >= cfi->hdr_count)
+		return -ERANGE;
+	return hdr_fde(cfi, idx, fde);
+}
+
+static int find_fde_hdr(const struct ustack_cfi *cfi, uint64_t pc, struct ustack_cfi_fde *fde)
+{
+	uint64_t idx;
+	int err;
+
+	err = hdr_search(cfi, pc, &idx);
+	if (err)
+		return err;
+	err = hdr_fde(cfi, idx, fde);
+	if (err)
+		return err;
 	if (pc >= fde->pc_end)
 		return -ENOENT;
 	return 0;

@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* "FILE: " before a message when the file is known */
+#define FILE_OF(cfi) ((cfi)->file ? (cfi)->file : ""), ((cfi)->file ? ": " : "")
+
 #include "cfi/cfi.h"
 #include "common/log.h"
 
@@ -92,11 +95,14 @@ static int add_row(struct ustack_cfi_table *t, const struct ustack_row *row)
 	return 0;
 }
 
+static int add_row_cb(void *ctx, const struct ustack_row *row)
+{
+	return add_row(ctx, row);
+}
+
 static int emit_row(void *ctx, const struct ustack_row *row, const struct ustack_cfi_plt *plt)
 {
 	struct ustack_cfi_table *t = ctx;
-	uint64_t p;
-	int err;
 
 	if (!plt)
 		return add_row(t, row);
@@ -104,18 +110,7 @@ static int emit_row(void *ctx, const struct ustack_row *row, const struct ustack
 	 * table gives exactly what ustack_cfi__find_row() resolves per pc.
 	 * Its span is bounded by USTACK_CFI_PLT_MAX_SPAN (else the row was
 	 * already marked NEEDS_FALLBACK and plt is NULL). */
-	for (p = row->start; p < row->end;) {
-		struct ustack_row r = *row;
-
-		ustack_cfi__plt_apply(plt, p, &r);
-		err = add_row(t, &r);
-		if (err)
-			return err;
-		if (r.end <= p)
-			break;
-		p = r.end;
-	}
-	return 0;
+	return ustack_cfi__plt_split(row, plt, add_row_cb, t);
 }
 
 static int cmp_fde(const void *a, const void *b)
@@ -156,12 +151,12 @@ struct ustack_cfi_table *ustack_cfi_table__build(const struct ustack_cfi *cfi)
 		if (r < 0) {
 			t->nr_bad++;
 			if (next == ~(uint64_t)0) {
-				pr_warn("%s: entry at offset 0x%" PRIx64 ": bad length, "
-					"ignoring the rest of the section\n", sec, off);
+				pr_warn("%s%s%s: entry at offset 0x%" PRIx64 ": bad length, "
+					"ignoring the rest of the section\n", FILE_OF(cfi), sec, off);
 				break;
 			}
-			pr_warn("%s: FDE at offset 0x%" PRIx64 ": corrupt header, skipped\n",
-				sec, off);
+			pr_warn("%s%s%s: FDE at offset 0x%" PRIx64 ": corrupt header, skipped\n",
+				FILE_OF(cfi), sec, off);
 		} else if (r == 1 && fde.pc_end > fde.pc_begin) {
 			if (nrefs == cap) {
 				size_t ncap = cap ? cap * 2 : 256;
@@ -204,8 +199,8 @@ struct ustack_cfi_table *ustack_cfi_table__build(const struct ustack_cfi *cfi)
 			t->last_end = last0;
 			t->has_last = has0;
 			t->nr_bad++;
-			pr_warn("%s: FDE at offset 0x%" PRIx64 ": %s instructions, skipped\n",
-				sec, refs[i].off, err_name(r));
+			pr_warn("%s%s%s: FDE at offset 0x%" PRIx64 ": %s instructions, skipped\n",
+				FILE_OF(cfi), sec, refs[i].off, err_name(r));
 			continue;
 		}
 		t->nr_fdes++;
@@ -268,6 +263,32 @@ int ustack_cfi_table__find_row(const struct ustack_cfi_table *t, uint64_t pc,
 	row->ra_rule = b->ra_rule;
 	row->fp_rule = b->fp_rule;
 	row->flags = b->flags;
+	return 0;
+}
+
+int ustack_cfi_table__rows(const struct ustack_cfi_table *t, ustack_cfi_span_fn fn, void *ctx)
+{
+	/* the last entry is always a hole: every row's end is the next start */
+	for (size_t i = 0; t && i + 1 < t->n; i++) {
+		const struct tbl_body *b = &t->body[i];
+		struct ustack_row row;
+		int err;
+
+		if (b->flags & ROW_HOLE)
+			continue;
+		row.start = t->starts[i];
+		row.end = t->starts[i + 1];
+		row.cfa_off = b->cfa_off;
+		row.ra_off = b->ra_off;
+		row.fp_off = b->fp_off;
+		row.cfa_reg = b->cfa_reg;
+		row.ra_rule = b->ra_rule;
+		row.fp_rule = b->fp_rule;
+		row.flags = b->flags;
+		err = fn(ctx, &row, 0);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 

@@ -158,6 +158,7 @@ struct report {
 	uint64_t event_bytes, user_stack_bytes, def_bytes;
 	uint64_t ustacks_distinct, kstacks_distinct;
 	uint64_t stitched[5];
+	uint64_t stops[9]; /* user stacks by stop reason (8: other) */
 	uint64_t first_time, last_time;
 	uint32_t chunks;
 	int have_end;
@@ -723,6 +724,12 @@ static void stats_finish(struct report *rp, uint64_t file_size, int damaged)
 	fprintf(o, "events: %" PRIu64 "\n", rp->events);
 	fprintf(o, "user stacks: %" PRIu64 "\n", rp->user_stacks);
 	fprintf(o, "distinct user stacks: %" PRIu64 "\n", rp->ustacks_distinct);
+	fprintf(o, "user stacks by stop reason:");
+	for (unsigned int i = 0; i < 9; i++)
+		if (rp->stops[i])
+			fprintf(o, " %s %" PRIu64, i < 8 ? ustack_stop_reason_name(i) : "other",
+				rp->stops[i]);
+	fprintf(o, "\n");
 	fprintf(o, "distinct kernel stacks: %" PRIu64 "\n", rp->kstacks_distinct);
 	fprintf(o, "distinct stacks: %" PRIu64 "\n", rp->ustacks_distinct + rp->kstacks_distinct);
 	fprintf(o, "file ids: %zu\n", ustack_u64map__count(rp->file_ids));
@@ -809,6 +816,7 @@ static void handle_record(struct report *rp, const struct ustack_trace_record *r
 		break;
 	case USTACK_TRACE_USER_STACK:
 		rp->user_stacks++;
+		rp->stops[rec->user_stack.stop_reason < 8 ? rec->user_stack.stop_reason : 8]++;
 		rp->user_stack_bytes += rec->size;
 		note_time(rp, rec->user_stack.time);
 		if (rec->user_stack.stack_id != USTACK_TRACE_NO_STACK &&

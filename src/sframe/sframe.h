@@ -153,6 +153,24 @@ int ustack_sframe__find_row(const struct ustack_sframe *sf, uint64_t addr, struc
  */
 int ustack_sframe__validate(const struct ustack_sframe *sf, struct ustack_sframe_error *err);
 
+/* Receives rows in increasing address order, never overlapping; a
+ * non-zero return stops the walk and is passed back. */
+typedef int (*ustack_sframe_row_fn)(void *ctx, const struct ustack_row *row);
+
+/**
+ * Every row of the section exactly as ustack_sframe__find_row() answers
+ * it (absolute start/end): each function over the part of it that the
+ * lookup reaches, a PCMASK function once per repetition block. Validates
+ * the whole section first, so a damaged section gives no row at all. No
+ * allocation (a cold path all the same: it reads every FRE twice).
+ * @return 0, validation's error (in @err, may be NULL), -ENOTSUP with
+ *         @err set for a section not flagged sorted whose functions do not
+ *         follow each other in address order (no linker makes one), or
+ *         fn()'s non-zero return
+ */
+int ustack_sframe__rows(const struct ustack_sframe *sf, ustack_sframe_row_fn fn, void *ctx,
+			struct ustack_sframe_error *err);
+
 /** Format @err as "FDE 3 FRE 7 at offset 0x1a4: reason" into @buf. */
 int ustack_sframe_error__format(const struct ustack_sframe_error *err, char *buf, size_t len);
 

@@ -579,7 +579,7 @@ static void keep_rest(struct ustack_perf_session *s, uint64_t from)
 	uint64_t len = 0;
 	uint8_t *tmp;
 
-	if (from >= s->nr_pend) {
+	if (from >= s->nr_pend || !s->buf) {
 		s->buf_len = 0;
 		s->nr_pend = 0;
 		return;
@@ -632,7 +632,8 @@ int ustack_perf_session__poll_until(struct ustack_perf_session *s, int timeout_m
 		if (ret)
 			return ret;
 	}
-	qsort(s->pend, s->nr_pend, sizeof(*s->pend), pend_cmp);
+	if (s->nr_pend)
+		qsort(s->pend, s->nr_pend, sizeof(*s->pend), pend_cmp);
 	for (i = 0; i < s->nr_pend && s->pend[i].time <= until; i++) {
 		struct ustack_perf_record rec;
 		int ret = parse_record(s, s->buf + s->pend[i].off, s->pend[i].len, &rec);

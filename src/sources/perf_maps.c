@@ -373,6 +373,18 @@ struct ustack_modtab *ustack_recmaps__tables(struct ustack_recmaps *rm, uint32_t
 	return f ? file_mod(rm, f, pid, v) : NULL;
 }
 
+struct pm_file *ustack_recmaps__file_at_path(struct ustack_recmaps *rm, const char *path,
+					     uint32_t maj, uint32_t min, uint64_t ino,
+					     struct ustack_modtab **tables)
+{
+	uint32_t kind, vflags;
+	int32_t idx = file_of(rm, path, maj, min, ino, NULL, 0, 0, 0, &kind, &vflags);
+	struct pm_file *f = idx < 0 ? NULL : pm_file_at(rm->files, idx);
+
+	*tables = f ? file_mod(rm, f, (uint32_t)getpid(), NULL) : NULL;
+	return f;
+}
+
 void ustack_recmaps__set_pid(struct ustack_recmaps *rm, uint32_t pid)
 {
 	rm->cur_pid = pid;

@@ -65,6 +65,15 @@ void ustack_recmaps__file_info(struct ustack_recmaps *rm, struct pm_file *f, uin
  */
 struct ustack_modtab *ustack_recmaps__tables(struct ustack_recmaps *rm, uint32_t pid,
 					     const struct pm_vma *v);
+/**
+ * The file at @path (as the kernel names it) with device @maj:@min and
+ * inode @ino, before any process maps it (the BPF backend loads the tables
+ * of a command's libraries ahead of its exec): the same file, and id, its
+ * mappings will get. *tables: a reference to its tables or NULL.
+ */
+struct pm_file *ustack_recmaps__file_at_path(struct ustack_recmaps *rm, const char *path,
+					     uint32_t maj, uint32_t min, uint64_t ino,
+					     struct ustack_modtab **tables);
 /** The file_map record of @file_id: 0 or -ENOENT. */
 int ustack_recmaps__file_map(struct ustack_recmaps *rm, uint64_t file_id, struct ustack_file_map *fm);
 

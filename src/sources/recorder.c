@@ -81,6 +81,11 @@ static struct tid_comm *comm_slot(struct rec *r, uint32_t tid, int create)
 	return &r->comms[r->nr_comms++];
 }
 
+int rec_knows_thread(struct rec *r, uint32_t tid)
+{
+	return comm_slot(r, tid, 0) != NULL;
+}
+
 void rec_write_thread(struct rec *r, uint64_t time, uint32_t pid, uint32_t tid, uint32_t flags,
 			 const char *comm)
 {

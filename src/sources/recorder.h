@@ -71,6 +71,8 @@ struct rec {
 /* recorder.c, for both backends */
 void rec_write_thread(struct rec *r, uint64_t time, uint32_t pid, uint32_t tid, uint32_t flags,
 		      const char *comm);
+/* A THREAD record names @tid already. */
+int rec_knows_thread(struct rec *r, uint32_t tid);
 void rec_map_result(struct rec *r, int ret, uint32_t pid, const char *what);
 /* Normalize @n frames of @pid with the mapping picture, store the stack
  * once: its id in *id. 0 or -errno. */

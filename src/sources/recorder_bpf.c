@@ -19,6 +19,12 @@
  * a dummy event; new executable mappings get their tables loaded.
  */
 #include <dirent.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <errno.h>
 #include <time.h>
 #include <stdio.h>
@@ -29,6 +35,7 @@
 #include <ustack/procmaps.h>
 #include "common/compiler.h"
 #include "common/log.h"
+#include "elf/elf_file.h"
 #include "sources/bpf_backend.h"
 #include "sources/recorder.h"
 
@@ -152,6 +159,118 @@ static void load_pid(struct rec *r, uint32_t pid)
 	ustack_procmaps__close(pm);
 }
 
+/* ---- a command's libraries, before its exec ----------------------------------- */
+
+/* One file of the command: its tables into the kernel now. */
+static void preload_path(struct rec *r, const char *path)
+{
+	char real[PATH_MAX];
+	struct ustack_modtab *m;
+	struct pm_file *f;
+	struct stat sb;
+	int ret;
+
+	if (!realpath(path, real) || stat(real, &sb) || !S_ISREG(sb.st_mode))
+		return;
+	/* the kernel's view of the device is what the program keys on; a
+	 * file system whose stat() says otherwise (btrfs subvolumes,
+	 * overlayfs) just gets no head start */
+	if (ustack_bpf__has_file(r->bpf, ((uint64_t)major(sb.st_dev) << 20) | minor(sb.st_dev),
+				 sb.st_ino))
+		return;
+	f = ustack_recmaps__file_at_path(r->rm, real, major(sb.st_dev), minor(sb.st_dev),
+					 sb.st_ino, &m);
+	if (!f)
+		return;
+	ustack_recmaps__file_info(r->rm, f, (uint32_t)getpid());
+	ret = ustack_bpf__set_file(r->bpf, ((uint64_t)major(sb.st_dev) << 20) | minor(sb.st_dev),
+				   sb.st_ino, f->id, m);
+	ustack_modtab__put(m);
+	if (ret == USTACK_BPF_LOADED)
+		r->rb->loaded++;
+}
+
+/* The file execvp() would run for @cmd. */
+static int find_command(const char *cmd, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(cmd, '/'))
+		return snprintf(out, len, "%s", cmd) < (int)len && !access(out, X_OK) ? 0 : -ENOENT;
+	for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin"; *p;) {
+		size_t n = strcspn(p, ":");
+
+		if (snprintf(out, len, "%.*s/%s", (int)n, p, cmd) < (int)len && !access(out, X_OK))
+			return 0;
+		p += n + (p[n] == ':');
+	}
+	return -ENOENT;
+}
+
+/*
+ * The tables of a command's executable, its interpreter and the libraries
+ * the interpreter would load (asked with "ld.so --list", which runs none
+ * of the command's code), loaded before the command starts: its first
+ * events then unwind in the kernel like the rest, instead of waiting for
+ * the side-band. Libraries it opens later (dlopen) are loaded when their
+ * MMAP2 record arrives.
+ */
+static void preload_command(struct rec *r, const char *cmd)
+{
+	char exe[PATH_MAX], interp[PATH_MAX] = "", line[PATH_MAX + 64];
+	struct ustack_elf_segment seg;
+	struct ustack_elf *elf;
+	const uint8_t *data;
+	int pfd[2];
+	pid_t pid;
+	FILE *f;
+
+	if (find_command(cmd, exe, sizeof(exe)))
+		return;
+	preload_path(r, exe);
+	elf = ustack_elf__open(exe);
+	if (!elf)
+		return;
+	if (!ustack_elf__find_segment(elf, PT_INTERP, &seg) &&
+	    (data = ustack_elf__segment_data(elf, &seg)) && seg.filesz < sizeof(interp))
+		snprintf(interp, sizeof(interp), "%.*s", (int)seg.filesz, (const char *)data);
+	ustack_elf__close(elf);
+	if (!interp[0] || pipe2(pfd, O_CLOEXEC))
+		return; /* static: nothing more */
+	preload_path(r, interp);
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(pfd[1], 1);
+		if (null >= 0)
+			dup2(null, 2);
+		execl(interp, interp, "--list", exe, (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	f = pid > 0 ? fdopen(pfd[0], "r") : NULL;
+	if (!f)
+		close(pfd[0]);
+	/* "\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" */
+	while (f && fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, "=> "), *end;
+
+		p = p ? p + 3 : line + strspn(line, " \t");
+		if (*p != '/')
+			continue;
+		end = strstr(p, " (0x");
+		if (end)
+			*end = 0;
+		p[strcspn(p, "\n")] = 0;
+		preload_path(r, p);
+	}
+	if (f)
+		fclose(f);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+}
+
 int rec_bpf_start(struct rec *r, pid_t child, char *err, size_t errlen)
 {
 	const struct ustack_record_opts *o = r->o;
@@ -182,6 +301,8 @@ int rec_bpf_start(struct rec *r, pid_t child, char *err, size_t errlen)
 	} else if (child <= 0) {
 		for (int i = 0; i < o->nr_pids; i++)
 			load_pid(r, (uint32_t)o->pids[i]);
+	} else {
+		preload_command(r, o->argv[0]);
 	}
 	for (int i = 0; i < r->nr_events; i++) {
 		char sys[128], *name;
@@ -351,6 +472,9 @@ static void on_event(struct rec *r, const struct ub_event *e)
 	int ret;
 
 	r->st.samples++;
+	/* a new thread: its FORK/COMM first, so the trace names it */
+	if (!rec_knows_thread(r, e->tid))
+		ustack_perf_session__poll_until(r->ps, 0, e->time, rec_on_record, r);
 	if (e->flags & UB_EV_USER)
 		ev.cookie = e->cookie;
 	if ((e->flags & UB_EV_USER) && (e->flags & UB_EV_NEW_ENTRY)) {
@@ -462,6 +586,7 @@ void rec_bpf_stats(struct rec *r)
 	r->st.tables_loaded = r->rb->loaded;
 	r->st.table_bytes = bs.table_bytes;
 	r->st.tables_evicted = bs.tables_evicted;
+	r->st.table_seconds = bs.load_ns / 1e9;
 }
 
 void rec_bpf_drain(struct rec *r)

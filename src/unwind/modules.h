@@ -24,6 +24,7 @@
 #ifndef USTACK_UNWIND_MODULES_H
 #define USTACK_UNWIND_MODULES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/unwind_row.h"
@@ -97,21 +98,35 @@ void ustack_modcache__stats(const struct ustack_modcache *mc, uint64_t *opened, 
 int ustack_modtab__find_row(struct ustack_modtab *m, uint64_t vaddr, struct ustack_row *row,
 			    unsigned int *method);
 
-/* One span of a module's table: for every vaddr in [row.start, row.end),
+/*
+ * One span of a module's table: for every vaddr in [row.start, row.end),
  * ustack_modtab__find_row() answers exactly this row and method
  * (USTACK_METHOD_SFRAME, USTACK_METHOD_CFI or USTACK_METHOD_PLT), or, when
- * bad != 0, -EBADMSG (a corrupt part of the table: the unwinder must stop).
- * Vaddrs that no span covers get -ENOENT. */
+ * bad != 0, -EBADMSG (a corrupt part of the table: the unwinder must stop;
+ * method then names the table, the rule fields are 0). Vaddrs that no span
+ * covers get -ENOENT.
+ */
 struct ustack_row_span {
 	struct ustack_row row;   /* row.start/row.end give the span */
 	uint8_t method;
 	uint8_t bad;
 };
 
+/* ustack_modtab__rows() refuses a module with more spans than this
+ * (-E2BIG): 160 MB of spans, far beyond any real file, reachable only by
+ * repetition (PCMASK functions, PLT sections) in a crafted one. */
+#define USTACK_MODTAB_MAX_SPANS (1u << 22)
+
 /**
  * Every span of @m, sorted by start, non-overlapping (adjacent spans with
- * identical rules may be merged), as find_row answers them.
- * @return 0 with *spans (malloc'd, caller frees) and *nr, or negative errno
+ * identical rules may be merged), as find_row answers them. A corrupt
+ * .sframe is reported once and dropped for good, here as in find_row
+ * (then DWARF CFI answers); corrupt CFI gives bad spans where find_row
+ * gives -EBADMSG. The very last address, UINT64_MAX, is never covered.
+ * Cold path: reads the whole table (and compiles the CFI when the cache
+ * was made with USTACK_MODCACHE_COMPILE_CFI, as find_row would).
+ * @param spans receives a malloc'd array (NULL when *nr is 0), caller frees
+ * @return 0 with *spans and *nr, or a negative errno (-ENOMEM, -E2BIG)
  */
 int ustack_modtab__rows(struct ustack_modtab *m, struct ustack_row_span **spans, size_t *nr);
 

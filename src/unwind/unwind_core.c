@@ -31,6 +31,8 @@ static const char *const stop_names[] = {
 	[USTACK_STOP_BAD_STEP] = "bad-step",
 	[USTACK_STOP_READ_FAULT] = "read-fault",
 	[USTACK_STOP_BAD_TABLE] = "bad-table",
+	[USTACK_STOP_NOT_LOADED] = "not-loaded",
+	[USTACK_STOP_MAPS_BUSY] = "maps-busy",
 };
 
 USTACK_API const char *ustack_method_name(unsigned int method)

@@ -10,24 +10,8 @@
 #include "elf/elf_file.h"
 #include "sframe/sframe.h"
 #include "unwind/modules.h"
+#include "unwind/modules_internal.h"
 #include "unwind/unwind.h"
-
-struct ustack_modtab {
-	/* identity */
-	uint64_t dev, ino, size, mtime_ns, mem_key;
-	int is_mem;
-	struct ustack_elf *elf; /* NULL: the file could not be opened/parsed */
-	void *mem_copy;         /* the image, for in-memory modules */
-	int has_sframe, has_cfi, compile_cfi, cfi_warned;
-	struct ustack_sframe sf;
-	struct ustack_cfi cfi;
-	struct ustack_cfi_table *cfi_table; /* compiled on first use */
-	uint64_t plt[3][2];     /* .plt, .plt.sec, .iplt [start, end) in vaddrs */
-	uint64_t last_use;
-	uint64_t serial;        /* unique per cache, never reused: weak refs */
-	unsigned int refs;      /* the cache's own (while cached) + holders' */
-	int slot;               /* index in the cache, -1 once evicted */
-};
 
 struct ustack_modcache {
 	struct ustack_modtab **tabs;
@@ -283,13 +267,10 @@ int ustack_modtab__find_row(struct ustack_modtab *m, uint64_t vaddr, struct usta
 		}
 	}
 	if (m->has_cfi) {
-		if (m->compile_cfi && !m->cfi_table) {
-			m->cfi_table = ustack_cfi_table__build(&m->cfi);
-			if (!m->cfi_table)
-				m->compile_cfi = 0; /* out of memory: interpret instead */
-		}
-		ret = m->cfi_table ? ustack_cfi_table__find_row(m->cfi_table, vaddr, row)
-				   : ustack_cfi__find_row(&m->cfi, vaddr, row);
+		const struct ustack_cfi_table *t = ustack_modtab__cfi_table(m);
+
+		ret = t ? ustack_cfi_table__find_row(t, vaddr, row)
+			: ustack_cfi__find_row(&m->cfi, vaddr, row);
 		/* one bad FDE does not spoil the rest: say it once per file */
 		if (ret == -EBADMSG && !m->cfi_warned) {
 			m->cfi_warned = 1;

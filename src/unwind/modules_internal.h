@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * struct ustack_modtab's insides, shared by the files of src/unwind/ that
+ * answer from it (unwind_modules.c: lookups and the cache, unwind_rows.c:
+ * the whole table at once). Not for use outside src/unwind/.
+ */
+#ifndef USTACK_UNWIND_MODULES_INTERNAL_H
+#define USTACK_UNWIND_MODULES_INTERNAL_H
+
+#include <stdint.h>
+
+#include "cfi/cfi.h"
+#include "sframe/sframe.h"
+
+struct ustack_elf;
+
+struct ustack_modtab {
+	/* identity */
+	uint64_t dev, ino, size, mtime_ns, mem_key;
+	int is_mem;
+	struct ustack_elf *elf; /* NULL: the file could not be opened/parsed */
+	void *mem_copy;         /* the image, for in-memory modules */
+	int has_sframe, has_cfi, compile_cfi, cfi_warned;
+	struct ustack_sframe sf;
+	struct ustack_cfi cfi;
+	struct ustack_cfi_table *cfi_table; /* compiled on first use */
+	uint64_t plt[3][2];     /* .plt, .plt.sec, .iplt [start, end) in vaddrs */
+	uint64_t last_use;
+	uint64_t serial;        /* unique per cache, never reused: weak refs */
+	unsigned int refs;      /* the cache's own (while cached) + holders' */
+	int slot;               /* index in the cache, -1 once evicted */
+};
+
+/* The compiled CFI table when the cache was asked for one (built on first
+ * use), else NULL: then the interpreter answers. */
+static inline const struct ustack_cfi_table *ustack_modtab__cfi_table(struct ustack_modtab *m)
+{
+	if (m->compile_cfi && !m->cfi_table) {
+		m->cfi_table = ustack_cfi_table__build(&m->cfi);
+		if (!m->cfi_table)
+			m->compile_cfi = 0; /* out of memory: interpret instead */
+	}
+	return m->cfi_table;
+}
+
+#endif
