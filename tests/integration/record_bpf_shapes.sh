@@ -48,11 +48,14 @@
 #               called and dlclose()d in turn, twice (A B A B): the loader
 #               puts each where the previous one was, so one address means
 #               different functions over time; counts per library exact
+#               (copy: a known limitation, docs/cli/record.md; when it
+#               misnames, SKIP with what it got; bpf is not compared to it)
 #   dlopen_pid  `record -p PID`: the program loops on getpid() until the
 #               test has seen one of them in the trace (so the recorder is
 #               attached), then dlopen()s the library: its mapping appears
 #               only after the recorder started
 #   exec        rec_exec_a execs rec_exec_b: both images' chains right
+#               (copy: known limitation around the exec, as dlopen_swap)
 #   deep_wide   ~41 KiB of stack in ~110 frames: copy with --stack-size
 #               65528 and bpf reach _start; copy with the default 16384
 #               stops early with right frames only (deep_wide/copy-16k)
