@@ -20,6 +20,7 @@ int main(int argc, char **argv)
 {
 	int n = rec_arg(argc, argv, 1, 4);
 
+	rec_warm();
 	rec_bad_call(n);
 	printf("rec_bad: %d calls\n", n);
 	return 0;

@@ -30,6 +30,7 @@ int main(int argc, char **argv)
 {
 	int n = rec_arg(argc, argv, 1, 7);
 
+	rec_warm();
 	rec_chain_a(n);
 	printf("rec_chain: %d calls\n", n);
 	return 0;

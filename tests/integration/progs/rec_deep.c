@@ -65,6 +65,7 @@ int main(int argc, char **argv)
 	int wide = argc > 1 && !strcmp(argv[1], "wide");
 	int depth = rec_arg(argc, argv, 2, 100);
 
+	rec_warm();
 	rec_deep_start(wide, depth);
 	printf("rec_deep: %s %d\n", wide ? "wide" : "many", depth);
 	return 0;

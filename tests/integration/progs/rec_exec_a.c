@@ -30,6 +30,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: rec_exec_a PROGRAM\n");
 		return 2;
 	}
+	rec_warm();
 	rec_exec_a_work(4);
 	rec_exec_a_go(argv[1]);
 	return 1;

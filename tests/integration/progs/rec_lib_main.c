@@ -22,6 +22,7 @@ int main(int argc, char **argv)
 {
 	int n = rec_arg(argc, argv, 1, 6);
 
+	rec_warm();
 	rec_lib_caller(n);
 	printf("rec_lib: %d calls\n", n);
 	return 0;

@@ -54,6 +54,7 @@ int main(void)
 {
 	struct sigaction sa;
 
+	rec_warm();
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = rec_sig_handler;
 	sigemptyset(&sa.sa_mask);

@@ -53,6 +53,7 @@ int main(void)
 {
 	pthread_t t[NTHREADS];
 
+	rec_warm();
 	pthread_barrier_init(&rec_thr_barrier, NULL, NTHREADS + 1);
 	for (long i = 0; i < NTHREADS; i++)
 		if (pthread_create(&t[i], NULL, rec_thr_start, (void *)i)) {
