@@ -29,7 +29,6 @@
 #include "elf/elf_file.h"
 #include "sources/bpf_backend.h"
 #include "record.skel.h"
-#include <ustack/hashmap.h>
 #include <ustack/ustack.h>
 
 #define DEFAULT_TABLE_BYTES (256ull << 20)
@@ -37,7 +36,7 @@
 #define MAX_LINKS 512
 
 struct loaded {
-	uint64_t key;      /* files map slot index in b->keys */
+	struct ub_file_key key; /* its file's entry in the files map */
 	uint32_t table_id;
 	uint32_t nr_rows;
 };
@@ -53,9 +52,6 @@ struct ustack_bpf {
 	/* loaded tables, oldest first (eviction order) */
 	struct loaded *fifo;
 	size_t fifo_head, fifo_len, fifo_cap;
-	struct ub_file_key *keys; /* file keys by slot */
-	size_t nr_keys, cap_keys;
-	struct ustack_u64map *key_slot; /* hash of key -> slot (collisions chained by probing keys) */
 	/* poll */
 	ustack_bpf_record_fn fn;
 	void *fn_ctx;
@@ -114,8 +110,7 @@ struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, 
 
 	err[0] = 0;
 	last_libbpf_msg[0] = 0;
-	if (!b || !(b->key_slot = ustack_u64map__new())) {
-		free(b);
+	if (!b) {
 		snprintf(err, errlen, "BPF backend: out of memory");
 		errno = ENOMEM;
 		return NULL;
@@ -155,8 +150,6 @@ void ustack_bpf__close(struct ustack_bpf *b)
 	ring_buffer__free(b->ring);
 	ustack_record_bpf__destroy(b->skel);
 	free(b->fifo);
-	free(b->keys);
-	ustack_u64map__free(b->key_slot);
 	free(b);
 }
 
@@ -214,43 +207,6 @@ int ustack_bpf__attach_perf(struct ustack_bpf *b, int fd, char *err, size_t errl
 }
 
 /* ---- tables ------------------------------------------------------------------- */
-
-static uint64_t key_hash(uint64_t dev, uint64_t ino)
-{
-	uint64_t h = (dev * 0x9e3779b97f4a7c15ull) ^ (ino + 0x632be59bd9b4e019ull);
-
-	h ^= h >> 31;
-	return h * 0xbf58476d1ce4e5b9ull;
-}
-
-/* Slot of key (dev, ino) in b->keys (created when @create): index or -errno. */
-static int64_t key_slot(struct ustack_bpf *b, uint64_t dev, uint64_t ino, int create)
-{
-	uint64_t h = key_hash(dev, ino), v;
-
-	/* open addressing over the u64map's keys: h, h + 1, ... */
-	for (;; h++) {
-		if (!ustack_u64map__get(b->key_slot, h, &v))
-			break;
-		if (b->keys[v].dev == dev && b->keys[v].ino == ino)
-			return (int64_t)v;
-	}
-	if (!create)
-		return -ENOENT;
-	if (b->nr_keys == b->cap_keys) {
-		size_t cap = b->cap_keys ? 2 * b->cap_keys : 64;
-		struct ub_file_key *k = realloc(b->keys, cap * sizeof(*k));
-
-		if (!k)
-			return -ENOMEM;
-		b->keys = k;
-		b->cap_keys = cap;
-	}
-	if (ustack_u64map__put(b->key_slot, h, b->nr_keys))
-		return -ENOMEM;
-	b->keys[b->nr_keys] = (struct ub_file_key){ .dev = dev, .ino = ino };
-	return (int64_t)b->nr_keys++;
-}
 
 int ustack_bpf__has_file(struct ustack_bpf *b, uint64_t dev, uint64_t ino)
 {
@@ -373,11 +329,10 @@ static void evict_oldest(struct ustack_bpf *b)
 	struct ub_file_val v;
 	int files = bpf_map__fd(b->skel->maps.files);
 
-	if (l->key < b->nr_keys && !bpf_map_lookup_elem(files, &b->keys[l->key], &v) &&
-	    v.table_id == l->table_id) {
+	if (!bpf_map_lookup_elem(files, &l->key, &v) && v.table_id == l->table_id) {
 		v.flags &= ~UB_FILE_TABLE;
 		v.table_id = 0;
-		bpf_map_update_elem(files, &b->keys[l->key], &v, BPF_ANY);
+		bpf_map_update_elem(files, &l->key, &v, BPF_ANY);
 	}
 	bpf_map_delete_elem(bpf_map__fd(b->skel->maps.tables), &l->table_id);
 	b->table_bytes -= (uint64_t)l->nr_rows * sizeof(struct ub_row);
@@ -435,12 +390,9 @@ int ustack_bpf__set_file(struct ustack_bpf *b, uint64_t dev, uint64_t ino, uint6
 	struct ub_file_key k = { .dev = dev, .ino = ino };
 	struct ub_file_val v = { .file_id = file_id };
 	struct ub_row *rows = NULL;
-	uint64_t t0 = now_ns(), need;
-	int64_t slot = key_slot(b, dev, ino, 1);
+	uint64_t t0 = now_ns(), need = 0;
 	int files = bpf_map__fd(b->skel->maps.files), fd, ret;
 
-	if (slot < 0)
-		return (int)slot;
 	if (!m) {
 		v.flags = UB_FILE_NO_TABLE;
 		ret = USTACK_BPF_NO_TABLE;
@@ -483,7 +435,7 @@ int ustack_bpf__set_file(struct ustack_bpf *b, uint64_t dev, uint64_t ino, uint6
 		ret = ret == -E2BIG ? -ENOSPC : ret;
 		goto out;
 	}
-	ret = fifo_push(b, (struct loaded){ .key = (uint64_t)slot, .table_id = v.table_id,
+	ret = fifo_push(b, (struct loaded){ .key = k, .table_id = v.table_id,
 					    .nr_rows = v.nr_rows });
 	if (ret) {
 		bpf_map_delete_elem(bpf_map__fd(b->skel->maps.tables), &v.table_id);
@@ -496,6 +448,12 @@ set:
 	if (bpf_map_update_elem(files, &k, &v, BPF_ANY)) {
 		ret = errno == E2BIG ? -ENOSPC : -errno;
 		b->refused++;
+		if (v.flags & UB_FILE_TABLE) {
+			/* nothing names the table: take it back (it is the newest) */
+			bpf_map_delete_elem(bpf_map__fd(b->skel->maps.tables), &v.table_id);
+			b->fifo_len--;
+			b->table_bytes -= need;
+		}
 	}
 out:
 	free(rows);
@@ -545,19 +503,22 @@ int ustack_bpf__kstack(struct ustack_bpf *b, int32_t id, uint64_t *ips, uint32_t
 	return (int)n;
 }
 
+uint64_t ustack_bpf__counter(struct ustack_bpf *b, unsigned int c)
+{
+	uint64_t *vals = calloc((size_t)b->nr_cpus, sizeof(*vals)), sum = 0;
+
+	if (vals && !bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.counters), &c, vals))
+		for (int i = 0; i < b->nr_cpus; i++)
+			sum += vals[i];
+	free(vals);
+	return sum;
+}
+
 void ustack_bpf__stats(struct ustack_bpf *b, struct ustack_bpf_stats *st)
 {
-	int fd = bpf_map__fd(b->skel->maps.counters);
-	uint64_t *vals = calloc((size_t)b->nr_cpus, sizeof(*vals));
-
 	memset(st, 0, sizeof(*st));
-	for (uint32_t c = 0; vals && c < UB_NR_COUNTERS; c++) {
-		if (bpf_map_lookup_elem(fd, &c, vals))
-			continue;
-		for (int i = 0; i < b->nr_cpus; i++)
-			st->c[c] += vals[i];
-	}
-	free(vals);
+	for (unsigned int c = 0; c < UB_NR_COUNTERS; c++)
+		st->c[c] = ustack_bpf__counter(b, c);
 	st->ring_bytes = b->ring_bytes;
 	st->kstack_bytes = b->kstack_bytes;
 	st->tables = b->fifo_len;

@@ -83,5 +83,7 @@ struct ustack_bpf_stats {
 	uint64_t load_ns;           /* time spent loading tables */
 };
 void ustack_bpf__stats(struct ustack_bpf *b, struct ustack_bpf_stats *st);
+/** One counter (enum ub_counter) summed over CPUs: one map lookup. */
+uint64_t ustack_bpf__counter(struct ustack_bpf *b, unsigned int c);
 
 #endif

@@ -215,13 +215,13 @@ int rec_unwind_copy(struct rec *r, uint32_t pid, uint64_t ip, uint64_t sp, uint6
 	ustack_recmaps__set_pid(r->rm, pid);
 	n = ustack_unwind(&ops, &regs, &uo, frames, (int)max, &why);
 	*stop = why;
-	r->st.unwinds++;
 	return n;
 }
 
 static int unwind_sample(void *ctx, const struct ustack_deferred_sample *s,
 			 struct ustack_frame *frames, uint32_t max, uint32_t *stop)
 {
+	((struct rec *)ctx)->st.unwinds++;
 	return rec_unwind_copy(ctx, s->pid, s->ip, s->sp, s->bp, s->stack, s->stack_size, frames,
 			       max, stop);
 }

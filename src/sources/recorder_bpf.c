@@ -543,11 +543,8 @@ static int on_ring_record(void *ctx, const void *data, size_t size)
 /* Events the ring buffer had no room for: LOST records. */
 static void lost_check(struct rec *r)
 {
-	struct ustack_bpf_stats bs;
-	uint64_t lost;
+	uint64_t lost = ustack_bpf__counter(r->bpf, UB_C_LOST);
 
-	ustack_bpf__stats(r->bpf, &bs);
-	lost = bs.c[UB_C_LOST];
 	if (lost > r->rb->lost_seen) {
 		struct ustack_trace_lost l = { .what = USTACK_TRACE_LOST_KERNEL,
 					       .count = lost - r->rb->lost_seen };
