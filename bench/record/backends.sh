@@ -9,7 +9,9 @@
 #   env: CC, STORM (write_storm arguments, default "-t 4 -n 80000"),
 #        FUTEX ("-t 4 -n 10000 -l 20 -u 20"), CPU ("-t 2 -n 30000 -l 20 -u 200":
 #        bench/record/run.sh's workload, 2.5x its rounds), PY (python3 binary, default /usr/bin/python3),
-#        PY_ARGS ("2 60 4": seconds, depth, every n-th level through C)
+#        PY_ARGS ("2 60 4": seconds, depth, every n-th level through C),
+#        SECTIONS (which parts to run, default "storm futex cpu py"),
+#        CPU_HZ (cpu-clock rates of part 3, default "999 4999")
 #
 # 1. write storm: tests/integration/progs/write_storm.c (built as
 #    tests/integration/record_storm.sh builds it: -O2 -fomit-frame-pointer
@@ -31,8 +33,13 @@
 #    is the share of futex calls with a right lock/unlock/join stack
 #    (record_check.py futex) of those recorded + lost (the program does not
 #    count its futex calls); rounds/s from its own timing.
-# 3. cpu-clock -F 999 on futex_demo's CPU-bound fixed work (bench/record/run.sh's
-#    workload): its own wall time, and the slowdown against bare.
+# 3. cpu-clock on futex_demo's CPU-bound fixed work (bench/record/run.sh's
+#    workload) at each rate of CPU_HZ (default "999 4999": the issue's rate,
+#    and five times it, where the recorders' own costs rise above this
+#    machine's noise): its own wall time, the slowdown against bare, and the
+#    cost of the stacks: the slowdown above "floor", perf record of the same
+#    event without any call graph (the timer interrupt and a perf sample,
+#    which every recorder pays).
 # 4. python3 running bench/record/py_work.py (json, zlib, re under a
 #    recursion of depth 60, every 4th level entered through C: ~90 native
 #    frames, 8-16 KiB) at cpu-clock -F 999: share of samples whose stack
@@ -48,6 +55,8 @@ FUTEX=${FUTEX:--t 4 -n 10000 -l 20 -u 20}
 CPU=${CPU:--t 2 -n 30000 -l 20 -u 200}
 PY=${PY:-/usr/bin/python3}
 PY_ARGS=${PY_ARGS:-2 60 4}
+SECTIONS=${SECTIONS:-storm futex cpu py}
+CPU_HZ=${CPU_HZ:-999 4999}
 OUT=build/bench/record/backends
 CHECK=tests/integration/lib/record_check.py
 U=build/ustack
@@ -90,6 +99,9 @@ rec() {
 	case $tool in
 	bare)
 		"$@" >"$o.out" 2>"$o.err"
+		;;
+	floor)
+		perf record -q "${ev[@]}" -o "$o.data" -- "$@" >"$o.out" 2>"$o.err"
 		;;
 	bpf | copy)
 		local flag=()
@@ -149,13 +161,13 @@ futex_round() {
 	add futex "$t" k2u "$(cat "$o.k2u")"
 }
 cpu_round() {
-	local t=$1 o=$OUT/cpu-$1
-	rec "$t" "cpu-$t" -e cpu-clock -F 999 -- "$OUT/futex_demo" $CPU
-	add cpu "$t" wall "$(awk '/^futex_demo:/ { print $4 }' "$o.out")"
-	[ "$t" = bare ] && return
-	add cpu "$t" events "$(cat "$o.events")"
-	add cpu "$t" lost "$(cat "$o.lost")"
-	add cpu "$t" k2u "$(cat "$o.k2u")"
+	local t=$1 hz=$2 o=$OUT/cpu$2-$1
+	rec "$t" "cpu$hz-$t" -e cpu-clock -F "$hz" -- "$OUT/futex_demo" $CPU
+	add cpu$hz "$t" wall "$(awk '/^futex_demo:/ { print $4 }' "$o.out")"
+	case $t in bare | floor) return ;; esac
+	add cpu$hz "$t" events "$(cat "$o.events")"
+	add cpu$hz "$t" lost "$(cat "$o.lost")"
+	add cpu$hz "$t" k2u "$(cat "$o.k2u")"
 }
 py_round() {
 	local t=$1 o=$OUT/py-$1
@@ -167,12 +179,18 @@ py_round() {
 	add py "$t" k2u "$(cat "$o.k2u")"
 }
 
+on() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
+
 for i in $(seq "$RUNS"); do
 	echo "round $i of $RUNS ..." >&2
-	for t in bare $TOOLS; do storm_round "$t"; done
-	for t in bare $TOOLS; do futex_round "$t"; done
-	for t in bare $TOOLS; do cpu_round "$t"; done
-	for t in $TOOLS; do py_round "$t"; done
+	on storm && for t in bare $TOOLS; do storm_round "$t"; done
+	on futex && for t in bare $TOOLS; do futex_round "$t"; done
+	if on cpu; then
+		for hz in $CPU_HZ; do
+			for t in bare floor $TOOLS; do cpu_round "$t" "$hz"; done
+		done
+	fi
+	on py && for t in $TOOLS; do py_round "$t"; done
 done
 
 # ---- the tables --------------------------------------------------------------------
@@ -193,6 +211,7 @@ med() { echo "${V[$1,$2,$3]:-}" | tr ' ' '\n' | awk 'NF { v[++n] = $1 + 0 } END 
 name() {
 	case $1 in
 	bare) echo "none (bare workload)" ;;
+	floor) echo "floor: perf record, no call graph" ;;
 	bpf) echo "ustack --backend bpf" ;;
 	copy) [ $has_backend = 1 ] && echo "ustack --backend copy" || echo "ustack (copy)" ;;
 	perf) echo "perf --call-graph dwarf" ;;
@@ -200,7 +219,7 @@ name() {
 }
 bpfflag() { [ $has_backend = 1 ] && echo "--backend bpf|copy " || true; }
 
-echo "command: bash bench/record/backends.sh $RUNS   ($RUNS rounds, tools alternating: bare $TOOLS)"
+echo "command: SECTIONS=\"$SECTIONS\" bash bench/record/backends.sh $RUNS   ($RUNS rounds, tools alternating: bare [floor] $TOOLS)"
 echo "kernel $(uname -r), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $(date +%F); $(perf --version); ustack $(git rev-parse --short HEAD)"
 echo "$bpf_note"
 echo "figures: median [min-max] of $RUNS rounds"
@@ -210,58 +229,73 @@ cmds() { # EVENT-ARGS, workload command
 	echo "    ustack record $(bpfflag)$2 -o F -- $1"
 	echo "    perf record -q $2 --call-graph dwarf -o F -- $1"
 }
-echo "### write storm: -e syscalls:sys_enter_write"
-cmds "$OUT/write_storm $STORM -o COUNTS" "-e syscalls:sys_enter_write"
-nw=$(awk '/^total/ { print $2 }' "$OUT/storm-bare.counts")
-echo
-echo "| recorder | events recorded | lost | right stack (share of $nw writes) | wrong stacks | kernel->user bytes/event | writes/s |"
-echo "|---|---:|---:|---:|---:|---:|---:|"
-for t in bare $TOOLS; do
-	if [ $t = bare ]; then
-		echo "| $(name $t) | - | - | - | - | - | $(stat storm $t rate) |"
-	else
-		echo "| $(name $t) | $(stat storm $t events) | $(stat storm $t lost) | $(stat storm $t right %.4f) |" \
-			"$(stat storm $t wrong) | $(stat storm $t k2u %.1f) | $(stat storm $t rate) |"
-	fi
-done
-echo
-echo "### futex contention: -e syscalls:sys_enter_futex"
-cmds "$OUT/futex_demo $FUTEX" "-e syscalls:sys_enter_futex"
-echo
-echo "| recorder | events recorded | lost | right stack (share of recorded + lost) | kernel->user bytes/event | rounds/s |"
-echo "|---|---:|---:|---:|---:|---:|"
-for t in bare $TOOLS; do
-	if [ $t = bare ]; then
-		echo "| $(name $t) | - | - | - | - | $(stat futex $t rate) |"
-	else
-		echo "| $(name $t) | $(stat futex $t events) | $(stat futex $t lost) | $(stat futex $t right %.4f) |" \
-			"$(stat futex $t k2u %.1f) | $(stat futex $t rate) |"
-	fi
-done
-echo
-echo "### CPU-bound: -e cpu-clock -F 999"
-cmds "$OUT/futex_demo $CPU" "-e cpu-clock -F 999"
-echo
-echo "| recorder | wall time s | slowdown (medians) | samples | lost | kernel->user bytes/sample |"
-echo "|---|---:|---:|---:|---:|---:|"
-bw=$(med cpu bare wall)
-for t in bare $TOOLS; do
-	sl=$(awk -v a="$(med cpu $t wall)" -v b="$bw" 'BEGIN { printf "%+.1f%%", b ? (a / b - 1) * 100 : 0 }')
-	if [ $t = bare ]; then
-		echo "| $(name $t) | $(stat cpu $t wall %.3f) | - | - | - | - |"
-	else
-		echo "| $(name $t) | $(stat cpu $t wall %.3f) | $sl | $(stat cpu $t events) | $(stat cpu $t lost) | $(stat cpu $t k2u %.1f) |"
-	fi
-done
-echo
-echo "### python3 ($($PY --version 2>&1)): -e cpu-clock -F 999"
-cmds "$PY bench/record/py_work.py $PY_ARGS" "-e cpu-clock -F 999"
-echo
-echo "| recorder | samples | lost | samples reaching _start | kernel->user bytes/sample |"
-echo "|---|---:|---:|---:|---:|"
-for t in $TOOLS; do
-	echo "| $(name $t) | $(stat py $t events) | $(stat py $t lost) | $(stat py $t reach %.4f) | $(stat py $t k2u %.1f) |"
-done
-echo
+if on storm; then
+	echo "### write storm: -e syscalls:sys_enter_write"
+	cmds "$OUT/write_storm $STORM -o COUNTS" "-e syscalls:sys_enter_write"
+	nw=$(awk '/^total/ { print $2 }' "$OUT/storm-bare.counts")
+	echo
+	echo "| recorder | events recorded | lost | right stack (share of $nw writes) | wrong stacks | kernel->user bytes/event | writes/s |"
+	echo "|---|---:|---:|---:|---:|---:|---:|"
+	for t in bare $TOOLS; do
+		if [ $t = bare ]; then
+			echo "| $(name $t) | - | - | - | - | - | $(stat storm $t rate) |"
+		else
+			echo "| $(name $t) | $(stat storm $t events) | $(stat storm $t lost) | $(stat storm $t right %.4f) |" \
+				"$(stat storm $t wrong) | $(stat storm $t k2u %.1f) | $(stat storm $t rate) |"
+		fi
+	done
+	echo
+fi
+if on futex; then
+	echo "### futex contention: -e syscalls:sys_enter_futex"
+	cmds "$OUT/futex_demo $FUTEX" "-e syscalls:sys_enter_futex"
+	echo
+	echo "| recorder | events recorded | lost | right stack (share of recorded + lost) | kernel->user bytes/event | rounds/s |"
+	echo "|---|---:|---:|---:|---:|---:|"
+	for t in bare $TOOLS; do
+		if [ $t = bare ]; then
+			echo "| $(name $t) | - | - | - | - | $(stat futex $t rate) |"
+		else
+			echo "| $(name $t) | $(stat futex $t events) | $(stat futex $t lost) | $(stat futex $t right %.4f) |" \
+				"$(stat futex $t k2u %.1f) | $(stat futex $t rate) |"
+		fi
+	done
+	echo
+fi
+if on cpu; then
+	for hz in $CPU_HZ; do
+		echo "### CPU-bound: -e cpu-clock -F $hz"
+		cmds "$OUT/futex_demo $CPU" "-e cpu-clock -F $hz"
+		echo "    floor: perf record -q -e cpu-clock -F $hz -o F -- $OUT/futex_demo $CPU"
+		echo
+		echo "| recorder | wall time s | slowdown (medians) | cost of the stacks (above floor) | samples | lost | kernel->user bytes/sample |"
+		echo "|---|---:|---:|---:|---:|---:|---:|"
+		bw=$(med cpu$hz bare wall)
+		fw=$(med cpu$hz floor wall)
+		for t in bare floor $TOOLS; do
+			tw=$(med cpu$hz $t wall)
+			sl=$(awk -v a="$tw" -v b="$bw" 'BEGIN { printf "%+.1f%%", b ? (a / b - 1) * 100 : 0 }')
+			above=$(awk -v a="$tw" -v f="$fw" -v b="$bw" 'BEGIN { printf "%+.0f ms (%+.1f%%)", (a - f) * 1000, b ? (a - f) / b * 100 : 0 }')
+			case $t in
+			bare) echo "| $(name $t) | $(stat cpu$hz $t wall %.3f) | - | - | - | - | - |" ;;
+			floor) echo "| $(name $t) | $(stat cpu$hz $t wall %.3f) | $sl | - | - | - | - |" ;;
+			*) echo "| $(name $t) | $(stat cpu$hz $t wall %.3f) | $sl | $above | $(stat cpu$hz $t events) |" \
+				"$(stat cpu$hz $t lost) | $(stat cpu$hz $t k2u %.1f) |" ;;
+			esac
+		done
+		echo
+	done
+fi
+if on py; then
+	echo "### python3 ($($PY --version 2>&1)): -e cpu-clock -F 999"
+	cmds "$PY bench/record/py_work.py $PY_ARGS" "-e cpu-clock -F 999"
+	echo
+	echo "| recorder | samples | lost | samples reaching _start | kernel->user bytes/sample |"
+	echo "|---|---:|---:|---:|---:|"
+	for t in $TOOLS; do
+		echo "| $(name $t) | $(stat py $t events) | $(stat py $t lost) | $(stat py $t reach %.4f) | $(stat py $t k2u %.1f) |"
+	done
+	echo
+fi
 echo "perf's kernel->user bytes are perf.data bytes / samples (what perf wrote; the stacks it read"
 echo "are in it, 8 KiB per sample by default); ustack's are its summary's \"kernel->user N bytes\" / events."

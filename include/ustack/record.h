@@ -61,6 +61,10 @@ struct ustack_record_stats {
 	uint64_t table_bytes;   /**< bpf: their bytes in the kernel now */
 	uint64_t tables_evicted; /**< bpf: tables dropped for the memory budget */
 	double table_seconds;   /**< bpf: time spent building and loading tables */
+	uint64_t walks_at_once; /**< bpf: samples walked in the interrupt (every
+	                             mapping in the task's VMA cache) */
+	uint64_t walks_deferred; /**< bpf: samples walked on the way back to user
+	                              space (a mapping not cached yet) */
 };
 
 typedef void (*ustack_record_progress_fn)(void *ctx, const struct ustack_record_stats *st);

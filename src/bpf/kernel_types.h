@@ -27,8 +27,15 @@ typedef struct {
 	void *vdso;
 } __core mm_context_t;
 
+typedef struct seqcount {
+	unsigned int sequence;
+} __core seqcount_t;
+
+/* mm_lock_seq: odd while the mmap lock is held for writing, bumped on every
+ * write unlock (CONFIG_PER_VMA_LOCK, Linux 6.13+); absent elsewhere */
 struct mm_struct {
 	mm_context_t context;
+	seqcount_t mm_lock_seq;
 } __core;
 
 struct vm_area_struct {

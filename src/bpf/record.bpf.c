@@ -38,12 +38,16 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define FILE_ID_MASK ((1ull << 56) - 1)
 #define ENOENT 2
 #define EBUSY 16
+#define EAGAIN 11
 
 /* set by user space before load */
 const volatile __u32 trace_all = 0;     /* -a: every task but ours */
 const volatile __u32 self_tgid = 0;
 const volatile __u32 max_frames = UB_MAX_FRAMES;
 const volatile __u32 sample_event = 0; /* index of the one sampling event */
+/* wake the reader only when this much waits in the ring (0: at every
+ * record the reader has caught up with); it polls with a timeout too */
+const volatile __u64 wake_bytes = 0;
 
 __u32 next_stack_id = 0;
 
@@ -124,7 +128,39 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
-/* The walk's state: too big for the 512-byte BPF stack. */
+/* ---- VMA cache ------------------------------------------------------------------- */
+
+struct vma_out {
+	__u64 start, end, pgoff, dev, ino;
+	__u32 exec, file;
+};
+
+/*
+ * The VMAs a task's walks used, valid while its mm's mm_lock_seq (bumped by
+ * every mmap write unlock: mmap, munmap, mprotect, exec's new mm) does not
+ * move. A sample taken in an interrupt, where bpf_find_vma() works once per
+ * run, walks right away from this cache; a VMA not in it sends the walk to
+ * task context (below). Written by the task's own walks only; @busy keeps
+ * an interrupt from reading it half written.
+ */
+#define VC_N 12
+struct vcache {
+	__u64 mm;
+	__u32 seq, n, next, busy;
+	struct vma_out e[VC_N];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct vcache);
+} vcaches SEC(".maps");
+
+/* The walk's state: too big for the 512-byte BPF stack. One per CPU and
+ * context, as an interrupt can come in the middle of a task-context walk:
+ * tracepoint programs, interrupts (samples) and deferred walks. */
+enum { SLOT_TP, SLOT_IRQ, SLOT_CB, NR_SLOTS };
 struct walk {
 	__u64 words[2 * UB_MAX_FRAMES];
 	__u64 pc, sp, fp, lo, hi;
@@ -136,14 +172,29 @@ struct walk {
 	__u32 vfile;             /* 0 anonymous, 1 file or vDSO */
 	__u32 vpad;
 	struct ub_file_val fv;
+	__u32 cache_only; /* in an interrupt: VMAs from vc only */
+	__u32 defer;      /* a VMA missing from vc: redo the walk in task context */
+	__u32 vc_ok;      /* vc is valid for the mm as it is now */
+	__u32 vc_dirty;   /* vc gained entries: write it back */
+	struct vcache vc;
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, NR_SLOTS);
 	__type(key, __u32);
 	__type(value, struct walk);
 } walks SEC(".maps");
+
+/* A wakeup per record costs the traced program a context switch of the
+ * reader on every event: batch them (the reader polls with a timeout). */
+static __always_inline __u64 wake_flags(void)
+{
+	if (!wake_bytes)
+		return 0;
+	return bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) >= wake_bytes ? BPF_RB_FORCE_WAKEUP
+								      : BPF_RB_NO_WAKEUP;
+}
 
 static __always_inline void count(__u32 c, __u64 v)
 {
@@ -154,11 +205,6 @@ static __always_inline void count(__u32 c, __u64 v)
 }
 
 /* ---- VMA of a pc ------------------------------------------------------------ */
-
-struct vma_out {
-	__u64 start, end, pgoff, dev, ino;
-	__u32 exec, file;
-};
 
 static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
@@ -181,7 +227,42 @@ static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *d
 	return 0;
 }
 
-/* Make w's VMA the one holding @pc. 0, -ENOENT (none) or -EBUSY (locked). */
+/* The mm's write sequence, or 1 (odd: never valid) where it cannot be read. */
+static __always_inline __u32 mm_seq(struct task_struct *task)
+{
+	if (!bpf_core_field_exists(((struct mm_struct *)0)->mm_lock_seq))
+		return 1;
+	return BPF_CORE_READ(task, mm, mm_lock_seq.sequence);
+}
+
+static __always_inline int vc_find(struct walk *w, __u64 pc, struct vma_out *o)
+{
+	for (int i = 0; i < VC_N; i++) {
+		if (i >= w->vc.n)
+			break;
+		if (pc >= w->vc.e[i].start && pc < w->vc.e[i].end) {
+			*o = w->vc.e[i];
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static __always_inline void vc_add(struct walk *w, const struct vma_out *o)
+{
+	__u32 i = w->vc.next;
+
+	if (!w->vc_ok || i >= VC_N)
+		return;
+	w->vc.e[i] = *o;
+	w->vc.next = i + 1 < VC_N ? i + 1 : 0;
+	if (w->vc.n < VC_N)
+		w->vc.n++;
+	w->vc_dirty = 1;
+}
+
+/* Make w's VMA the one holding @pc. 0, -ENOENT (none), -EBUSY (locked) or
+ * -EAGAIN (an interrupt's walk, and not in the cache). */
 static __always_inline int vma_of(struct walk *w, __u64 pc)
 {
 	struct vma_out o = {};
@@ -192,11 +273,18 @@ static __always_inline int vma_of(struct walk *w, __u64 pc)
 
 	if (w->vend && pc >= w->vstart && pc < w->vend)
 		return 0;
-	task = bpf_get_current_task_btf();
-	ret = bpf_find_vma(task, pc, vma_cb, &o, 0);
-	if (ret) {
-		w->vend = 0;
-		return ret == -EBUSY ? -EBUSY : -ENOENT;
+	if (!w->vc_ok || !vc_find(w, pc, &o)) {
+		if (w->cache_only) {
+			w->defer = 1;
+			return -EAGAIN;
+		}
+		task = bpf_get_current_task_btf();
+		ret = bpf_find_vma(task, pc, vma_cb, &o, 0);
+		if (ret) {
+			w->vend = 0;
+			return ret == -EBUSY ? -EBUSY : -ENOENT;
+		}
+		vc_add(w, &o);
 	}
 	w->vstart = o.start;
 	w->vend = o.end;
@@ -321,23 +409,26 @@ static __always_inline int read_user(__u64 addr, __u64 *v)
 	return bpf_probe_read_user(v, sizeof(*v), (const void *)addr);
 }
 
-/* One step: find the caller of the current frame and emit it. */
+/* One step: find the caller of the current frame and emit it. @ctx: the
+ * walk's slot. */
 static long step(__u32 i, void *ctx)
 {
-	__u32 zero = 0, method = M_FP, exact = 0;
+	__u32 slot = *(__u32 *)ctx, method = M_FP, exact = 0;
 	__u64 lookup, npc = 0, nsp = 0, nfp = 0, cfa, base;
 	struct row row = {};
 	struct walk *w;
 	int kind;
 
-	w = bpf_map_lookup_elem(&walks, &zero);
-	if (!w || w->done)
+	w = bpf_map_lookup_elem(&walks, &slot);
+	if (!w || w->done || w->defer)
 		return 1;
 	if (w->n >= max_frames || w->n >= UB_MAX_FRAMES)
 		return stop(w, S_DEPTH);
 
 	lookup = w->is_return ? w->pc - 1 : w->pc;
 	kind = vma_of(w, lookup);
+	if (kind == -EAGAIN)
+		return 1;
 	if (kind == -EBUSY) {
 		count(UB_C_MAPS_BUSY, 1);
 		return stop(w, UB_STOP_MAPS_BUSY);
@@ -404,6 +495,8 @@ static long step(__u32 i, void *ctx)
 		if (!npc)
 			return stop(w, S_NO_INFO);
 		kind = vma_of(w, npc);
+		if (kind == -EAGAIN)
+			return 1;
 		if (kind == -EBUSY) {
 			count(UB_C_MAPS_BUSY, 1);
 			return stop(w, UB_STOP_MAPS_BUSY);
@@ -417,6 +510,8 @@ static long step(__u32 i, void *ctx)
 	if (!exact && nsp <= w->sp)
 		return stop(w, S_BAD_STEP);
 	emit(w, npc, method, exact ? EXACT_PC : 0);
+	if (w->defer)
+		return 1;
 	w->pc = npc;
 	w->sp = nsp;
 	w->fp = nfp;
@@ -448,7 +543,7 @@ static long step(__u32 i, void *ctx)
 		s->id = id;                                                                    \
 		s->pad1 = 0;                                                                   \
 		bpf_probe_read_kernel(s->words, 16 * (CAP), w->words);                         \
-		bpf_ringbuf_submit(s, 0);                                                      \
+		bpf_ringbuf_submit(s, wake_flags());                                          \
 		count(UB_C_STACKS, 1);                                                         \
 		count(UB_C_STACK_BYTES, 16 + 16 * (CAP));                                      \
 		return id;                                                                     \
@@ -523,7 +618,7 @@ static __noinline int send_copy(struct ub_event *e, __u64 ip, __u64 sp, __u64 bp
 	c->sp = sp;
 	c->bp = bp;
 	c->size = copy_stack(c, sp);
-	bpf_ringbuf_submit(c, 0);
+	bpf_ringbuf_submit(c, wake_flags());
 	count(UB_C_COPIES, 1);
 	count(UB_C_COPY_BYTES, sizeof(*c));
 	return 1;
@@ -559,23 +654,24 @@ struct uctx {
 };
 
 /* The unwind of a user context and the event record: at the event for
- * tracepoints, on the way back to user space for samples taken in an
- * interrupt (below). @user_mode: the event is its own user context (a
+ * tracepoints, in the interrupt or on the way back to user space for
+ * samples (below). @user_mode: the event is its own user context (a
  * sample taken in user mode, or a system-call tracepoint, which perf too
- * reports with the user registers): nothing joins it. */
-static __always_inline void finish(struct ub_event *e, __u64 ip, __u64 sp, __u64 bp, __u64 tag,
-				   int user_mode)
+ * reports with the user registers): nothing joins it. @slot: the walk's
+ * scratch (SLOT_*); SLOT_IRQ walks only with the VMA cache and returns
+ * -EAGAIN, having sent nothing, where that is not enough. */
+static __always_inline int finish(struct ub_event *e, __u64 ip, __u64 sp, __u64 bp, __u64 tag,
+				  int user_mode, __u32 slot)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 zero = 0;
 	struct ub_event *ev;
 	struct ub_task *ts;
+	struct vcache *vc;
 	struct walk *w;
+	__u32 seq;
 
 	if (!(e->flags & UB_EV_USER))
 		goto send;
-	if (user_mode)
-		e->flags |= UB_EV_USER_MODE; /* its entry closes with it */
 	ts = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (ts && ts->valid && !user_mode && ts->pid == e->pid && ts->ip == ip && ts->sp == sp &&
 	    ts->bp == bp && ts->tag == tag) {
@@ -588,11 +684,35 @@ static __always_inline void finish(struct ub_event *e, __u64 ip, __u64 sp, __u64
 		goto send;
 	}
 
-	w = bpf_map_lookup_elem(&walks, &zero);
+	w = bpf_map_lookup_elem(&walks, &slot);
 	if (!w) {
+		if (slot == SLOT_IRQ)
+			return -EAGAIN;
 		e->flags &= ~UB_EV_USER;
 		goto send;
 	}
+	w->cache_only = slot == SLOT_IRQ;
+	w->defer = 0;
+	w->vc_ok = 0;
+	w->vc_dirty = 0;
+	seq = mm_seq(task);
+	vc = bpf_task_storage_get(&vcaches, task, 0,
+				  w->cache_only ? 0 : BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (vc && !vc->busy && !(seq & 1)) {
+		w->vc = *vc;
+		if (w->vc.mm == (__u64)task->mm && w->vc.seq == seq && w->vc.n <= VC_N) {
+			w->vc_ok = 1;
+		} else if (!w->cache_only) {
+			/* start the cache anew for the mm as it is now */
+			w->vc.mm = (__u64)task->mm;
+			w->vc.seq = seq;
+			w->vc.n = 0;
+			w->vc.next = 0;
+			w->vc_ok = 1;
+		}
+	}
+	if (w->cache_only && !w->vc_ok)
+		return -EAGAIN;
 	w->pc = ip;
 	w->sp = sp;
 	w->fp = bp;
@@ -610,10 +730,26 @@ static __always_inline void finish(struct ub_event *e, __u64 ip, __u64 sp, __u64
 	if (!vma_of(w, sp))
 		w->hi = w->vend;
 	w->vend = 0;
-	emit(w, ip, M_REGS, EXACT_PC);
-	bpf_loop(UB_MAX_FRAMES, step, NULL, 0);
-	count(UB_C_UNWINDS, 1);
+	if (!w->defer)
+		emit(w, ip, M_REGS, EXACT_PC);
+	if (!w->defer)
+		bpf_loop(UB_MAX_FRAMES, step, &slot, 0);
+	/* the mappings moved during the walk: done again in task context */
+	if (w->cache_only && (w->defer || mm_seq(task) != seq))
+		return -EAGAIN;
+	if (w->vc_dirty && vc && mm_seq(task) == seq) {
+		/* an interrupt on this CPU may read it: never half written */
+		w->vc.busy = 1;
+		vc->busy = 1;
+		asm volatile("" ::: "memory");
+		*vc = w->vc;
+		asm volatile("" ::: "memory");
+		vc->busy = 0;
+	}
+	count(w->cache_only ? UB_C_IRQ_WALKS : UB_C_UNWINDS, 1);
 
+	if (user_mode)
+		e->flags |= UB_EV_USER_MODE; /* its entry closes with it */
 	e->cookie = next_cookie(e->cpu);
 	e->stop = (__u8)w->stop;
 	e->nr = (__u8)w->n;
@@ -640,10 +776,11 @@ send:
 	ev = bpf_ringbuf_reserve(&rb, sizeof(*ev), 0);
 	if (!ev) {
 		count(UB_C_LOST, 1);
-		return;
+		return 0;
 	}
 	*ev = *e;
-	bpf_ringbuf_submit(ev, 0);
+	bpf_ringbuf_submit(ev, wake_flags());
+	return 0;
 }
 
 /* The event's record without its user stack, and the user registers.
@@ -703,7 +840,7 @@ int ustack_tp(void *ctx)
 	 * only the entry path that leads to the tracepoint would be there */
 	if (collect(ctx, &u, (__u32)cookie & ~UB_TP_SYSCALL, !(cookie & UB_TP_SYSCALL), &e, &ip,
 		    &sp, &bp, &tag))
-		finish(&e, ip, sp, bp, tag, !!(cookie & UB_TP_SYSCALL));
+		finish(&e, ip, sp, bp, tag, !!(cookie & UB_TP_SYSCALL), SLOT_TP);
 	/* 1: the tracepoint's programs are shared by every perf event on it,
 	 * and 0 would take their samples away from other perf users (perf
 	 * record, another ustack) while we run; our own attachment event has
@@ -714,12 +851,14 @@ int ustack_tp(void *ctx)
 /*
  * Samples of clock events arrive in a hard interrupt, where bpf_find_vma()
  * can be used once per program run (the mmap lock is released by an
- * irq_work). So the unwind is deferred as the seeds defer it: the sample
- * is kept per thread and the walk runs in task context when the thread
- * goes back to user space (bpf_task_work, Linux 6.18+), before any of its
- * user code runs, so the stack is the sample's. Where that kfunc is
- * missing or busy, the walk runs at once (and ends in a copy when it
- * needs a second mapping lookup).
+ * irq_work). The walk runs there at once when every VMA it meets is in the
+ * task's VMA cache and the mm did not change (most samples of a running
+ * program). Otherwise it is deferred as the seeds defer it: the sample is
+ * kept per thread and the walk runs in task context when the thread goes
+ * back to user space (bpf_task_work, Linux 6.18+), before any of its user
+ * code runs, so the stack is the sample's; that walk fills the cache.
+ * Where that kfunc is missing or busy, the walk runs at once with one
+ * mapping lookup (and ends in a copy when it needs a second).
  */
 struct bpf_task_work {
 	__u64 opaque;
@@ -747,11 +886,19 @@ extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct b
 					      void *map__map, bpf_task_work_callback_t callback,
 					      void *aux__prog) __ksym __weak;
 
+extern void bpf_preempt_disable(void) __ksym __weak;
+extern void bpf_preempt_enable(void) __ksym __weak;
+
 static int deferred_cb(struct bpf_map *map, void *key, void *value)
 {
 	struct deferred *d = value;
 
-	finish(&d->e, d->ip, d->sp, d->bp, d->tag, d->user_mode);
+	/* SLOT_CB is this CPU's: no other task's walk may come in between */
+	if (bpf_preempt_disable)
+		bpf_preempt_disable();
+	finish(&d->e, d->ip, d->sp, d->bp, d->tag, d->user_mode, SLOT_CB);
+	if (bpf_preempt_enable)
+		bpf_preempt_enable();
 	d->busy = 0;
 	return 0;
 }
@@ -778,7 +925,11 @@ int ustack_sample(struct bpf_perf_event_data *ctx)
 	 * copied into the events a task's children inherit */
 	if (!collect(ctx, &u, sample_event, 1, &e, &ip, &sp, &bp, &tag))
 		return 0;
-	if (!(e.flags & UB_EV_USER) || !bpf_task_work_schedule_resume_impl)
+	if (!(e.flags & UB_EV_USER))
+		goto now;
+	if (!finish(&e, ip, sp, bp, tag, user, SLOT_IRQ))
+		return 0;
+	if (!bpf_task_work_schedule_resume_impl)
 		goto now;
 	tid = e.tid;
 	d = bpf_map_lookup_elem(&deferreds, &tid);
@@ -796,11 +947,15 @@ int ustack_sample(struct bpf_perf_event_data *ctx)
 	d->user_mode = user;
 	d->busy = 1;
 	if (!bpf_task_work_schedule_resume_impl(bpf_get_current_task_btf(), &d->tw, &deferreds,
-						deferred_cb, NULL))
+						deferred_cb, NULL)) {
+		count(UB_C_DEFERRED, 1);
 		return 0;
+	}
 	d->busy = 0;
 now:
-	finish(&e, ip, sp, bp, tag, user);
+	/* the one bpf_find_vma() an interrupt may do (SLOT_TP: tracepoint
+	 * programs cannot run while this one does) */
+	finish(&e, ip, sp, bp, tag, user, SLOT_TP);
 	return 0;
 }
 

@@ -186,6 +186,8 @@ enum ub_counter {
 	UB_C_COPIES,        /* walks finished in user space from a UB_REC_COPY */
 	UB_C_COPY_BYTES,
 	UB_C_COPY_LOST,     /* copies the ring buffer had no room for */
+	UB_C_IRQ_WALKS,     /* samples walked in the interrupt from the VMA cache */
+	UB_C_DEFERRED,      /* samples whose walk went to task context */
 	UB_NR_COUNTERS
 };
 

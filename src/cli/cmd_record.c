@@ -212,13 +212,18 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "ustack: backend bpf: kernel->user %llu bytes (%.1f bytes/event), "
 				"%llu tables in the kernel (%.1f MiB, %llu evicted, loaded in %.3f s), %llu walks stopped "
 				"at a table not loaded yet (%llu finished from a stack copy), "
-				"%llu at an unreadable page\n",
+				"%llu at an unreadable page",
 			(unsigned long long)st.kernel_bytes,
 			st.events ? (double)st.kernel_bytes / st.events : 0.0,
 			(unsigned long long)st.tables_loaded, st.table_bytes / 1048576.0,
 			(unsigned long long)st.tables_evicted, st.table_seconds,
 			(unsigned long long)st.not_loaded,
 			(unsigned long long)st.copied, (unsigned long long)st.read_faults);
+	if (!quiet && st.backend == USTACK_RECORD_BPF && st.walks_at_once + st.walks_deferred)
+		fprintf(stderr, "; samples walked at once %llu, on return to user space %llu",
+			(unsigned long long)st.walks_at_once, (unsigned long long)st.walks_deferred);
+	if (!quiet && st.backend == USTACK_RECORD_BPF)
+		fputc('\n', stderr);
 	else if (!quiet)
 		fprintf(stderr, "ustack: backend copy: kernel->user %llu bytes (%.1f bytes/event)%s%s\n",
 			(unsigned long long)st.kernel_bytes,

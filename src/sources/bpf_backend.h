@@ -68,7 +68,13 @@ int ustack_bpf__has_file(struct ustack_bpf *b, uint64_t dev, uint64_t ino);
  */
 typedef int (*ustack_bpf_record_fn)(void *ctx, const void *rec, size_t size);
 
-/** Wait up to @timeout_ms, then pass every record to @fn. Records consumed or -errno. */
+/**
+ * Wait up to @timeout_ms for the ring buffer (woken when an eighth of it
+ * is used) or a watched fd, then pass every record in the ring to @fn.
+ * Records consumed or -errno.
+ */
+/** Also wake ustack_bpf__poll when @fd is readable (the perf side-band). */
+int ustack_bpf__watch_fd(struct ustack_bpf *b, int fd);
 int ustack_bpf__poll(struct ustack_bpf *b, int timeout_ms, ustack_bpf_record_fn fn, void *ctx);
 
 /** The kernel stack @id of the stack-trace map into @ips (up to 127): count, or -errno. */

@@ -264,7 +264,7 @@ static void fill_attr(struct perf_event_attr *a, const struct ustack_perf_event_
 	 * timeout covers slow event rates): batches instead of a wakeup per
 	 * sample */
 	a->watermark = 1;
-	a->wakeup_watermark = pages_bytes / 4;
+	a->wakeup_watermark = o->wake_each ? 1 : pages_bytes / 4;
 	/* Side-band records come from event 0 of every task/CPU: the kernel
 	 * delivers them to the events of the task that mapped or forked. */
 	if (first) {

@@ -46,6 +46,7 @@ struct ustack_perf_opts {
 	int system_wide;      /* every process on every CPU, or */
 	pid_t child;          /* a child stopped before exec: enabled on its exec */
 	unsigned int pages;   /* data pages per CPU ring buffer (power of 2; 0: 1024, 256 above 16 CPUs) */
+	int wake_each;        /* wake the reader at every record (side-band only sessions) */
 };
 
 enum ustack_perf_rec_type {

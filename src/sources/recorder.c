@@ -730,6 +730,8 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 		po.events = pev;
 		po.stack_size = 8;
 		po.pages = 64; /* side-band only */
+		/* a new mapping's table is loaded as soon as it is seen */
+		po.wake_each = 1;
 	}
 	po.pids = o->pids;
 	po.nr_pids = o->nr_pids;

@@ -271,6 +271,11 @@ static void preload_command(struct rec *r, const char *cmd)
 		waitpid(pid, NULL, 0);
 }
 
+static int watch_fd(void *ctx, int fd)
+{
+	return ustack_bpf__watch_fd(ctx, fd);
+}
+
 int rec_bpf_start(struct rec *r, pid_t child, char *err, size_t errlen)
 {
 	const struct ustack_record_opts *o = r->o;
@@ -320,7 +325,12 @@ int rec_bpf_start(struct rec *r, pid_t child, char *err, size_t errlen)
 		if (ret)
 			return ret;
 	}
-	return 0;
+	/* the side-band (event 0, the dummy) wakes the poll too: its MMAP2s
+	 * load tables, and the ring wakes the reader only in batches */
+	ret = ustack_perf_session__for_each_fd(r->ps, 0, watch_fd, r->bpf);
+	if (ret)
+		snprintf(err, errlen, "BPF backend: polling the side-band: %s", strerror(-ret));
+	return ret;
 }
 
 static int attach_fd(void *ctx, int fd)
@@ -580,6 +590,8 @@ void rec_bpf_stats(struct rec *r)
 	r->st.kernel_bytes = bs.ring_bytes + bs.kstack_bytes;
 	r->st.not_loaded = bs.c[UB_C_NOT_LOADED];
 	r->st.read_faults = bs.c[UB_C_READ_FAULT];
+	r->st.walks_at_once = bs.c[UB_C_IRQ_WALKS];
+	r->st.walks_deferred = bs.c[UB_C_DEFERRED];
 	r->st.tables_loaded = r->rb->loaded;
 	r->st.table_bytes = bs.table_bytes;
 	r->st.tables_evicted = bs.tables_evicted;
