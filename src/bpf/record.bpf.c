@@ -48,6 +48,8 @@ const volatile __u32 sample_event = 0; /* index of the one sampling event */
 /* wake the reader only when this much waits in the ring (0: at every
  * record the reader has caught up with); it polls with a timeout too */
 const volatile __u64 wake_bytes = 0;
+/* 0: never walk in the interrupt (USTACK_BPF_NO_VMA_CACHE=1, a test knob) */
+const volatile __u32 use_vcache = 1;
 
 __u32 next_stack_id = 0;
 
@@ -474,7 +476,8 @@ static long step(__u32 i, void *ctx)
 			count(UB_C_READ_FAULT, 1);
 			return stop(w, S_READ_FAULT);
 		}
-		if (row.flags & UB_RF_FP_SAVED) {
+		/* a slot below sp was popped already: as unwind_core.c */
+		if ((row.flags & UB_RF_FP_SAVED) && cfa + (__s64)row.fp_off >= w->sp) {
 			if (read_user(cfa + (__s64)row.fp_off, &nfp)) {
 				count(UB_C_READ_FAULT, 1);
 				return stop(w, S_READ_FAULT);
@@ -892,7 +895,19 @@ extern void bpf_preempt_enable(void) __ksym __weak;
 static int deferred_cb(struct bpf_map *map, void *key, void *value)
 {
 	struct deferred *d = value;
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	__u64 ip = 0, sp = 0, bp = 0;
 
+	/* The registers user space resumes with must be the sample's: if
+	 * user code ran in between (the work came late), the stack is no
+	 * longer the sample's and the event keeps no user stack */
+	bpf_probe_read_kernel(&ip, 8, &regs->rip);
+	bpf_probe_read_kernel(&sp, 8, &regs->rsp);
+	bpf_probe_read_kernel(&bp, 8, &regs->rbp);
+	if (ip != d->ip || sp != d->sp || bp != d->bp) {
+		count(UB_C_STALE, 1);
+		d->e.flags &= ~UB_EV_USER;
+	}
 	/* SLOT_CB is this CPU's: no other task's walk may come in between */
 	if (bpf_preempt_disable)
 		bpf_preempt_disable();
@@ -927,7 +942,7 @@ int ustack_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	if (!(e.flags & UB_EV_USER))
 		goto now;
-	if (!finish(&e, ip, sp, bp, tag, user, SLOT_IRQ))
+	if (use_vcache && !finish(&e, ip, sp, bp, tag, user, SLOT_IRQ))
 		return 0;
 	if (!bpf_task_work_schedule_resume_impl)
 		goto now;

@@ -188,6 +188,7 @@ enum ub_counter {
 	UB_C_COPY_LOST,     /* copies the ring buffer had no room for */
 	UB_C_IRQ_WALKS,     /* samples walked in the interrupt from the VMA cache */
 	UB_C_DEFERRED,      /* samples whose walk went to task context */
+	UB_C_STALE,         /* of those, user code had run before the walk: no user stack */
 	UB_NR_COUNTERS
 };
 

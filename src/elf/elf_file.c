@@ -175,6 +175,11 @@ unsigned int ustack_elf__machine(const struct ustack_elf *elf)
 	return elf->ehdr.e_machine;
 }
 
+uint64_t ustack_elf__entry(const struct ustack_elf *elf)
+{
+	return elf->ehdr.e_entry;
+}
+
 static void elf_shdr(const struct ustack_elf *elf, unsigned int i, Elf64_Shdr *sh)
 {
 	memcpy(sh, elf->data + elf->ehdr.e_shoff + (uint64_t)i * sizeof(*sh), sizeof(*sh));

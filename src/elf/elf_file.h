@@ -51,6 +51,8 @@ const uint8_t *ustack_elf__data(const struct ustack_elf *elf, size_t *size);
 /** e_type (ET_EXEC, ET_DYN, ...) and e_machine. */
 unsigned int ustack_elf__type(const struct ustack_elf *elf);
 unsigned int ustack_elf__machine(const struct ustack_elf *elf);
+/** e_entry: where the kernel starts a program made of this file (0: none). */
+uint64_t ustack_elf__entry(const struct ustack_elf *elf);
 
 /**
  * Find a section by name.

@@ -133,6 +133,8 @@ struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, 
 	 * with a timeout (a wakeup per event cost a CPU-bound program 7% at
 	 * 999 Hz: the reader's context switches on its CPUs) */
 	b->skel->rodata->wake_bytes = ring / 8;
+	/* a test and debugging knob: every sample walked in task context */
+	b->skel->rodata->use_vcache = !getenv("USTACK_BPF_NO_VMA_CACHE");
 	bpf_map__set_max_entries(b->skel->maps.rb, ring);
 	/* attached explicitly, when and where needed */
 	ret = ustack_record_bpf__load(b->skel);
@@ -566,3 +568,4 @@ void ustack_bpf__stats(struct ustack_bpf *b, struct ustack_bpf_stats *st)
 	st->tables_refused = b->refused;
 	st->load_ns = b->load_ns;
 }
+

@@ -25,11 +25,26 @@ struct ustack_modtab {
 	struct ustack_cfi cfi;
 	struct ustack_cfi_table *cfi_table; /* compiled on first use */
 	uint64_t plt[3][2];     /* .plt, .plt.sec, .iplt [start, end) in vaddrs */
+	uint64_t entry;         /* e_entry (0: none): no caller, see entry_row() */
 	uint64_t last_use;
 	uint64_t serial;        /* unique per cache, never reused: weak refs */
 	unsigned int refs;      /* the cache's own (while cached) + holders' */
 	int slot;               /* index in the cache, -1 once evicted */
 };
+
+/*
+ * The ELF entry point is where the kernel starts the program, with sp at
+ * argc: nothing called it. Where no table covers it (ld.so's _start has
+ * no CFI), the pc exactly there is the outermost frame, as a CFI row with
+ * RA undefined would say. One byte: a return address never looks it up
+ * (its lookup pc - 1 lies inside the call before it).
+ */
+static inline void ustack_entry_row(uint64_t entry, struct ustack_row *row)
+{
+	/* CFA above sp, as the unwinder checks before it reads the RA rule */
+	*row = (struct ustack_row){ .start = entry, .end = entry + 1, .cfa_off = 8,
+				    .ra_rule = USTACK_RULE_UNDEFINED };
+}
 
 /* The compiled CFI table when the cache was asked for one (built on first
  * use), else NULL: then the interpreter answers. */

@@ -88,7 +88,10 @@ static int step_row(const struct ustack_unwind_cursor *c, const struct ustack_ro
 		return USTACK_STOP_OUTERMOST + 1;
 	if (read_u64(c, cfa + (int64_t)row->ra_off, &next->pc))
 		return USTACK_STOP_READ_FAULT + 1;
-	if (row->fp_rule == USTACK_RULE_OFFSET) {
+	/* A save slot below sp was popped already (an epilogue whose CFI
+	 * does not restore the rule, as GCC leaves it): the register holds
+	 * the value, and a stack copy does not reach below sp */
+	if (row->fp_rule == USTACK_RULE_OFFSET && cfa + (int64_t)row->fp_off >= cur->sp) {
 		if (read_u64(c, cfa + (int64_t)row->fp_off, &next->fp))
 			return USTACK_STOP_READ_FAULT + 1;
 	} else {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Per-file unwind tables and their cache (see modules.h). */
+#include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,8 @@ static void modtab_load(struct ustack_modtab *m)
 		for (int i = 0; i < 3; i++)
 			if (!ustack_elf__section(m->elf, plts[i], &s) && s.size)
 				m->plt[i][0] = s.addr, m->plt[i][1] = s.addr + s.size;
+		if (ustack_elf__type(m->elf) == ET_EXEC || ustack_elf__type(m->elf) == ET_DYN)
+			m->entry = ustack_elf__entry(m->elf);
 	}
 	ret = ustack_cfi__init_elf(&m->cfi, m->elf, 1);
 	if (!ret)
@@ -287,6 +290,11 @@ int ustack_modtab__find_row(struct ustack_modtab *m, uint64_t vaddr, struct usta
 			*method = USTACK_METHOD_PLT;
 			ret = 0;
 		}
+	}
+	if (ret == -ENOENT && m->entry && vaddr == m->entry && m->entry != UINT64_MAX) {
+		ustack_entry_row(m->entry, row);
+		*method = USTACK_METHOD_CFI;
+		ret = 0;
 	}
 	return ret;
 }

@@ -269,6 +269,17 @@ int ustack_modtab__rows(struct ustack_modtab *m, struct ustack_row_span **spans,
 		err = layer(&sf, &cfi);
 	if (!err)
 		err = layer(&sf, &plt);
+	if (!err && m->entry && m->entry != UINT64_MAX) {
+		/* under everything else, as find_row answers it */
+		struct span_vec ent = { 0 };
+		struct ustack_row row;
+
+		ustack_entry_row(m->entry, &row);
+		err = vec_add(&ent, &row, USTACK_METHOD_CFI, 0);
+		if (!err)
+			err = layer(&sf, &ent);
+		free(ent.v);
+	}
 	if (err)
 		goto out;
 	if (sf.n && sf.n < sf.cap) { /* give back the doubling slack */

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* src/unwind/unwind_modules.c: file tables, caching, compiled CFI. */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <ustack/ustack.h>
@@ -143,11 +145,59 @@ static void test_evicted_table_stays_valid(void)
 
 static int quiet(enum ustack_print_level l, const char *f, va_list ap) { return 0; }
 
+/* ld.so's entry point (_start, no CFI on Debian) is the outermost frame
+ * when the pc is exactly there, and only there; the rows export agrees. */
+static void test_entry_point_outermost(void)
+{
+	static const char *ldso = "/lib64/ld-linux-x86-64.so.2";
+	struct ustack_modcache *mc = ustack_modcache__new(4, 0);
+	struct ustack_row_span *spans = NULL;
+	struct ustack_modtab *m;
+	struct ustack_row row;
+	unsigned int method = 0;
+	uint64_t entry;
+	size_t nr = 0, hits = 0;
+
+	CHECK(mc);
+	m = ustack_modcache__get(mc, ldso);
+	CHECK(m != NULL);
+	if (!m) {
+		ustack_modcache__free(mc);
+		return;
+	}
+	entry = ustack_elf__entry(ustack_modtab__elf(m));
+	CHECK(entry != 0);
+	CHECK_EQ(ustack_modtab__find_row(m, entry, &row, &method), 0);
+	if (row.start != entry || row.end != entry + 1) {
+		printf("SKIP test_entry_point_outermost: a table covers %s's entry 0x%llx\n", ldso,
+		       (unsigned long long)entry);
+	} else {
+		CHECK_EQ(row.ra_rule, USTACK_RULE_UNDEFINED);
+		CHECK(row.cfa_off > 0);
+		/* the next byte is not the entry any more */
+		CHECK(ustack_modtab__find_row(m, entry + 1, &row, &method) != 0 ||
+		      row.start > entry);
+		CHECK_EQ(ustack_modtab__rows(m, &spans, &nr), 0);
+		for (size_t i = 0; i < nr; i++)
+			if (spans[i].row.start <= entry && entry < spans[i].row.end) {
+				hits++;
+				CHECK_EQ_U64(spans[i].row.start, entry);
+				CHECK_EQ_U64(spans[i].row.end, entry + 1);
+				CHECK_EQ(spans[i].row.ra_rule, USTACK_RULE_UNDEFINED);
+			}
+		CHECK_EQ(hits, 1);
+		free(spans);
+	}
+	ustack_modtab__put(m);
+	ustack_modcache__free(mc);
+}
+
 int main(void)
 {
 	ustack_set_print(quiet);
 	RUN(test_compiled_cfi_matches_direct);
 	RUN(test_cache_identity);
 	RUN(test_evicted_table_stays_valid);
+	RUN(test_entry_point_outermost);
 	TEST_EXIT();
 }

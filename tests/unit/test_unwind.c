@@ -105,6 +105,29 @@ static void test_sframe_rows(void)
 	CHECK_EQ(stop, USTACK_STOP_OUTERMOST);
 }
 
+/* An epilogue after `pop %rbp`: GCC's CFI still says rbp is saved at
+ * CFA-24, a slot now below sp (and outside a stack copy that starts at
+ * sp). The register holds the value already: no read, no read-fault. */
+static void test_epilogue_popped_fp(void)
+{
+	struct ustack_regs regs = { .pc = 0x3010, .sp = at(0), .fp = at(20) };
+	struct ustack_frame f[8];
+	unsigned int stop;
+	int n;
+
+	reset();
+	/* leaf: pop %r12; ret left: CFA = sp + 16, "rbp at CFA-24" = sp - 8 */
+	add_fn(0x3000, 0x3100, USTACK_CFA_SP, 16, USTACK_RULE_OFFSET, -24, 0, 0);
+	/* caller: CFA from rbp, outermost: reached only with rbp = at(20) */
+	add_fn(0x2000, 0x2100, USTACK_CFA_FP, 16, USTACK_RULE_SAME, 0, USTACK_ROW_OUTERMOST, 0);
+	stack[1] = 0x2050; /* RA at CFA - 8 = at(1) */
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 2);
+	CHECK_EQ_U64(f[1].pc, 0x2050);
+	CHECK_EQ_U64(f[1].sp, at(2));
+	CHECK_EQ(stop, USTACK_STOP_OUTERMOST);
+}
+
 /* A return address is looked up at ra - 1: a call at the very end of a
  * function must find that function's row, not the next one's. */
 static void test_return_address_minus_one(void)
@@ -389,6 +412,7 @@ int main(void)
 {
 	RUN(test_sframe_rows);
 	RUN(test_return_address_minus_one);
+	RUN(test_epilogue_popped_fp);
 	RUN(test_fp_fallback);
 	RUN(test_needs_fallback);
 	RUN(test_bad_steps);
