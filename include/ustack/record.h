@@ -65,6 +65,8 @@ struct ustack_record_stats {
 	                             mapping in the task's VMA cache) */
 	uint64_t walks_deferred; /**< bpf: samples walked on the way back to user
 	                              space (a mapping not cached yet) */
+	uint64_t walks_late;    /**< bpf: of those, user code had run before the
+	                             walk: kept without a user stack */
 };
 
 typedef void (*ustack_record_progress_fn)(void *ctx, const struct ustack_record_stats *st);
@@ -93,6 +95,10 @@ struct ustack_record_opts {
 	unsigned int max_tables;
 	/** enum ustack_record_backend (0: auto) */
 	unsigned int backend;
+	/** bpf: bytes of unwind rows the kernel may hold (0: 256 MiB); when
+	 *  full, the oldest tables are evicted (their frames then end the
+	 *  walk as not-loaded, finished from a stack copy) */
+	uint64_t table_memory;
 };
 
 /**

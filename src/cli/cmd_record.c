@@ -52,6 +52,8 @@ static void usage(FILE *f)
 		"  -q, --quiet           no progress line\n"
 		"      --max-tables N    unwind tables of at most N files kept open (default 256;\n"
 		"                        more are opened again when needed)\n"
+		"      --table-memory MIB  bpf: MiB of unwind rows kept in the kernel (default\n"
+		"                        256); when full the oldest tables are evicted\n"
 		"\n"
 		"Ctrl-C, SIGTERM, the end of the command or of the processes finish the file.\n"
 		"Read it with 'ustack report'.\n");
@@ -83,6 +85,7 @@ int cmd_record(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "max-tables", required_argument, NULL, 'T' },
 		{ "backend", required_argument, NULL, 'B' },
+		{ "table-memory", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -150,6 +153,13 @@ int cmd_record(int argc, char **argv)
 				return 2;
 			}
 			o.max_tables = (unsigned int)v;
+			break;
+		case 'M':
+			if (cli_parse_u64(optarg, 10, &v) || v == 0 || v > 65536) {
+				cli_error("record: --table-memory takes 1..65536 (MiB)");
+				return 2;
+			}
+			o.table_memory = v << 20;
 			break;
 		case 'B':
 			if (!strcmp(optarg, "bpf"))
@@ -222,6 +232,9 @@ int cmd_record(int argc, char **argv)
 	if (!quiet && st.backend == USTACK_RECORD_BPF && st.walks_at_once + st.walks_deferred)
 		fprintf(stderr, "; samples walked at once %llu, on return to user space %llu",
 			(unsigned long long)st.walks_at_once, (unsigned long long)st.walks_deferred);
+	if (!quiet && st.backend == USTACK_RECORD_BPF && st.walks_late)
+		fprintf(stderr, " (%llu too late: user code ran first, no user stack kept)",
+			(unsigned long long)st.walks_late);
 	if (!quiet && st.backend == USTACK_RECORD_BPF)
 		fputc('\n', stderr);
 	else if (!quiet)

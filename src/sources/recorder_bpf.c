@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <time.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -66,6 +67,7 @@ int rec_bpf_open(struct rec *r, char *err, size_t errlen)
 {
 	struct ustack_bpf_opts bo = { .sz = sizeof(bo), .trace_all = r->o->system_wide,
 				      .self_tgid = (uint32_t)getpid() };
+	const struct ustack_record_opts *o = r->o;
 	int sampling = 0;
 
 	for (int i = 0; i < r->nr_events; i++) {
@@ -85,6 +87,8 @@ int rec_bpf_open(struct rec *r, char *err, size_t errlen)
 		snprintf(err, errlen, "BPF backend: out of memory");
 		return -ENOMEM;
 	}
+	if (o->sz >= offsetof(struct ustack_record_opts, table_memory) + sizeof(o->table_memory))
+		bo.table_bytes = o->table_memory;
 	r->bpf = ustack_bpf__open(&bo, err, errlen);
 	return r->bpf ? 0 : -errno;
 }
@@ -592,6 +596,7 @@ void rec_bpf_stats(struct rec *r)
 	r->st.read_faults = bs.c[UB_C_READ_FAULT];
 	r->st.walks_at_once = bs.c[UB_C_IRQ_WALKS];
 	r->st.walks_deferred = bs.c[UB_C_DEFERRED];
+	r->st.walks_late = bs.c[UB_C_STALE];
 	r->st.tables_loaded = r->rb->loaded;
 	r->st.table_bytes = bs.table_bytes;
 	r->st.tables_evicted = bs.tables_evicted;
