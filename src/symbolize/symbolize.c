@@ -384,19 +384,16 @@ static struct ustack_dwarf *sym_file_dwarf(struct ustack_symbolizer *s, struct s
 	return f->dw;
 }
 
-/* The name to show for a DWARF function: its demangled linkage name (as
- * the ELF symbol of a C++ function shows), else DW_AT_name. */
+/* The name to show for a DWARF function: its linkage name when it has one
+ * (the assembler name: demangled for C++, as the ELF symbol shows it; for C
+ * an asm("...") label, as addr2line and eu-addr2line print it), else its
+ * DW_AT_name. */
 static const char *dwarf_display_name(struct ustack_symbolizer *s,
 				      const struct ustack_dwarf_level *lv)
 {
-	if (lv->linkage && !(s->flags & USTACK_SYMBOLIZER_NO_DEMANGLE) && lv->linkage[0] == '_' &&
-	    lv->linkage[1] == 'Z') {
-		const char *d = display_name(s, lv->linkage);
-
-		if (d != lv->linkage)
-			return d;
-	}
-	return lv->name ? lv->name : lv->linkage;
+	if (lv->linkage && *lv->linkage)
+		return display_name(s, lv->linkage);
+	return lv->name;
 }
 
 /* Source lines and inlined functions of @out (the outer frame, resolved
