@@ -77,3 +77,25 @@ f.write(bytes([0xff, 0x7f]) * ((int(sys.argv[3]) - 12) // 2))" "$tmp/bad" "$off"
 else
 	echo "FAIL symbolize_lines_corrupt: no .debug_info in the test program"
 fi
+
+# end to end: snapshot --lines of the running program shows its source
+# lines and the functions inlined at the pc (the loop in outer() is all
+# inlined code); without --lines, neither
+"$tmp/c" 100000000000 >/dev/null &
+pid=$!
+sleep 0.3
+with=$("$USTACK" snapshot -p $pid --lines 2>&1)
+without=$("$USTACK" snapshot -p $pid 2>&1)
+json=$("$USTACK" snapshot -p $pid --lines --format json 2>&1)
+kill $pid 2>/dev/null; wait $pid 2>/dev/null
+if echo "$with" | grep -q 'sym_inline.c:[0-9]* \[inlined\]' &&
+	echo "$with" | grep -q '^#[0-9]* 0x[0-9a-f]* outer+0x[0-9a-f]* (.*) at .*sym_inline.c:[0-9]*$' &&
+	! echo "$without" | grep -q -e ' at ' -e inlined &&
+	echo "$json" | python3 -c '
+import json, sys
+fr = json.load(sys.stdin)["threads"][0]["frames"]
+assert any(f["inlined"] for f in fr) and any(f["line"] > 0 and f["file"].endswith("sym_inline.c") for f in fr)'; then
+	echo "PASS symbolize_lines_snapshot: snapshot --lines shows file:line and [inlined] frames (text and json), plain snapshot neither"
+else
+	echo "FAIL symbolize_lines_snapshot: with --lines: $(echo "$with" | head -4)"
+fi
