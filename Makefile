@@ -27,7 +27,7 @@ BASE_CFLAGS := -std=gnu11 -g -O2 -fPIC -fvisibility=hidden -D_GNU_SOURCE \
             -Iinclude -Isrc $(WARN) $(GSFRAME)
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
             -fno-omit-frame-pointer
-LIB_LDLIBS := -lpthread -ldl -lbpf
+LIB_LDLIBS := -lpthread -ldl -lbpf -ldw -lelf
 
 LIB_SRCS := $(filter-out src/cli/% src/bpf/%,$(wildcard src/*/*.c))
 CLI_SRCS := $(wildcard src/cli/*.c)

@@ -30,6 +30,22 @@ struct ustack_snapshot_frame {
 	uint64_t symbol_off;  /**< pc - symbol start */
 };
 
+/**
+ * One function of a frame's inline chain (USTACK_SNAPSHOT_LINES). A frame
+ * whose pc is in inlined code has several, innermost first; the last one of
+ * each frame is the function that holds the code (inlined 0).
+ */
+struct ustack_snapshot_line {
+	int frame;            /**< index in frames[] */
+	uint32_t inlined;     /**< 1: inlined into the next entry of the frame */
+	const char *function; /**< name, or NULL when unknown */
+	const char *file;     /**< source file (DWARF), NULL when unknown */
+	uint32_t line;        /**< source line, 0 when unknown: of the pc for the
+	                           first entry of a frame, else of the call site of
+	                           the entry before */
+	uint32_t column;      /**< 0 when unknown */
+};
+
 /** The stack of one thread, passed to the callback. */
 struct ustack_snapshot_thread {
 	int tid;
@@ -40,6 +56,11 @@ struct ustack_snapshot_thread {
 	uint64_t stopped_ns;     /**< how long the thread was stopped */
 	int nr_frames;
 	const struct ustack_snapshot_frame *frames;
+	/* appended in 0.2: */
+	int nr_lines;         /**< entries of lines[] (0 without USTACK_SNAPSHOT_LINES) */
+	/** every frame's inline chain, frame after frame (each frame has at
+	 *  least one entry); NULL without USTACK_SNAPSHOT_LINES */
+	const struct ustack_snapshot_line *lines;
 };
 
 /** Called once per thread; a non-zero return ends the snapshot. */
@@ -56,6 +77,13 @@ enum ustack_snapshot_flags {
 	 * resumes it if the caller dies.)
 	 */
 	USTACK_SNAPSHOT_HOLD_SIGNALS = 1u << 0,
+	/**
+	 * Source lines and inlined functions of every frame (the
+	 * ustack_snapshot_thread lines[]), from the DWARF of each file or of
+	 * its separate debug file. Read after each thread is resumed, never
+	 * while it is stopped; costs the DWARF reading of each file.
+	 */
+	USTACK_SNAPSHOT_LINES = 1u << 1,
 };
 
 struct ustack_snapshot_opts {

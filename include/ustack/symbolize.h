@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ustack symbolizer: (file id, file offset) -> function + offset + path.
+ * ustack symbolizer: (file id, file offset) -> function + offset + path,
+ * and source file:line with the chain of inlined functions (DWARF, libdw).
  *
  * A trace stores each user frame as a file offset plus an opaque file id,
  * and one file_map (path, build ID, ...) per id. The symbolizer is given
@@ -12,7 +13,8 @@
  *      binary), again only with a matching build ID; when the trace has no
  *      build ID, the recorded path as it is;
  *   2. the *symbols*: <debug_dir>/.build-id/xx/rest.debug when present
- *      and its build ID matches, else the image's .symtab/.dynsym.
+ *      and its build ID matches, else the image's .symtab/.dynsym; the
+ *      DWARF (source lines, inlined functions) comes from the same file.
  * A file replaced since recording (another build ID at the path) is never
  * trusted: its frames get USTACK_SYM_MISMATCH and no name.
  *
@@ -56,6 +58,8 @@ struct ustack_symbolizer_opts {
 #define USTACK_SYMBOLIZER_NO_DEMANGLE 0x1u
 /** Do not look into debug_dir at all (only the recorded paths). */
 #define USTACK_SYMBOLIZER_NO_DEBUG_DIR 0x2u
+/** Read no DWARF: no source lines, no inlined frames (names only, faster). */
+#define USTACK_SYMBOLIZER_NO_LINES 0x4u
 
 /** Flags of ustack_symbolizer__symbolize(). */
 /** The offset is an exact instruction address (frame 0, an interrupted pc
@@ -71,7 +75,20 @@ struct ustack_sym {
 	const char *path;    /**< recorded path of the file (NULL for ANON/UNKNOWN_ID) */
 	const char *elf_path;/**< file the name came from (NULL when none) */
 	uint32_t status;     /**< enum ustack_sym_status */
+	/* Fields below were added in 0.2: ustack_symbolizer__symbolize() does
+	 * not write them (a caller built before them has a smaller struct);
+	 * ustack_symbolizer__symbolize_frames() does. */
+	const char *file;    /**< source file of the pc in this function (DWARF),
+	                          NULL when unknown */
+	uint32_t line;       /**< source line, 0 when unknown */
+	uint32_t column;     /**< source column, 0 when unknown */
+	uint32_t inlined;    /**< 1: this function was inlined into the next
+	                          frame of the chain (no machine frame of its own) */
+	uint32_t reserved;   /**< 0 */
 };
+
+/** Size of struct ustack_sym before file/line/inlined were added. */
+#define USTACK_SYM_SIZE_V1 offsetof(struct ustack_sym, file)
 
 struct ustack_symbolizer;
 
@@ -106,12 +123,41 @@ USTACK_API int ustack_symbolizer__add_file(struct ustack_symbolizer *s,
  * @param file_id the frame's file id (0: @offset is an absolute address)
  * @param offset file offset of the pc (or the address when file_id is 0)
  * @param flags USTACK_SYM_EXACT_PC when the pc is not a return address
- * @param out receives the result (see its status)
+ * @param out receives the result (see its status): the fields up to
+ *        status (USTACK_SYM_SIZE_V1 bytes); file, line and inlined are not
+ *        written (see ustack_symbolizer__symbolize_frames())
  * @return 0 (even when nothing was found: see out->status), -EINVAL, -ENOMEM
  */
 USTACK_API int ustack_symbolizer__symbolize(struct ustack_symbolizer *s, uint64_t file_id,
 					    uint64_t offset, uint32_t flags,
 					    struct ustack_sym *out);
+
+/**
+ * Resolve one frame with its source lines and inlined functions (DWARF).
+ * A pc inside inlined code is several functions: out[0] is the innermost
+ * (inlined: 1, file:line of the pc), each next one the function it was
+ * inlined into (file:line of the call site), the last the function that
+ * holds the machine code (inlined: 0, name and sym_offset from the ELF
+ * symbol, as ustack_symbolizer__symbolize() gives them). A frame without
+ * DWARF is one entry with file NULL and line 0. Inlined entries have
+ * sym_offset 0 and the outer entry's vaddr, path, elf_path and status.
+ * As ustack_symbolizer__symbolize(), the lookup is at offset - 1 unless
+ * USTACK_SYM_EXACT_PC, and cached per (file id, offset, exactness).
+ * @param s the symbolizer
+ * @param file_id the frame's file id (0: @offset is an absolute address)
+ * @param offset file offset of the pc (or the address when file_id is 0)
+ * @param flags USTACK_SYM_EXACT_PC when the pc is not a return address
+ * @param out array of @max entries, each @sym_sz bytes apart
+ * @param max entries @out has room for (0: only count)
+ * @param sym_sz sizeof(struct ustack_sym) as the caller was built with (at
+ *        least USTACK_SYM_SIZE_V1; fields past it are left alone)
+ * @return the number of entries of the chain (>= 1; more than @max when
+ *         @out was too small: the first @max were written), -EINVAL, -ENOMEM
+ */
+USTACK_API int ustack_symbolizer__symbolize_frames(struct ustack_symbolizer *s,
+						   uint64_t file_id, uint64_t offset,
+						   uint32_t flags, struct ustack_sym *out,
+						   size_t max, size_t sym_sz);
 
 /**
  * How the file of @file_id was found (opens it when not done yet).

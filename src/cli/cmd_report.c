@@ -128,6 +128,7 @@ struct report {
 	const char *in_path;
 	enum report_format fmt;
 	int want_stats, kernel_map;
+	int inline_frames, srcline; /* folded: expand inlined functions, add file:line */
 	FILE *out;
 	struct ustack_trace_reader *r;
 	struct ustack_trace_stitcher *st;
@@ -287,31 +288,70 @@ static void render_kernel_frame(struct report *rp, struct sbuf *b, uint64_t ip, 
 		  ks.module && *ks.module ? ks.module : "kernel.kallsyms");
 }
 
+/* deeper inline chains show their innermost and outermost levels */
+#define MAX_CHAIN 64
+
+/* One folded frame: "func", or with --srcline "func file.c:12" (the source
+ * file's base name, as perf's srcline) */
+static void folded_sym(struct report *rp, struct sbuf *b, const struct ustack_sym *sy)
+{
+	sb_add_folded(b, sy->name);
+	if (rp->srcline && sy->file && sy->line) {
+		sb_add(b, " ", 1);
+		sb_add_folded(b, base_name(sy->file));
+		sb_printf(b, ":%u", sy->line);
+	}
+}
+
 static void render_user_frame(struct report *rp, struct sbuf *b, const struct ustack_trace_frame *f,
 			      int folded)
 {
-	struct ustack_sym sy;
+	struct ustack_sym chain[MAX_CHAIN];
+	const struct ustack_sym *outer;
+	int n = ustack_symbolizer__symbolize_frames(rp->sym, f->file_id, f->offset,
+						    user_frame_exact(f) ? USTACK_SYM_EXACT_PC : 0,
+						    chain, MAX_CHAIN, sizeof(chain[0]));
 
-	if (ustack_symbolizer__symbolize(rp->sym, f->file_id, f->offset,
-					 user_frame_exact(f) ? USTACK_SYM_EXACT_PC : 0, &sy)) {
+	if (n < 0) {
 		rp->oom = 1;
 		return;
 	}
+	if (n > MAX_CHAIN)
+		n = MAX_CHAIN;
+	outer = &chain[n - 1];
 	if (folded) {
-		if (sy.status == USTACK_SYM_OK)
-			sb_add_folded(b, sy.name);
-		else if (sy.status == USTACK_SYM_ANON || sy.status == USTACK_SYM_UNKNOWN_ID)
+		if (outer->status == USTACK_SYM_OK) {
+			/* root first: the outer function, then what was inlined in it */
+			folded_sym(rp, b, outer);
+			for (int k = n - 2; rp->inline_frames && k >= 0; k--) {
+				sb_add(b, ";", 1);
+				folded_sym(rp, b, &chain[k]);
+			}
+		} else if (outer->status == USTACK_SYM_ANON || outer->status == USTACK_SYM_UNKNOWN_ID) {
 			sb_puts(b, "[unknown]");
-		else {
+		} else {
 			sb_add(b, "[", 1);
-			sb_add_folded(b, base_name(sy.path));
+			sb_add_folded(b, base_name(outer->path));
 			sb_add(b, "]", 1);
 		}
 		return;
 	}
-	switch (sy.status) {
+	switch (outer->status) {
 	case USTACK_SYM_OK:
-		sb_printf(b, " => %s+0x%" PRIx64 " (%s)\n", sy.name, sy.sym_offset, sy.path);
+		/* innermost first, as the stack: inlined functions, then the
+		 * function whose code it is */
+		for (int k = 0; k < n; k++) {
+			const struct ustack_sym *sy = &chain[k];
+
+			if (sy->inlined)
+				sb_printf(b, " => %s (%s)", sy->name, sy->path);
+			else
+				sb_printf(b, " => %s+0x%" PRIx64 " (%s)", sy->name, sy->sym_offset,
+					  sy->path);
+			if (sy->file && sy->line)
+				sb_printf(b, " at %s:%u", sy->file, sy->line);
+			sb_puts(b, sy->inlined ? " [inlined]\n" : "\n");
+		}
 		break;
 	case USTACK_SYM_ANON:
 		sb_printf(b, " => [unknown] 0x%" PRIx64 "\n", f->offset);
@@ -321,10 +361,13 @@ static void render_user_frame(struct report *rp, struct sbuf *b, const struct us
 			  f->file_id);
 		break;
 	case USTACK_SYM_MISMATCH:
-		sb_printf(b, " => ?? (%s+0x%" PRIx64 ") [build ID mismatch]\n", sy.path, f->offset);
+		sb_printf(b, " => ?? (%s+0x%" PRIx64 ") [build ID mismatch]\n", outer->path, f->offset);
 		break;
 	default:
-		sb_printf(b, " => ?? (%s+0x%" PRIx64 ")\n", sy.path, f->offset);
+		sb_printf(b, " => ?? (%s+0x%" PRIx64 ")", outer->path, f->offset);
+		if (outer->file && outer->line)
+			sb_printf(b, " at %s:%u", outer->file, outer->line);
+		sb_puts(b, "\n");
 		break;
 	}
 }
@@ -883,6 +926,9 @@ static void usage(FILE *f)
 		"      --kernel         stackmap formats: export the kernel stacks instead\n"
 		"      --stats          print counts and sizes instead of the events\n"
 		"      --no-demangle    leave C++ names mangled\n"
+		"      --no-lines       text: no source lines and no inlined frames (no DWARF read)\n"
+		"      --inline         folded: inlined functions as frames of their own\n"
+		"      --srcline        folded: 'func file.c:LINE' frames (source file base name)\n"
 		"      --debug-dir DIR  separate debug files (default /usr/lib/debug)\n"
 		"  -h, --help           this text\n"
 		"\n"
@@ -965,6 +1011,12 @@ int cmd_report(int argc, char **argv)
 			rp.kernel_map = 1;
 		} else if (!strcmp(a, "--no-demangle")) {
 			so.flags |= USTACK_SYMBOLIZER_NO_DEMANGLE;
+		} else if (!strcmp(a, "--no-lines")) {
+			so.flags |= USTACK_SYMBOLIZER_NO_LINES;
+		} else if (!strcmp(a, "--inline")) {
+			rp.inline_frames = 1;
+		} else if (!strcmp(a, "--srcline")) {
+			rp.srcline = 1;
 		} else {
 			cli_error("report: unknown argument '%s' (see 'ustack report --help')", a);
 			return 2;
@@ -979,6 +1031,9 @@ int cmd_report(int argc, char **argv)
 	if (!stat(rp.in_path, &sb))
 		file_size = (uint64_t)sb.st_size;
 	rp.st = ustack_trace_stitcher__new();
+	/* plain folded stacks need names only: no DWARF is read for them */
+	if (rp.fmt == FMT_FOLDED && !rp.inline_frames && !rp.srcline)
+		so.flags |= USTACK_SYMBOLIZER_NO_LINES;
 	if ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED) && !rp.want_stats)
 		rp.sym = ustack_symbolizer__new(&so);
 	rp.comm_idx = ustack_u64map__new();

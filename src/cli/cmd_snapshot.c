@@ -106,16 +106,61 @@ static int add_folded(struct snap_out *o, const struct ustack_snapshot_thread *t
 	return 0;
 }
 
+/* the entries of frame @i in t->lines (innermost first), *n of them */
+static const struct ustack_snapshot_line *frame_lines(const struct ustack_snapshot_thread *t,
+						      int i, int *k, int *n)
+{
+	while (*k < t->nr_lines && t->lines[*k].frame < i)
+		(*k)++;
+	*n = 0;
+	while (*k + *n < t->nr_lines && t->lines[*k + *n].frame == i)
+		(*n)++;
+	return *n ? &t->lines[*k] : NULL;
+}
+
+static void json_line_fields(const struct ustack_snapshot_line *l)
+{
+	printf(", \"file\": ");
+	if (l && l->file)
+		json_str(l->file);
+	else
+		printf("null");
+	printf(", \"line\": %u, \"inlined\": %s", l ? l->line : 0,
+	       l && l->inlined ? "true" : "false");
+}
+
 static void print_json_thread(struct snap_out *o, const struct ustack_snapshot_thread *t)
 {
+	int k = 0, nl, printed = 0;
+
 	printf("%s\n    {\"tid\": %d, \"comm\": ", o->printed++ ? "," : "", t->tid);
 	json_str(t->comm);
 	printf(", \"stopped_us\": %.1f, \"stop_reason\": \"%s\", \"frames\": [",
 	       t->stopped_ns / 1e3, ustack_stop_reason_name(t->stop_reason));
 	for (int i = 0; i < t->nr_frames; i++) {
 		const struct ustack_snapshot_frame *f = &t->frames[i];
+		const struct ustack_snapshot_line *ls = t->lines ? frame_lines(t, i, &k, &nl) : NULL;
 
-		printf("%s\n      {\"pc\": \"0x%llx\", \"function\": ", i ? "," : "",
+		/* the functions inlined at this pc, innermost first, as frames
+		 * of their own with the same pc */
+		for (int j = 0; ls && j < nl - 1; j++) {
+			printf("%s\n      {\"pc\": \"0x%llx\", \"function\": ", printed++ ? "," : "",
+			       (unsigned long long)f->pc);
+			if (ls[j].function)
+				json_str(ls[j].function);
+			else
+				printf("null");
+			printf(", \"offset\": 0, \"path\": ");
+			if (f->path)
+				json_str(f->path);
+			else
+				printf("null");
+			printf(", \"file_offset\": \"0x%llx\", \"method\": \"%s\"",
+			       (unsigned long long)f->file_offset, ustack_method_name(f->method));
+			json_line_fields(&ls[j]);
+			putchar('}');
+		}
+		printf("%s\n      {\"pc\": \"0x%llx\", \"function\": ", printed++ ? "," : "",
 		       (unsigned long long)f->pc);
 		if (f->symbol)
 			json_str(f->symbol);
@@ -126,8 +171,10 @@ static void print_json_thread(struct snap_out *o, const struct ustack_snapshot_t
 			json_str(f->path);
 		else
 			printf("null");
-		printf(", \"file_offset\": \"0x%llx\", \"method\": \"%s\"}",
+		printf(", \"file_offset\": \"0x%llx\", \"method\": \"%s\"",
 		       (unsigned long long)f->file_offset, ustack_method_name(f->method));
+		json_line_fields(ls ? &ls[nl - 1] : NULL);
+		putchar('}');
 	}
 	printf("%s]}", t->nr_frames ? "\n    " : "");
 }
@@ -135,7 +182,7 @@ static void print_json_thread(struct snap_out *o, const struct ustack_snapshot_t
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ustack snapshot -p PID [--format text|raw|folded|json] [--max-depth N] [--methods] [--stats]\n"
+		"usage: ustack snapshot -p PID [--format text|raw|folded|json] [--max-depth N] [--methods] [--lines] [--stats]\n"
 		"\n"
 		"Print the user stack of every thread of process PID, right now. Each\n"
 		"thread is stopped only while its stack is unwound (SFrame, DWARF CFI,\n"
@@ -148,6 +195,9 @@ static void usage(FILE *f)
 		"  -d, --max-depth N   frames per thread (default 256)\n"
 		"      --max-tables N  unwind tables of at most N files kept open (default 256)\n"
 		"  -m, --methods       append how each frame was found [sframe|cfi|fp|signal]\n"
+		"  -l, --lines         text and json: source file:line of each frame and the\n"
+		"                      functions inlined at its pc, innermost first (DWARF of\n"
+		"                      the file or its debug file; read after the threads run again)\n"
 		"  -s, --stats         print totals (threads, longest stop) to stderr\n"
 		"\n"
 		"Frame 0 is the exact pc; every later pc is a return address (as eu-stack).\n");
@@ -175,8 +225,19 @@ static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
 	if (o->printed++)
 		putchar('\n');
 	printf("TID %d %s\n", t->tid, t->comm);
-	for (int i = 0; i < t->nr_frames; i++) {
+	for (int i = 0, k = 0, nl = 0; i < t->nr_frames; i++) {
 		const struct ustack_snapshot_frame *f = &t->frames[i];
+		const struct ustack_snapshot_line *ls =
+			t->lines && o->fmt == FMT_TEXT ? frame_lines(t, i, &k, &nl) : NULL;
+
+		/* inlined functions first, with the frame's number and pc */
+		for (int j = 0; ls && j < nl - 1; j++) {
+			printf("#%d 0x%llx %s (%s)", i, (unsigned long long)f->pc,
+			       ls[j].function ? ls[j].function : "??", f->path ? f->path : "unmapped");
+			if (ls[j].file)
+				printf(" at %s:%u", ls[j].file, ls[j].line);
+			printf(" [inlined]\n");
+		}
 
 		printf("#%d 0x%llx", i, (unsigned long long)f->pc);
 		if (o->fmt == FMT_TEXT) {
@@ -185,6 +246,8 @@ static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
 			else
 				printf(" ??");
 			printf(" (%s)", f->path ? f->path : "unmapped");
+			if (ls && ls[nl - 1].file)
+				printf(" at %s:%u", ls[nl - 1].file, ls[nl - 1].line);
 		}
 		if (o->show_method)
 			printf(" [%s]", ustack_method_name(f->method));
@@ -202,6 +265,7 @@ int cmd_snapshot(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "max-depth", required_argument, NULL, 'd' },
 		{ "methods", no_argument, NULL, 'm' },
+		{ "lines", no_argument, NULL, 'l' },
 		{ "stats", no_argument, NULL, 's' },
 		{ "max-tables", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
@@ -215,7 +279,7 @@ int cmd_snapshot(int argc, char **argv)
 	unsigned long long v;
 	const char *hold = getenv("USTACK_TEST_HOLD_MS");
 
-	while ((c = getopt_long(argc, argv, "p:f:d:msh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:f:d:mlsh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (cli_parse_u64(optarg, 10, &v) || v == 0 || v > 0x7fffffff) {
@@ -247,6 +311,9 @@ int cmd_snapshot(int argc, char **argv)
 			break;
 		case 'm':
 			out.show_method = 1;
+			break;
+		case 'l':
+			opts.flags |= USTACK_SNAPSHOT_LINES;
 			break;
 		case 'T':
 			if (cli_parse_u64(optarg, 10, &v) || v == 0 || v > 1000000) {

@@ -11,6 +11,9 @@
 #include <ustack/symbolize.h>
 #include "cli/cli.h"
 
+/* deeper inline chains print their innermost and outermost levels */
+#define MAX_CHAIN 64
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -18,13 +21,19 @@ static void usage(FILE *f)
 		"\n"
 		"Name file offsets (as in 'ustack report --format raw': the offset of a pc\n"
 		"in its file) with the function that holds them: one line per offset,\n"
-		"'0xOFFSET function+0xOFF (file)', or '0xOFFSET ?? (reason)'.\n"
+		"'0xOFFSET function+0xOFF (file) at SOURCE:LINE', or '0xOFFSET ?? (reason)'.\n"
+		"An offset inside inlined code gets one line per inlined function first,\n"
+		"innermost first, '0xOFFSET function (file) at SOURCE:LINE [inlined]', the\n"
+		"line being where the pc is (innermost) or where the inner one was inlined.\n"
+		"Source lines come from the DWARF of the file the symbols come from.\n"
 		"\n"
 		"  -e, --elf ELF        the file the offsets are in\n"
 		"  -b, --build-id HEX   find the file by build ID (/usr/lib/debug/.build-id)\n"
 		"  -r, --return         the offsets are return addresses: name the call\n"
 		"                       (offset - 1), as report does for outer frames\n"
 		"  -d, --debug-dir DIR  root of separate debug files (default /usr/lib/debug)\n"
+		"  -L, --no-lines       names only: no DWARF, no source lines, no inlined lines\n"
+		"\n"
 		"\n"
 		"Symbols come from a separate debug file of the same build ID when there is\n"
 		"one, else from the file's .symtab/.dynsym; a file whose build ID differs\n"
@@ -57,6 +66,7 @@ int cmd_symbolize(int argc, char **argv)
 		{ "build-id", required_argument, NULL, 'b' },
 		{ "return", no_argument, NULL, 'r' },
 		{ "debug-dir", required_argument, NULL, 'd' },
+		{ "no-lines", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -67,7 +77,7 @@ int cmd_symbolize(int argc, char **argv)
 	const char *elf = NULL;
 	int c, ret = 0, is_return = 0;
 
-	while ((c = getopt_long(argc, argv, "e:b:rd:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "e:b:rd:Lh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			elf = optarg;
@@ -84,6 +94,9 @@ int cmd_symbolize(int argc, char **argv)
 			break;
 		case 'd':
 			so.debug_dir = optarg;
+			break;
+		case 'L':
+			so.flags |= USTACK_SYMBOLIZER_NO_LINES;
 			break;
 		case 'h':
 			usage(stdout);
@@ -112,7 +125,8 @@ int cmd_symbolize(int argc, char **argv)
 	}
 	for (int i = optind; i < argc; i++) {
 		unsigned long long off;
-		struct ustack_sym s;
+		struct ustack_sym chain[MAX_CHAIN];
+		int n;
 
 		if (cli_parse_u64(argv[i], 16, &off) &&
 		    (strncmp(argv[i], "0x", 2) || cli_parse_u64(argv[i] + 2, 16, &off))) {
@@ -120,17 +134,33 @@ int cmd_symbolize(int argc, char **argv)
 			ret = 2;
 			continue;
 		}
-		if (ustack_symbolizer__symbolize(sym, 1, off, is_return ? 0 : USTACK_SYM_EXACT_PC, &s)) {
+		n = ustack_symbolizer__symbolize_frames(sym, 1, off,
+							is_return ? 0 : USTACK_SYM_EXACT_PC, chain,
+							MAX_CHAIN, sizeof(chain[0]));
+		if (n < 0) {
 			printf("0x%llx ?? (error)\n", off);
 			ret = 1;
 			continue;
 		}
-		if (s.status == USTACK_SYM_OK)
-			printf("0x%llx %s+0x%llx (%s)\n", off, s.name, (unsigned long long)s.sym_offset,
-			       s.elf_path ? s.elf_path : (s.path ? s.path : "?"));
-		else
-			printf("0x%llx ?? (%s)\n", off, ustack_sym_status_name(s.status));
-		if (s.status == USTACK_SYM_NO_FILE || s.status == USTACK_SYM_MISMATCH)
+		/* the inlined functions first (innermost first), the function
+		 * that holds the code last, as addr2line -i prints them */
+		for (int k = 0; k < n && k < MAX_CHAIN; k++) {
+			const struct ustack_sym *s = &chain[k];
+			const char *from = s->elf_path ? s->elf_path : (s->path ? s->path : "?");
+
+			if (s->status != USTACK_SYM_OK)
+				printf("0x%llx ?? (%s)", off, ustack_sym_status_name(s->status));
+			else if (s->inlined)
+				printf("0x%llx %s (%s)", off, s->name, from);
+			else
+				printf("0x%llx %s+0x%llx (%s)", off, s->name,
+				       (unsigned long long)s->sym_offset, from);
+			if (s->file)
+				printf(" at %s:%u", s->file, s->line);
+			printf("%s\n", s->inlined ? " [inlined]" : "");
+		}
+		if (chain[n - 1 < MAX_CHAIN ? n - 1 : MAX_CHAIN - 1].status == USTACK_SYM_NO_FILE ||
+		    chain[n - 1 < MAX_CHAIN ? n - 1 : MAX_CHAIN - 1].status == USTACK_SYM_MISMATCH)
 			ret = 1;
 	}
 	ustack_symbolizer__free(sym);

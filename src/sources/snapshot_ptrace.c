@@ -120,6 +120,10 @@ struct snap {
 	 * (symbol names), held until its callback returns */
 	struct ustack_modtab **pins;
 	unsigned int nr_pins;
+	/* USTACK_SNAPSHOT_LINES: the inline chains of the current thread */
+	int want_lines;
+	struct ustack_snapshot_line *lines;
+	int nr_lines, cap_lines;
 };
 
 static uint64_t now_ns(void)
@@ -338,8 +342,46 @@ static void unpin_frames(struct snap *s)
 		ustack_modtab__put(s->pins[--s->nr_pins]);
 }
 
+static int grow_lines(struct snap *s, int more)
+{
+	if (s->nr_lines + more > s->cap_lines) {
+		int cap = s->cap_lines ? s->cap_lines : 256;
+		void *np;
+
+		while (cap < s->nr_lines + more)
+			cap *= 2;
+		np = realloc(s->lines, (size_t)cap * sizeof(*s->lines));
+		if (!np)
+			return -ENOMEM;
+		s->lines = np;
+		s->cap_lines = cap;
+	}
+	return 0;
+}
+
+/* The inline chain of frame @i (file offset @off in file @fid). */
+static void add_lines(struct snap *s, int i, uint64_t fid, uint64_t off, int exact)
+{
+	struct ustack_sym chain[64];
+	int n = ustack_symbolizer__symbolize_frames(s->sym, fid, off, exact ? USTACK_SYM_EXACT_PC : 0,
+						    chain, 64, sizeof(chain[0]));
+
+	if (n <= 0)
+		return;
+	if (n > 64)
+		n = 64;
+	if (grow_lines(s, n))
+		return;
+	for (int k = 0; k < n; k++)
+		s->lines[s->nr_lines++] = (struct ustack_snapshot_line){
+			.frame = i, .inlined = chain[k].inlined,
+			.function = chain[k].status == USTACK_SYM_OK ? chain[k].name : NULL,
+			.file = chain[k].file, .line = chain[k].line, .column = chain[k].column };
+}
+
 static void name_frames(struct snap *s, int n)
 {
+	s->nr_lines = 0;
 	for (int i = 0; i < n; i++) {
 		const struct ustack_frame *f = &s->frames[i];
 		struct ustack_snapshot_frame *o = &s->named[i];
@@ -370,6 +412,25 @@ static void name_frames(struct snap *s, int n)
 			o->symbol = sym.name;
 			o->symbol_off = sym.sym_offset;
 		}
+		if (s->want_lines && fid)
+			add_lines(s, i, fid, f->pc - vma->start + vma->pgoff, exact);
+	}
+	if (s->want_lines) {
+		/* frames without a chain get one entry with their name */
+		int k = 0;
+
+		for (int i = 0; i < n; i++) {
+			while (k < s->nr_lines && s->lines[k].frame < i)
+				k++;
+			if (k < s->nr_lines && s->lines[k].frame == i)
+				continue;
+			if (grow_lines(s, 1))
+				return;
+			memmove(&s->lines[k + 1], &s->lines[k], (size_t)(s->nr_lines - k) * sizeof(*s->lines));
+			s->lines[k] = (struct ustack_snapshot_line){ .frame = i,
+								    .function = s->named[i].symbol };
+			s->nr_lines++;
+		}
 	}
 }
 
@@ -399,7 +460,10 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 					sizeof(opts->max_tables))
 		max_tables = opts->max_tables;
 	if (opts && opts->sz >= offsetof(struct ustack_snapshot_opts, flags) + sizeof(opts->flags))
+	{
 		s->hold_signals = !!(opts->flags & USTACK_SNAPSHOT_HOLD_SIGNALS);
+		s->want_lines = !!(opts->flags & USTACK_SNAPSHOT_LINES);
+	}
 	ret = list_tids(pid, &tids, &nr);
 	if (ret)
 		goto out;
@@ -420,7 +484,13 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 		goto out;
 	}
 	s->mc = ustack_modcache__new(max_tables, 0);
-	s->sym = ustack_symbolizer__new(NULL); /* names only: may be NULL */
+	{
+		/* names (and lines when asked): may be NULL */
+		struct ustack_symbolizer_opts so = {
+			.sz = sizeof(so), .flags = s->want_lines ? 0 : USTACK_SYMBOLIZER_NO_LINES };
+
+		s->sym = ustack_symbolizer__new(&so);
+	}
 	s->frames = calloc(s->max_depth, sizeof(*s->frames));
 	s->named = calloc(s->max_depth, sizeof(*s->named));
 	s->pins = calloc(s->max_depth, sizeof(*s->pins));
@@ -459,6 +529,10 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 			name_frames(s, n);
 			t.nr_frames = n;
 			t.frames = s->named;
+			if (s->want_lines) {
+				t.nr_lines = s->nr_lines;
+				t.lines = s->lines;
+			}
 		}
 		ret = fn ? fn(&t, ctx) : 0;
 		unpin_frames(s);
@@ -484,6 +558,7 @@ out:
 	ustack_procmaps__close(s->pm);
 	free(s->frames);
 	free(s->named);
+	free(s->lines);
 	free(tids);
 	free(s);
 	return ret;

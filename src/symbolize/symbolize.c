@@ -13,6 +13,7 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include "common/compiler.h"
 #include "common/log.h"
 #include "elf/elf_file.h"
+#include "symbolize/symbolize_dwarf.h"
 
 struct sym_file {
 	uint64_t file_id;
@@ -36,6 +38,9 @@ struct sym_file {
 	int status;              /* enum ustack_sym_status, once opened */
 	struct ustack_elf *image; /* offset -> vaddr (and symbols without debug) */
 	struct ustack_elf *debug; /* separate debug file: symbols */
+	struct ustack_dwarf *dw;  /* DWARF of the symbols' file, opened at first need */
+	int dw_tried;
+	int dw_warned;            /* a corrupt DWARF is reported once per file */
 };
 
 /* One cached frame. Frames whose keys (frame_key()) are equal are chained. */
@@ -44,6 +49,8 @@ struct sym_slot {
 	uint64_t offset;
 	uint32_t exact;
 	uint32_t next;           /* index + 1 of the next frame of its chain, 0: none */
+	uint32_t inl_first;      /* its inlined functions: inl[inl_first..+inl_count) */
+	uint32_t inl_count;
 	struct ustack_sym sym;
 };
 
@@ -57,6 +64,8 @@ struct ustack_symbolizer {
 	struct ustack_u64map *frame_idx; /* frame_key() -> index + 1 of its chain's first frame */
 	struct sym_slot *frames;
 	size_t nframes, frames_cap;
+	struct ustack_sym *inl;  /* inlined functions of the cached frames */
+	size_t ninl, inl_cap;
 };
 
 /* One u64 for (file id, offset, exactness): distinct for the frames of
@@ -124,6 +133,7 @@ USTACK_API void ustack_symbolizer__free(struct ustack_symbolizer *s)
 		if (f->debug != f->image)
 			ustack_elf__close(f->debug);
 		ustack_elf__close(f->image);
+		ustack_dwarf__close(f->dw);
 		free(f->path);
 	}
 	for (size_t it = 0; ustack_u64map__next(s->demangled, &it, &name, &d);)
@@ -134,6 +144,7 @@ USTACK_API void ustack_symbolizer__free(struct ustack_symbolizer *s)
 	ustack_u64map__free(s->frame_idx);
 	free(s->files);
 	free(s->frames);
+	free(s->inl);
 	free(s->debug_dir);
 	free(s);
 }
@@ -341,8 +352,121 @@ static const char *display_name(struct ustack_symbolizer *s, const char *name)
 	return d ? d : name;
 }
 
-static void resolve(struct ustack_symbolizer *s, struct sym_file *f, uint64_t offset, int exact,
-		    struct ustack_sym *out)
+/* The file whose DWARF describes @f: the one its symbols are read from
+ * (the separate debug file when there is one, else the image). Kept to this
+ * one function so that other ways of finding debug files change only it. */
+static const char *dwarf_file_path(const struct sym_file *f)
+{
+	const struct ustack_elf *e = f->debug ? f->debug : f->image;
+
+	/* the vDSO is read from this process's memory: no file to open */
+	if (!e || f->kind == USTACK_VMA_VDSO)
+		return NULL;
+	return ustack_elf__path(e);
+}
+
+static struct ustack_dwarf *sym_file_dwarf(struct ustack_symbolizer *s, struct sym_file *f)
+{
+	const char *path;
+
+	if (f->dw_tried)
+		return f->dw;
+	f->dw_tried = 1;
+	if (s->flags & USTACK_SYMBOLIZER_NO_LINES)
+		return NULL;
+	path = dwarf_file_path(f);
+	if (path) {
+		f->dw = ustack_dwarf__open(path);
+		/* a corrupt file was reported by the open */
+		if (!f->dw && errno == EBADMSG)
+			f->dw_warned = 1;
+	}
+	return f->dw;
+}
+
+/* The name to show for a DWARF function: its linkage name when it has one
+ * (the assembler name: demangled for C++, as the ELF symbol shows it; for C
+ * an asm("...") label, as addr2line and eu-addr2line print it), else its
+ * DW_AT_name. */
+static const char *dwarf_display_name(struct ustack_symbolizer *s,
+				      const struct ustack_dwarf_level *lv)
+{
+	if (lv->linkage && *lv->linkage)
+		return display_name(s, lv->linkage);
+	return lv->name;
+}
+
+/* Source lines and inlined functions of @out (the outer frame, resolved
+ * from ELF symbols) at link-time address @vlook. The inlined functions go
+ * to s->inl; *first and *count say where. */
+static int resolve_lines(struct ustack_symbolizer *s, struct sym_file *f, uint64_t vlook,
+			 struct ustack_sym *out, uint32_t *first, uint32_t *count)
+{
+	struct ustack_dwarf_level lv[USTACK_DWARF_MAX_LEVELS];
+	struct ustack_dwarf *dw = sym_file_dwarf(s, f);
+	const struct ustack_dwarf_level *last;
+	int n;
+
+	*first = (uint32_t)s->ninl;
+	*count = 0;
+	if (!dw)
+		return 0;
+	n = ustack_dwarf__lookup(dw, vlook, lv);
+	if (n < 0) {
+		if (!f->dw_warned) {
+			f->dw_warned = 1;
+			pr_warn("%s: corrupt DWARF at address 0x%" PRIx64
+				": frames there keep only their symbol names\n",
+				dwarf_file_path(f), vlook);
+		}
+		return 0;
+	}
+	if (n == 0)
+		return 0;
+	last = &lv[n - 1];
+	out->file = last->file;
+	out->line = last->line;
+	out->column = last->column;
+	/* no ELF symbol (stripped static function): the DWARF name */
+	if (!out->name && !last->inlined && dwarf_display_name(s, last)) {
+		out->name = dwarf_display_name(s, last);
+		out->elf_path = dwarf_file_path(f);
+		out->status = USTACK_SYM_OK;
+	}
+	if (n == 1)
+		return 0;
+	if (s->ninl + (size_t)n - 1 > s->inl_cap) {
+		size_t ncap = s->inl_cap ? s->inl_cap * 2 : 256;
+		void *np;
+
+		while (ncap < s->ninl + (size_t)n - 1)
+			ncap *= 2;
+		np = ncap < UINT32_MAX ? realloc(s->inl, ncap * sizeof(*s->inl)) : NULL;
+		if (!np)
+			return -ENOMEM;
+		s->inl = np;
+		s->inl_cap = ncap;
+	}
+	for (int i = 0; i < n - 1; i++) {
+		struct ustack_sym *in = &s->inl[s->ninl++];
+
+		*in = *out;
+		in->name = dwarf_display_name(s, &lv[i]);
+		if (!in->name)
+			in->name = "??";
+		in->sym_offset = 0;
+		in->file = lv[i].file;
+		in->line = lv[i].line;
+		in->column = lv[i].column;
+		in->inlined = 1;
+		in->status = USTACK_SYM_OK;
+	}
+	*count = (uint32_t)n - 1;
+	return 0;
+}
+
+static int resolve(struct ustack_symbolizer *s, struct sym_file *f, uint64_t offset, int exact,
+		   struct ustack_sym *out, uint32_t *first, uint32_t *count)
 {
 	uint64_t look = exact || !offset ? offset : offset - 1;
 	uint64_t vlook, start;
@@ -350,15 +474,17 @@ static void resolve(struct ustack_symbolizer *s, struct sym_file *f, uint64_t of
 	int err = -ENOENT;
 
 	memset(out, 0, sizeof(*out));
+	*first = (uint32_t)s->ninl;
+	*count = 0;
 	out->path = f->path;
 	out->status = f->status;
 	if (f->status != USTACK_SYM_OK)
-		return;
+		return 0;
 	out->status = USTACK_SYM_NO_SYMBOL;
 	if (ustack_elf__offset_to_vaddr(f->image, offset, &out->vaddr) ||
 	    ustack_elf__offset_to_vaddr(f->image, look, &vlook)) {
 		out->vaddr = 0;
-		return;
+		return 0;
 	}
 	if (f->debug) {
 		err = ustack_elf__symbolize(f->debug, vlook, &name, &start);
@@ -370,28 +496,30 @@ static void resolve(struct ustack_symbolizer *s, struct sym_file *f, uint64_t of
 	}
 	if (err) {
 		out->elf_path = NULL;
-		return;
+	} else {
+		out->name = display_name(s, name);
+		out->sym_offset = out->vaddr - start;
+		out->status = USTACK_SYM_OK;
 	}
-	out->name = display_name(s, name);
-	out->sym_offset = out->vaddr - start;
-	out->status = USTACK_SYM_OK;
+	return resolve_lines(s, f, vlook, out, first, count);
 }
 
-USTACK_API int ustack_symbolizer__symbolize(struct ustack_symbolizer *s, uint64_t file_id,
-					    uint64_t offset, uint32_t flags,
-					    struct ustack_sym *out)
+/* The cached frame of (file id, offset, exactness), resolved at first use.
+ * *tmp receives uncached answers (file id 0, a file id not added yet). */
+static int lookup_frame(struct ustack_symbolizer *s, uint64_t file_id, uint64_t offset,
+			uint32_t flags, const struct sym_slot **slot, struct sym_slot *tmp)
 {
 	uint32_t exact = !!(flags & USTACK_SYM_EXACT_PC);
 	struct sym_file *f;
 	struct sym_slot *sl;
 	uint64_t *head;
+	int err;
 
-	if (!s || !out)
-		return -EINVAL;
+	memset(tmp, 0, sizeof(*tmp));
+	*slot = tmp;
 	if (!file_id) {
-		memset(out, 0, sizeof(*out));
-		out->vaddr = offset;
-		out->status = USTACK_SYM_ANON;
+		tmp->sym.vaddr = offset;
+		tmp->sym.status = USTACK_SYM_ANON;
 		return 0;
 	}
 	/* *head: the chain of this key, 0 when empty (also when just added) */
@@ -401,15 +529,14 @@ USTACK_API int ustack_symbolizer__symbolize(struct ustack_symbolizer *s, uint64_
 	for (uint64_t i = *head; i; i = sl->next) {
 		sl = &s->frames[i - 1];
 		if (sl->file_id == file_id && sl->offset == offset && sl->exact == exact) {
-			*out = sl->sym;
+			*slot = sl;
 			return 0;
 		}
 	}
 	f = sym_file_get(s, file_id);
 	if (!f) {
 		/* not cached: its file_map may still be added */
-		memset(out, 0, sizeof(*out));
-		out->status = USTACK_SYM_UNKNOWN_ID;
+		tmp->sym.status = USTACK_SYM_UNKNOWN_ID;
 		return 0;
 	}
 	if (s->nframes == s->frames_cap) {
@@ -422,13 +549,59 @@ USTACK_API int ustack_symbolizer__symbolize(struct ustack_symbolizer *s, uint64_
 		s->frames = np;
 		s->frames_cap = ncap;
 	}
-	resolve(s, f, offset, exact, out);
+	err = resolve(s, f, offset, exact, &tmp->sym, &tmp->inl_first, &tmp->inl_count);
+	if (err)
+		return err;
 	sl = &s->frames[s->nframes++];
+	*sl = *tmp;
 	sl->file_id = file_id;
 	sl->offset = offset;
 	sl->exact = exact;
 	sl->next = (uint32_t)*head;
-	sl->sym = *out;
 	*head = s->nframes;
+	*slot = sl;
 	return 0;
+}
+
+USTACK_API int ustack_symbolizer__symbolize(struct ustack_symbolizer *s, uint64_t file_id,
+					    uint64_t offset, uint32_t flags,
+					    struct ustack_sym *out)
+{
+	const struct sym_slot *sl;
+	struct sym_slot tmp;
+	int err;
+
+	if (!s || !out)
+		return -EINVAL;
+	err = lookup_frame(s, file_id, offset, flags, &sl, &tmp);
+	if (err)
+		return err;
+	/* callers built before file/line existed have a struct this long */
+	memcpy(out, &sl->sym, USTACK_SYM_SIZE_V1);
+	return 0;
+}
+
+USTACK_API int ustack_symbolizer__symbolize_frames(struct ustack_symbolizer *s,
+						   uint64_t file_id, uint64_t offset,
+						   uint32_t flags, struct ustack_sym *out,
+						   size_t max, size_t sym_sz)
+{
+	const struct sym_slot *sl;
+	struct sym_slot tmp;
+	size_t n, cp = sym_sz < sizeof(struct ustack_sym) ? sym_sz : sizeof(struct ustack_sym);
+	int err;
+
+	if (!s || (max && !out) || sym_sz < USTACK_SYM_SIZE_V1)
+		return -EINVAL;
+	err = lookup_frame(s, file_id, offset, flags, &sl, &tmp);
+	if (err)
+		return err;
+	n = (size_t)sl->inl_count + 1;
+	for (size_t i = 0; i < n && i < max; i++) {
+		const struct ustack_sym *src = i < sl->inl_count ? &s->inl[sl->inl_first + i]
+								 : &sl->sym;
+
+		memcpy((char *)out + i * sym_sz, src, cp);
+	}
+	return (int)n;
 }

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Source lines and inlined frames (DWARF through libdw) against two outside
+# oracles, addr2line -i -f -C and eu-addr2line -i -f -C: a C program with
+# static inline and always_inline chains and a C++ program with templates
+# and a lambda (tests/integration/progs/sym_inline*.c*), built -O2 -g, at
+# every return address and every line-table row; libc through libc6-dbg's
+# debug file when installed. The rules where the oracles differ are in
+# tests/integration/lib/symlines_check.py. Also: lines from a separate debug
+# file found by build ID, and a corrupt .debug_info (one warning naming the
+# file, names kept).
+set -u
+: "${USTACK:?}"
+: "${TOP:=$PWD}"
+CC=${CC:-cc}
+CXX=${CXX:-g++}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+chk=$TOP/tests/integration/lib/symlines_check.py
+for t in addr2line eu-addr2line objdump readelf python3; do
+	command -v $t >/dev/null || { echo "SKIP symbolize_lines: $t not installed"; exit 0; }
+done
+$CC -O2 -g "$TOP/tests/integration/progs/sym_inline.c" -o "$tmp/c" ||
+	{ echo "FAIL symbolize_lines: cannot build sym_inline.c"; exit 1; }
+python3 "$chk" "$USTACK" "$tmp/c" symbolize_lines_c
+if command -v "$CXX" >/dev/null; then
+	$CXX -O2 -g "$TOP/tests/integration/progs/sym_inline_cxx.cc" -o "$tmp/cxx" ||
+		{ echo "FAIL symbolize_lines: cannot build sym_inline_cxx.cc"; exit 1; }
+	python3 "$chk" "$USTACK" "$tmp/cxx" symbolize_lines_cxx
+else
+	echo "SKIP symbolize_lines_cxx: no C++ compiler ($CXX)"
+fi
+
+libc=$(ldd "$tmp/c" | awk '/libc.so/{print $3}')
+bid=$(readelf -n "$libc" 2>/dev/null | awk '/Build ID/{print $3}')
+dbg=/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug
+if [ -n "$bid" ] && [ -r "$dbg" ]; then
+	python3 "$chk" "$USTACK" "$libc" symbolize_lines_libc --libc --debug "$dbg" --max 400
+else
+	echo "SKIP symbolize_lines_libc: no debug file for $libc (libc6-dbg not installed)"
+fi
+
+# separate debug file by build ID: the stripped program still gets lines
+cbid=$(readelf -n "$tmp/c" | awk '/Build ID/{print $3}')
+mkdir -p "$tmp/dbg/.build-id/${cbid:0:2}"
+objcopy --only-keep-debug "$tmp/c" "$tmp/dbg/.build-id/${cbid:0:2}/${cbid:2}.debug"
+strip -g -o "$tmp/c.stripped" "$tmp/c"
+ret=$(objdump -d --no-show-raw-insn "$tmp/c" | awk '/<outer>:/{f=1} f&&/call/{getline; sub(":","",$1); print $1; exit}')
+a=$("$USTACK" symbolize -e "$tmp/c.stripped" --debug-dir "$tmp/dbg" --return "0x$ret")
+b=$("$USTACK" symbolize -e "$tmp/c" --return "0x$ret")
+s=$("$USTACK" symbolize -e "$tmp/c.stripped" --debug-dir /nonexistent --return "0x$ret")
+if [ -n "$ret" ] && [ "$(echo "$a" | sed 's/ ([^)]*)//')" = "$(echo "$b" | sed 's/ ([^)]*)//')" ] &&
+	echo "$a" | grep -q '\[inlined\]' && ! echo "$s" | grep -q ' at '; then
+	echo "PASS symbolize_lines_debugfile: the stripped program's lines and inlined frames come from its .build-id debug file"
+else
+	echo "FAIL symbolize_lines_debugfile: with debug file '$a', unstripped '$b', without '$s'"
+fi
+
+# a corrupt .debug_info: one warning naming the file, names kept
+cp "$tmp/c" "$tmp/bad"
+read -r off size < <(readelf -SW "$tmp/bad" | sed 's/^ *\[ *[0-9]*\]//' | awk '$1==".debug_info"{print $4, $5}')
+[ -n "${off:-}" ] && off=$((16#$off)) size=$((16#$size))
+if [ -n "${off:-}" ]; then
+	python3 -c "
+import sys
+f = open(sys.argv[1], 'r+b'); f.seek(int(sys.argv[2]) + 12)
+f.write(bytes([0xff, 0x7f]) * ((int(sys.argv[3]) - 12) // 2))" "$tmp/bad" "$off" "$size"
+	offs=$(objdump -d --no-show-raw-insn "$tmp/c" | awk '/call/{getline; sub(":","",$1); print "0x" $1}' | head -8)
+	timeout 20 "$USTACK" symbolize -e "$tmp/bad" --return $offs > "$tmp/bad.out" 2> "$tmp/bad.err"
+	rc=$?
+	nw=$(grep -c "$tmp/bad" "$tmp/bad.err")
+	named=$(grep -c '+0x' "$tmp/bad.out")
+	if [ $rc -le 1 ] && [ "$nw" -eq 1 ] && [ "$named" -ge 4 ]; then
+		echo "PASS symbolize_lines_corrupt: corrupt .debug_info: $nw warning naming the file, $named frames keep their names"
+	else
+		echo "FAIL symbolize_lines_corrupt: rc $rc, $nw warnings, $named named: $(head -3 "$tmp/bad.err")"
+	fi
+else
+	echo "FAIL symbolize_lines_corrupt: no .debug_info in the test program"
+fi
+
+# end to end: snapshot --lines of the running program shows its source
+# lines and the functions inlined at the pc (the loop in outer() is all
+# inlined code); without --lines, neither
+"$tmp/c" 100000000000 >/dev/null &
+pid=$!
+sleep 0.3
+with=$("$USTACK" snapshot -p $pid --lines 2>&1)
+without=$("$USTACK" snapshot -p $pid 2>&1)
+json=$("$USTACK" snapshot -p $pid --lines --format json 2>&1)
+kill $pid 2>/dev/null; wait $pid 2>/dev/null
+if echo "$with" | grep -q 'sym_inline.c:[0-9]* \[inlined\]' &&
+	echo "$with" | grep -q '^#[0-9]* 0x[0-9a-f]* outer+0x[0-9a-f]* (.*) at .*sym_inline.c:[0-9]*$' &&
+	! echo "$without" | grep -q -e ' at ' -e inlined &&
+	echo "$json" | python3 -c '
+import json, sys
+fr = json.load(sys.stdin)["threads"][0]["frames"]
+assert any(f["inlined"] for f in fr) and any(f["line"] > 0 and f["file"].endswith("sym_inline.c") for f in fr)'; then
+	echo "PASS symbolize_lines_snapshot: snapshot --lines shows file:line and [inlined] frames (text and json), plain snapshot neither"
+else
+	echo "FAIL symbolize_lines_snapshot: with --lines: $(echo "$with" | head -4)"
+fi
