@@ -46,10 +46,19 @@ struct vm_area_struct {
 	struct file *vm_file;
 } __core;
 
+typedef struct {
+	int counter;
+} __core atomic_t;
+
+struct signal_struct {
+	atomic_t live; /* threads not yet exiting; 0 at the last one's exit */
+} __core;
+
 struct task_struct {
 	int pid;
 	int tgid;
 	struct mm_struct *mm;
+	struct signal_struct *signal;
 } __core;
 
 #define VM_EXEC 0x00000004UL

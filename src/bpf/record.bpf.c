@@ -990,6 +990,18 @@ int BPF_PROG(ustack_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
+/* The last thread of a target exits: forget its tgid, which the kernel
+ * may give to an unrelated process next (pid_max is often 32768). */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(ustack_exit, struct task_struct *p)
+{
+	__u32 tgid = p->tgid;
+
+	if (!BPF_CORE_READ(p, signal, live.counter))
+		bpf_map_delete_elem(&targets, &tgid);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(ustack_exec, struct task_struct *p)
 {

@@ -194,9 +194,13 @@ int ustack_bpf__attach_follow(struct ustack_bpf *b, char *err, size_t errlen)
 	int ret = add_link(b, bpf_program__attach(b->skel->progs.ustack_fork), "sched_process_fork",
 			   err, errlen);
 
-	return ret ? ret
-		   : add_link(b, bpf_program__attach(b->skel->progs.ustack_exec),
-			      "sched_process_exec", err, errlen);
+	if (!ret)
+		ret = add_link(b, bpf_program__attach(b->skel->progs.ustack_exec),
+			       "sched_process_exec", err, errlen);
+	if (!ret)
+		ret = add_link(b, bpf_program__attach(b->skel->progs.ustack_exit),
+			       "sched_process_exit", err, errlen);
+	return ret;
 }
 
 int ustack_bpf__attach_tracepoint(struct ustack_bpf *b, const char *sys, const char *name,

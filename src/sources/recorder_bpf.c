@@ -38,6 +38,7 @@
 #include "common/log.h"
 #include "elf/elf_file.h"
 #include "sources/bpf_backend.h"
+#include "sources/bpf_record.h"
 #include "sources/recorder.h"
 
 struct entry {
@@ -419,29 +420,23 @@ static void count_frames(struct rec *r, uint32_t id)
 	}
 }
 
-static void on_stack(struct rec *r, const struct ub_stack *s, size_t size)
+/* @s was checked by ustack_bpf_record__check() */
+static void on_stack(struct rec *r, const struct ub_stack *s)
 {
 	uint32_t id;
 
-	if (!s->nr || s->nr > UB_MAX_FRAMES || size < 16 + 16 * (size_t)s->nr) {
-		r->bad_ring++;
-		return;
-	}
 	if (ustack_stackmap__insert(r->umap, s->words, 2u * s->nr, &id) < 0)
 		return; /* the events naming it get no user stack */
 	ustack_u64map__put(r->rb->stack_of, s->id, id);
 }
 
-static void on_copy(struct rec *r, const struct ub_copy *c, size_t size)
+/* @c was checked by ustack_bpf_record__check() */
+static void on_copy(struct rec *r, const struct ub_copy *c)
 {
 	struct rec_bpf *b = r->rb;
 	uint32_t stop = USTACK_STOP_READ_FAULT, id = USTACK_TRACE_NO_STACK;
 	int n;
 
-	if (size < sizeof(*c) || c->size > UB_COPY_BYTES) {
-		r->bad_ring++;
-		return;
-	}
 	/* the mappings that came before this stack's event (perf writes
 	 * MMAP2 at the mmap, before anything can run in the new code) */
 	ustack_perf_session__poll_until(r->ps, 0, c->time, rec_on_record, r);
@@ -529,28 +524,20 @@ static void on_event(struct rec *r, const struct ub_event *e)
 static int on_ring_record(void *ctx, const void *data, size_t size)
 {
 	struct rec *r = ctx;
-	const uint8_t *type = data;
+	struct ustack_bpf_rec rec;
+	const char *why = "";
 
-	if (!size) {
-		r->bad_ring++;
+	if (ustack_bpf_record__check(data, size, (uint32_t)r->nr_events, &rec, &why)) {
+		if (!r->bad_ring++)
+			pr_debug("BPF ring buffer: %s (skipped, counted as malformed)\n", why);
 		return 0;
 	}
-	switch (*type) {
-	case UB_REC_EVENT:
-		if (size < sizeof(struct ub_event))
-			r->bad_ring++;
-		else
-			on_event(r, data);
-		break;
-	case UB_REC_STACK:
-		on_stack(r, data, size);
-		break;
-	case UB_REC_COPY:
-		on_copy(r, data, size);
-		break;
-	default:
-		r->bad_ring++;
-	}
+	if (rec.event)
+		on_event(r, rec.event);
+	else if (rec.stack)
+		on_stack(r, rec.stack);
+	else
+		on_copy(r, rec.copy);
 	return r->werr ? 1 : 0;
 }
 

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+/* Checks of the BPF backend's ring-buffer records (see bpf_record.h). */
+#include <errno.h>
+#include <stddef.h>
+
+#include <ustack/ustack.h>
+#include "sources/bpf_record.h"
+
+#define EV_FLAGS (UB_EV_NEW_ENTRY | UB_EV_USER | UB_EV_USER_MODE | UB_EV_COPY)
+
+static int bad(const char **why, const char *what)
+{
+	if (why)
+		*why = what;
+	return -EBADMSG;
+}
+
+static int check_event(const struct ub_event *e, size_t size, uint32_t nr_events,
+		       const char **why)
+{
+	if (size < sizeof(*e))
+		return bad(why, "event record cut short");
+	if (e->flags & ~EV_FLAGS)
+		return bad(why, "event record with unknown flags");
+	if (e->event >= nr_events)
+		return bad(why, "event record naming an event not asked for");
+	if (e->flags & UB_EV_USER) {
+		if (!e->cookie)
+			return bad(why, "event record with a user stack but no cookie");
+		if (e->stop > USTACK_STOP_MAPS_BUSY)
+			return bad(why, "event record with an unknown stop reason");
+		if (e->nr > UB_MAX_FRAMES)
+			return bad(why, "event record with more frames than a walk makes");
+	} else if (e->flags & (UB_EV_NEW_ENTRY | UB_EV_USER_MODE | UB_EV_COPY)) {
+		return bad(why, "event record with entry flags but no user stack");
+	}
+	return 0;
+}
+
+static int check_stack(const struct ub_stack *s, size_t size, const char **why)
+{
+	if (size < offsetof(struct ub_stack, words))
+		return bad(why, "stack record cut short");
+	if (!s->id)
+		return bad(why, "stack record with id 0");
+	if (!s->nr || s->nr > UB_MAX_FRAMES)
+		return bad(why, "stack record with no frames or more than a walk makes");
+	if ((size - offsetof(struct ub_stack, words)) / 16 < s->nr)
+		return bad(why, "stack record shorter than its frames");
+	for (uint32_t i = 0; i < s->nr; i++)
+		if (((s->words[2 * i + 1] >> 56) & 0x3f) > USTACK_METHOD_PLT)
+			return bad(why, "stack record with an unknown unwind method");
+	return 0;
+}
+
+static int check_copy(const struct ub_copy *c, size_t size, const char **why)
+{
+	if (size < offsetof(struct ub_copy, data))
+		return bad(why, "copy record cut short");
+	if (c->size > UB_COPY_BYTES || size - offsetof(struct ub_copy, data) < c->size)
+		return bad(why, "copy record shorter than its stack bytes");
+	if (!c->cookie)
+		return bad(why, "copy record without a cookie");
+	return 0;
+}
+
+int ustack_bpf_record__check(const void *data, size_t size, uint32_t nr_events,
+			     struct ustack_bpf_rec *out, const char **why)
+{
+	int ret;
+
+	*out = (struct ustack_bpf_rec){ 0 };
+	if (!data || !size)
+		return bad(why, "empty record");
+	/* records start 8-byte aligned in the ring: the structs' alignment */
+	if ((uintptr_t)data & 7)
+		return bad(why, "misaligned record");
+	out->type = *(const uint8_t *)data;
+	switch (out->type) {
+	case UB_REC_EVENT:
+		ret = check_event(data, size, nr_events, why);
+		out->event = ret ? NULL : data;
+		return ret;
+	case UB_REC_STACK:
+		ret = check_stack(data, size, why);
+		out->stack = ret ? NULL : data;
+		return ret;
+	case UB_REC_COPY:
+		ret = check_copy(data, size, why);
+		out->copy = ret ? NULL : data;
+		return ret;
+	}
+	return bad(why, "unknown record type");
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+# Seed corpus of fuzz_bpf_record (tests/fuzz/fuzz_bpf_record.c): valid
+# records of each type as src/bpf/record_abi.h lays them out, and a few
+# that the checks must refuse. Usage: make-corpus-bpf_record.py DIR
+import os
+import struct
+import sys
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+
+EVENT, STACK, COPY = 1, 2, 3
+NEW, USER, USER_MODE, COPYF = 1, 2, 4, 8
+
+
+def event(flags=NEW | USER, stop=0, nr=3, ev=0, cookie=0x300000001, ustack=1):
+    # type stop flags nr cpu pid tid time cookie event kstack ustack pad
+    return struct.pack('<BBBBIIIQQIiII', EVENT, stop, flags, nr, 1, 100, 101, 123456789,
+                       cookie, ev, -1, ustack, 0)
+
+
+def stack(frames, sid=1):
+    words = b''.join(struct.pack('<QQ', off, fid | (method << 56)) for off, fid, method in frames)
+    return struct.pack('<BBHIQ', STACK, 0, len(frames), sid, 0) + words
+
+
+def copy(data=b'\x11' * 64, size=None):
+    size = len(data) if size is None else size
+    hdr = struct.pack('<B3xIIIQQQQQII', COPY, 0, 100, 101, 5, 0x500000001, 0x401000,
+                      0x7ffc0000, 0, size, 0)
+    return hdr + data.ljust(16384 + 4096, b'\0')
+
+
+def rec(b):
+    return struct.pack('<H', len(b)) + b
+
+
+def write(name, nr_events, *records):
+    with open(os.path.join(out, name), 'wb') as f:
+        f.write(bytes([nr_events]) + b''.join(rec(r) for r in records))
+
+
+write('event_stack', 2, stack([(0x1130, 7, 0), (0x1200, 7, 2), (0x2210, 9, 2)]), event())
+write('event_shared', 2, event(flags=USER, ustack=1), event(flags=0, cookie=0, ustack=0))
+write('event_copy', 1, copy(), event(flags=NEW | USER | COPYF, ustack=0))
+write('user_mode', 1, event(flags=NEW | USER | USER_MODE, stop=1))
+write('bad_stop', 1, event(stop=9))
+write('bad_event_index', 1, event(ev=3))
+write('bad_method', 1, stack([(0x10, 1, 9)]))
+write('short_stack', 1, stack([(0x10, 1, 1), (0x20, 1, 1)])[:40])
+write('big_copy_size', 1, copy(size=16385))
+write('flags_no_user', 1, event(flags=NEW, cookie=0))
+write('deep_stack', 1, stack([(0x1000 + i, 3, 2) for i in range(127)], sid=5))

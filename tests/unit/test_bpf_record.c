@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+/* src/sources/bpf_record.c: which ring-buffer records the recorder takes. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ustack/ustack.h>
+#include "sources/bpf_record.h"
+#include "test.h"
+
+static uint64_t buf[(sizeof(struct ub_copy) + 64) / 8];
+
+static struct ub_event *event(uint8_t flags, uint8_t stop, uint32_t ev, uint64_t cookie)
+{
+	struct ub_event *e = (void *)buf;
+
+	memset(buf, 0, sizeof(buf));
+	*e = (struct ub_event){ .type = UB_REC_EVENT, .flags = flags, .stop = stop, .nr = 3,
+				.pid = 10, .tid = 11, .event = ev, .cookie = cookie, .kstack = -1 };
+	return e;
+}
+
+static int check(size_t size, uint32_t nr_events, const char **why)
+{
+	struct ustack_bpf_rec r;
+
+	return ustack_bpf_record__check(buf, size, nr_events, &r, why);
+}
+
+static void test_events(void)
+{
+	struct ustack_bpf_rec r;
+	const char *why = NULL;
+
+	event(UB_EV_NEW_ENTRY | UB_EV_USER, USTACK_STOP_OUTERMOST, 1, 0x300000001);
+	CHECK_EQ(ustack_bpf_record__check(buf, sizeof(struct ub_event), 2, &r, &why), 0);
+	CHECK((void *)r.event == (void *)buf && !r.stack && !r.copy);
+	CHECK_EQ(r.type, UB_REC_EVENT);
+	/* a kernel thread's event: no user part at all */
+	event(0, 0, 0, 0);
+	CHECK_EQ(check(sizeof(struct ub_event), 1, &why), 0);
+	/* every way of being wrong is -EBADMSG with a reason */
+	event(UB_EV_USER, 0, 2, 1);
+	CHECK_EQ(check(sizeof(struct ub_event), 2, &why), -EBADMSG);
+	CHECK(strstr(why, "event not asked for"));
+	event(UB_EV_USER, USTACK_STOP_MAPS_BUSY + 1, 0, 1);
+	CHECK_EQ(check(sizeof(struct ub_event), 1, &why), -EBADMSG);
+	CHECK(strstr(why, "stop reason"));
+	event(UB_EV_USER, 0, 0, 0);
+	CHECK_EQ(check(sizeof(struct ub_event), 1, &why), -EBADMSG);
+	CHECK(strstr(why, "no cookie"));
+	event(UB_EV_NEW_ENTRY, 0, 0, 0);
+	CHECK_EQ(check(sizeof(struct ub_event), 1, &why), -EBADMSG);
+	event(0x40 | UB_EV_USER, 0, 0, 1);
+	CHECK_EQ(check(sizeof(struct ub_event), 1, &why), -EBADMSG);
+	CHECK(strstr(why, "unknown flags"));
+	event(UB_EV_USER, 0, 0, 1);
+	CHECK_EQ(check(sizeof(struct ub_event) - 1, 1, &why), -EBADMSG);
+	CHECK(strstr(why, "cut short"));
+	((uint8_t *)buf)[0] = 9;
+	CHECK_EQ(check(sizeof(struct ub_event), 1, &why), -EBADMSG);
+	CHECK(strstr(why, "unknown record type"));
+	CHECK_EQ(check(0, 1, &why), -EBADMSG);
+	/* misaligned: the structs cannot be read in place */
+	CHECK_EQ(ustack_bpf_record__check((uint8_t *)buf + 4, 48, 1, &r, &why), -EBADMSG);
+}
+
+static void test_stacks(void)
+{
+	struct ub_stack *s = (void *)buf;
+	struct ustack_bpf_rec r;
+	const char *why = NULL;
+
+	memset(buf, 0, sizeof(buf));
+	s->type = UB_REC_STACK;
+	s->id = 7;
+	s->nr = 2;
+	s->words[0] = 0x1130;
+	s->words[1] = 5 | (uint64_t)USTACK_METHOD_CFI << 56;
+	s->words[2] = 0x2240;
+	s->words[3] = 5 | (uint64_t)USTACK_METHOD_PLT << 56 | 1ull << 62;
+	CHECK_EQ(ustack_bpf_record__check(buf, 16 + 32, 1, &r, &why), 0);
+	CHECK(r.stack == s);
+	/* a capacity class bigger than the frames is fine (16 + 16 * 8) */
+	CHECK_EQ(check(16 + 16 * 8, 1, &why), 0);
+	CHECK_EQ(check(16 + 31, 1, &why), -EBADMSG);
+	CHECK(strstr(why, "shorter than its frames"));
+	s->words[3] = 5 | (uint64_t)(USTACK_METHOD_PLT + 1) << 56;
+	CHECK_EQ(check(16 + 32, 1, &why), -EBADMSG);
+	CHECK(strstr(why, "unwind method"));
+	s->words[3] = 5;
+	s->nr = UB_MAX_FRAMES + 1;
+	CHECK_EQ(check(sizeof(buf), 1, &why), -EBADMSG);
+	s->nr = 0;
+	CHECK_EQ(check(sizeof(buf), 1, &why), -EBADMSG);
+	s->nr = 1;
+	s->id = 0;
+	CHECK_EQ(check(32, 1, &why), -EBADMSG);
+	CHECK(strstr(why, "id 0"));
+}
+
+static void test_copies(void)
+{
+	struct ub_copy *c = (void *)buf;
+	const char *why = NULL;
+
+	memset(buf, 0, sizeof(buf));
+	c->type = UB_REC_COPY;
+	c->cookie = 0x500000001;
+	c->size = UB_COPY_BYTES;
+	CHECK_EQ(check(sizeof(*c), 1, &why), 0);
+	c->size = UB_COPY_BYTES + 1;
+	CHECK_EQ(check(sizeof(*c), 1, &why), -EBADMSG);
+	c->size = 100;
+	CHECK_EQ(check(offsetof(struct ub_copy, data) + 99, 1, &why), -EBADMSG);
+	CHECK_EQ(check(offsetof(struct ub_copy, data) + 100, 1, &why), 0);
+	c->cookie = 0;
+	CHECK_EQ(check(sizeof(*c), 1, &why), -EBADMSG);
+}
+
+int main(void)
+{
+	RUN(test_events);
+	RUN(test_stacks);
+	RUN(test_copies);
+	return tests_failed_total_ ? 1 : 0;
+}
