@@ -149,6 +149,7 @@ static void usage(FILE *f)
 		"      --max-tables N  unwind tables of at most N files kept open (default 256)\n"
 		"  -m, --methods       append how each frame was found [sframe|cfi|fp|signal]\n"
 		"  -s, --stats         print totals (threads, longest stop) to stderr\n"
+		"      --debug-dir DIR root of separate debug files (default /usr/lib/debug)\n"
 		"\n"
 		"Frame 0 is the exact pc; every later pc is a return address (as eu-stack).\n");
 }
@@ -204,6 +205,7 @@ int cmd_snapshot(int argc, char **argv)
 		{ "methods", no_argument, NULL, 'm' },
 		{ "stats", no_argument, NULL, 's' },
 		{ "max-tables", required_argument, NULL, 'T' },
+		{ "debug-dir", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -257,6 +259,9 @@ int cmd_snapshot(int argc, char **argv)
 			break;
 		case 's':
 			stats = 1;
+			break;
+		case 'D':
+			opts.debug_dir = optarg;
 			break;
 		case 'h':
 			usage(stdout);

@@ -420,7 +420,12 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 		goto out;
 	}
 	s->mc = ustack_modcache__new(max_tables, 0);
-	s->sym = ustack_symbolizer__new(NULL); /* names only: may be NULL */
+	/* names only: may be NULL */
+	s->sym = ustack_symbolizer__new(&(struct ustack_symbolizer_opts){
+		.sz = sizeof(struct ustack_symbolizer_opts),
+		.debug_dir = opts && opts->sz >= offsetof(struct ustack_snapshot_opts, debug_dir) +
+						  sizeof(opts->debug_dir) ? opts->debug_dir : NULL,
+	});
 	s->frames = calloc(s->max_depth, sizeof(*s->frames));
 	s->named = calloc(s->max_depth, sizeof(*s->named));
 	s->pins = calloc(s->max_depth, sizeof(*s->pins));
