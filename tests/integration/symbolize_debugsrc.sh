@@ -168,6 +168,21 @@ objcopy --add-section .gnu_debuglink="$tmp/nolink" "$b/p"
 check bad_debuglink dynsym 0 "$b/p" -d "$empty"
 warned bad_debuglink "gnu_debuglink"
 
+# 6b. report --stats names the source per file id (a recorded trace of the
+# debuglink-stripped program; needs what `ustack record` needs)
+if timeout 60 "$USTACK" record -o "$tmp/t.data" -- "$tmp/l_same/p" 40000 >/dev/null 2>"$tmp/rec.err" &&
+   "$USTACK" report --stats -i "$tmp/t.data" >"$tmp/stats" 2>/dev/null &&
+   ! grep -q '^events: 0$' "$tmp/stats"; then
+	if grep -q "^symbols: file [0-9]* $tmp/l_same/p: debuglink ($tmp/l_same/p.dbg)$" "$tmp/stats" &&
+	   "$USTACK" report -i "$tmp/t.data" 2>/dev/null | grep -q dbgsrc_gamma_local; then
+		echo "PASS symbolize_debugsrc_report_stats: --stats says debuglink for the program, the report names its static functions"
+	else
+		echo "FAIL symbolize_debugsrc_report_stats"; grep '^symbols' "$tmp/stats" | sed 's/^/#   /'
+	fi
+else
+	echo "SKIP symbolize_debugsrc_report_stats: ustack record gave no events ($(tail -1 "$tmp/rec.err" | cut -c1-100))"
+fi
+
 # 7. debuginfod (elfutils' own server) over a directory holding the debug file
 if ! command -v debuginfod >/dev/null; then
 	echo "SKIP symbolize_debugsrc_debuginfod: debuginfod (Debian package debuginfod) not installed"
