@@ -21,6 +21,12 @@ PKGS=(
   linux-perf         # perf (record tests, benchmark peer)
   python3            # test helpers
   zlib1g-dev         # zlib crc32 as an outside check of the trace CRC (test_trace)
+  liblzma-dev        # symbolizer: MiniDebugInfo (.gnu_debugdata) headers; liblzma.so.5 is dlopen'ed
+  libzstd-dev        # symbolizer: zstd-compressed debug sections (headers; libzstd.so.1 dlopen'ed)
+  libdebuginfod-dev  # symbolizer: debuginfod client (headers; libdebuginfod.so.1 dlopen'ed)
+  debuginfod         # test server for symbolize_debugsrc
+  zstd               # zstd CLI: zstd-compressed fixtures (tests/integration/lib/zstd_sections.py)
+  xz-utils           # xz CLI: MiniDebugInfo fixtures (symbolize_debugsrc)
 )
 missing=()
 for p in "${PKGS[@]}"; do

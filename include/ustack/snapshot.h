@@ -96,6 +96,9 @@ struct ustack_snapshot_opts {
 	unsigned int max_tables;
 	/** enum ustack_snapshot_flags */
 	unsigned int flags;
+	/** root of separate debug files for the names (NULL: /usr/lib/debug);
+	 *  see ustack/symbolize.h for every place debug information is looked for */
+	const char *debug_dir;
 };
 
 /** Totals of one snapshot. */

@@ -12,9 +12,20 @@
  *      <debug_dir>/.build-id/xx/rest (the distributions' link to the
  *      binary), again only with a matching build ID; when the trace has no
  *      build ID, the recorded path as it is;
- *   2. the *symbols*: <debug_dir>/.build-id/xx/rest.debug when present
- *      and its build ID matches, else the image's .symtab/.dynsym; the
- *      DWARF (source lines, inlined functions) comes from the same file.
+ *   2. the *symbols* (and DWARF), in this order: the image itself when it
+ *      has .debug_info; <debug_dir>/.build-id/xx/rest.debug with the same
+ *      build ID; the image's .gnu_debuglink (CRC32 checked) in the image's
+ *      directory, its .debug/ subdirectory and <debug_dir>/<image's dir>/;
+ *      the image itself when it has .symtab; its .gnu_debugdata
+ *      (MiniDebugInfo, xz); debuginfod by build ID when DEBUGINFOD_URLS is
+ *      set (DEBUGINFOD_CACHE_PATH honoured; the wait is bounded by
+ *      DEBUGINFOD_TIMEOUT seconds, default 10; after one failure the server
+ *      is not asked again); else the image's .dynsym.
+ *      ustack_symbolizer__file_source() says which one served a file.
+ *      The DWARF (source lines, inlined functions) comes from the same file.
+ *      zstd-compressed sections get a decompressed copy under the cache
+ *      directory ($USTACK_CACHE_DIR, else /var/cache/ustack for root, else
+ *      ~/.cache/ustack), keyed by build ID.
  * A file replaced since recording (another build ID at the path) is never
  * trusted: its frames get USTACK_SYM_MISMATCH and no name.
  *
@@ -44,6 +55,17 @@ enum ustack_sym_status {
 	                                the recorded one: not trusted */
 	USTACK_SYM_ANON = 4,       /**< file id 0: an absolute address in no file */
 	USTACK_SYM_UNKNOWN_ID = 5, /**< no file_map was added for this file id */
+};
+
+/** Where the symbols of a file came from (ustack_symbolizer__file_source()). */
+enum ustack_debug_source {
+	USTACK_DEBUG_SRC_NONE = 0,          /**< no file found (or not opened) */
+	USTACK_DEBUG_SRC_DYNSYM = 1,        /**< the image, which has only .dynsym */
+	USTACK_DEBUG_SRC_SELF = 2,          /**< the image's own .symtab / .debug_info */
+	USTACK_DEBUG_SRC_BUILD_ID_DIR = 3,  /**< <debug_dir>/.build-id/xx/rest.debug */
+	USTACK_DEBUG_SRC_DEBUGLINK = 4,     /**< .gnu_debuglink, CRC checked */
+	USTACK_DEBUG_SRC_MINIDEBUGINFO = 5, /**< .gnu_debugdata (xz) */
+	USTACK_DEBUG_SRC_DEBUGINFOD = 6,    /**< a debuginfod server */
 };
 
 /** Options of ustack_symbolizer__new(). */
@@ -169,6 +191,23 @@ USTACK_API int ustack_symbolizer__symbolize_frames(struct ustack_symbolizer *s,
  */
 USTACK_API int ustack_symbolizer__file_status(struct ustack_symbolizer *s, uint64_t file_id,
 					      const char **elf_path);
+
+/**
+ * Which source served the symbols of @file_id (opens it when not done yet).
+ * @param s the symbolizer
+ * @param file_id the file id
+ * @return an enum ustack_debug_source (USTACK_DEBUG_SRC_NONE for an unknown
+ *         id, file id 0, or no file found)
+ */
+USTACK_API int ustack_symbolizer__file_source(struct ustack_symbolizer *s, uint64_t file_id);
+
+/**
+ * Name of a debug source: "none", "dynsym", "self", "build-id dir",
+ * "debuglink", "minidebuginfo", "debuginfod".
+ * @param source enum ustack_debug_source
+ * @return the name, never NULL ("unknown" for other values)
+ */
+USTACK_API const char *ustack_debug_source_name(unsigned int source);
 
 /**
  * Name of a status ("ok", "no symbol", "no file", "build ID mismatch", ...).

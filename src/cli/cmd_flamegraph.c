@@ -256,7 +256,8 @@ static void usage(FILE *f)
 		"  -i, --input TRACE   trace file (default ustack.data)\n"
 		"  -f, --folded FILE   folded stacks instead of a trace\n"
 		"  -o, --output FILE   SVG file (default ustack.svg; '-' for stdout)\n"
-		"  -t, --title TEXT    title (default: the input's name)\n");
+		"  -t, --title TEXT    title (default: the input's name)\n"
+		"      --debug-dir DIR root of separate debug files (default /usr/lib/debug)\n");
 }
 
 int cmd_flamegraph(int argc, char **argv)
@@ -266,10 +267,12 @@ int cmd_flamegraph(int argc, char **argv)
 		{ "folded", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "title", required_argument, NULL, 't' },
+		{ "debug-dir", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *input = NULL, *folded = NULL, *output = "ustack.svg", *title = NULL;
+	const char *debug_dir = "/usr/lib/debug";
 	char tmp[] = "/tmp/ustack-folded-XXXXXX", titlebuf[512];
 	struct node root = { .name = "all" };
 	unsigned long bad = 0;
@@ -282,6 +285,7 @@ int cmd_flamegraph(int argc, char **argv)
 		case 'f': folded = optarg; break;
 		case 'o': output = optarg; break;
 		case 't': title = optarg; break;
+		case 'D': debug_dir = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -299,7 +303,7 @@ int cmd_flamegraph(int argc, char **argv)
 	} else {
 		/* the trace's folded stacks, exactly as the report counts them */
 		char *rargv[] = { "report", "-i", (char *)(input ? input : "ustack.data"), "--format",
-				  "folded", "-o", tmp, NULL };
+				  "folded", "-o", tmp, "--debug-dir", (char *)debug_dir, NULL };
 
 		tmpfd = mkstemp(tmp);
 		if (tmpfd < 0) {
@@ -307,7 +311,7 @@ int cmd_flamegraph(int argc, char **argv)
 			return 1;
 		}
 		optind = 0;
-		ret = cmd_report(7, rargv);
+		ret = cmd_report(9, rargv);
 		if (ret) {
 			unlink(tmp);
 			close(tmpfd);

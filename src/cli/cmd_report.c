@@ -750,6 +750,42 @@ static int stackmap_finish(struct report *rp)
 
 /* ---- statistics --------------------------------------------------------------------------- */
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* One line per file id, in id order: recorded path, where its symbols
+ * come from (ustack_debug_source_name()) and which file that is. */
+static void stats_symbol_sources(struct report *rp)
+{
+	size_t n = ustack_u64map__count(rp->file_ids), k = 0;
+	uint64_t *ids = n ? calloc(n, sizeof(*ids)) : NULL, id, v;
+
+	if (!ids || !rp->sym) {
+		free(ids);
+		return;
+	}
+	for (size_t it = 0; k < n && ustack_u64map__next(rp->file_ids, &it, &id, &v);)
+		ids[k++] = id;
+	qsort(ids, k, sizeof(*ids), cmp_u64);
+	for (size_t i = 0; i < k; i++) {
+		const char *from = NULL;
+		struct ustack_sym s;
+		int st = ustack_symbolizer__file_status(rp->sym, ids[i], &from);
+		int src = ustack_symbolizer__file_source(rp->sym, ids[i]);
+
+		/* the recorded path: what a frame of this file would show */
+		ustack_symbolizer__symbolize(rp->sym, ids[i], 0, USTACK_SYM_EXACT_PC, &s);
+		fprintf(rp->out, "symbols: file %" PRIu64 " %s: %s (%s)\n", ids[i],
+			s.path && *s.path ? s.path : "?", ustack_debug_source_name((unsigned int)src),
+			from ? from : ustack_sym_status_name((unsigned int)st));
+	}
+	free(ids);
+}
+
 static void stats_finish(struct report *rp, uint64_t file_size, int damaged)
 {
 	FILE *o = rp->out;
@@ -776,6 +812,7 @@ static void stats_finish(struct report *rp, uint64_t file_size, int damaged)
 	fprintf(o, "distinct kernel stacks: %" PRIu64 "\n", rp->kstacks_distinct);
 	fprintf(o, "distinct stacks: %" PRIu64 "\n", rp->ustacks_distinct + rp->kstacks_distinct);
 	fprintf(o, "file ids: %zu\n", ustack_u64map__count(rp->file_ids));
+	stats_symbol_sources(rp);
 	fprintf(o, "lost records: %" PRIu64 " (in %" PRIu64 " LOST records)\n", rp->lost,
 		rp->lost_records);
 	fprintf(o, "events with user stack: %" PRIu64 "\n", rp->stitched[USTACK_TRACE_STITCH_OK]);
@@ -1034,7 +1071,8 @@ int cmd_report(int argc, char **argv)
 	/* plain folded stacks need names only: no DWARF is read for them */
 	if (rp.fmt == FMT_FOLDED && !rp.inline_frames && !rp.srcline)
 		so.flags |= USTACK_SYMBOLIZER_NO_LINES;
-	if ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED) && !rp.want_stats)
+	/* --stats also says where each file's symbols would come from */
+	if ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED) || rp.want_stats)
 		rp.sym = ustack_symbolizer__new(&so);
 	rp.comm_idx = ustack_u64map__new();
 	rp.rendered_idx = ustack_u64map__new();
@@ -1043,7 +1081,7 @@ int cmd_report(int argc, char **argv)
 	rp.folded = ustack_u64map__new();
 	rp.stack_refs = ustack_u64map__new();
 	rp.file_ids = ustack_u64map__new();
-	if (!rp.st || ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED) && !rp.want_stats && !rp.sym) ||
+	if (!rp.st || ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED || rp.want_stats) && !rp.sym) ||
 	    !rp.comm_idx || !rp.rendered_idx || !rp.files_printed || !rp.folded_pair_idx ||
 	    !rp.folded || !rp.stack_refs || !rp.file_ids) {
 		cli_error("report: %s", strerror(ENOMEM));

@@ -199,6 +199,7 @@ static void usage(FILE *f)
 		"                      functions inlined at its pc, innermost first (DWARF of\n"
 		"                      the file or its debug file; read after the threads run again)\n"
 		"  -s, --stats         print totals (threads, longest stop) to stderr\n"
+		"      --debug-dir DIR root of separate debug files (default /usr/lib/debug)\n"
 		"\n"
 		"Frame 0 is the exact pc; every later pc is a return address (as eu-stack).\n");
 }
@@ -268,6 +269,7 @@ int cmd_snapshot(int argc, char **argv)
 		{ "lines", no_argument, NULL, 'l' },
 		{ "stats", no_argument, NULL, 's' },
 		{ "max-tables", required_argument, NULL, 'T' },
+		{ "debug-dir", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -324,6 +326,9 @@ int cmd_snapshot(int argc, char **argv)
 			break;
 		case 's':
 			stats = 1;
+			break;
+		case 'D':
+			opts.debug_dir = optarg;
 			break;
 		case 'h':
 			usage(stdout);

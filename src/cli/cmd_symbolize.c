@@ -17,7 +17,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ustack symbolize (-e ELF | --build-id HEX) [--return] OFFSET...\n"
+		"usage: ustack symbolize (-e ELF | --build-id HEX) [--return] [-v] OFFSET...\n"
 		"\n"
 		"Name file offsets (as in 'ustack report --format raw': the offset of a pc\n"
 		"in its file) with the function that holds them: one line per offset,\n"
@@ -34,10 +34,16 @@ static void usage(FILE *f)
 		"  -d, --debug-dir DIR  root of separate debug files (default /usr/lib/debug)\n"
 		"  -L, --no-lines       names only: no DWARF, no source lines, no inlined lines\n"
 		"\n"
+		"  -v, --verbose        first print where the symbols came from, on stderr:\n"
+		"                       'symbols: SOURCE FILE' (SOURCE: self, build-id dir,\n"
+		"                       debuglink, minidebuginfo, debuginfod, dynsym, none)\n"
 		"\n"
-		"Symbols come from a separate debug file of the same build ID when there is\n"
-		"one, else from the file's .symtab/.dynsym; a file whose build ID differs\n"
-		"from --build-id is never used.\n");
+		"Symbols come from the file itself when it has DWARF, else a debug file of\n"
+		"the same build ID under DIR/.build-id, else its .gnu_debuglink (CRC\n"
+		"checked), else its own .symtab, its .gnu_debugdata (MiniDebugInfo), a\n"
+		"debuginfod server (only when DEBUGINFOD_URLS is set; DEBUGINFOD_TIMEOUT\n"
+		"seconds at most, default 10), else its .dynsym. A file whose build ID\n"
+		"differs from --build-id is never used.\n");
 }
 
 static int parse_build_id(const char *hex, struct ustack_file_map *fm)
@@ -67,6 +73,7 @@ int cmd_symbolize(int argc, char **argv)
 		{ "return", no_argument, NULL, 'r' },
 		{ "debug-dir", required_argument, NULL, 'd' },
 		{ "no-lines", no_argument, NULL, 'L' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -75,9 +82,9 @@ int cmd_symbolize(int argc, char **argv)
 	struct ustack_symbolizer *sym;
 	char path[PATH_MAX];
 	const char *elf = NULL;
-	int c, ret = 0, is_return = 0;
+	int c, ret = 0, is_return = 0, verbose = 0;
 
-	while ((c = getopt_long(argc, argv, "e:b:rd:Lh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "e:b:rd:Lvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			elf = optarg;
@@ -97,6 +104,9 @@ int cmd_symbolize(int argc, char **argv)
 			break;
 		case 'L':
 			so.flags |= USTACK_SYMBOLIZER_NO_LINES;
+			break;
+		case 'v':
+			verbose = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -122,6 +132,14 @@ int cmd_symbolize(int argc, char **argv)
 		cli_error("symbolize: out of memory");
 		ustack_symbolizer__free(sym);
 		return 1;
+	}
+	if (verbose) {
+		const char *from = NULL;
+		int st = ustack_symbolizer__file_status(sym, 1, &from);
+
+		fprintf(stderr, "symbols: %s %s\n",
+			ustack_debug_source_name((unsigned int)ustack_symbolizer__file_source(sym, 1)),
+			from ? from : ustack_sym_status_name((unsigned int)st));
 	}
 	for (int i = optind; i < argc; i++) {
 		unsigned long long off;

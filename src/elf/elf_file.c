@@ -26,7 +26,7 @@ struct elf_sym_entry {
 struct ustack_elf {
 	const uint8_t *data;
 	size_t size;
-	int mapped;           /* data is our mmap */
+	int mapped;           /* 1: data is our mmap, 2: our malloc */
 	char *path;
 	Elf64_Ehdr ehdr;
 	const uint8_t *shstrtab;
@@ -142,12 +142,23 @@ struct ustack_elf *ustack_elf__open_mem(const void *data, size_t size, const cha
 	return elf_new(data, size, name, 0);
 }
 
+struct ustack_elf *ustack_elf__open_mem_owned(void *data, size_t size, const char *name)
+{
+	if (!data) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return elf_new(data, size, name, 2);
+}
+
 void ustack_elf__close(struct ustack_elf *elf)
 {
 	if (!elf)
 		return;
-	if (elf->mapped)
+	if (elf->mapped == 1)
 		munmap((void *)elf->data, elf->size);
+	else if (elf->mapped == 2)
+		free((void *)elf->data);
 	free(elf->syms);
 	free(elf->path);
 	free(elf);
@@ -372,7 +383,7 @@ int ustack_elf__debuglink(const struct ustack_elf *elf, const char **name, uint3
 	if (err)
 		return err;
 	if (!s.data || !s.size)
-		return -EBADMSG;
+		return elf_bad(elf, s.offset, ".gnu_debuglink: empty");
 	nul = memchr(s.data, 0, s.size);
 	if (!nul)
 		return elf_bad(elf, s.offset, ".gnu_debuglink: name not terminated");

@@ -41,6 +41,13 @@ struct ustack_elf *ustack_elf__open(const char *path);
  */
 struct ustack_elf *ustack_elf__open_mem(const void *data, size_t size, const char *name);
 
+/**
+ * The same over a malloc'd buffer that the file then owns (freed by
+ * ustack_elf__close(); on failure the caller keeps it): a decompressed
+ * file that exists only in memory.
+ */
+struct ustack_elf *ustack_elf__open_mem_owned(void *data, size_t size, const char *name);
+
 /** Unmap and free; NULL is a no-op. */
 void ustack_elf__close(struct ustack_elf *elf);
 

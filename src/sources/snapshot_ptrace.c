@@ -487,7 +487,10 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 	{
 		/* names (and lines when asked): may be NULL */
 		struct ustack_symbolizer_opts so = {
-			.sz = sizeof(so), .flags = s->want_lines ? 0 : USTACK_SYMBOLIZER_NO_LINES };
+			.sz = sizeof(so), .flags = s->want_lines ? 0 : USTACK_SYMBOLIZER_NO_LINES,
+			.debug_dir = opts && opts->sz >= offsetof(struct ustack_snapshot_opts, debug_dir) +
+							 sizeof(opts->debug_dir) ? opts->debug_dir : NULL,
+		};
 
 		s->sym = ustack_symbolizer__new(&so);
 	}

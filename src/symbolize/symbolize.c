@@ -27,6 +27,7 @@
 #include "common/log.h"
 #include "elf/elf_file.h"
 #include "symbolize/symbolize_dwarf.h"
+#include "symbolize/debugfind.h"
 
 struct sym_file {
 	uint64_t file_id;
@@ -41,6 +42,7 @@ struct sym_file {
 	struct ustack_dwarf *dw;  /* DWARF of the symbols' file, opened at first need */
 	int dw_tried;
 	int dw_warned;            /* a corrupt DWARF is reported once per file */
+	unsigned int source;     /* enum ustack_debug_source of the symbols */
 };
 
 /* One cached frame. Frames whose keys (frame_key()) are equal are chained. */
@@ -56,6 +58,7 @@ struct sym_slot {
 
 struct ustack_symbolizer {
 	uint32_t flags;
+	int debuginfod_failed;   /* asked once, failed: not asked again */
 	char *debug_dir;
 	struct sym_file *files;
 	size_t nfiles, files_cap;
@@ -238,6 +241,28 @@ static struct ustack_elf *open_own_vdso(const struct sym_file *f, int *seen)
 	return NULL;
 }
 
+/* Which file holds the symbols (and DWARF) of @f: debugfind.h. */
+static void sym_file_find_debug(struct ustack_symbolizer *s, struct sym_file *f)
+{
+	struct ustack_debugfind_opts o = {
+		.sz = sizeof(o),
+		.debug_dir = s->debug_dir,
+		.flags = (s->flags & USTACK_SYMBOLIZER_NO_DEBUG_DIR ? USTACK_DEBUGFIND_NO_DEBUG_DIR : 0) |
+			 (s->debuginfod_failed ? USTACK_DEBUGFIND_NO_DEBUGINFOD : 0),
+	};
+	struct ustack_debug_found d;
+
+	if (!ustack_debugfind(&o, f->image ? ustack_elf__path(f->image) : NULL, f->image,
+			      f->build_id, f->build_id_size, &d, NULL, 0)) {
+		f->debug = d.elf;
+		f->source = d.source;
+	} else {
+		f->source = f->image ? USTACK_DEBUG_SRC_DYNSYM : USTACK_DEBUG_SRC_NONE;
+	}
+	if (d.flags & USTACK_DEBUG_FOUND_DEBUGINFOD_FAILED)
+		s->debuginfod_failed = 1;
+}
+
 static void sym_file_open(struct ustack_symbolizer *s, struct sym_file *f)
 {
 	char bpath[PATH_MAX];
@@ -256,10 +281,8 @@ static void sym_file_open(struct ustack_symbolizer *s, struct sym_file *f)
 			    snprintf(bpath, sizeof(bpath), "%s/.build-id/%.2s/%s", s->debug_dir, hex,
 				     hex + 2) < (int)sizeof(bpath))
 				f->image = open_checked(f, bpath, &seen);
-			if (snprintf(bpath, sizeof(bpath), "%s/.build-id/%.2s/%s.debug", s->debug_dir,
-				     hex, hex + 2) < (int)sizeof(bpath))
-				f->debug = open_checked(f, bpath, &seen);
 		}
+		sym_file_find_debug(s, f);
 		/* a debug file alone: only usable when its PT_LOADs still
 		 * describe the file (not an --only-keep-debug copy); lookups
 		 * say NO_SYMBOL otherwise */
@@ -276,12 +299,10 @@ static void sym_file_open(struct ustack_symbolizer *s, struct sym_file *f)
 			if (n >= 2 && n <= USTACK_BUILD_ID_MAX) {
 				memcpy(f->build_id, id, n);
 				f->build_id_size = n;
-				ustack_hex(id, n, hex);
-				if (snprintf(bpath, sizeof(bpath), "%s/.build-id/%.2s/%s.debug",
-					     s->debug_dir, hex, hex + 2) < (int)sizeof(bpath))
-					f->debug = open_checked(f, bpath, &seen);
 			}
 		}
+		if (f->image)
+			sym_file_find_debug(s, f);
 	}
 	if (f->image)
 		f->status = USTACK_SYM_OK;
@@ -319,6 +340,30 @@ USTACK_API int ustack_symbolizer__file_status(struct ustack_symbolizer *s, uint6
 	if (elf_path && f->image)
 		*elf_path = ustack_elf__path(f->debug ? f->debug : f->image);
 	return f->status;
+}
+
+USTACK_API int ustack_symbolizer__file_source(struct ustack_symbolizer *s, uint64_t file_id)
+{
+	struct sym_file *f;
+
+	if (!s || !file_id)
+		return USTACK_DEBUG_SRC_NONE;
+	f = sym_file_get(s, file_id);
+	return f && f->status == USTACK_SYM_OK ? (int)f->source : USTACK_DEBUG_SRC_NONE;
+}
+
+USTACK_API const char *ustack_debug_source_name(unsigned int source)
+{
+	switch (source) {
+	case USTACK_DEBUG_SRC_NONE: return "none";
+	case USTACK_DEBUG_SRC_DYNSYM: return "dynsym";
+	case USTACK_DEBUG_SRC_SELF: return "self";
+	case USTACK_DEBUG_SRC_BUILD_ID_DIR: return "build-id dir";
+	case USTACK_DEBUG_SRC_DEBUGLINK: return "debuglink";
+	case USTACK_DEBUG_SRC_MINIDEBUGINFO: return "minidebuginfo";
+	case USTACK_DEBUG_SRC_DEBUGINFOD: return "debuginfod";
+	default: return "unknown";
+	}
 }
 
 /* The name to show for symbol @name: demangled, and without the symbol

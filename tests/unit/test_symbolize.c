@@ -306,6 +306,34 @@ static void test_demangle(void)
 	CHECK(ustack_demangle("_Zinvalid!!") == NULL);
 }
 
+/* ustack_symbolizer__file_source(): the test binary (built with -g, so
+ * with .debug_info) is its own source; a missing file has none. */
+static void test_file_source(void)
+{
+	struct ustack_symbolizer_opts so = { .sz = sizeof(so), .debug_dir = "/nonexistent" };
+	struct ustack_symbolizer *s = ustack_symbolizer__new(&so);
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	struct ustack_file_map a = { .file_id = 1, .kind = USTACK_VMA_FILE, .path = self };
+	struct ustack_file_map b = { .file_id = 2, .kind = USTACK_VMA_FILE, .path = "/nonexistent/x" };
+
+	CHECK(s && n > 0);
+	self[n] = 0;
+	CHECK_EQ(ustack_symbolizer__add_file(s, &a), 0);
+	CHECK_EQ(ustack_symbolizer__add_file(s, &b), 0);
+	CHECK_EQ(ustack_symbolizer__file_source(s, 1), USTACK_DEBUG_SRC_SELF);
+	CHECK_EQ(ustack_symbolizer__file_source(s, 2), USTACK_DEBUG_SRC_NONE);
+	CHECK_EQ(ustack_symbolizer__file_source(s, 3), USTACK_DEBUG_SRC_NONE);
+	CHECK_EQ(ustack_symbolizer__file_source(s, 0), USTACK_DEBUG_SRC_NONE);
+	CHECK_STR(ustack_debug_source_name(USTACK_DEBUG_SRC_SELF), "self");
+	CHECK_STR(ustack_debug_source_name(USTACK_DEBUG_SRC_BUILD_ID_DIR), "build-id dir");
+	CHECK_STR(ustack_debug_source_name(USTACK_DEBUG_SRC_DEBUGLINK), "debuglink");
+	CHECK_STR(ustack_debug_source_name(USTACK_DEBUG_SRC_MINIDEBUGINFO), "minidebuginfo");
+	CHECK_STR(ustack_debug_source_name(USTACK_DEBUG_SRC_DEBUGINFOD), "debuginfod");
+	CHECK_STR(ustack_debug_source_name(99), "unknown");
+	ustack_symbolizer__free(s);
+}
+
 int main(void)
 {
 	RUN(test_by_path_exact);
@@ -315,5 +343,6 @@ int main(void)
 	RUN(test_build_id_lookup);
 	RUN(test_anon_and_unknown);
 	RUN(test_demangle);
+	RUN(test_file_source);
 	TEST_EXIT();
 }
