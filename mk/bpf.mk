@@ -19,6 +19,9 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 
 $(BUILD)/obj/sources/bpf_backend.o $(CHECK)/obj/sources/bpf_backend.o: $(BPF_SKEL)
 $(BUILD)/obj/sources/bpf_backend.o $(CHECK)/obj/sources/bpf_backend.o: BASE_CFLAGS += -I$(BUILD)/bpf
+# the libFuzzer build of the library (make fuzz) too
+$(BUILD)/fuzz/obj/sources/bpf_backend.o: $(BPF_SKEL)
+$(BUILD)/fuzz/obj/sources/bpf_backend.o: FUZZ_CFLAGS += -I$(BUILD)/bpf
 
 # keep the object: otherwise make deletes it as an intermediate and rebuilds
 # the skeleton (and the backend) on every run
