@@ -65,6 +65,7 @@ struct ustack_record_stats {
 	                             mapping in the task's VMA cache) */
 	uint64_t walks_deferred; /**< bpf: samples walked on the way back to user
 	                              space (a mapping not cached yet) */
+	uint64_t jit_symbols;   /**< JIT symbols copied from /tmp/perf-PID.map files */
 };
 
 typedef void (*ustack_record_progress_fn)(void *ctx, const struct ustack_record_stats *st);
