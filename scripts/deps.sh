@@ -21,6 +21,7 @@ PKGS=(
   linux-perf         # perf (record tests, benchmark peer)
   python3            # test helpers
   zlib1g-dev         # zlib crc32 as an outside check of the trace CRC (test_trace)
+  nodejs             # JIT code with frame pointers and a perf map (jit_perfmap test)
 )
 missing=()
 for p in "${PKGS[@]}"; do

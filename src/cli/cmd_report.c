@@ -956,6 +956,9 @@ static void usage(FILE *f)
 		"      --debug-dir DIR  separate debug files (default /usr/lib/debug)\n"
 		"  -h, --help           this text\n"
 		"\n"
+		"Frames in JIT code are named from the perf maps (/tmp/perf-PID.map) the\n"
+		"recorder copied into the trace, marked [jit] (folded: NAME_[j]).\n"
+		"\n"
 		"A damaged file is printed up to the damage, then an error naming the byte\n"
 		"offset is printed and the exit status is 1.\n");
 }
