@@ -70,6 +70,10 @@ cleanup() {
 	[ -n "${KEEP_TMP:-}" ] && echo "# files kept in $tmp" || rm -rf "$tmp"
 }
 trap cleanup EXIT
+# node --perf-basic-prof also writes isolate-*-v8.log files into its
+# working directory: keep them in $tmp
+case $USTACK in /*) ;; *) USTACK=$PWD/$USTACK ;; esac
+cd "$tmp" || exit 1
 
 # SECONDS_TO_RUN: how long driver() loops; PID_FILE: where node says its pid
 cat > "$tmp/hot.js" <<'EOF'
