@@ -27,6 +27,7 @@ PKGS=(
   debuginfod         # test server for symbolize_debugsrc
   zstd               # zstd CLI: zstd-compressed fixtures (tests/integration/lib/zstd_sections.py)
   xz-utils           # xz CLI: MiniDebugInfo fixtures (symbolize_debugsrc)
+  nodejs             # JIT code with frame pointers and a perf map (jit_perfmap test)
 )
 missing=()
 for p in "${PKGS[@]}"; do

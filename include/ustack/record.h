@@ -67,6 +67,7 @@ struct ustack_record_stats {
 	                              space (a mapping not cached yet) */
 	uint64_t walks_late;    /**< bpf: of those, user code had run before the
 	                             walk: kept without a user stack */
+	uint64_t jit_symbols;   /**< JIT symbols copied from /tmp/perf-PID.map files */
 };
 
 typedef void (*ustack_record_progress_fn)(void *ctx, const struct ustack_record_stats *st);

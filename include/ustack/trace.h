@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 #define USTACK_TRACE_VERSION_MAJOR 1
-#define USTACK_TRACE_VERSION_MINOR 0
+#define USTACK_TRACE_VERSION_MINOR 1
 /** Default chunk payload size of the writer. */
 #define USTACK_TRACE_DEF_CHUNK_SIZE (256u * 1024)
 /** Largest chunk payload a reader accepts (and the writer produces). */
@@ -55,6 +55,7 @@ enum ustack_trace_record_type {
 	USTACK_TRACE_LOST = 8,
 	USTACK_TRACE_KSYM = 9,
 	USTACK_TRACE_END = 10,
+	USTACK_TRACE_JITSYM = 11, /**< since 1.1 */
 };
 
 /** Stack kinds: kernel and user stacks have separate id spaces. */
@@ -209,6 +210,15 @@ struct ustack_trace_ksym {
 	const char *module; /**< NULL or "" for the kernel itself */
 };
 
+/** JITSYM record (since 1.1): a JIT symbol of process @pid, from its
+ *  /tmp/perf-PID.map at record time. */
+struct ustack_trace_jitsym {
+	uint32_t pid;
+	uint64_t addr;
+	uint64_t size;     /**< not 0 */
+	const char *name;  /**< reader: valid until the next __next() call */
+};
+
 /** END record / writer totals. */
 struct ustack_trace_stats {
 	uint64_t events;
@@ -244,6 +254,7 @@ struct ustack_trace_record {
 		struct ustack_trace_lost lost;
 		struct ustack_trace_ksym ksym;
 		struct ustack_trace_stats end;
+		struct ustack_trace_jitsym jitsym;
 	};
 };
 
@@ -359,6 +370,16 @@ USTACK_API int ustack_trace_writer__add_lost(struct ustack_trace_writer *w,
  */
 USTACK_API int ustack_trace_writer__add_ksym(struct ustack_trace_writer *w,
 					     const struct ustack_trace_ksym *k);
+
+/**
+ * Write a JITSYM record (a symbol of a perf map; later records for the same
+ * pid win where they overlap earlier ones).
+ * @param w the writer
+ * @param j the symbol (size not 0)
+ * @return 0, -EINVAL, or a sticky I/O error
+ */
+USTACK_API int ustack_trace_writer__add_jitsym(struct ustack_trace_writer *w,
+					       const struct ustack_trace_jitsym *j);
 
 /**
  * End the current chunk now (write it out). A no-op when it is empty.

@@ -56,7 +56,9 @@ static void usage(FILE *f)
 		"                        256); when full the oldest tables are evicted\n"
 		"\n"
 		"Ctrl-C, SIGTERM, the end of the command or of the processes finish the file.\n"
-		"Read it with 'ustack report'.\n");
+		"Read it with 'ustack report'. The JIT symbol map /tmp/perf-PID.map of a\n"
+		"recorded process (node --perf-basic-prof, python3 -X perf) is copied into\n"
+		"the trace when the process exits or the recording ends.\n");
 }
 
 static int show_progress;

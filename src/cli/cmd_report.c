@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include <ustack/hashmap.h>
+#include <ustack/perfmap.h>
 #include <ustack/procmaps.h>
 #include <ustack/stackmap.h>
 #include <ustack/symbolize.h>
@@ -133,6 +134,15 @@ struct report {
 	struct ustack_trace_reader *r;
 	struct ustack_trace_stitcher *st;
 	struct ustack_symbolizer *sym;
+	/* JIT symbols by pid (the trace's JITSYM records, read in a first
+	 * pass): frames with file id 0 of a process with a map are named
+	 * from it, so user stacks render per (map, stack id) */
+	struct ustack_jitsyms *jit;
+	/* folded: user stack "views" (map index << 32 | stack id) numbered
+	 * densely, with their stack id and a pid of that map */
+	struct ustack_u64map *uview_idx;
+	struct { uint32_t id, pid; } *uviews;
+	size_t nuviews, uviews_cap;
 
 	struct ustack_u64map *comm_idx; /* tid -> index in comms */
 	char (*comms)[32];
@@ -155,7 +165,7 @@ struct report {
 	struct sbuf line;          /* scratch */
 
 	/* statistics */
-	uint64_t events, user_stacks, lost, lost_records, file_maps, records;
+	uint64_t events, user_stacks, lost, lost_records, file_maps, records, jitsyms;
 	uint64_t event_bytes, user_stack_bytes, def_bytes;
 	uint64_t ustacks_distinct, kstacks_distinct;
 	uint64_t stitched[5];
@@ -304,14 +314,29 @@ static void folded_sym(struct report *rp, struct sbuf *b, const struct ustack_sy
 }
 
 static void render_user_frame(struct report *rp, struct sbuf *b, const struct ustack_trace_frame *f,
-			      int folded)
+			      int folded, uint32_t pid)
 {
 	struct ustack_sym chain[MAX_CHAIN];
 	const struct ustack_sym *outer;
-	int n = ustack_symbolizer__symbolize_frames(rp->sym, f->file_id, f->offset,
-						    user_frame_exact(f) ? USTACK_SYM_EXACT_PC : 0,
-						    chain, MAX_CHAIN, sizeof(chain[0]));
+	const struct ustack_perfmap_entry *je;
+	int n;
 
+	if (!f->file_id && rp->jit &&
+	    (je = ustack_jitsyms__lookup(rp->jit, pid, user_frame_exact(f) ? f->offset : f->offset - 1))) {
+		/* JIT code named by the process's perf map; "_[j]" is the
+		 * FlameGraph annotation for JIT frames */
+		if (folded) {
+			sb_add_folded(b, je->name);
+			sb_puts(b, "_[j]");
+		} else {
+			sb_printf(b, " => %s+0x%" PRIx64 " ([jit] /tmp/perf-%" PRIu32 ".map)\n",
+				  je->name, f->offset - je->start, pid);
+		}
+		return;
+	}
+	n = ustack_symbolizer__symbolize_frames(rp->sym, f->file_id, f->offset,
+						user_frame_exact(f) ? USTACK_SYM_EXACT_PC : 0,
+						chain, MAX_CHAIN, sizeof(chain[0]));
 	if (n < 0) {
 		rp->oom = 1;
 		return;
@@ -372,14 +397,19 @@ static void render_user_frame(struct report *rp, struct sbuf *b, const struct us
 	}
 }
 
-/* Text of stack (kind, id) in the current format, rendered at first use. */
-static const struct rendered *rendered_stack(struct report *rp, uint32_t kind, uint32_t id)
+/* Text of stack (kind, id) in the current format, rendered at first use;
+ * user stacks of a process with a JIT map render apart (same id, other
+ * names for its JIT frames). */
+static const struct rendered *rendered_stack(struct report *rp, uint32_t kind, uint32_t id,
+					     uint32_t pid)
 {
 	struct ustack_trace_stack st;
 	struct sbuf b = { 0 };
 	struct rendered *rd;
 	int isnew, folded = rp->fmt == FMT_FOLDED;
-	uint64_t *slot = ustack_u64map__slot(rp->rendered_idx, stack_key(kind, id), &isnew);
+	uint64_t jit = kind == USTACK_TRACE_USTACK ? ustack_jitsyms__map_index(rp->jit, pid) : 0;
+	uint64_t *slot = ustack_u64map__slot(rp->rendered_idx, jit << 33 | stack_key(kind, id),
+					     &isnew);
 
 	if (!slot) {
 		rp->oom = 1;
@@ -418,7 +448,7 @@ static const struct rendered *rendered_stack(struct report *rp, uint32_t kind, u
 				sb_printf(&b, " => <%016" PRIx64 "> : 0x%" PRIx64 "\n", f->offset,
 					  f->file_id);
 			else
-				render_user_frame(rp, &b, f, folded);
+				render_user_frame(rp, &b, f, folded, pid);
 		}
 	}
 	if (b.oom) {
@@ -433,13 +463,13 @@ static const struct rendered *rendered_stack(struct report *rp, uint32_t kind, u
 	return rd;
 }
 
-static void out_rendered(struct report *rp, uint32_t kind, uint32_t id)
+static void out_rendered(struct report *rp, uint32_t kind, uint32_t id, uint32_t pid)
 {
 	const struct rendered *rd;
 
 	if (id == USTACK_TRACE_NO_STACK)
 		return;
-	rd = rendered_stack(rp, kind, id);
+	rd = rendered_stack(rp, kind, id, pid);
 	if (rd && rd->len)
 		fwrite(rd->text, 1, rd->len, rp->out);
 }
@@ -453,7 +483,7 @@ static void raw_event(struct report *rp, const struct ustack_trace_event *e)
 	put_prefix(rp, b, e->tid, e->cpu, ".....", e->time);
 	sb_printf(b, "%s cookie=%" PRIx64 "\n", event_name(rp, e->event_id), e->cookie);
 	out_sb(rp, b);
-	out_rendered(rp, USTACK_TRACE_KSTACK, e->kstack_id);
+	out_rendered(rp, USTACK_TRACE_KSTACK, e->kstack_id, e->pid);
 }
 
 static void build_id_hex(const struct ustack_file_map *fm, char *hex)
@@ -508,7 +538,7 @@ static void raw_user_stack(struct report *rp, const struct ustack_trace_user_sta
 	put_prefix(rp, b, u->tid, u->cpu, ".....", u->time);
 	sb_printf(b, "<user stack unwind> cookie=%" PRIx64 "\n", u->cookie);
 	out_sb(rp, b);
-	out_rendered(rp, USTACK_TRACE_USTACK, u->stack_id);
+	out_rendered(rp, USTACK_TRACE_USTACK, u->stack_id, u->pid);
 }
 
 static void raw_lost(struct report *rp, const struct ustack_trace_lost *l)
@@ -547,6 +577,40 @@ static void folded_count(struct report *rp, uint64_t pair, uint64_t comm)
 		(*v)++;
 }
 
+/* Folded: the dense number of user stack @id as seen in process @pid (the
+ * stack id alone when no JIT map tells processes apart). */
+static uint32_t user_view(struct report *rp, uint32_t id, uint32_t pid)
+{
+	uint64_t jit, *slot;
+	int isnew;
+
+	if (id == USTACK_TRACE_NO_STACK)
+		return id;
+	jit = ustack_jitsyms__map_index(rp->jit, pid);
+	slot = ustack_u64map__slot(rp->uview_idx, jit << 32 | id, &isnew);
+	if (!slot) {
+		rp->oom = 1;
+		return USTACK_TRACE_NO_STACK;
+	}
+	if (isnew) {
+		if (rp->nuviews == rp->uviews_cap) {
+			size_t ncap = rp->uviews_cap ? 2 * rp->uviews_cap : 256;
+			void *np = realloc(rp->uviews, ncap * sizeof(*rp->uviews));
+
+			if (!np) {
+				rp->oom = 1;
+				return USTACK_TRACE_NO_STACK;
+			}
+			rp->uviews = np;
+			rp->uviews_cap = ncap;
+		}
+		rp->uviews[rp->nuviews].id = id;
+		rp->uviews[rp->nuviews].pid = pid;
+		*slot = rp->nuviews++;
+	}
+	return (uint32_t)*slot;
+}
+
 static void emit_stitched(struct report *rp, const struct ustack_trace_stitched *s)
 {
 	const struct ustack_trace_event *e = &s->event;
@@ -567,7 +631,8 @@ static void emit_stitched(struct report *rp, const struct ustack_trace_stitched 
 		return;
 	}
 	if (rp->fmt == FMT_FOLDED) {
-		folded_count(rp, ((uint64_t)e->kstack_id << 32) | s->ustack_id, comm_key(rp, e->tid));
+		folded_count(rp, ((uint64_t)e->kstack_id << 32) | user_view(rp, s->ustack_id, e->pid),
+			     comm_key(rp, e->tid));
 		return;
 	}
 	if (rp->fmt != FMT_TEXT)
@@ -575,9 +640,9 @@ static void emit_stitched(struct report *rp, const struct ustack_trace_stitched 
 	put_prefix(rp, b, e->tid, e->cpu, ".....", e->time);
 	sb_printf(b, "%s cookie=%" PRIx64 "\n", event_name(rp, e->event_id), e->cookie);
 	out_sb(rp, b);
-	out_rendered(rp, USTACK_TRACE_KSTACK, e->kstack_id);
+	out_rendered(rp, USTACK_TRACE_KSTACK, e->kstack_id, e->pid);
 	if (s->result == USTACK_TRACE_STITCH_OK) {
-		out_rendered(rp, USTACK_TRACE_USTACK, s->ustack_id);
+		out_rendered(rp, USTACK_TRACE_USTACK, s->ustack_id, e->pid);
 		if (s->stop_reason != USTACK_STOP_OUTERMOST)
 			sb_printf(b, " -- unwind stopped: %s\n", ustack_stop_reason_name(s->stop_reason));
 	} else if (s->result != USTACK_TRACE_STITCH_NO_COOKIE) {
@@ -627,12 +692,14 @@ static void folded_finish(struct report *rp)
 
 		b.len = 0;
 		sb_add_folded(&b, comm ? rp->comms[comm - 1] : "<...>");
-		if (uid != USTACK_TRACE_NO_STACK && (rd = rendered_stack(rp, USTACK_TRACE_USTACK, uid)) &&
+		if (uid != USTACK_TRACE_NO_STACK && uid < rp->nuviews &&
+		    (rd = rendered_stack(rp, USTACK_TRACE_USTACK, rp->uviews[uid].id,
+					 rp->uviews[uid].pid)) &&
 		    rd->len) {
 			sb_add(&b, ";", 1);
 			sb_add(&b, rd->text, rd->len);
 		}
-		if (kid != USTACK_TRACE_NO_STACK && (rd = rendered_stack(rp, USTACK_TRACE_KSTACK, kid)) &&
+		if (kid != USTACK_TRACE_NO_STACK && (rd = rendered_stack(rp, USTACK_TRACE_KSTACK, kid, 0)) &&
 		    rd->len) {
 			sb_add(&b, ";", 1);
 			sb_add(&b, rd->text, rd->len);
@@ -813,6 +880,7 @@ static void stats_finish(struct report *rp, uint64_t file_size, int damaged)
 	fprintf(o, "distinct stacks: %" PRIu64 "\n", rp->ustacks_distinct + rp->kstacks_distinct);
 	fprintf(o, "file ids: %zu\n", ustack_u64map__count(rp->file_ids));
 	stats_symbol_sources(rp);
+	fprintf(o, "jit symbols: %" PRIu64 "\n", rp->jitsyms);
 	fprintf(o, "lost records: %" PRIu64 " (in %" PRIu64 " LOST records)\n", rp->lost,
 		rp->lost_records);
 	fprintf(o, "events with user stack: %" PRIu64 "\n", rp->stitched[USTACK_TRACE_STITCH_OK]);
@@ -879,6 +947,9 @@ static void handle_record(struct report *rp, const struct ustack_trace_record *r
 			rec->stack.kind == USTACK_TRACE_KSTACK ? rp->kstacks_distinct++
 							       : rp->ustacks_distinct++;
 		break;
+	case USTACK_TRACE_JITSYM:
+		rp->jitsyms++;
+		/* fall through */
 	case USTACK_TRACE_KSYM:
 	case USTACK_TRACE_EVENT_DESC:
 		rp->def_bytes += rec->size;
@@ -968,6 +1039,9 @@ static void usage(FILE *f)
 		"      --srcline        folded: 'func file.c:LINE' frames (source file base name)\n"
 		"      --debug-dir DIR  separate debug files (default /usr/lib/debug)\n"
 		"  -h, --help           this text\n"
+		"\n"
+		"Frames in JIT code are named from the perf maps (/tmp/perf-PID.map) the\n"
+		"recorder copied into the trace, marked [jit] (folded: NAME_[j]).\n"
 		"\n"
 		"A damaged file is printed up to the damage, then an error naming the byte\n"
 		"offset is printed and the exit status is 1.\n");
@@ -1081,7 +1155,17 @@ int cmd_report(int argc, char **argv)
 	rp.folded = ustack_u64map__new();
 	rp.stack_refs = ustack_u64map__new();
 	rp.file_ids = ustack_u64map__new();
-	if (!rp.st || ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED || rp.want_stats) && !rp.sym) ||
+	rp.uview_idx = ustack_u64map__new();
+	if ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED) && !rp.want_stats && rp.sym) {
+		long nj;
+
+		rp.jit = ustack_jitsyms__new();
+		nj = rp.jit ? ustack_jitsyms__load_trace(rp.jit, rp.in_path) : -ENOMEM;
+		if (nj == -ENOMEM)
+			rp.oom = 1;
+	}
+	if (!rp.st || !rp.uview_idx || rp.oom ||
+	    ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED || rp.want_stats) && !rp.sym) ||
 	    !rp.comm_idx || !rp.rendered_idx || !rp.files_printed || !rp.folded_pair_idx ||
 	    !rp.folded || !rp.stack_refs || !rp.file_ids) {
 		cli_error("report: %s", strerror(ENOMEM));
@@ -1158,6 +1242,9 @@ out:
 	ustack_u64map__free(rp.folded);
 	ustack_u64map__free(rp.stack_refs);
 	ustack_u64map__free(rp.file_ids);
+	ustack_u64map__free(rp.uview_idx);
+	free(rp.uviews);
+	ustack_jitsyms__free(rp.jit);
 	free(rp.line.p);
 	ustack_symbolizer__free(rp.sym);
 	ustack_trace_stitcher__free(rp.st);

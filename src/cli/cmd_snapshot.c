@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ustack/perfmap.h>
 #include <ustack/snapshot.h>
 #include "cli/cli.h"
 
@@ -20,7 +21,39 @@ struct snap_out {
 	char **lines;
 	int *counts;
 	int nr_lines, cap_lines;
+	/* the live /tmp/perf-PID.map: names of frames in JIT code */
+	struct ustack_perfmap *jit;
+	char jit_path[64];
+	int jit_reread;
 };
+
+/* The JIT symbol of a frame in anonymous memory (no file, no symbol), from
+ * the process's perf map. The map grows while the process runs: code
+ * compiled since it was read is found by reading it once more. */
+static const struct ustack_perfmap_entry *jit_sym(struct snap_out *o,
+						  const struct ustack_snapshot_frame *f)
+{
+	const struct ustack_perfmap_entry *e;
+	uint64_t pc;
+
+	if (f->symbol || f->path || !o->jit)
+		return NULL;
+	pc = (f->flags & USTACK_FRAME_EXACT_PC) ? f->pc : f->pc - 1;
+	e = ustack_perfmap__lookup(o->jit, pc);
+	if (!e && !o->jit_reread) {
+		struct ustack_perfmap *m = ustack_perfmap__new();
+
+		o->jit_reread = 1;
+		if (m && !ustack_perfmap__read_file(m, o->jit_path)) {
+			ustack_perfmap__free(o->jit);
+			o->jit = m;
+			e = ustack_perfmap__lookup(o->jit, pc);
+		} else {
+			ustack_perfmap__free(m);
+		}
+	}
+	return e;
+}
 
 /* JSON string body (RFC 8259 escaping). */
 static void json_str(const char *s)
@@ -57,10 +90,13 @@ static int add_folded(struct snap_out *o, const struct ustack_snapshot_thread *t
 	len = (size_t)snprintf(line, cap, "%s", t->comm[0] ? t->comm : "?");
 	for (int i = t->nr_frames - 1; i >= 0; i--) {
 		const struct ustack_snapshot_frame *f = &t->frames[i];
+		const struct ustack_perfmap_entry *je = jit_sym(o, f);
 		char frame[512];
 		int n;
 
-		if (f->symbol)
+		if (je) /* "_[j]": FlameGraph's mark of a JIT frame */
+			n = snprintf(frame, sizeof(frame), ";%s_[j]", je->name);
+		else if (f->symbol)
 			n = snprintf(frame, sizeof(frame), ";%s", f->symbol);
 		else
 			n = snprintf(frame, sizeof(frame), ";[%s]", f->path ? base_name(f->path) : "unknown");
@@ -140,6 +176,7 @@ static void print_json_thread(struct snap_out *o, const struct ustack_snapshot_t
 	for (int i = 0; i < t->nr_frames; i++) {
 		const struct ustack_snapshot_frame *f = &t->frames[i];
 		const struct ustack_snapshot_line *ls = t->lines ? frame_lines(t, i, &k, &nl) : NULL;
+		const struct ustack_perfmap_entry *je = jit_sym(o, f);
 
 		/* the functions inlined at this pc, innermost first, as frames
 		 * of their own with the same pc */
@@ -162,11 +199,16 @@ static void print_json_thread(struct snap_out *o, const struct ustack_snapshot_t
 		}
 		printf("%s\n      {\"pc\": \"0x%llx\", \"function\": ", printed++ ? "," : "",
 		       (unsigned long long)f->pc);
-		if (f->symbol)
+		if (je)
+			json_str(je->name);
+		else if (f->symbol)
 			json_str(f->symbol);
 		else
 			printf("null");
-		printf(", \"offset\": %llu, \"path\": ", (unsigned long long)f->symbol_off);
+		if (je)
+			printf(", \"jit\": true");
+		printf(", \"offset\": %llu, \"path\": ",
+		       (unsigned long long)(je ? f->pc - je->start : f->symbol_off));
 		if (f->path)
 			json_str(f->path);
 		else
@@ -201,7 +243,9 @@ static void usage(FILE *f)
 		"  -s, --stats         print totals (threads, longest stop) to stderr\n"
 		"      --debug-dir DIR root of separate debug files (default /usr/lib/debug)\n"
 		"\n"
-		"Frame 0 is the exact pc; every later pc is a return address (as eu-stack).\n");
+		"Frame 0 is the exact pc; every later pc is a return address (as eu-stack).\n"
+		"Frames in JIT code are named from /tmp/perf-PID.map when the process writes\n"
+		"one (node --perf-basic-prof, python3 -X perf, JVM perf agents).\n");
 }
 
 static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
@@ -239,9 +283,13 @@ static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
 				printf(" at %s:%u", ls[j].file, ls[j].line);
 			printf(" [inlined]\n");
 		}
+		const struct ustack_perfmap_entry *je = o->fmt == FMT_TEXT ? jit_sym(o, f) : NULL;
 
 		printf("#%d 0x%llx", i, (unsigned long long)f->pc);
-		if (o->fmt == FMT_TEXT) {
+		if (je)
+			printf(" %s+0x%llx ([jit] %s)", je->name,
+			       (unsigned long long)(f->pc - je->start), o->jit_path);
+		else if (o->fmt == FMT_TEXT) {
 			if (f->symbol)
 				printf(" %s+0x%llx", f->symbol, (unsigned long long)f->symbol_off);
 			else
@@ -346,6 +394,16 @@ int cmd_snapshot(int argc, char **argv)
 	if (hold && !cli_parse_u64(hold, 10, &v) && v < 60000)
 		opts.hold_ms = (unsigned int)v;
 
+	/* JIT code is named from the process's perf map, if it writes one */
+	snprintf(out.jit_path, sizeof(out.jit_path), "/tmp/perf-%d.map", out.pid);
+	out.jit = ustack_perfmap__new();
+	if (out.jit && (ret = ustack_perfmap__read_file(out.jit, out.jit_path))) {
+		if (ret != -ENOENT)
+			fprintf(stderr, "ustack: %s: %s (JIT frames stay unnamed)\n", out.jit_path,
+				strerror(-ret));
+		ustack_perfmap__free(out.jit);
+		out.jit = NULL;
+	}
 	if (out.fmt == FMT_JSON)
 		printf("{\"pid\": %d, \"threads\": [", out.pid);
 	ret = ustack_snapshot(out.pid, &opts, print_thread, &out, &st);
@@ -358,6 +416,7 @@ int cmd_snapshot(int argc, char **argv)
 	}
 	free(out.lines);
 	free(out.counts);
+	ustack_perfmap__free(out.jit);
 	fflush(stdout);
 	if (ret == -ESRCH) {
 		cli_error("pid %d: no such process", out.pid);

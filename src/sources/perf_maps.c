@@ -121,6 +121,13 @@ static int32_t file_of(struct ustack_recmaps *rm, const char *path, uint32_t maj
 	int32_t idx;
 
 	*vflags = USTACK_VMA_READ | USTACK_VMA_EXEC;
+	/* perf names anonymous memory "//anon" (and anonymous huge pages
+	 * "/anon_hugepage"): JIT code, not a file, so its frames keep file id
+	 * 0 and their absolute address for the JIT maps */
+	if (!strcmp(path, "//anon") || (!ino && !strcmp(path, "/anon_hugepage"))) {
+		*kind = USTACK_VMA_JIT;
+		return -1;
+	}
 	if (path[0] == '/') {
 		/* the kernel marks unlinked files in the name */
 		if (plen > 10 && !strcmp(path + plen - 10, " (deleted)")) {

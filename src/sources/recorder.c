@@ -229,6 +229,8 @@ static int unwind_sample(void *ctx, const struct ustack_deferred_sample *s,
 int rec_store_frames(struct rec *r, uint32_t pid, const struct ustack_frame *frames, uint32_t n,
 		     uint32_t *id)
 {
+	int anon_seen = 0;
+
 	if (n > MAX_USER_FRAMES)
 		n = MAX_USER_FRAMES;
 	for (uint32_t i = 0; i < n; i++) {
@@ -244,6 +246,10 @@ int rec_store_frames(struct rec *r, uint32_t pid, const struct ustack_frame *fra
 			ustack_recmaps__file_info(r->rm, file, pid);
 			tf.offset = f->pc - v->start + v->pgoff;
 			tf.file_id = file->id;
+		}
+		else if (!anon_seen) {
+			anon_seen = 1;
+			rec_jit_note_anon(r, pid);
 		}
 		ustack_trace_pack_frame(&tf, &r->words[2 * i]);
 		r->st.frames++;
@@ -387,8 +393,10 @@ void rec_on_record(void *ctx, const struct ustack_perf_record *rec)
 		rec_bpf_exit(r, rec->task.tid);
 		rec_write_thread(r, rec->time, rec->task.pid, rec->task.tid, USTACK_TRACE_THREAD_EXIT,
 			     t ? t->comm : "");
-		if (rec->task.pid == rec->task.tid)
+		if (rec->task.pid == rec->task.tid) {
 			ustack_recmaps__exit(r->rm, rec->task.pid);
+			rec_jit_exit(r, rec->task.pid);
+		}
 		break;
 	}
 	case USTACK_PREC_LOST: {
@@ -616,7 +624,7 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 				     USTACK_MODCACHE_COMPILE_CFI);
 	r->rm = r->mc ? ustack_recmaps__new(r->mc) : NULL;
 	r->comm_of = r->rm ? ustack_u64map__new() : NULL;
-	if (!r->comm_of) {
+	if (!r->comm_of || rec_jit_init(r)) {
 		ret = -errno;
 		set_err(r, "setting up the unwind tables and the mapping picture: %s%s", strerror(-ret), "");
 		goto out;
@@ -872,6 +880,7 @@ out:
 		if (waitpid(child, &status, WNOHANG) == child)
 			r->st.child_status = status;
 	}
+	rec_jit_finish(r);
 	fill_stats(r);
 	if (r->w) {
 		int cret = ustack_trace_writer__close(r->w);
@@ -904,6 +913,7 @@ out:
 	ustack_kallsyms__free(r->ksyms);
 	free(r->comms);
 	ustack_u64map__free(r->comm_of);
+	rec_jit_free(r);
 	free(r);
 	return ret;
 }

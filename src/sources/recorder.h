@@ -65,6 +65,8 @@ struct rec {
 	/* the BPF backend (NULL: copy) */
 	struct ustack_bpf *bpf;
 	struct rec_bpf *rb;
+	/* pid -> JIT map state (jitmap_record.c) */
+	struct ustack_u64map *jit_pids;
 };
 
 
@@ -85,6 +87,16 @@ int rec_unwind_copy(struct rec *r, uint32_t pid, uint64_t ip, uint64_t sp, uint6
 
 /* The perf record callback (side-band in the BPF backend too). */
 void rec_on_record(void *ctx, const struct ustack_perf_record *rec);
+
+/* jitmap_record.c: /tmp/perf-PID.map files into the trace */
+int rec_jit_init(struct rec *r);
+void rec_jit_free(struct rec *r);
+/* @pid had a frame in anonymous memory: its map is read at the end. */
+void rec_jit_note_anon(struct rec *r, uint32_t pid);
+/* Process @pid exited: copy its map now (once). */
+void rec_jit_exit(struct rec *r, uint32_t pid);
+/* End of the recording: the maps of the processes not copied yet. */
+void rec_jit_finish(struct rec *r);
 
 /* recorder_bpf.c */
 /* Load the kernel program (before targets and events are set up).

@@ -407,17 +407,23 @@ void rec_bpf_exit(struct rec *r, uint32_t tid)
 /* ---- records ---------------------------------------------------------------------- */
 
 /* Frames and methods of a stored stack, for the totals. */
-static void count_frames(struct rec *r, uint32_t id)
+/* Count the frames of a stack the kernel walked, and note a process with
+ * frames in anonymous memory (file id 0): its JIT map is read at the end. */
+static void count_frames(struct rec *r, uint32_t id, uint32_t pid)
 {
 	const uint64_t *w;
 	uint32_t nr;
+	int anon = 0;
 
 	if (id == USTACK_TRACE_NO_STACK || ustack_stackmap__lookup(r->umap, id, &w, &nr, NULL))
 		return;
 	for (uint32_t i = 0; i + 1 < nr; i += 2) {
 		r->st.frames++;
 		r->st.frames_by_method[(w[i + 1] >> 56) & 7]++;
+		anon |= !(w[i + 1] & USTACK_TRACE_WORD_FILE_ID_MASK);
 	}
+	if (anon)
+		rec_jit_note_anon(r, pid);
 }
 
 /* @s was checked by ustack_bpf_record__check() */
@@ -503,7 +509,7 @@ static void on_event(struct rec *r, const struct ub_event *e)
 				b->copy_tid = 0;
 			} else if (e->ustack && ustack_u64map__get(b->stack_of, e->ustack, &v)) {
 				en->stack_id = (uint32_t)v;
-				count_frames(r, en->stack_id);
+				count_frames(r, en->stack_id, e->pid);
 			}
 		}
 		r->st.unwinds++;

@@ -793,6 +793,26 @@ static const char *dec_ksym(struct ustack_trace_reader *r, struct trace_cur *c,
 	return NULL;
 }
 
+static const char *dec_jitsym(struct ustack_trace_reader *r, struct trace_cur *c,
+			      struct ustack_trace_record *rec, int *oom)
+{
+	struct ustack_trace_jitsym *j = &rec->jitsym;
+
+	j->pid = trace_get_u32v(c);
+	j->addr = trace_get_varint(c);
+	j->size = trace_get_varint(c);
+	j->name = get_str(r, c, 0, oom);
+	if (c->bad || *oom)
+		return "bad field";
+	if (!j->size)
+		return "size 0";
+	if (j->addr + j->size < j->addr)
+		return "symbol past the end of the address space";
+	if (!*j->name)
+		return "empty name";
+	return NULL;
+}
+
 static const char *dec_end(struct ustack_trace_reader *r, struct trace_cur *c,
 			   struct ustack_trace_record *rec)
 {
@@ -905,6 +925,7 @@ int ustack_trace_reader__next(struct ustack_trace_reader *r, struct ustack_trace
 		case USTACK_TRACE_FILE_MAP: why = dec_file_map(r, &c, rec, &oom); break;
 		case USTACK_TRACE_LOST: why = dec_lost(r, &c, rec); break;
 		case USTACK_TRACE_KSYM: why = dec_ksym(r, &c, rec, &oom); break;
+		case USTACK_TRACE_JITSYM: why = dec_jitsym(r, &c, rec, &oom); break;
 		case USTACK_TRACE_END:
 			why = dec_end(r, &c, rec);
 			if (!why)

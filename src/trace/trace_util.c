@@ -15,6 +15,7 @@ const char *ustack_trace_record_name(unsigned int type)
 		[USTACK_TRACE_LOST] = "LOST",
 		[USTACK_TRACE_KSYM] = "KSYM",
 		[USTACK_TRACE_END] = "END",
+		[USTACK_TRACE_JITSYM] = "JITSYM",
 	};
 
 	if (type < sizeof(names) / sizeof(names[0]) && names[type])

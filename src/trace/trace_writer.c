@@ -245,7 +245,7 @@ static int emit(struct ustack_trace_writer *w, uint8_t type, const struct tbuf *
 		w->st.user_stack_bytes += w->chunk.len - before;
 		break;
 	case USTACK_TRACE_STACK: case USTACK_TRACE_FILE_MAP:
-	case USTACK_TRACE_KSYM: case USTACK_TRACE_EVENT_DESC:
+	case USTACK_TRACE_KSYM: case USTACK_TRACE_EVENT_DESC: case USTACK_TRACE_JITSYM:
 		w->st.def_bytes += w->chunk.len - before;
 		break;
 	}
@@ -774,6 +774,25 @@ int ustack_trace_writer__add_ksym(struct ustack_trace_writer *w, const struct us
 	if (err)
 		return err;
 	return group_end(w, emit_ksym(w, k));
+}
+
+int ustack_trace_writer__add_jitsym(struct ustack_trace_writer *w,
+				   const struct ustack_trace_jitsym *j)
+{
+	struct enc e;
+	int err;
+
+	if (!j || !j->size || !j->name || !*j->name)
+		return -EINVAL;
+	err = group_begin(w);
+	if (err)
+		return err;
+	e = rec_begin(w);
+	put_var(&e, j->pid);
+	put_var(&e, j->addr);
+	put_var(&e, j->size);
+	put_str(&e, j->name);
+	return group_end(w, rec_end(w, &e, USTACK_TRACE_JITSYM));
 }
 
 int ustack_trace_writer__flush(struct ustack_trace_writer *w)

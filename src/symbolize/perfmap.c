@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Parser and address lookup for perf JIT maps (perfmap.h). The text comes
+ * from a file another process is still appending to, or from a trace: every
+ * line is checked and a bad one is skipped with a warning, never trusted.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include <ustack/perfmap.h>
+
+struct ustack_perfmap {
+	struct ustack_perfmap_entry *e; /* in the order added: index = age */
+	size_t n, cap;
+	/* lookup index, rebuilt after additions: entry indices sorted by start
+	 * (then age), and the largest end among sorted[0..i] */
+	uint32_t *sorted;
+	uint64_t *max_end;
+	int dirty;
+	unsigned long bad;
+};
+
+struct ustack_perfmap *ustack_perfmap__new(void)
+{
+	struct ustack_perfmap *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		errno = ENOMEM;
+	return m;
+}
+
+void ustack_perfmap__free(struct ustack_perfmap *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n; i++)
+		free((char *)m->e[i].name);
+	free(m->e);
+	free(m->sorted);
+	free(m->max_end);
+	free(m);
+}
+
+size_t ustack_perfmap__count(const struct ustack_perfmap *m)
+{
+	return m ? m->n : 0;
+}
+
+const struct ustack_perfmap_entry *ustack_perfmap__entry(const struct ustack_perfmap *m, size_t i)
+{
+	return m && i < m->n ? &m->e[i] : NULL;
+}
+
+unsigned long ustack_perfmap__bad_lines(const struct ustack_perfmap *m)
+{
+	return m ? m->bad : 0;
+}
+
+static int add_n(struct ustack_perfmap *m, uint64_t start, uint64_t size, const char *name,
+		 size_t nlen)
+{
+	char *copy;
+
+	if (!size || start + size < start || !nlen)
+		return -EINVAL;
+	if (m->n >= USTACK_PERFMAP_MAX_ENTRIES)
+		return -E2BIG;
+	if (m->n == m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 64;
+		void *np = realloc(m->e, ncap * sizeof(*m->e));
+
+		if (!np)
+			return -ENOMEM;
+		m->e = np;
+		m->cap = ncap;
+	}
+	if (nlen > USTACK_PERFMAP_MAX_NAME)
+		nlen = USTACK_PERFMAP_MAX_NAME;
+	copy = malloc(nlen + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, name, nlen);
+	copy[nlen] = 0;
+	m->e[m->n++] = (struct ustack_perfmap_entry){ start, size, copy };
+	m->dirty = 1;
+	return 0;
+}
+
+int ustack_perfmap__add(struct ustack_perfmap *m, uint64_t start, uint64_t size, const char *name)
+{
+	if (!m || !name)
+		return -EINVAL;
+	return add_n(m, start, size, name, strnlen(name, USTACK_PERFMAP_MAX_NAME + 1));
+}
+
+/* A hex number at *p (optional 0x), at most 64 bits. 0 or -1. */
+static int get_hex(const char **p, const char *end, uint64_t *v)
+{
+	const char *s = *p;
+	uint64_t x = 0;
+	int digits = 0;
+
+	if (end - s >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	for (; s < end; s++) {
+		int d;
+
+		if (*s >= '0' && *s <= '9')
+			d = *s - '0';
+		else if (*s >= 'a' && *s <= 'f')
+			d = *s - 'a' + 10;
+		else if (*s >= 'A' && *s <= 'F')
+			d = *s - 'A' + 10;
+		else
+			break;
+		if (x >> 60)
+			return -1; /* more than 64 bits */
+		x = x << 4 | (uint64_t)d;
+		digits++;
+	}
+	if (!digits)
+		return -1;
+	*p = s;
+	*v = x;
+	return 0;
+}
+
+static const char *skip_blanks(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	return p;
+}
+
+/* One line without its '\n'. NULL if well-formed, else why not. */
+static const char *parse_line(struct ustack_perfmap *m, const char *p, const char *end, int *err)
+{
+	uint64_t start, size;
+	const char *q;
+
+	*err = 0;
+	if (memchr(p, 0, (size_t)(end - p)))
+		return "NUL byte in the line";
+	if (end > p && end[-1] == '\r')
+		end--;
+	p = skip_blanks(p, end);
+	if (get_hex(&p, end, &start))
+		return "bad start address";
+	q = skip_blanks(p, end);
+	if (q == p)
+		return "no blank after the start address";
+	p = q;
+	if (get_hex(&p, end, &size))
+		return "bad size";
+	q = skip_blanks(p, end);
+	if (q == p || q == end)
+		return "no symbol name";
+	if (!size)
+		return "size 0";
+	if (start + size < start)
+		return "start + size past the end of the address space";
+	*err = add_n(m, start, size, q, (size_t)(end - q));
+	return NULL;
+}
+
+long ustack_perfmap__parse(struct ustack_perfmap *m, const char *buf, size_t len,
+			   const char *fname, unsigned long first_line)
+{
+	const char *p = buf, *end = buf + len;
+	unsigned long line = first_line;
+
+	if (!m || (!buf && len))
+		return -EINVAL;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *why;
+		int err;
+
+		if (!nl)
+			break; /* a partial last line: the writer is still at it */
+		if (nl == p || (nl - p == 1 && *p == '\r')) {
+			p = nl + 1;
+			line++;
+			continue; /* blank line */
+		}
+		why = parse_line(m, p, nl, &err);
+		if (err == -ENOMEM || err == -E2BIG) {
+			if (err == -E2BIG)
+				pr_warn("%s:%lu: more than %u symbols: the rest is ignored\n",
+					fname ? fname : "perf map", line, USTACK_PERFMAP_MAX_ENTRIES);
+			return err;
+		}
+		if (why) {
+			if (m->bad < 10)
+				pr_warn("%s:%lu: malformed perf map line skipped: %s\n",
+					fname ? fname : "perf map", line, why);
+			else if (m->bad == 10)
+				pr_warn("%s: more malformed lines skipped (not listed)\n",
+					fname ? fname : "perf map");
+			m->bad++;
+		}
+		p = nl + 1;
+		line++;
+	}
+	return (long)(p - buf);
+}
+
+int ustack_perfmap__read_file(struct ustack_perfmap *m, const char *path)
+{
+	size_t cap = 1 << 16, len = 0;
+	char *buf;
+	int fd, ret = 0;
+	long used;
+
+	if (!m || !path)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	buf = malloc(cap);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		ssize_t got;
+
+		if (len == cap) {
+			char *nb;
+
+			if (cap >= USTACK_PERFMAP_MAX_FILE) {
+				pr_warn("%s: larger than %u MiB: the rest is ignored\n", path,
+					USTACK_PERFMAP_MAX_FILE >> 20);
+				break;
+			}
+			nb = realloc(buf, cap * 2);
+			if (!nb) {
+				ret = -ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		got = read(fd, buf + len, cap - len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			ret = -errno;
+			break;
+		}
+		if (!got)
+			break;
+		len += (size_t)got;
+	}
+	close(fd);
+	if (!ret) {
+		used = ustack_perfmap__parse(m, buf, len, path, 1);
+		if (used < 0 && used != -E2BIG)
+			ret = (int)used;
+	}
+	free(buf);
+	return ret;
+}
+
+static int cmp_idx(const void *a, const void *b, void *ctx)
+{
+	const struct ustack_perfmap *sort_map = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint64_t sx = sort_map->e[x].start, sy = sort_map->e[y].start;
+
+	if (sx != sy)
+		return sx < sy ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static int rebuild(struct ustack_perfmap *m)
+{
+	uint32_t *s = realloc(m->sorted, (m->n ? m->n : 1) * sizeof(*s));
+	uint64_t *me;
+
+	if (!s)
+		return -ENOMEM;
+	m->sorted = s;
+	me = realloc(m->max_end, (m->n ? m->n : 1) * sizeof(*me));
+	if (!me)
+		return -ENOMEM;
+	m->max_end = me;
+	for (size_t i = 0; i < m->n; i++)
+		s[i] = (uint32_t)i;
+	qsort_r(s, m->n, sizeof(*s), cmp_idx, m);
+	for (size_t i = 0; i < m->n; i++) {
+		uint64_t end = m->e[s[i]].start + m->e[s[i]].size;
+
+		me[i] = i && me[i - 1] > end ? me[i - 1] : end;
+	}
+	m->dirty = 0;
+	return 0;
+}
+
+const struct ustack_perfmap_entry *ustack_perfmap__lookup(struct ustack_perfmap *m, uint64_t addr)
+{
+	size_t lo = 0, hi;
+	long best = -1;
+
+	if (!m || !m->n || (m->dirty && rebuild(m)))
+		return NULL;
+	/* hi = number of entries starting at or below addr */
+	hi = m->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->e[m->sorted[mid]].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* walk down while some earlier entry may still reach addr: the
+	 * newest (highest index) covering entry wins */
+	for (size_t i = lo; i-- > 0;) {
+		const struct ustack_perfmap_entry *e;
+
+		if (m->max_end[i] <= addr)
+			break;
+		e = &m->e[m->sorted[i]];
+		if (addr - e->start < e->size && (long)m->sorted[i] > best)
+			best = (long)m->sorted[i];
+	}
+	return best < 0 ? NULL : &m->e[best];
+}

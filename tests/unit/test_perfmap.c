@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: MIT
+/*
+ * perf JIT maps: the parser (lines as node --perf-basic-prof, python3 -X
+ * perf and perf-map-agent write them), the overlap rule, and the JITSYM
+ * trace record carrying them from record to report.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ustack/perfmap.h>
+#include <ustack/trace.h>
+#include <ustack/ustack.h>
+
+#include "test.h"
+
+static int warnings;
+static char last_warning[512];
+
+static int count_print(enum ustack_print_level level, const char *fmt, va_list ap)
+{
+	if (level == USTACK_WARN) {
+		warnings++;
+		vsnprintf(last_warning, sizeof(last_warning), fmt, ap);
+	}
+	return 0;
+}
+
+/* lines copied from a real /tmp/perf-PID.map of node 20 --perf-basic-prof,
+ * of python3.12 -X perf, and of perf-map-agent (0x prefixes) */
+static const char node_map[] =
+	"2418de24b236 47 JS:~driver /tmp/jitw/x.js:6:16\n"
+	"2418de24b356 2a JS:~hot /tmp/jitw/x.js:1:13\n"
+	"7ff972fc5b80 2c8 JS:*hot /tmp/jitw/x.js:1:13\n"
+	"7ff972fc5e80 1e0 JS:*hot /tmp/jitw/x.js:1:13\n"
+	"7ff972fc60c0 2a8 JS:*driver /tmp/jitw/x.js:6:16\n"
+	"7f3b2c0a1000 b py::hot:/tmp/x.py\n"
+	"0x7f00deadb000 0x40 Lcom/example/Foo;::bar\n";
+
+static void test_parse_real_lines(void)
+{
+	struct ustack_perfmap *m = ustack_perfmap__new();
+	const struct ustack_perfmap_entry *e;
+
+	CHECK(m);
+	warnings = 0;
+	CHECK_EQ(ustack_perfmap__parse(m, node_map, strlen(node_map), "node.map", 1),
+		 (long)strlen(node_map));
+	CHECK_EQ(warnings, 0);
+	CHECK_EQ(ustack_perfmap__count(m), 7);
+	e = ustack_perfmap__lookup(m, 0x7ff972fc5b80 + 0x2c7);
+	CHECK(e);
+	CHECK_STR(e->name, "JS:*hot /tmp/jitw/x.js:1:13");
+	CHECK_EQ_U64(e->start, 0x7ff972fc5b80);
+	CHECK_EQ_U64(e->size, 0x2c8);
+	/* one past the end: the gap before the next symbol */
+	CHECK(!ustack_perfmap__lookup(m, 0x7ff972fc5b80 + 0x2c8));
+	CHECK_STR(ustack_perfmap__lookup(m, 0x7ff972fc60c0)->name, "JS:*driver /tmp/jitw/x.js:6:16");
+	CHECK_STR(ustack_perfmap__lookup(m, 0x7f3b2c0a100a)->name, "py::hot:/tmp/x.py");
+	CHECK(!ustack_perfmap__lookup(m, 0x7f3b2c0a100b));
+	CHECK_STR(ustack_perfmap__lookup(m, 0x7f00deadb03f)->name, "Lcom/example/Foo;::bar");
+	CHECK(!ustack_perfmap__lookup(m, 0x1000));
+	CHECK(!ustack_perfmap__lookup(m, UINT64_MAX));
+	ustack_perfmap__free(m);
+}
+
+static void test_overlap_newest_wins(void)
+{
+	struct ustack_perfmap *m = ustack_perfmap__new();
+	/* V8 reuses code space after a GC: a later line covers an older one */
+	static const char text[] =
+		"1000 1000 old_big\n"
+		"1800 100 new_inner\n"
+		"1000 10 same_start_newer\n"
+		"1000 10 same_start_newest\n"
+		"3000 10 after\n";
+
+	CHECK(m);
+	CHECK_EQ(ustack_perfmap__parse(m, text, strlen(text), "t.map", 1), (long)strlen(text));
+	CHECK_STR(ustack_perfmap__lookup(m, 0x1005)->name, "same_start_newest");
+	CHECK_STR(ustack_perfmap__lookup(m, 0x1010)->name, "old_big");
+	CHECK_STR(ustack_perfmap__lookup(m, 0x1850)->name, "new_inner");
+	CHECK_STR(ustack_perfmap__lookup(m, 0x1900)->name, "old_big");
+	CHECK_STR(ustack_perfmap__lookup(m, 0x1fff)->name, "old_big");
+	CHECK(!ustack_perfmap__lookup(m, 0x2000));
+	CHECK_STR(ustack_perfmap__lookup(m, 0x3000)->name, "after");
+	/* an addition after lookups re-sorts */
+	CHECK_EQ(ustack_perfmap__add(m, 0x1900, 0x10, "added_later"), 0);
+	CHECK_STR(ustack_perfmap__lookup(m, 0x1905)->name, "added_later");
+	CHECK_EQ(ustack_perfmap__add(m, 0x1900, 0, "empty"), -EINVAL);
+	CHECK_EQ(ustack_perfmap__add(m, UINT64_MAX, 2, "wraps"), -EINVAL);
+	ustack_perfmap__free(m);
+}
+
+static void test_malformed_and_partial(void)
+{
+	struct ustack_perfmap *m = ustack_perfmap__new();
+	static const char text[] =
+		"4000 10 good_one\n"
+		"garbage line\n"               /* 2: no address */
+		"4100 zz bad_size\n"           /* 3 */
+		"4200 10\n"                    /* 4: no name */
+		"\n"                           /* 5: blank, not a warning */
+		"4300 0 size_zero\n"           /* 6 */
+		"ffffffffffffffff 10 wraps\n"  /* 7 */
+		"12345678901234567 1 toolong\n"/* 8: more than 64 bits */
+		"4400 10 good_two\r\n"         /* 9: CRLF */
+		"4500 10 cut_in_the_mid";      /* partial: the writer is at it */
+	long used;
+
+	CHECK(m);
+	warnings = 0;
+	used = ustack_perfmap__parse(m, text, sizeof(text) - 1, "bad.map", 1);
+	CHECK_EQ(used, (long)(strstr(text, "4500") - text));
+	CHECK_EQ(ustack_perfmap__count(m), 2);
+	CHECK_EQ(ustack_perfmap__bad_lines(m), 6);
+	CHECK_EQ(warnings, 6);
+	CHECK(strstr(last_warning, "bad.map:8:"));
+	CHECK_STR(ustack_perfmap__lookup(m, 0x4005)->name, "good_one");
+	CHECK_STR(ustack_perfmap__lookup(m, 0x4405)->name, "good_two");
+	CHECK(!ustack_perfmap__lookup(m, 0x4505));
+	/* the writer finishes the line: resume where parsing stopped */
+	{
+		static const char rest[] = "4500 10 cut_in_the_middle\n";
+		char buf[128];
+		size_t left = sizeof(text) - 1 - (size_t)used;
+
+		memcpy(buf, text + used, left);
+		memcpy(buf + left, rest + strlen("4500 10 cut_in_the_mid"),
+		       strlen(rest) - strlen("4500 10 cut_in_the_mid"));
+		left += strlen(rest) - strlen("4500 10 cut_in_the_mid");
+		CHECK_EQ(ustack_perfmap__parse(m, buf, left, "bad.map", 10), (long)left);
+		CHECK_STR(ustack_perfmap__lookup(m, 0x4505)->name, "cut_in_the_middle");
+	}
+	ustack_perfmap__free(m);
+}
+
+static void test_read_file(void)
+{
+	char path[] = "/tmp/ustack-test-perfmap-XXXXXX";
+	int fd = mkstemp(path);
+	struct ustack_perfmap *m = ustack_perfmap__new();
+
+	CHECK(fd >= 0 && m);
+	CHECK_EQ(write(fd, node_map, strlen(node_map)), (long)strlen(node_map));
+	close(fd);
+	CHECK_EQ(ustack_perfmap__read_file(m, path), 0);
+	CHECK_EQ(ustack_perfmap__count(m), 7);
+	CHECK_STR(ustack_perfmap__lookup(m, 0x2418de24b356)->name, "JS:~hot /tmp/jitw/x.js:1:13");
+	unlink(path);
+	CHECK_EQ(ustack_perfmap__read_file(m, path), -ENOENT);
+	ustack_perfmap__free(m);
+}
+
+static int no_stack(void *ctx, uint32_t kind, uint32_t id, struct ustack_trace_stack *st)
+{
+	return -ENOENT;
+}
+
+static int no_file(void *ctx, uint64_t id, struct ustack_file_map *fm)
+{
+	return -ENOENT;
+}
+
+/* JITSYM records: written, read back, collected per pid; an empty name or
+ * size 0 is refused by the writer */
+static void test_jitsym_trace(void)
+{
+	char path[] = "/tmp/ustack-test-jitsym-XXXXXX";
+	struct ustack_trace_header hdr = { .clock_id = 1, .hostname = "h", .version = "t" };
+	struct ustack_trace_writer_opts o = { .sz = sizeof(o), .get_stack = no_stack,
+					      .get_file_map = no_file };
+	struct ustack_trace_jitsym j1 = { 100, 0x7ff972fc5b80, 0x2c8, "JS:*hot /tmp/x.js:1:13" };
+	struct ustack_trace_jitsym j2 = { 200, 0x7ff972fc5b80, 0x10, "other process" };
+	struct ustack_trace_jitsym j3 = { 100, 0x7ff972fc5c00, 0x10, "newer, inside" };
+	struct ustack_trace_jitsym bad = { 100, 0x1000, 0, "size 0" };
+	struct ustack_trace_writer *w;
+	struct ustack_trace_reader *r;
+	struct ustack_trace_record rec;
+	struct ustack_jitsyms *t;
+	int fd = mkstemp(path), n = 0;
+
+	CHECK(fd >= 0);
+	close(fd);
+	w = ustack_trace_writer__open(path, &hdr, &o);
+	CHECK(w);
+	CHECK_EQ(ustack_trace_writer__add_jitsym(w, &j1), 0);
+	CHECK_EQ(ustack_trace_writer__add_jitsym(w, &j2), 0);
+	CHECK_EQ(ustack_trace_writer__add_jitsym(w, &j3), 0);
+	CHECK_EQ(ustack_trace_writer__add_jitsym(w, &bad), -EINVAL);
+	CHECK_EQ(ustack_trace_writer__close(w), 0);
+
+	r = ustack_trace_reader__open(path, NULL);
+	CHECK(r);
+	while (ustack_trace_reader__next(r, &rec) == 1) {
+		if (rec.type != USTACK_TRACE_JITSYM)
+			continue;
+		if (n == 0) {
+			CHECK_EQ(rec.jitsym.pid, 100);
+			CHECK_EQ_U64(rec.jitsym.addr, 0x7ff972fc5b80);
+			CHECK_EQ_U64(rec.jitsym.size, 0x2c8);
+			CHECK_STR(rec.jitsym.name, "JS:*hot /tmp/x.js:1:13");
+		}
+		n++;
+	}
+	CHECK_EQ(n, 3);
+	CHECK(ustack_trace_reader__error(r) == NULL || !*ustack_trace_reader__error(r));
+	ustack_trace_reader__close(r);
+
+	t = ustack_jitsyms__new();
+	CHECK(t);
+	CHECK_EQ(ustack_jitsyms__load_trace(t, path), 3);
+	CHECK_STR(ustack_jitsyms__lookup(t, 100, 0x7ff972fc5b90)->name, "JS:*hot /tmp/x.js:1:13");
+	CHECK_STR(ustack_jitsyms__lookup(t, 100, 0x7ff972fc5c05)->name, "newer, inside");
+	CHECK_STR(ustack_jitsyms__lookup(t, 200, 0x7ff972fc5b85)->name, "other process");
+	CHECK(!ustack_jitsyms__lookup(t, 200, 0x7ff972fc5b90));
+	CHECK(!ustack_jitsyms__lookup(t, 300, 0x7ff972fc5b85));
+	CHECK_EQ(ustack_jitsyms__map_index(t, 300), 0);
+	CHECK(ustack_jitsyms__map_index(t, 100) != ustack_jitsyms__map_index(t, 200));
+	ustack_jitsyms__free(t);
+	unlink(path);
+}
+
+int main(void)
+{
+	ustack_set_print(count_print);
+	RUN(test_parse_real_lines);
+	RUN(test_overlap_newest_wins);
+	RUN(test_malformed_and_partial);
+	RUN(test_read_file);
+	RUN(test_jitsym_trace);
+	TEST_EXIT();
+}
