@@ -72,6 +72,23 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
+static void json_str_or_null(const char *s)
+{
+	if (s)
+		json_str(s);
+	else
+		printf("null");
+}
+
+/* A frame's "path", "file_offset" and "method" fields. */
+static void json_frame_where(const struct ustack_snapshot_frame *f)
+{
+	printf(", \"path\": ");
+	json_str_or_null(f->path);
+	printf(", \"file_offset\": \"0x%llx\", \"method\": \"%s\"",
+	       (unsigned long long)f->file_offset, ustack_method_name(f->method));
+}
+
 static const char *base_name(const char *path)
 {
 	const char *b = path ? strrchr(path, '/') : NULL;
@@ -157,10 +174,7 @@ static const struct ustack_snapshot_line *frame_lines(const struct ustack_snapsh
 static void json_line_fields(const struct ustack_snapshot_line *l)
 {
 	printf(", \"file\": ");
-	if (l && l->file)
-		json_str(l->file);
-	else
-		printf("null");
+	json_str_or_null(l ? l->file : NULL);
 	printf(", \"line\": %u, \"inlined\": %s", l ? l->line : 0,
 	       l && l->inlined ? "true" : "false");
 }
@@ -183,38 +197,20 @@ static void print_json_thread(struct snap_out *o, const struct ustack_snapshot_t
 		for (int j = 0; ls && j < nl - 1; j++) {
 			printf("%s\n      {\"pc\": \"0x%llx\", \"function\": ", printed++ ? "," : "",
 			       (unsigned long long)f->pc);
-			if (ls[j].function)
-				json_str(ls[j].function);
-			else
-				printf("null");
-			printf(", \"offset\": 0, \"path\": ");
-			if (f->path)
-				json_str(f->path);
-			else
-				printf("null");
-			printf(", \"file_offset\": \"0x%llx\", \"method\": \"%s\"",
-			       (unsigned long long)f->file_offset, ustack_method_name(f->method));
+			json_str_or_null(ls[j].function);
+			printf(", \"offset\": 0");
+			json_frame_where(f);
 			json_line_fields(&ls[j]);
 			putchar('}');
 		}
 		printf("%s\n      {\"pc\": \"0x%llx\", \"function\": ", printed++ ? "," : "",
 		       (unsigned long long)f->pc);
-		if (je)
-			json_str(je->name);
-		else if (f->symbol)
-			json_str(f->symbol);
-		else
-			printf("null");
+		json_str_or_null(je ? je->name : f->symbol);
 		if (je)
 			printf(", \"jit\": true");
-		printf(", \"offset\": %llu, \"path\": ",
+		printf(", \"offset\": %llu",
 		       (unsigned long long)(je ? f->pc - je->start : f->symbol_off));
-		if (f->path)
-			json_str(f->path);
-		else
-			printf("null");
-		printf(", \"file_offset\": \"0x%llx\", \"method\": \"%s\"",
-		       (unsigned long long)f->file_offset, ustack_method_name(f->method));
+		json_frame_where(f);
 		json_line_fields(ls ? &ls[nl - 1] : NULL);
 		putchar('}');
 	}

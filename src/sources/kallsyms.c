@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/compiler.h"
+#include "common/cache_dir.h"
 #include "sources/kallsyms.h"
 
 #define NO_MODULE UINT32_MAX
@@ -257,20 +258,6 @@ static void save_cache(const struct ustack_kallsyms *k, const char *dir, const c
 		unlink(tmp);
 }
 
-static const char *default_cache_dir(char *buf, size_t size)
-{
-	const char *env = getenv("USTACK_CACHE_DIR"), *home = getenv("HOME");
-
-	if (env)
-		return env;
-	if (geteuid() == 0)
-		return "/var/cache/ustack";
-	if (!home || !*home)
-		return "";
-	snprintf(buf, size, "%s/.cache/ustack", home);
-	return buf;
-}
-
 struct ustack_kallsyms *ustack_kallsyms__load(const char *cache_dir, int *from_cache)
 {
 	struct ustack_kallsyms *k = calloc(1, sizeof(*k));
@@ -282,7 +269,7 @@ struct ustack_kallsyms *ustack_kallsyms__load(const char *cache_dir, int *from_c
 	if (!k)
 		return NULL;
 	if (!cache_dir)
-		cache_dir = default_cache_dir(dirbuf, sizeof(dirbuf));
+		cache_dir = ustack_cache_dir(dirbuf, sizeof(dirbuf));
 	if (*cache_dir) {
 		key = cache_key();
 		snprintf(path, sizeof(path), "%s/kallsyms-%016llx", cache_dir, (unsigned long long)key);

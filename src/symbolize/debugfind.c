@@ -27,6 +27,7 @@
 #include <zstd.h>
 
 #include "common/crc32.h"
+#include "common/cache_dir.h"
 #include "common/log.h"
 #include "elf/elf_file.h"
 #include "symbolize/debugfind.h"
@@ -413,20 +414,6 @@ static int same_build_id(const struct find_ctx *c, const struct ustack_elf *elf)
 	return n > 0 && (size_t)n == c->len && !memcmp(id, c->build_id, c->len);
 }
 
-static const char *default_cache_dir(char *buf, size_t size)
-{
-	const char *env = getenv("USTACK_CACHE_DIR"), *home = getenv("HOME");
-
-	if (env)
-		return env;
-	if (geteuid() == 0)
-		return "/var/cache/ustack";
-	if (!home || !*home)
-		return "";
-	snprintf(buf, size, "%s/.cache/ustack", home);
-	return buf;
-}
-
 /* Write @data to <cache>/debug/<build id>.<suffix> (atomically: a reader
  * never sees half a file) and put its path in @path. 0 or -errno. */
 static int cache_put(struct find_ctx *c, const char *suffix, const uint8_t *data, size_t n,
@@ -434,7 +421,7 @@ static int cache_put(struct find_ctx *c, const char *suffix, const uint8_t *data
 {
 	char dirbuf[PATH_MAX], dir[PATH_MAX], tmp[PATH_MAX + 32];
 	const char *cd = c->o && c->o->cache_dir ? c->o->cache_dir
-						 : default_cache_dir(dirbuf, sizeof(dirbuf));
+						 : ustack_cache_dir(dirbuf, sizeof(dirbuf));
 	int fd, ok;
 
 	if (!*cd || !c->len)
