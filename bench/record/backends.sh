@@ -220,7 +220,7 @@ name() {
 bpfflag() { [ $has_backend = 1 ] && echo "--backend bpf|copy " || true; }
 
 echo "command: SECTIONS=\"$SECTIONS\" bash bench/record/backends.sh $RUNS   ($RUNS rounds, tools alternating: bare [floor] $TOOLS)"
-echo "kernel $(uname -r), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $(date +%F); $(perf --version); ustack $(git rev-parse --short HEAD)"
+echo "CPU$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), kernel $(uname -r), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $(date +%F); $(perf --version); ustack $(git rev-parse --short HEAD)"
 echo "$bpf_note"
 echo "figures: median [min-max] of $RUNS rounds"
 echo
