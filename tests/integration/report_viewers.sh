@@ -27,6 +27,8 @@
 #                        the profile name and logs no error; a damaged file
 #                        makes the same check fail (the oracle can fail).
 #                        Screenshot: build/speedscope.png
+#   speedscope_mixed     cpu-clock + a tracepoint: profiles "comm (tid) EVENT",
+#                        nanoseconds/1001001 for one, none/1 for the other
 #   snapshot_speedscope  snapshot -f speedscope -o FILE: schema-valid, one
 #                        profile per thread of a 3-thread process, one sample each
 #   viewers_edge         empty trace, trace of only LOST records, truncated
@@ -254,6 +256,23 @@ if [ -f "$index" ]; then
 		fi
 	fi
 fi
+
+# ---- mixed event kinds: one profile per (thread, event kind) ------------------------------------
+if ! "$USTACK" record -q -o "$tmp/mix.data" -e cpu-clock -e syscalls:sys_enter_write -- \
+	sh -c "'$tmp/vwprog'; for i in 1 2 3; do echo x; done" >/dev/null 2>"$tmp/mix.err"; then
+	skip speedscope_mixed "tracepoint recording unavailable: $(head -n1 "$tmp/mix.err")"
+elif "$USTACK" report -i "$tmp/mix.data" -f speedscope -o "$tmp/mix.json" &&
+	$PY - "$tmp/mix.json" <<'EOF'; then pass speedscope_mixed; else fail speedscope_mixed "see above"; fi
+import json, sys
+d = json.load(open(sys.argv[1]))
+kinds = {}
+for p in d["profiles"]:
+    comm_tid, ev = p["name"].rsplit(" ", 1)
+    kinds[ev] = (p["unit"], set(p["weights"]), comm_tid)
+assert kinds["cpu-clock"][:2] == ("nanoseconds", {1001001}), kinds
+assert kinds["syscalls:sys_enter_write"][:2] == ("none", {1}), kinds
+assert kinds["cpu-clock"][2].startswith("vwprog ("), kinds
+EOF
 
 # ---- snapshot --format speedscope ---------------------------------------------------------------
 cat >"$tmp/thr.c" <<'EOF'
