@@ -1231,8 +1231,8 @@ int cmd_report(int argc, char **argv)
 		stats_finish(&rp, file_size, ret < 0);
 	else if (rp.fmt == FMT_FOLDED)
 		folded_finish(&rp);
-	else if (rp.viewer && !rp.oom && cli_report_viewer__finish(rp.viewer))
-		rp.oom = 1;
+	else if (rp.viewer && !rp.oom && cli_report_viewer__finish(rp.viewer) == -ENOMEM)
+		rp.oom = 1; /* -EIO: the ferror() check below names the file */
 	else if (rp.fmt == FMT_STACKMAP || rp.fmt == FMT_STACKMAP_BIN)
 		if (stackmap_finish(&rp))
 			rp.oom = 1;
