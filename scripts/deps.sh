@@ -27,7 +27,12 @@ PKGS=(
   debuginfod         # test server for symbolize_debugsrc
   zstd               # zstd CLI: zstd-compressed fixtures (tests/integration/lib/zstd_sections.py)
   xz-utils           # xz CLI: MiniDebugInfo fixtures (symbolize_debugsrc)
-  nodejs             # JIT code with frame pointers and a perf map (jit_perfmap test)
+  nodejs             # JIT code with frame pointers and a perf map (jit_perfmap test); its npm installs speedscope (report_viewers)
+  chromium           # report_viewers: opens the speedscope app headless (DevTools protocol)
+  chromium-driver    # WebDriver for chromium; report_viewers talks the DevTools protocol itself and does not need it
+  python3-websocket  # report_viewers: DevTools protocol client (tests/integration/lib/speedscope_view.py)
+  python3-jsonschema # report_viewers: validates speedscope files against the package's schema
+  perl               # report_viewers: runs the vendored stackcollapse-perf.pl
 )
 missing=()
 for p in "${PKGS[@]}"; do

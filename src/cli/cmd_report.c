@@ -25,6 +25,7 @@
 #include <ustack/symbolize.h>
 #include <ustack/trace.h>
 #include "cli/cli.h"
+#include "cli/out_viewers.h"
 
 enum report_format {
 	FMT_TEXT,
@@ -32,6 +33,8 @@ enum report_format {
 	FMT_FOLDED,
 	FMT_STACKMAP,
 	FMT_STACKMAP_BIN,
+	FMT_SPEEDSCOPE,  /* out_speedscope.c, via report_viewers.c */
+	FMT_PERFSCRIPT,  /* out_perfscript.c, via report_viewers.c */
 };
 
 /* ---- small containers ----------------------------------------------------- */
@@ -163,6 +166,7 @@ struct report {
 	struct ustack_u64map *file_ids;   /* distinct file ids (stats) */
 
 	struct sbuf line;          /* scratch */
+	struct cli_report_viewer *viewer; /* speedscope, perf-script */
 
 	/* statistics */
 	uint64_t events, user_stacks, lost, lost_records, file_maps, records, jitsyms;
@@ -630,6 +634,11 @@ static void emit_stitched(struct report *rp, const struct ustack_trace_stitched 
 		out_sb(rp, b);
 		return;
 	}
+	if (rp->viewer) {
+		if (cli_report_viewer__event(rp->viewer, s, comm_of(rp, e->tid)))
+			rp->oom = 1;
+		return;
+	}
 	if (rp->fmt == FMT_FOLDED) {
 		folded_count(rp, ((uint64_t)e->kstack_id << 32) | user_view(rp, s->ustack_id, e->pid),
 			     comm_key(rp, e->tid));
@@ -1031,6 +1040,9 @@ static void usage(FILE *f)
 		"                       folded: one line per distinct stack and its count (flamegraph.pl)\n"
 		"                       stackmap: the trace's user stacks in the stackmap text form\n"
 		"                       stackmap-bin: the same in the 'FSMB' v2 binary form\n"
+		"                       speedscope: speedscope's JSON file (one profile per thread)\n"
+		"                       perf-script: 'perf script' text (stackcollapse-perf.pl,\n"
+		"                       Firefox Profiler)\n"
 		"      --kernel         stackmap formats: export the kernel stacks instead\n"
 		"      --stats          print counts and sizes instead of the events\n"
 		"      --no-demangle    leave C++ names mangled\n"
@@ -1047,11 +1059,17 @@ static void usage(FILE *f)
 		"offset is printed and the exit status is 1.\n");
 }
 
+static int viewer_fmt(enum report_format f)
+{
+	return f == FMT_SPEEDSCOPE || f == FMT_PERFSCRIPT;
+}
+
 static int parse_format(const char *s, enum report_format *fmt)
 {
 	static const struct { const char *name; enum report_format f; } names[] = {
 		{ "text", FMT_TEXT }, { "raw", FMT_RAW }, { "folded", FMT_FOLDED },
 		{ "stackmap", FMT_STACKMAP }, { "stackmap-bin", FMT_STACKMAP_BIN },
+		{ "speedscope", FMT_SPEEDSCOPE }, { "perf-script", FMT_PERFSCRIPT },
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -1109,7 +1127,7 @@ int cmd_report(int argc, char **argv)
 				return 2;
 			if (parse_format(v, &rp.fmt)) {
 				cli_error("report: unknown format '%s' (text, raw, folded, stackmap, "
-					  "stackmap-bin)", v);
+					  "stackmap-bin, speedscope, perf-script)", v);
 				return 2;
 			}
 		} else if ((v = opt_value(argc, argv, &i, "--debug-dir", NULL))) {
@@ -1146,7 +1164,7 @@ int cmd_report(int argc, char **argv)
 	if (rp.fmt == FMT_FOLDED && !rp.inline_frames && !rp.srcline)
 		so.flags |= USTACK_SYMBOLIZER_NO_LINES;
 	/* --stats also says where each file's symbols would come from */
-	if ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED) || rp.want_stats)
+	if ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED) || rp.want_stats || viewer_fmt(rp.fmt))
 		rp.sym = ustack_symbolizer__new(&so);
 	rp.comm_idx = ustack_u64map__new();
 	rp.rendered_idx = ustack_u64map__new();
@@ -1156,7 +1174,8 @@ int cmd_report(int argc, char **argv)
 	rp.stack_refs = ustack_u64map__new();
 	rp.file_ids = ustack_u64map__new();
 	rp.uview_idx = ustack_u64map__new();
-	if ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED) && !rp.want_stats && rp.sym) {
+	if ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED || viewer_fmt(rp.fmt)) && !rp.want_stats &&
+	    rp.sym) {
 		long nj;
 
 		rp.jit = ustack_jitsyms__new();
@@ -1165,7 +1184,8 @@ int cmd_report(int argc, char **argv)
 			rp.oom = 1;
 	}
 	if (!rp.st || !rp.uview_idx || rp.oom ||
-	    ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED || rp.want_stats) && !rp.sym) ||
+	    ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED || rp.want_stats || viewer_fmt(rp.fmt)) &&
+	     !rp.sym) ||
 	    !rp.comm_idx || !rp.rendered_idx || !rp.files_printed || !rp.folded_pair_idx ||
 	    !rp.folded || !rp.stack_refs || !rp.file_ids) {
 		cli_error("report: %s", strerror(ENOMEM));
@@ -1184,6 +1204,14 @@ int cmd_report(int argc, char **argv)
 	}
 	/* one large buffer: output is many short lines */
 	setvbuf(rp.out, NULL, _IOFBF, 1 << 20);
+	if (viewer_fmt(rp.fmt) && !rp.want_stats &&
+	    !(rp.viewer = cli_report_viewer__new(rp.fmt == FMT_SPEEDSCOPE ? CLI_VIEWER_SPEEDSCOPE
+									: CLI_VIEWER_PERFSCRIPT,
+						 rp.r, rp.sym, rp.jit, base_name(rp.in_path), rp.out))) {
+		cli_error("report: %s", strerror(ENOMEM));
+		status = 1;
+		goto out;
+	}
 
 	while ((ret = ustack_trace_reader__next(rp.r, &rec)) == 1 && !rp.oom)
 		handle_record(&rp, &rec);
@@ -1203,6 +1231,8 @@ int cmd_report(int argc, char **argv)
 		stats_finish(&rp, file_size, ret < 0);
 	else if (rp.fmt == FMT_FOLDED)
 		folded_finish(&rp);
+	else if (rp.viewer && !rp.oom && cli_report_viewer__finish(rp.viewer) == -ENOMEM)
+		rp.oom = 1; /* -EIO: the ferror() check below names the file */
 	else if (rp.fmt == FMT_STACKMAP || rp.fmt == FMT_STACKMAP_BIN)
 		if (stackmap_finish(&rp))
 			rp.oom = 1;
@@ -1244,6 +1274,7 @@ out:
 	ustack_u64map__free(rp.file_ids);
 	ustack_u64map__free(rp.uview_idx);
 	free(rp.uviews);
+	cli_report_viewer__free(rp.viewer);
 	ustack_jitsyms__free(rp.jit);
 	free(rp.line.p);
 	ustack_symbolizer__free(rp.sym);

@@ -9,8 +9,9 @@
 #include <ustack/perfmap.h>
 #include <ustack/snapshot.h>
 #include "cli/cli.h"
+#include "cli/out_viewers.h"
 
-enum snap_format { FMT_TEXT, FMT_RAW, FMT_FOLDED, FMT_JSON };
+enum snap_format { FMT_TEXT, FMT_RAW, FMT_FOLDED, FMT_JSON, FMT_SPEEDSCOPE };
 
 struct snap_out {
 	enum snap_format fmt;
@@ -25,6 +26,7 @@ struct snap_out {
 	struct ustack_perfmap *jit;
 	char jit_path[64];
 	int jit_reread;
+	struct cli_speedscope *ss; /* speedscope: written at the end */
 };
 
 /* The JIT symbol of a frame in anonymous memory (no file, no symbol), from
@@ -220,7 +222,8 @@ static void print_json_thread(struct snap_out *o, const struct ustack_snapshot_t
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ustack snapshot -p PID [--format text|raw|folded|json] [--max-depth N] [--methods] [--lines] [--stats]\n"
+		"usage: ustack snapshot -p PID [--format text|raw|folded|json|speedscope] [-o FILE]\n"
+		"                       [--max-depth N] [--methods] [--lines] [--stats]\n"
 		"\n"
 		"Print the user stack of every thread of process PID, right now. Each\n"
 		"thread is stopped only while its stack is unwound (SFrame, DWARF CFI,\n"
@@ -229,7 +232,9 @@ static void usage(FILE *f)
 		"  -p, --pid PID       process to inspect\n"
 		"  -f, --format FMT    text (default): '#N 0xPC function+0xOFF (path)';\n"
 		"                      raw: '#N 0xPC' only; folded: 'comm;outer;...;inner COUNT'\n"
-		"                      (FlameGraph input, identical stacks merged); json\n"
+		"                      (FlameGraph input, identical stacks merged); json;\n"
+		"                      speedscope: speedscope's JSON file, a profile per thread\n"
+		"  -o, --output FILE   write to FILE instead of standard output\n"
 		"  -d, --max-depth N   frames per thread (default 256)\n"
 		"      --max-tables N  unwind tables of at most N files kept open (default 256)\n"
 		"  -m, --methods       append how each frame was found [sframe|cfi|fp|signal]\n"
@@ -259,6 +264,8 @@ static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
 	}
 	if (o->fmt == FMT_FOLDED)
 		return add_folded(o, t) ? -1 : 0;
+	if (o->ss)
+		return cli_speedscope__add_snapshot_thread(o->ss, t, o->jit, o->jit_path) ? -1 : 0;
 	if (o->fmt == FMT_JSON) {
 		print_json_thread(o, t);
 		return 0;
@@ -314,6 +321,7 @@ int cmd_snapshot(int argc, char **argv)
 		{ "stats", no_argument, NULL, 's' },
 		{ "max-tables", required_argument, NULL, 'T' },
 		{ "debug-dir", required_argument, NULL, 'D' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -323,9 +331,9 @@ int cmd_snapshot(int argc, char **argv)
 	struct snap_out out = { .fmt = FMT_TEXT };
 	int c, stats = 0, ret;
 	unsigned long long v;
-	const char *hold = getenv("USTACK_TEST_HOLD_MS");
+	const char *hold = getenv("USTACK_TEST_HOLD_MS"), *out_path = NULL;
 
-	while ((c = getopt_long(argc, argv, "p:f:d:mlsh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:f:d:mlsho:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (cli_parse_u64(optarg, 10, &v) || v == 0 || v > 0x7fffffff) {
@@ -343,8 +351,11 @@ int cmd_snapshot(int argc, char **argv)
 				out.fmt = FMT_FOLDED;
 			else if (!strcmp(optarg, "json"))
 				out.fmt = FMT_JSON;
+			else if (!strcmp(optarg, "speedscope"))
+				out.fmt = FMT_SPEEDSCOPE;
 			else {
-				cli_error("snapshot: unknown format '%s' (text, raw, folded, json)", optarg);
+				cli_error("snapshot: unknown format '%s' (text, raw, folded, json, "
+					  "speedscope)", optarg);
 				return 2;
 			}
 			break;
@@ -374,6 +385,9 @@ int cmd_snapshot(int argc, char **argv)
 		case 'D':
 			opts.debug_dir = optarg;
 			break;
+		case 'o':
+			out_path = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -385,6 +399,20 @@ int cmd_snapshot(int argc, char **argv)
 	if (!out.pid || optind != argc) {
 		usage(stderr);
 		return 2;
+	}
+	/* every format prints to stdout: -o points stdout at the file */
+	if (out_path && !freopen(out_path, "w", stdout)) {
+		cli_error("%s: %s", out_path, strerror(errno));
+		return 1;
+	}
+	if (out.fmt == FMT_SPEEDSCOPE) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "pid %d", out.pid);
+		if (!(out.ss = cli_speedscope__new(name))) {
+			cli_error("snapshot: %s", strerror(ENOMEM));
+			return 1;
+		}
 	}
 	/* test hook: keep each thread stopped this long (kill tests) */
 	if (hold && !cli_parse_u64(hold, 10, &v) && v < 60000)
@@ -405,6 +433,9 @@ int cmd_snapshot(int argc, char **argv)
 	ret = ustack_snapshot(out.pid, &opts, print_thread, &out, &st);
 	if (out.fmt == FMT_JSON && !ret)
 		printf("\n  ]}\n");
+	if (out.ss && !ret)
+		ret = cli_speedscope__write(out.ss, stdout);
+	cli_speedscope__free(out.ss);
 	for (int i = 0; i < out.nr_lines; i++) {
 		if (!ret)
 			printf("%s %d\n", out.lines[i], out.counts[i]);
