@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <ustack/hashmap.h>
 #include <ustack/perfmap.h>
@@ -25,6 +26,7 @@
 #include <ustack/symbolize.h>
 #include <ustack/trace.h>
 #include "cli/cli.h"
+#include "cli/out_pprof.h"
 
 enum report_format {
 	FMT_TEXT,
@@ -32,6 +34,7 @@ enum report_format {
 	FMT_FOLDED,
 	FMT_STACKMAP,
 	FMT_STACKMAP_BIN,
+	FMT_PPROF,
 };
 
 /* ---- small containers ----------------------------------------------------- */
@@ -138,6 +141,7 @@ struct report {
 	 * pass): frames with file id 0 of a process with a map are named
 	 * from it, so user stacks render per (map, stack id) */
 	struct ustack_jitsyms *jit;
+	struct report_pprof *pprof; /* --format pprof (out_pprof_report.c) */
 	/* folded: user stack "views" (map index << 32 | stack id) numbered
 	 * densely, with their stack id and a pid of that map */
 	struct ustack_u64map *uview_idx;
@@ -192,6 +196,11 @@ static const char *comm_of(struct report *rp, uint32_t tid)
 	uint64_t v;
 
 	return ustack_u64map__get(rp->comm_idx, tid, &v) ? rp->comms[v] : "<...>";
+}
+
+static const char *comm_cb(void *ctx, uint32_t tid)
+{
+	return comm_of(ctx, tid);
 }
 
 static void set_comm(struct report *rp, uint32_t tid, const char *comm)
@@ -630,6 +639,11 @@ static void emit_stitched(struct report *rp, const struct ustack_trace_stitched 
 		out_sb(rp, b);
 		return;
 	}
+	if (rp->fmt == FMT_PPROF) {
+		if (report_pprof__event(rp->pprof, s))
+			rp->oom = 1;
+		return;
+	}
 	if (rp->fmt == FMT_FOLDED) {
 		folded_count(rp, ((uint64_t)e->kstack_id << 32) | user_view(rp, s->ustack_id, e->pid),
 			     comm_key(rp, e->tid));
@@ -981,6 +995,8 @@ static void handle_record(struct report *rp, const struct ustack_trace_record *r
 	case USTACK_TRACE_LOST:
 		rp->lost += rec->lost.count;
 		rp->lost_records++;
+		if (rp->pprof)
+			report_pprof__lost(rp->pprof, rec->lost.count);
 		if (rp->fmt == FMT_RAW && !rp->want_stats)
 			raw_lost(rp, &rec->lost);
 		break;
@@ -1031,6 +1047,8 @@ static void usage(FILE *f)
 		"                       folded: one line per distinct stack and its count (flamegraph.pl)\n"
 		"                       stackmap: the trace's user stacks in the stackmap text form\n"
 		"                       stackmap-bin: the same in the 'FSMB' v2 binary form\n"
+		"                       pprof: gzipped profile.proto (go tool pprof, Pyroscope,\n"
+		"                       Parca); needs -o or a pipe, never a terminal\n"
 		"      --kernel         stackmap formats: export the kernel stacks instead\n"
 		"      --stats          print counts and sizes instead of the events\n"
 		"      --no-demangle    leave C++ names mangled\n"
@@ -1052,6 +1070,7 @@ static int parse_format(const char *s, enum report_format *fmt)
 	static const struct { const char *name; enum report_format f; } names[] = {
 		{ "text", FMT_TEXT }, { "raw", FMT_RAW }, { "folded", FMT_FOLDED },
 		{ "stackmap", FMT_STACKMAP }, { "stackmap-bin", FMT_STACKMAP_BIN },
+		{ "pprof", FMT_PPROF },
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -1088,7 +1107,7 @@ int cmd_report(int argc, char **argv)
 	const char *out_path = NULL, *v;
 	uint64_t file_size = 0;
 	struct stat sb;
-	int ret, status = 0;
+	int ret, wret, status = 0, no_demangle = 0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -1109,7 +1128,7 @@ int cmd_report(int argc, char **argv)
 				return 2;
 			if (parse_format(v, &rp.fmt)) {
 				cli_error("report: unknown format '%s' (text, raw, folded, stackmap, "
-					  "stackmap-bin)", v);
+					  "stackmap-bin, pprof)", v);
 				return 2;
 			}
 		} else if ((v = opt_value(argc, argv, &i, "--debug-dir", NULL))) {
@@ -1122,6 +1141,7 @@ int cmd_report(int argc, char **argv)
 			rp.kernel_map = 1;
 		} else if (!strcmp(a, "--no-demangle")) {
 			so.flags |= USTACK_SYMBOLIZER_NO_DEMANGLE;
+			no_demangle = 1;
 		} else if (!strcmp(a, "--no-lines")) {
 			so.flags |= USTACK_SYMBOLIZER_NO_LINES;
 		} else if (!strcmp(a, "--inline")) {
@@ -1145,8 +1165,17 @@ int cmd_report(int argc, char **argv)
 	/* plain folded stacks need names only: no DWARF is read for them */
 	if (rp.fmt == FMT_FOLDED && !rp.inline_frames && !rp.srcline)
 		so.flags |= USTACK_SYMBOLIZER_NO_LINES;
+	/* pprof keeps the raw name as system_name and demangles it itself */
+	if (rp.fmt == FMT_PPROF)
+		so.flags |= USTACK_SYMBOLIZER_NO_DEMANGLE;
+	if (rp.fmt == FMT_PPROF && !out_path && isatty(STDOUT_FILENO)) {
+		cli_error("report: --format pprof writes a gzipped binary profile: give -o FILE.pb.gz "
+			  "or a pipe, not a terminal");
+		status = 2;
+		goto out;
+	}
 	/* --stats also says where each file's symbols would come from */
-	if ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED) || rp.want_stats)
+	if ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED || rp.fmt == FMT_PPROF) || rp.want_stats)
 		rp.sym = ustack_symbolizer__new(&so);
 	rp.comm_idx = ustack_u64map__new();
 	rp.rendered_idx = ustack_u64map__new();
@@ -1156,12 +1185,23 @@ int cmd_report(int argc, char **argv)
 	rp.stack_refs = ustack_u64map__new();
 	rp.file_ids = ustack_u64map__new();
 	rp.uview_idx = ustack_u64map__new();
-	if ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED) && !rp.want_stats && rp.sym) {
+	if ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED || rp.fmt == FMT_PPROF) && !rp.want_stats &&
+	    rp.sym) {
 		long nj;
 
 		rp.jit = ustack_jitsyms__new();
 		nj = rp.jit ? ustack_jitsyms__load_trace(rp.jit, rp.in_path) : -ENOMEM;
 		if (nj == -ENOMEM)
+			rp.oom = 1;
+	}
+	if (rp.fmt == FMT_PPROF && !rp.want_stats && rp.sym) {
+		struct report_pprof_opts po = {
+			.r = rp.r, .sym = rp.sym, .jit = rp.jit, .in_path = rp.in_path,
+			.demangle = !no_demangle,
+			.lines = !(so.flags & USTACK_SYMBOLIZER_NO_LINES),
+		};
+
+		if (!(rp.pprof = report_pprof__new(&po)))
 			rp.oom = 1;
 	}
 	if (!rp.st || !rp.uview_idx || rp.oom ||
@@ -1173,7 +1213,7 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	if (out_path) {
-		rp.out = fopen(out_path, rp.fmt == FMT_STACKMAP_BIN ? "wb" : "w");
+		rp.out = fopen(out_path, rp.fmt == FMT_STACKMAP_BIN || rp.fmt == FMT_PPROF ? "wb" : "w");
 		if (!rp.out) {
 			cli_error("%s: %s", out_path, strerror(errno));
 			status = 1;
@@ -1206,6 +1246,15 @@ int cmd_report(int argc, char **argv)
 	else if (rp.fmt == FMT_STACKMAP || rp.fmt == FMT_STACKMAP_BIN)
 		if (stackmap_finish(&rp))
 			rp.oom = 1;
+	/* the profile of every event read, also before a damage (reported below) */
+	if (rp.pprof && !rp.oom && (wret = report_pprof__write(rp.pprof, rp.out, comm_cb, &rp)) < 0) {
+		if (wret == -ENOMEM)
+			rp.oom = 1;
+		else
+			cli_error("%s: cannot write the profile: %s", out_path ? out_path : "standard output",
+				  strerror(-wret));
+		status = 1;
+	}
 	fflush(rp.out);
 
 	if (rp.oom) {
@@ -1244,6 +1293,7 @@ out:
 	ustack_u64map__free(rp.file_ids);
 	ustack_u64map__free(rp.uview_idx);
 	free(rp.uviews);
+	report_pprof__free(rp.pprof);
 	ustack_jitsyms__free(rp.jit);
 	free(rp.line.p);
 	ustack_symbolizer__free(rp.sym);

@@ -5,12 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <ustack/perfmap.h>
 #include <ustack/snapshot.h>
 #include "cli/cli.h"
+#include "cli/out_pprof.h"
 
-enum snap_format { FMT_TEXT, FMT_RAW, FMT_FOLDED, FMT_JSON };
+enum snap_format { FMT_TEXT, FMT_RAW, FMT_FOLDED, FMT_JSON, FMT_PPROF };
 
 struct snap_out {
 	enum snap_format fmt;
@@ -25,6 +27,7 @@ struct snap_out {
 	struct ustack_perfmap *jit;
 	char jit_path[64];
 	int jit_reread;
+	struct snapshot_pprof *pprof; /* --format pprof (out_pprof_snapshot.c) */
 };
 
 /* The JIT symbol of a frame in anonymous memory (no file, no symbol), from
@@ -224,7 +227,8 @@ static void print_json_thread(struct snap_out *o, const struct ustack_snapshot_t
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ustack snapshot -p PID [--format text|raw|folded|json] [--max-depth N] [--methods] [--lines] [--stats]\n"
+		"usage: ustack snapshot -p PID [--format text|raw|folded|json|pprof] [-o FILE] [--max-depth N]\n"
+		"                       [--methods] [--lines] [--stats]\n"
 		"\n"
 		"Print the user stack of every thread of process PID, right now. Each\n"
 		"thread is stopped only while its stack is unwound (SFrame, DWARF CFI,\n"
@@ -233,7 +237,10 @@ static void usage(FILE *f)
 		"  -p, --pid PID       process to inspect\n"
 		"  -f, --format FMT    text (default): '#N 0xPC function+0xOFF (path)';\n"
 		"                      raw: '#N 0xPC' only; folded: 'comm;outer;...;inner COUNT'\n"
-		"                      (FlameGraph input, identical stacks merged); json\n"
+		"                      (FlameGraph input, identical stacks merged); json;\n"
+		"                      pprof: gzipped profile.proto, one sample per thread\n"
+		"                      (needs -o or a pipe; implies --lines)\n"
+		"  -o, --output FILE   write to FILE instead of standard output\n"
 		"  -d, --max-depth N   frames per thread (default 256)\n"
 		"      --max-tables N  unwind tables of at most N files kept open (default 256)\n"
 		"  -m, --methods       append how each frame was found [sframe|cfi|fp|signal]\n"
@@ -246,6 +253,12 @@ static void usage(FILE *f)
 		"Frame 0 is the exact pc; every later pc is a return address (as eu-stack).\n"
 		"Frames in JIT code are named from /tmp/perf-PID.map when the process writes\n"
 		"one (node --perf-basic-prof, python3 -X perf, JVM perf agents).\n");
+}
+
+static const struct ustack_perfmap_entry *jit_sym_cb(void *ctx,
+						     const struct ustack_snapshot_frame *f)
+{
+	return jit_sym(ctx, f);
 }
 
 static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
@@ -263,6 +276,8 @@ static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
 	}
 	if (o->fmt == FMT_FOLDED)
 		return add_folded(o, t) ? -1 : 0;
+	if (o->fmt == FMT_PPROF)
+		return snapshot_pprof__thread(o->pprof, t, jit_sym_cb, o) ? -1 : 0;
 	if (o->fmt == FMT_JSON) {
 		print_json_thread(o, t);
 		return 0;
@@ -312,6 +327,7 @@ int cmd_snapshot(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "max-depth", required_argument, NULL, 'd' },
 		{ "methods", no_argument, NULL, 'm' },
 		{ "lines", no_argument, NULL, 'l' },
@@ -327,9 +343,9 @@ int cmd_snapshot(int argc, char **argv)
 	struct snap_out out = { .fmt = FMT_TEXT };
 	int c, stats = 0, ret;
 	unsigned long long v;
-	const char *hold = getenv("USTACK_TEST_HOLD_MS");
+	const char *hold = getenv("USTACK_TEST_HOLD_MS"), *out_path = NULL;
 
-	while ((c = getopt_long(argc, argv, "p:f:d:mlsh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:f:o:d:mlsh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (cli_parse_u64(optarg, 10, &v) || v == 0 || v > 0x7fffffff) {
@@ -347,10 +363,16 @@ int cmd_snapshot(int argc, char **argv)
 				out.fmt = FMT_FOLDED;
 			else if (!strcmp(optarg, "json"))
 				out.fmt = FMT_JSON;
+			else if (!strcmp(optarg, "pprof"))
+				out.fmt = FMT_PPROF;
 			else {
-				cli_error("snapshot: unknown format '%s' (text, raw, folded, json)", optarg);
+				cli_error("snapshot: unknown format '%s' (text, raw, folded, json, pprof)",
+					  optarg);
 				return 2;
 			}
+			break;
+		case 'o':
+			out_path = optarg;
 			break;
 		case 'd':
 			if (cli_parse_u64(optarg, 10, &v) || v == 0 || v > 1024) {
@@ -394,6 +416,25 @@ int cmd_snapshot(int argc, char **argv)
 	if (hold && !cli_parse_u64(hold, 10, &v) && v < 60000)
 		opts.hold_ms = (unsigned int)v;
 
+	/* every format prints to stdout: -o points it at the file */
+	if (out_path && !freopen(out_path, out.fmt == FMT_PPROF ? "wb" : "w", stdout)) {
+		cli_error("%s: %s", out_path, strerror(errno));
+		return 1;
+	}
+	if (out.fmt == FMT_PPROF) {
+		if (!out_path && isatty(STDOUT_FILENO)) {
+			cli_error("snapshot: --format pprof writes a gzipped binary profile: give -o "
+				  "FILE or a pipe, not a terminal");
+			return 2;
+		}
+		/* inlined functions are lines of their locations */
+		opts.flags |= USTACK_SNAPSHOT_LINES;
+		out.pprof = snapshot_pprof__new(out.pid);
+		if (!out.pprof) {
+			cli_error("snapshot: %s", strerror(errno));
+			return 1;
+		}
+	}
 	/* JIT code is named from the process's perf map, if it writes one */
 	snprintf(out.jit_path, sizeof(out.jit_path), "/tmp/perf-%d.map", out.pid);
 	out.jit = ustack_perfmap__new();
@@ -416,6 +457,14 @@ int cmd_snapshot(int argc, char **argv)
 	}
 	free(out.lines);
 	free(out.counts);
+	if (out.pprof && !ret && (ret = snapshot_pprof__write(out.pprof, stdout))) {
+		cli_error("%s: cannot write the profile: %s", out_path ? out_path : "standard output",
+			  strerror(-ret));
+		snapshot_pprof__free(out.pprof);
+		ustack_perfmap__free(out.jit);
+		return 1;
+	}
+	snapshot_pprof__free(out.pprof);
 	ustack_perfmap__free(out.jit);
 	fflush(stdout);
 	if (ret == -ESRCH) {
