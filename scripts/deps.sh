@@ -28,6 +28,8 @@ PKGS=(
   zstd               # zstd CLI: zstd-compressed fixtures (tests/integration/lib/zstd_sections.py)
   xz-utils           # xz CLI: MiniDebugInfo fixtures (symbolize_debugsrc)
   nodejs             # JIT code with frame pointers and a perf map (jit_perfmap test)
+  golang-go          # go tool pprof: outside reader of report/snapshot --format pprof (report_pprof test)
+  protobuf-compiler  # protoc --decode_raw: second decoder of the pprof output (report_pprof test)
 )
 missing=()
 for p in "${PKGS[@]}"; do
