@@ -339,13 +339,28 @@ int report_pprof__write(struct report_pprof *rp, FILE *out,
 			const char *(*comm_of)(void *ctx, uint32_t tid), void *ctx)
 {
 	const struct ustack_trace_header *h = ustack_trace_reader__header(rp->o.r);
-	size_t ncols = ustack_u64map__count(rp->event_ids), k = 0;
-	struct column *cols = calloc(ncols + 1, sizeof(*cols));
-	uint64_t *ids = calloc(ncols + 1, sizeof(*ids)), *locs = NULL, key, v;
+	size_t ncols, k = 0;
+	struct column *cols = NULL;
+	uint64_t *ids = NULL, *locs = NULL, key, v;
 	size_t locs_cap = 0;
 	int have_period = 0, clocks = 0, ret;
 	char text[512];
 
+	if (!rp->oom) {
+		/* event kinds described but never seen still get their sample
+		 * types (an empty trace says what it recorded); the recorder
+		 * numbers them from 0 */
+		for (uint32_t id = 0; id < 4096; id++) {
+			struct ustack_trace_event_desc d;
+
+			if (!ustack_trace_reader__event_desc(rp->o.r, id, &d) &&
+			    ustack_u64map__put(rp->event_ids, id, 1))
+				rp->oom = 1;
+		}
+		ncols = ustack_u64map__count(rp->event_ids);
+		cols = calloc(ncols + 1, sizeof(*cols));
+		ids = calloc(ncols + 1, sizeof(*ids));
+	}
 	if (!cols || !ids || rp->oom) {
 		ret = -ENOMEM;
 		goto out;
@@ -402,6 +417,10 @@ int report_pprof__write(struct report_pprof *rp, FILE *out,
 						  "count", 1);
 		}
 	}
+	/* nothing describes an event (a trace damaged in its first chunk):
+	 * still a profile pprof reads, of no sample */
+	if (!pprof__nr_sample_types(rp->pp))
+		pprof__add_sample_type(rp->pp, "events", "count");
 	if (h && h->realtime_ns && rp->events)
 		pprof__set_times(rp->pp, (int64_t)(h->realtime_ns - h->clock_ns + rp->first_time),
 				 (int64_t)(rp->last_time - rp->first_time));
