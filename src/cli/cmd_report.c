@@ -1168,7 +1168,7 @@ int cmd_report(int argc, char **argv)
 	/* pprof keeps the raw name as system_name and demangles it itself */
 	if (rp.fmt == FMT_PPROF)
 		so.flags |= USTACK_SYMBOLIZER_NO_DEMANGLE;
-	if (rp.fmt == FMT_PPROF && !out_path && isatty(STDOUT_FILENO)) {
+	if (rp.fmt == FMT_PPROF && !rp.want_stats && !out_path && isatty(STDOUT_FILENO)) {
 		cli_error("report: --format pprof writes a gzipped binary profile: give -o FILE.pb.gz "
 			  "or a pipe, not a terminal");
 		status = 2;
