@@ -33,6 +33,8 @@ PKGS=(
   python3-websocket  # report_viewers: DevTools protocol client (tests/integration/lib/speedscope_view.py)
   python3-jsonschema # report_viewers: validates speedscope files against the package's schema
   perl               # report_viewers: runs the vendored stackcollapse-perf.pl
+  golang-go          # go tool pprof: outside reader of report/snapshot --format pprof (report_pprof test)
+  protobuf-compiler  # protoc --decode_raw: second decoder of the pprof output (report_pprof test)
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <ustack/hashmap.h>
 #include <ustack/perfmap.h>
@@ -26,6 +27,7 @@
 #include <ustack/trace.h>
 #include "cli/cli.h"
 #include "cli/out_viewers.h"
+#include "cli/out_pprof.h"
 
 enum report_format {
 	FMT_TEXT,
@@ -35,6 +37,7 @@ enum report_format {
 	FMT_STACKMAP_BIN,
 	FMT_SPEEDSCOPE,  /* out_speedscope.c, via report_viewers.c */
 	FMT_PERFSCRIPT,  /* out_perfscript.c, via report_viewers.c */
+	FMT_PPROF,
 };
 
 /* ---- small containers ----------------------------------------------------- */
@@ -141,6 +144,7 @@ struct report {
 	 * pass): frames with file id 0 of a process with a map are named
 	 * from it, so user stacks render per (map, stack id) */
 	struct ustack_jitsyms *jit;
+	struct report_pprof *pprof; /* --format pprof (out_pprof_report.c) */
 	/* folded: user stack "views" (map index << 32 | stack id) numbered
 	 * densely, with their stack id and a pid of that map */
 	struct ustack_u64map *uview_idx;
@@ -196,6 +200,11 @@ static const char *comm_of(struct report *rp, uint32_t tid)
 	uint64_t v;
 
 	return ustack_u64map__get(rp->comm_idx, tid, &v) ? rp->comms[v] : "<...>";
+}
+
+static const char *comm_cb(void *ctx, uint32_t tid)
+{
+	return comm_of(ctx, tid);
 }
 
 static void set_comm(struct report *rp, uint32_t tid, const char *comm)
@@ -634,6 +643,11 @@ static void emit_stitched(struct report *rp, const struct ustack_trace_stitched 
 		out_sb(rp, b);
 		return;
 	}
+	if (rp->fmt == FMT_PPROF) {
+		if (report_pprof__event(rp->pprof, s))
+			rp->oom = 1;
+		return;
+	}
 	if (rp->viewer) {
 		if (cli_report_viewer__event(rp->viewer, s, comm_of(rp, e->tid)))
 			rp->oom = 1;
@@ -990,6 +1004,8 @@ static void handle_record(struct report *rp, const struct ustack_trace_record *r
 	case USTACK_TRACE_LOST:
 		rp->lost += rec->lost.count;
 		rp->lost_records++;
+		if (rp->pprof)
+			report_pprof__lost(rp->pprof, rec->lost.count);
 		if (rp->fmt == FMT_RAW && !rp->want_stats)
 			raw_lost(rp, &rec->lost);
 		break;
@@ -1043,6 +1059,8 @@ static void usage(FILE *f)
 		"                       speedscope: speedscope's JSON file (one profile per thread)\n"
 		"                       perf-script: 'perf script' text (stackcollapse-perf.pl,\n"
 		"                       Firefox Profiler)\n"
+		"                       pprof: gzipped profile.proto (go tool pprof, Pyroscope,\n"
+		"                       Parca); needs -o or a pipe, never a terminal\n"
 		"      --kernel         stackmap formats: export the kernel stacks instead\n"
 		"      --stats          print counts and sizes instead of the events\n"
 		"      --no-demangle    leave C++ names mangled\n"
@@ -1070,6 +1088,7 @@ static int parse_format(const char *s, enum report_format *fmt)
 		{ "text", FMT_TEXT }, { "raw", FMT_RAW }, { "folded", FMT_FOLDED },
 		{ "stackmap", FMT_STACKMAP }, { "stackmap-bin", FMT_STACKMAP_BIN },
 		{ "speedscope", FMT_SPEEDSCOPE }, { "perf-script", FMT_PERFSCRIPT },
+		{ "pprof", FMT_PPROF },
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -1106,7 +1125,7 @@ int cmd_report(int argc, char **argv)
 	const char *out_path = NULL, *v;
 	uint64_t file_size = 0;
 	struct stat sb;
-	int ret, status = 0;
+	int ret, wret, status = 0, no_demangle = 0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -1127,7 +1146,7 @@ int cmd_report(int argc, char **argv)
 				return 2;
 			if (parse_format(v, &rp.fmt)) {
 				cli_error("report: unknown format '%s' (text, raw, folded, stackmap, "
-					  "stackmap-bin, speedscope, perf-script)", v);
+					  "stackmap-bin, pprof, speedscope, perf-script)", v);
 				return 2;
 			}
 		} else if ((v = opt_value(argc, argv, &i, "--debug-dir", NULL))) {
@@ -1140,6 +1159,7 @@ int cmd_report(int argc, char **argv)
 			rp.kernel_map = 1;
 		} else if (!strcmp(a, "--no-demangle")) {
 			so.flags |= USTACK_SYMBOLIZER_NO_DEMANGLE;
+			no_demangle = 1;
 		} else if (!strcmp(a, "--no-lines")) {
 			so.flags |= USTACK_SYMBOLIZER_NO_LINES;
 		} else if (!strcmp(a, "--inline")) {
@@ -1163,8 +1183,18 @@ int cmd_report(int argc, char **argv)
 	/* plain folded stacks need names only: no DWARF is read for them */
 	if (rp.fmt == FMT_FOLDED && !rp.inline_frames && !rp.srcline)
 		so.flags |= USTACK_SYMBOLIZER_NO_LINES;
+	/* pprof keeps the raw name as system_name and demangles it itself */
+	if (rp.fmt == FMT_PPROF)
+		so.flags |= USTACK_SYMBOLIZER_NO_DEMANGLE;
+	if (rp.fmt == FMT_PPROF && !rp.want_stats && !out_path && isatty(STDOUT_FILENO)) {
+		cli_error("report: --format pprof writes a gzipped binary profile: give -o FILE.pb.gz "
+			  "or a pipe, not a terminal");
+		status = 2;
+		goto out;
+	}
 	/* --stats also says where each file's symbols would come from */
-	if ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED) || rp.want_stats || viewer_fmt(rp.fmt))
+	if ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED || rp.fmt == FMT_PPROF) || rp.want_stats ||
+	    viewer_fmt(rp.fmt))
 		rp.sym = ustack_symbolizer__new(&so);
 	rp.comm_idx = ustack_u64map__new();
 	rp.rendered_idx = ustack_u64map__new();
@@ -1174,13 +1204,24 @@ int cmd_report(int argc, char **argv)
 	rp.stack_refs = ustack_u64map__new();
 	rp.file_ids = ustack_u64map__new();
 	rp.uview_idx = ustack_u64map__new();
-	if ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED || viewer_fmt(rp.fmt)) && !rp.want_stats &&
+	if ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED || rp.fmt == FMT_PPROF || viewer_fmt(rp.fmt)) &&
+	    !rp.want_stats &&
 	    rp.sym) {
 		long nj;
 
 		rp.jit = ustack_jitsyms__new();
 		nj = rp.jit ? ustack_jitsyms__load_trace(rp.jit, rp.in_path) : -ENOMEM;
 		if (nj == -ENOMEM)
+			rp.oom = 1;
+	}
+	if (rp.fmt == FMT_PPROF && !rp.want_stats && rp.sym) {
+		struct report_pprof_opts po = {
+			.r = rp.r, .sym = rp.sym, .jit = rp.jit, .in_path = rp.in_path,
+			.demangle = !no_demangle,
+			.lines = !(so.flags & USTACK_SYMBOLIZER_NO_LINES),
+		};
+
+		if (!(rp.pprof = report_pprof__new(&po)))
 			rp.oom = 1;
 	}
 	if (!rp.st || !rp.uview_idx || rp.oom ||
@@ -1193,7 +1234,7 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	if (out_path) {
-		rp.out = fopen(out_path, rp.fmt == FMT_STACKMAP_BIN ? "wb" : "w");
+		rp.out = fopen(out_path, rp.fmt == FMT_STACKMAP_BIN || rp.fmt == FMT_PPROF ? "wb" : "w");
 		if (!rp.out) {
 			cli_error("%s: %s", out_path, strerror(errno));
 			status = 1;
@@ -1236,6 +1277,15 @@ int cmd_report(int argc, char **argv)
 	else if (rp.fmt == FMT_STACKMAP || rp.fmt == FMT_STACKMAP_BIN)
 		if (stackmap_finish(&rp))
 			rp.oom = 1;
+	/* the profile of every event read, also before a damage (reported below) */
+	if (rp.pprof && !rp.oom && (wret = report_pprof__write(rp.pprof, rp.out, comm_cb, &rp)) < 0) {
+		if (wret == -ENOMEM)
+			rp.oom = 1;
+		else
+			cli_error("%s: cannot write the profile: %s", out_path ? out_path : "standard output",
+				  strerror(-wret));
+		status = 1;
+	}
 	fflush(rp.out);
 
 	if (rp.oom) {
@@ -1275,6 +1325,7 @@ out:
 	ustack_u64map__free(rp.uview_idx);
 	free(rp.uviews);
 	cli_report_viewer__free(rp.viewer);
+	report_pprof__free(rp.pprof);
 	ustack_jitsyms__free(rp.jit);
 	free(rp.line.p);
 	ustack_symbolizer__free(rp.sym);

@@ -5,13 +5,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <ustack/perfmap.h>
 #include <ustack/snapshot.h>
 #include "cli/cli.h"
 #include "cli/out_viewers.h"
+#include "cli/out_pprof.h"
 
-enum snap_format { FMT_TEXT, FMT_RAW, FMT_FOLDED, FMT_JSON, FMT_SPEEDSCOPE };
+enum snap_format { FMT_TEXT, FMT_RAW, FMT_FOLDED, FMT_JSON, FMT_SPEEDSCOPE, FMT_PPROF };
 
 struct snap_out {
 	enum snap_format fmt;
@@ -27,6 +29,7 @@ struct snap_out {
 	char jit_path[64];
 	int jit_reread;
 	struct cli_speedscope *ss; /* speedscope: written at the end */
+	struct snapshot_pprof *pprof; /* --format pprof (out_pprof_snapshot.c) */
 };
 
 /* The JIT symbol of a frame in anonymous memory (no file, no symbol), from
@@ -222,8 +225,8 @@ static void print_json_thread(struct snap_out *o, const struct ustack_snapshot_t
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ustack snapshot -p PID [--format text|raw|folded|json|speedscope] [-o FILE]\n"
-		"                       [--max-depth N] [--methods] [--lines] [--stats]\n"
+		"usage: ustack snapshot -p PID [--format text|raw|folded|json|pprof|speedscope]\n"
+		"                       [-o FILE] [--max-depth N] [--methods] [--lines] [--stats]\n"
 		"\n"
 		"Print the user stack of every thread of process PID, right now. Each\n"
 		"thread is stopped only while its stack is unwound (SFrame, DWARF CFI,\n"
@@ -233,6 +236,8 @@ static void usage(FILE *f)
 		"  -f, --format FMT    text (default): '#N 0xPC function+0xOFF (path)';\n"
 		"                      raw: '#N 0xPC' only; folded: 'comm;outer;...;inner COUNT'\n"
 		"                      (FlameGraph input, identical stacks merged); json;\n"
+		"                      pprof: gzipped profile.proto, one sample per thread\n"
+		"                      (needs -o or a pipe; implies --lines)\n"
 		"                      speedscope: speedscope's JSON file, a profile per thread\n"
 		"  -o, --output FILE   write to FILE instead of standard output\n"
 		"  -d, --max-depth N   frames per thread (default 256)\n"
@@ -247,6 +252,12 @@ static void usage(FILE *f)
 		"Frame 0 is the exact pc; every later pc is a return address (as eu-stack).\n"
 		"Frames in JIT code are named from /tmp/perf-PID.map when the process writes\n"
 		"one (node --perf-basic-prof, python3 -X perf, JVM perf agents).\n");
+}
+
+static const struct ustack_perfmap_entry *jit_sym_cb(void *ctx,
+						     const struct ustack_snapshot_frame *f)
+{
+	return jit_sym(ctx, f);
 }
 
 static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
@@ -266,6 +277,8 @@ static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
 		return add_folded(o, t) ? -1 : 0;
 	if (o->ss)
 		return cli_speedscope__add_snapshot_thread(o->ss, t, o->jit, o->jit_path) ? -1 : 0;
+	if (o->fmt == FMT_PPROF)
+		return snapshot_pprof__thread(o->pprof, t, jit_sym_cb, o) ? -1 : 0;
 	if (o->fmt == FMT_JSON) {
 		print_json_thread(o, t);
 		return 0;
@@ -315,13 +328,13 @@ int cmd_snapshot(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "max-depth", required_argument, NULL, 'd' },
 		{ "methods", no_argument, NULL, 'm' },
 		{ "lines", no_argument, NULL, 'l' },
 		{ "stats", no_argument, NULL, 's' },
 		{ "max-tables", required_argument, NULL, 'T' },
 		{ "debug-dir", required_argument, NULL, 'D' },
-		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -333,7 +346,7 @@ int cmd_snapshot(int argc, char **argv)
 	unsigned long long v;
 	const char *hold = getenv("USTACK_TEST_HOLD_MS"), *out_path = NULL;
 
-	while ((c = getopt_long(argc, argv, "p:f:d:mlsho:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:f:o:d:mlsh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (cli_parse_u64(optarg, 10, &v) || v == 0 || v > 0x7fffffff) {
@@ -353,11 +366,16 @@ int cmd_snapshot(int argc, char **argv)
 				out.fmt = FMT_JSON;
 			else if (!strcmp(optarg, "speedscope"))
 				out.fmt = FMT_SPEEDSCOPE;
+			else if (!strcmp(optarg, "pprof"))
+				out.fmt = FMT_PPROF;
 			else {
-				cli_error("snapshot: unknown format '%s' (text, raw, folded, json, "
+				cli_error("snapshot: unknown format '%s' (text, raw, folded, json, pprof, "
 					  "speedscope)", optarg);
 				return 2;
 			}
+			break;
+		case 'o':
+			out_path = optarg;
 			break;
 		case 'd':
 			if (cli_parse_u64(optarg, 10, &v) || v == 0 || v > 1024) {
@@ -385,9 +403,6 @@ int cmd_snapshot(int argc, char **argv)
 		case 'D':
 			opts.debug_dir = optarg;
 			break;
-		case 'o':
-			out_path = optarg;
-			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -400,8 +415,8 @@ int cmd_snapshot(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	/* every format prints to stdout: -o points stdout at the file */
-	if (out_path && !freopen(out_path, "w", stdout)) {
+	/* every format prints to stdout: -o points it at the file */
+	if (out_path && !freopen(out_path, out.fmt == FMT_PPROF ? "wb" : "w", stdout)) {
 		cli_error("%s: %s", out_path, strerror(errno));
 		return 1;
 	}
@@ -418,6 +433,20 @@ int cmd_snapshot(int argc, char **argv)
 	if (hold && !cli_parse_u64(hold, 10, &v) && v < 60000)
 		opts.hold_ms = (unsigned int)v;
 
+	if (out.fmt == FMT_PPROF) {
+		if (!out_path && isatty(STDOUT_FILENO)) {
+			cli_error("snapshot: --format pprof writes a gzipped binary profile: give -o "
+				  "FILE or a pipe, not a terminal");
+			return 2;
+		}
+		/* inlined functions are lines of their locations */
+		opts.flags |= USTACK_SNAPSHOT_LINES;
+		out.pprof = snapshot_pprof__new(out.pid);
+		if (!out.pprof) {
+			cli_error("snapshot: %s", strerror(errno));
+			return 1;
+		}
+	}
 	/* JIT code is named from the process's perf map, if it writes one */
 	snprintf(out.jit_path, sizeof(out.jit_path), "/tmp/perf-%d.map", out.pid);
 	out.jit = ustack_perfmap__new();
@@ -443,6 +472,14 @@ int cmd_snapshot(int argc, char **argv)
 	}
 	free(out.lines);
 	free(out.counts);
+	if (out.pprof && !ret && (ret = snapshot_pprof__write(out.pprof, stdout))) {
+		cli_error("%s: cannot write the profile: %s", out_path ? out_path : "standard output",
+			  strerror(-ret));
+		snapshot_pprof__free(out.pprof);
+		ustack_perfmap__free(out.jit);
+		return 1;
+	}
+	snapshot_pprof__free(out.pprof);
 	ustack_perfmap__free(out.jit);
 	fflush(stdout);
 	if (ret == -ESRCH) {

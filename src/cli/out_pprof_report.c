@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ustack report --format pprof: the stitched events of a trace as one
+ * profile (docs/cli/report.md, "pprof").
+ *
+ * Events are counted per (kernel stack, user stack, JIT map, thread,
+ * process) and event id while the trace is read; the profile is built at
+ * the end, when every thread's latest name is known (as `folded` names
+ * threads), so each sample is one such combination with one value per
+ * sample type.
+ *
+ * Addresses. The trace keeps user frames as (file id, file offset), not as
+ * the addresses they had in some process. Each file id gets a mapping of its
+ * own at a synthetic, non-canonical base (1 << 47 + n << 40, never a user or
+ * kernel address on x86-64) with file_offset 0, so address - memory_start is
+ * the frame's file offset: what a consumer needs to symbolize again by build
+ * ID. Kernel frames keep their ips, in a [kernel.kallsyms] mapping starting
+ * at the bottom of the kernel half. Frames in anonymous memory (JIT code)
+ * keep their absolute pc and have no mapping.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ustack/hashmap.h>
+#include "cli/out_pprof.h"
+
+#define MAX_CHAIN 64
+#define SYNTH_BASE (1ull << 47)
+#define SYNTH_SHIFT 40
+#define SYNTH_MAX_FILES (1u << 22) /* keeps every base below the kernel half */
+#define KERNEL_BASE 0xffff800000000000ull
+
+/* location keys (k1): file ids are < 2^56 (ustack_trace_pack_frame) */
+#define LOC_KERNEL (1ull << 63)
+#define LOC_JIT (1ull << 62)  /* | JIT map index */
+#define LOC_ANON (1ull << 61)
+
+struct row_key {
+	uint32_t kid, uid, jit, tid, pid;
+};
+
+struct report_pprof {
+	struct report_pprof_opts o;
+	struct pprof *pp;
+	/* rows: distinct row_key, numbered; counts by row << 32 | event id */
+	struct row_key *rows;
+	size_t nrows, rows_cap;
+	struct ustack_u64map *row_idx;   /* hash of row_key (probed) -> row + 1 */
+	struct ustack_u64map *counts;
+	struct ustack_u64map *event_ids; /* event ids seen */
+	struct ustack_u64map *file_idx;  /* file id -> synthetic base number */
+	struct ustack_u64map *demangled; /* name pointer -> malloc'd name */
+	uint64_t first_time, last_time, events, lost, no_ustack;
+	int oom;
+};
+
+struct report_pprof *report_pprof__new(const struct report_pprof_opts *o)
+{
+	struct report_pprof *rp = calloc(1, sizeof(*rp));
+
+	if (!rp)
+		return NULL;
+	rp->o = *o;
+	rp->pp = pprof__new();
+	rp->row_idx = ustack_u64map__new();
+	rp->counts = ustack_u64map__new();
+	rp->event_ids = ustack_u64map__new();
+	rp->file_idx = ustack_u64map__new();
+	rp->demangled = ustack_u64map__new();
+	if (!rp->pp || !rp->row_idx || !rp->counts || !rp->event_ids || !rp->file_idx ||
+	    !rp->demangled) {
+		report_pprof__free(rp);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return rp;
+}
+
+void report_pprof__free(struct report_pprof *rp)
+{
+	uint64_t k, v;
+
+	if (!rp)
+		return;
+	for (size_t it = 0; rp->demangled && ustack_u64map__next(rp->demangled, &it, &k, &v);)
+		if (v != k)
+			free((void *)(uintptr_t)v);
+	ustack_u64map__free(rp->demangled);
+	ustack_u64map__free(rp->row_idx);
+	ustack_u64map__free(rp->counts);
+	ustack_u64map__free(rp->event_ids);
+	ustack_u64map__free(rp->file_idx);
+	pprof__free(rp->pp);
+	free(rp->rows);
+	free(rp);
+}
+
+static uint64_t row_hash(const struct row_key *k)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+	const uint32_t w[5] = { k->kid, k->uid, k->jit, k->tid, k->pid };
+
+	for (int i = 0; i < 5; i++)
+		h = (h ^ w[i]) * 0xff51afd7ed558ccdull;
+	return h ^ h >> 29;
+}
+
+static long row_of(struct report_pprof *rp, const struct row_key *k)
+{
+	uint64_t h = row_hash(k), v;
+
+	for (;; h++) {
+		if (!ustack_u64map__get(rp->row_idx, h, &v))
+			break;
+		if (!memcmp(&rp->rows[v - 1], k, sizeof(*k)))
+			return (long)(v - 1);
+	}
+	if (rp->nrows == rp->rows_cap) {
+		size_t ncap = rp->rows_cap ? 2 * rp->rows_cap : 256;
+		void *np = realloc(rp->rows, ncap * sizeof(*rp->rows));
+
+		if (!np)
+			return -1;
+		rp->rows = np;
+		rp->rows_cap = ncap;
+	}
+	if (ustack_u64map__put(rp->row_idx, h, rp->nrows + 1))
+		return -1;
+	rp->rows[rp->nrows] = *k;
+	return (long)rp->nrows++;
+}
+
+int report_pprof__event(struct report_pprof *rp, const struct ustack_trace_stitched *s)
+{
+	const struct ustack_trace_event *e = &s->event;
+	struct row_key k = {
+		.kid = e->kstack_id,
+		.uid = s->result == USTACK_TRACE_STITCH_OK ? s->ustack_id : USTACK_TRACE_NO_STACK,
+		.tid = e->tid,
+		.pid = e->pid,
+	};
+	uint64_t *c;
+	long row;
+
+	/* JIT names differ per process: the same stack id is another stack */
+	if (k.uid != USTACK_TRACE_NO_STACK)
+		k.jit = ustack_jitsyms__map_index(rp->o.jit, e->pid);
+	if (s->result != USTACK_TRACE_STITCH_OK && s->result != USTACK_TRACE_STITCH_NO_COOKIE)
+		rp->no_ustack++;
+	if (!rp->events || e->time < rp->first_time)
+		rp->first_time = e->time;
+	if (e->time > rp->last_time)
+		rp->last_time = e->time;
+	rp->events++;
+	row = row_of(rp, &k);
+	if (row < 0 || !(c = ustack_u64map__slot(rp->counts, (uint64_t)row << 32 | e->event_id, NULL)) ||
+	    ustack_u64map__put(rp->event_ids, e->event_id, 1)) {
+		rp->oom = 1;
+		return -ENOMEM;
+	}
+	/* one per event, as `folded` counts (the weight field is not a count) */
+	(*c)++;
+	return 0;
+}
+
+void report_pprof__lost(struct report_pprof *rp, uint64_t count)
+{
+	rp->lost += count;
+}
+
+/* ---- locations ----------------------------------------------------------------- */
+
+static const char *display(struct report_pprof *rp, const char *raw)
+{
+	uint64_t v;
+	char *d;
+
+	if (!rp->o.demangle || !raw || raw[0] != '_' || raw[1] != 'Z')
+		return raw;
+	if (ustack_u64map__get(rp->demangled, (uintptr_t)raw, &v))
+		return (const char *)(uintptr_t)v;
+	d = ustack_demangle(raw);
+	if (ustack_u64map__put(rp->demangled, (uintptr_t)raw, d ? (uintptr_t)d : (uintptr_t)raw)) {
+		free(d);
+		rp->oom = 1;
+		return raw;
+	}
+	return d ? d : raw;
+}
+
+static uint64_t kernel_location(struct report_pprof *rp, uint64_t ip)
+{
+	struct ustack_trace_ksym ks;
+	struct pprof_line ln = { 0 };
+	uint64_t id = pprof__location_find(rp->pp, LOC_KERNEL, ip), map;
+
+	if (id)
+		return id;
+	map = pprof__mapping(rp->pp, LOC_KERNEL, KERNEL_BASE, ip + 1, 0, "[kernel.kallsyms]", "", 0,
+			     ip >= KERNEL_BASE ? ip : 0);
+	if (!ustack_trace_reader__ksym(rp->o.r, ip, &ks) && (!ks.size || ip - ks.addr < ks.size))
+		ln.function_id = pprof__function(rp->pp, ks.name, ks.name, "", 0);
+	return pprof__location_add(rp->pp, LOC_KERNEL, ip, ip >= KERNEL_BASE ? map : 0, ip, &ln,
+				   ln.function_id ? 1 : 0);
+}
+
+static void build_id_hex(const struct ustack_file_map *fm, char *hex)
+{
+	static const char dg[] = "0123456789abcdef";
+	uint32_t n = fm->build_id_size > USTACK_BUILD_ID_MAX ? USTACK_BUILD_ID_MAX : fm->build_id_size;
+
+	for (uint32_t k = 0; k < n; k++) {
+		hex[2 * k] = dg[fm->build_id[k] >> 4];
+		hex[2 * k + 1] = dg[fm->build_id[k] & 15];
+	}
+	hex[2 * n] = 0;
+}
+
+/* the mapping of file @file_id and its synthetic base; 0 when unknown */
+static uint64_t file_mapping(struct report_pprof *rp, uint64_t file_id, uint64_t look,
+			     uint64_t *base)
+{
+	struct ustack_file_map fm;
+	char hex[2 * USTACK_BUILD_ID_MAX + 1];
+	int isnew;
+	uint64_t *n;
+
+	if (ustack_trace_reader__file_map(rp->o.r, file_id, &fm))
+		return 0;
+	n = ustack_u64map__slot(rp->file_idx, file_id, &isnew);
+	if (!n) {
+		rp->oom = 1;
+		return 0;
+	}
+	if (isnew)
+		*n = ustack_u64map__count(rp->file_idx) - 1;
+	if (*n >= SYNTH_MAX_FILES || look >= 1ull << SYNTH_SHIFT)
+		return 0;
+	*base = SYNTH_BASE + (*n << SYNTH_SHIFT);
+	build_id_hex(&fm, hex);
+	return pprof__mapping(rp->pp, file_id, *base, *base + look + 1, 0,
+			      fm.path && *fm.path ? fm.path : "?", hex, rp->o.lines, *base + look);
+}
+
+static int frame_exact(const struct ustack_trace_frame *f)
+{
+	return (f->flags & USTACK_TRACE_FRAME_EXACT_PC) || f->method == USTACK_METHOD_REGS ||
+	       f->method == USTACK_METHOD_SIGNAL;
+}
+
+static uint64_t user_location(struct report_pprof *rp, const struct ustack_trace_frame *f,
+			      uint32_t pid)
+{
+	struct ustack_sym chain[MAX_CHAIN];
+	struct pprof_line lines[MAX_CHAIN];
+	int exact = frame_exact(f), n;
+	/* a return address is the instruction after the call: the location
+	 * is the call (pprof: "a non-leaf address may be in the middle of a
+	 * call instruction"), where the symbolizer looks too */
+	uint64_t look = exact || !f->offset ? f->offset : f->offset - 1, id, map, base = 0;
+
+	if (!f->file_id) {
+		const struct ustack_perfmap_entry *je =
+			rp->o.jit ? ustack_jitsyms__lookup(rp->o.jit, pid, look) : NULL;
+		uint64_t k1 = je ? LOC_JIT | ustack_jitsyms__map_index(rp->o.jit, pid) : LOC_ANON;
+
+		if ((id = pprof__location_find(rp->pp, k1, look)))
+			return id;
+		lines[0].function_id = je ? pprof__function(rp->pp, je->name, je->name, "", 0) : 0;
+		lines[0].line = 0;
+		return pprof__location_add(rp->pp, k1, look, 0, look, lines, je ? 1 : 0);
+	}
+	if ((id = pprof__location_find(rp->pp, f->file_id, look)))
+		return id;
+	map = file_mapping(rp, f->file_id, look, &base);
+	n = ustack_symbolizer__symbolize_frames(rp->o.sym, f->file_id, f->offset,
+						exact ? USTACK_SYM_EXACT_PC : 0, chain, MAX_CHAIN,
+						sizeof(chain[0]));
+	if (n < 0) {
+		rp->oom = 1;
+		return 0;
+	}
+	if (n > MAX_CHAIN)
+		n = MAX_CHAIN;
+	if (chain[n - 1].status != USTACK_SYM_OK)
+		n = 0; /* no name: an address in its mapping, for others to symbolize */
+	/* innermost first, the function holding the code last: pprof's order */
+	for (int k = 0; k < n; k++) {
+		const char *raw = chain[k].name ? chain[k].name : "??";
+
+		lines[k].function_id = pprof__function(rp->pp, display(rp, raw), raw,
+						       chain[k].file ? chain[k].file : "", 0);
+		lines[k].line = chain[k].line;
+	}
+	return pprof__location_add(rp->pp, f->file_id, look, map, map ? base + look : look, lines,
+				   (size_t)n);
+}
+
+/* ---- the profile ---------------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int is_clock(const struct ustack_trace_event_desc *d)
+{
+	return d->type == USTACK_TRACE_EV_SAMPLE &&
+	       (!strcmp(d->name, "cpu-clock") || !strcmp(d->name, "task-clock"));
+}
+
+/* "-F N" / "--freq N" / "-FN" of the recording command line, else 0 */
+static uint64_t cmdline_freq(const char *cmd)
+{
+	const char *p = cmd;
+
+	while (p && (p = strstr(p, "-F"))) {
+		p += 2;
+		while (*p == ' ' || *p == '=')
+			p++;
+		if (*p >= '1' && *p <= '9')
+			return strtoull(p, NULL, 10);
+	}
+	return 0;
+}
+
+/* per event column: first sample type index and how many (1 or 2) */
+struct column {
+	uint32_t id;
+	size_t first, n;
+	int64_t ns; /* clock events: nanoseconds per sample */
+};
+
+int report_pprof__write(struct report_pprof *rp, FILE *out,
+			const char *(*comm_of)(void *ctx, uint32_t tid), void *ctx)
+{
+	const struct ustack_trace_header *h = ustack_trace_reader__header(rp->o.r);
+	size_t ncols, k = 0;
+	struct column *cols = NULL;
+	uint64_t *ids = NULL, *locs = NULL, key, v;
+	size_t locs_cap = 0;
+	int have_period = 0, clocks = 0, ret;
+	char text[512];
+
+	if (!rp->oom) {
+		/* event kinds described but never seen still get their sample
+		 * types (an empty trace says what it recorded); the recorder
+		 * numbers them from 0 */
+		for (uint32_t id = 0; id < 4096; id++) {
+			struct ustack_trace_event_desc d;
+
+			if (!ustack_trace_reader__event_desc(rp->o.r, id, &d) &&
+			    ustack_u64map__put(rp->event_ids, id, 1))
+				rp->oom = 1;
+		}
+		ncols = ustack_u64map__count(rp->event_ids);
+		cols = calloc(ncols + 1, sizeof(*cols));
+		ids = calloc(ncols + 1, sizeof(*ids));
+	}
+	if (!cols || !ids || rp->oom) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t it = 0; ustack_u64map__next(rp->event_ids, &it, &key, &v);)
+		ids[k++] = key;
+	qsort(ids, k, sizeof(*ids), cmp_u64);
+	for (size_t i = 0; i < k; i++) {
+		struct ustack_trace_event_desc d;
+		struct column *c = &cols[i];
+		char name[300];
+
+		c->id = (uint32_t)ids[i];
+		c->first = pprof__nr_sample_types(rp->pp);
+		if (ustack_trace_reader__event_desc(rp->o.r, c->id, &d)) {
+			memset(&d, 0, sizeof(d));
+			d.name = "event";
+			d.type = USTACK_TRACE_EV_TRACEPOINT;
+		}
+		if (is_clock(&d)) {
+			uint64_t hz = (d.flags & USTACK_TRACE_EV_FREQ) ? d.period : 0;
+
+			/* the trace stores the frequency (EVENT_DESC, FREQ flag);
+			 * older writers left it 0: the command line's -F, else
+			 * record's default of 999 Hz */
+			if (!(d.flags & USTACK_TRACE_EV_FREQ) && d.period)
+				c->ns = (int64_t)d.period;
+			else {
+				if (!hz)
+					hz = h ? cmdline_freq(h->cmdline) : 0;
+				c->ns = (int64_t)(1000000000ull / (hz ? hz : 999));
+			}
+			/* the first clock is "samples"/"cpu", as Go's CPU
+			 * profiles; another one is told apart by its name */
+			if (!clocks++) {
+				pprof__add_sample_type(rp->pp, "samples", "count");
+				pprof__add_sample_type(rp->pp, "cpu", "nanoseconds");
+			} else {
+				snprintf(name, sizeof(name), "%s:samples", d.name);
+				pprof__add_sample_type(rp->pp, name, "count");
+				snprintf(name, sizeof(name), "%s:cpu", d.name);
+				pprof__add_sample_type(rp->pp, name, "nanoseconds");
+			}
+			c->n = 2;
+			if (!have_period++)
+				pprof__set_period(rp->pp, "cpu", "nanoseconds", c->ns);
+		} else {
+			/* a tracepoint (or another event): its count, under its
+			 * own name so that several kinds stay apart */
+			pprof__add_sample_type(rp->pp, d.name && *d.name ? d.name : "events", "count");
+			c->n = 1;
+			if (!have_period++)
+				pprof__set_period(rp->pp, d.name && *d.name ? d.name : "events",
+						  "count", 1);
+		}
+	}
+	/* nothing describes an event (a trace damaged in its first chunk):
+	 * still a profile pprof reads, of no sample */
+	if (!pprof__nr_sample_types(rp->pp))
+		pprof__add_sample_type(rp->pp, "events", "count");
+	if (h && h->realtime_ns && rp->events)
+		pprof__set_times(rp->pp, (int64_t)(h->realtime_ns - h->clock_ns + rp->first_time),
+				 (int64_t)(rp->last_time - rp->first_time));
+	snprintf(text, sizeof(text), "ustack report of %s", rp->o.in_path);
+	pprof__add_comment(rp->pp, text);
+	if (h && h->cmdline && *h->cmdline) {
+		snprintf(text, sizeof(text), "recorded with: %s", h->cmdline);
+		pprof__add_comment(rp->pp, text);
+	}
+	snprintf(text, sizeof(text), "events: %" PRIu64 "; lost records: %" PRIu64
+		 "; events without their user stack: %" PRIu64, rp->events, rp->lost, rp->no_ustack);
+	pprof__add_comment(rp->pp, text);
+
+	for (size_t row = 0; row < rp->nrows && !rp->oom; row++) {
+		const struct row_key *rk = &rp->rows[row];
+		struct ustack_trace_stack st;
+		size_t n = 0;
+		char comm[64];
+		struct pprof_label labels[3] = {
+			{ .key = "thread", .num = rk->tid },
+			{ .key = "pid", .num = rk->pid },
+			{ .key = "comm", .str = comm },
+		};
+		int64_t *vals;
+		uint32_t nk = 0, nu = 0;
+
+		snprintf(comm, sizeof(comm), "%s", comm_of(ctx, rk->tid));
+		if (rk->kid != USTACK_TRACE_NO_STACK &&
+		    !ustack_trace_reader__stack(rp->o.r, USTACK_TRACE_KSTACK, rk->kid, &st))
+			nk = st.nr;
+		if (rk->uid != USTACK_TRACE_NO_STACK) {
+			struct ustack_trace_stack us;
+
+			if (!ustack_trace_reader__stack(rp->o.r, USTACK_TRACE_USTACK, rk->uid, &us))
+				nu = us.nr;
+		}
+		if (nk + nu > locs_cap) {
+			void *np = realloc(locs, (nk + nu) * sizeof(*locs));
+
+			if (!np) {
+				rp->oom = 1;
+				break;
+			}
+			locs = np;
+			locs_cap = nk + nu;
+		}
+		/* leaf first: the kernel part (innermost first, as stored),
+		 * then the user part, as `folded` stacks them root first */
+		if (nk) {
+			ustack_trace_reader__stack(rp->o.r, USTACK_TRACE_KSTACK, rk->kid, &st);
+			for (uint32_t i = 0; i < nk; i++)
+				locs[n++] = kernel_location(rp, st.ips[i]);
+		}
+		if (nu) {
+			ustack_trace_reader__stack(rp->o.r, USTACK_TRACE_USTACK, rk->uid, &st);
+			for (uint32_t i = 0; i < nu; i++)
+				locs[n++] = user_location(rp, &st.frames[i], rk->pid);
+		}
+		for (size_t i = 0; i < n; i++)
+			if (!locs[i])
+				rp->oom = 1;
+		if (rp->oom)
+			break;
+		vals = pprof__sample(rp->pp, locs, n, labels, 3);
+		if (!vals) {
+			rp->oom = 1;
+			break;
+		}
+		for (size_t i = 0; i < k; i++) {
+			uint64_t cnt = 0;
+
+			ustack_u64map__get(rp->counts, (uint64_t)row << 32 | cols[i].id, &cnt);
+			vals[cols[i].first] += (int64_t)cnt;
+			if (cols[i].n == 2)
+				vals[cols[i].first + 1] += (int64_t)cnt * cols[i].ns;
+		}
+	}
+	ret = rp->oom ? -ENOMEM : pprof__write(rp->pp, out);
+out:
+	free(cols);
+	free(ids);
+	free(locs);
+	return ret;
+}
