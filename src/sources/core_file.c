@@ -494,7 +494,7 @@ struct ustack_core *ustack_core__open(const char *path, const char *exe, char *e
 	struct ustack_core *c;
 	struct stat st;
 	void *data;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), e;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), e; /* a FIFO: refused, not waited on */
 
 	if (fd < 0 || fstat(fd, &st)) {
 		e = errno;
@@ -561,7 +561,15 @@ static int read_file_backed(struct ustack_core *c, uint64_t addr, void *buf, siz
 	if (!m || len > m->end - addr)
 		return -EFAULT;
 	if (m->fd == -1) {
-		m->fd = open(m->path, O_RDONLY | O_CLOEXEC);
+		struct stat st;
+
+		/* the path comes from the core: a FIFO or device there must
+		 * not block or be read */
+		m->fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (m->fd >= 0 && (fstat(m->fd, &st) || !S_ISREG(st.st_mode))) {
+			close(m->fd);
+			m->fd = -1;
+		}
 		if (m->fd < 0)
 			m->fd = -2;
 	}
