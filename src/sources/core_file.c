@@ -137,7 +137,7 @@ static int add_files(struct parse *p, const uint8_t *d, uint64_t sz, uint64_t of
 			    (unsigned long long)count, (unsigned long long)sz);
 	if (!page || (page & (page - 1)))
 		return fail(p, EBADMSG, off + 8, "NT_FILE: page size %llu", (unsigned long long)page);
-	if (count && c->nr_maps)
+	if (c->maps) /* (even an empty first one: its array is allocated) */
 		return fail(p, EBADMSG, off, "a second NT_FILE note");
 	c->maps = calloc(count ? count : 1, sizeof(*c->maps));
 	if (!c->maps)

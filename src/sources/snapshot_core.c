@@ -11,11 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <ustack/procmaps.h>
 #include <ustack/snapshot.h>
 #include <ustack/symbolize.h>
 #include <ustack/unwind.h>
+#include "common/log.h"
 #include "common/opts.h"
 #include "sources/core_file.h"
 
@@ -40,6 +42,19 @@ static int add_mappings(struct core_snap *s)
 	struct ustack_core *c = s->core;
 	int ret;
 
+	for (size_t i = 0; i < c->nr_maps; i++) {
+		const struct ustack_core_map *cm = &c->maps[i];
+		int seen = 0;
+
+		/* a file missing here explains frames without names: say so
+		 * once per path */
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = !strcmp(c->maps[j].path, cm->path);
+		if (!seen && access(cm->path, R_OK))
+			pr_warn("%s: %s: %s (mapped in the core: no unwind table or names from it%s)\n",
+				c->name, cm->path, strerror(errno),
+				c->entry && cm->start <= c->entry && c->entry < cm->end ? "; --exe PATH" : "");
+	}
 	for (size_t i = 0; i < c->nr_maps; i++) {
 		const struct ustack_core_map *cm = &c->maps[i];
 		struct ustack_mapping m = {
@@ -193,9 +208,17 @@ USTACK_API int ustack_snapshot_core(const char *path, const struct ustack_snapsh
 	if (max > CORE_MAX_DEPTH)
 		max = CORE_MAX_DEPTH;
 	s.want_lines = !!(OPTS_GET(opts, flags, 0) & USTACK_SNAPSHOT_LINES);
-	s.core = ustack_core__open(path, OPTS_GET(opts, exe, NULL), errbuf, errbuf_sz);
-	if (!s.core)
-		return -errno;
+	{
+		/* absolute: the symbolizer and the messages want a full path */
+		const char *exe = OPTS_GET(opts, exe, NULL);
+		char *abs_exe = exe ? realpath(exe, NULL) : NULL;
+
+		s.core = ustack_core__open(path, abs_exe ? abs_exe : exe, errbuf, errbuf_sz);
+		ret = -errno;
+		free(abs_exe);
+		if (!s.core)
+			return ret;
+	}
 	s.u = ustack_unwinder__new(NULL);
 	{
 		struct ustack_symbolizer_opts so = {

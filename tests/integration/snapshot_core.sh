@@ -227,6 +227,44 @@ for v in "${variants[@]}"; do
 	done
 done
 
+# --- the other formats and --lines, on the gcore core of the CFI build
+g=$(ls "$tmp"/gcore_cfi.* 2>/dev/null | head -1)
+if [ -n "$g" ]; then
+	ex=$tmp/ct_cfi
+	"$USTACK" snapshot --core "$g" --exe "$ex" --format json >"$tmp/j.json" 2>"$tmp/j.err"
+	if python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["core"] == sys.argv[2], d["core"]
+t = d["threads"]
+assert len(t) == 5, len(t)
+names = [[f["function"] for f in x["frames"]] for x in t]
+assert sum(1 for n in names if "core_thr_start" in n) == 4, names
+assert all(x["stop_reason"] == "outermost" for x in t), [x["stop_reason"] for x in t]
+' "$tmp/j.json" "$g" 2>"$tmp/j.py"; then pass ${T}_json; else fail ${T}_json "$(tail -1 "$tmp/j.py")"; fi
+	"$USTACK" snapshot --core "$g" --exe "$ex" --format folded >"$tmp/f.txt" 2>/dev/null
+	# 4 distinct thread stacks (depths 1..4) and main's: 5 lines, count 1 each
+	if [ "$(wc -l <"$tmp/f.txt")" = 5 ] &&
+	   grep -q '^ct_cfi;.*;core_thr_start;core_level;core_level;core_block;pause 1$' "$tmp/f.txt"; then
+		pass ${T}_folded
+	else
+		fail ${T}_folded "$(head -2 "$tmp/f.txt")"
+	fi
+	"$USTACK" snapshot --core "$g" --exe "$ex" --lines >"$tmp/l.txt" 2>/dev/null
+	if grep -q "core_main_wait+0x[0-9a-f]* ($ex) at .*core_threads.c:[0-9]" "$tmp/l.txt"; then
+		pass ${T}_lines
+	else
+		fail ${T}_lines "$(grep core_main_wait "$tmp/l.txt")"
+	fi
+	# the executable missing: one warning that names it and says --exe
+	"$USTACK" snapshot --core "$g" --exe "$tmp/gone" >"$tmp/m.txt" 2>"$tmp/m.err"
+	if [ $? = 0 ] && grep -q "$tmp/gone: No such file" "$tmp/m.err" && grep -q '^TID' "$tmp/m.txt"; then
+		pass ${T}_missing_exe
+	else
+		fail ${T}_missing_exe "$(head -2 "$tmp/m.err")"
+	fi
+fi
+
 # --- a file whose build ID differs from the core's: warned, no names from it
 any=$(ls "$tmp"/*.core "$tmp"/gcore_cfi.* 2>/dev/null | head -1)
 if [ -n "$any" ]; then
