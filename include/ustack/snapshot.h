@@ -126,6 +126,41 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 			       ustack_snapshot_fn fn, void *ctx,
 			       struct ustack_snapshot_stats *stats);
 
+/** Options of ustack_snapshot_core(). */
+struct ustack_snapshot_core_opts {
+	size_t sz;           /**< sizeof(struct ustack_snapshot_core_opts) */
+	/** the executable's path on this machine, when the core's NT_FILE
+	 *  path is not it (moved, rebuilt elsewhere); NULL: as the core says */
+	const char *exe;
+	int max_depth;       /**< frames per thread (0: 256) */
+	unsigned int flags;  /**< USTACK_SNAPSHOT_LINES (the others do not apply) */
+	const char *debug_dir; /**< as in struct ustack_snapshot_opts */
+	/** receives a one-line reason when the core cannot be read
+	 *  ("core: offset 0x1a0: note runs past its segment's end") */
+	char *errbuf;
+	size_t errbuf_sz;
+};
+
+/**
+ * The stacks of every thread of an ELF core dump (x86-64), unwound from
+ * the registers each NT_PRSTATUS note saved, through the public unwinder
+ * (ustack/unwind.h). Mappings come from the NT_FILE note; memory from the
+ * core, or from the mapped files for the parts the core left out. A file
+ * whose build ID differs from the one the core recorded gives no table and
+ * no names (a warning says so). Thread order is the core's; comm is the
+ * process name (cores keep no per-thread names); stopped_ns is 0.
+ * @param path the core file
+ * @param opts NULL for defaults
+ * @param fn called for each thread
+ * @param ctx passed to @fn
+ * @param stats receives totals (threads, unwound; may be NULL)
+ * @return 0; -ENOEXEC when @path is not an x86-64 core; -EBADMSG when it is
+ *         truncated or malformed (opts->errbuf says where); other negative errno
+ */
+USTACK_API int ustack_snapshot_core(const char *path, const struct ustack_snapshot_core_opts *opts,
+				    ustack_snapshot_fn fn, void *ctx,
+				    struct ustack_snapshot_stats *stats);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* ustack snapshot -p PID: stacks of every thread of a running process. */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,7 +226,8 @@ static void print_json_thread(struct snap_out *o, const struct ustack_snapshot_t
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ustack snapshot -p PID [--format text|raw|folded|json|pprof|speedscope]\n"
+		"usage: ustack snapshot -p PID|--core FILE [--exe PATH]\n"
+		"                       [--format text|raw|folded|json|pprof|speedscope]\n"
 		"                       [-o FILE] [--max-depth N] [--methods] [--lines] [--stats]\n"
 		"\n"
 		"Print the user stack of every thread of process PID, right now. Each\n"
@@ -233,6 +235,9 @@ static void usage(FILE *f)
 		"frame pointers) and resumed at once; the process is never left stopped.\n"
 		"\n"
 		"  -p, --pid PID       process to inspect\n"
+		"      --core FILE     instead: every thread of this ELF core dump (x86-64;\n"
+		"                      files named by its NT_FILE note, checked by build ID)\n"
+		"      --exe PATH      with --core: the executable, when not at the core's path\n"
 		"  -f, --format FMT    text (default): '#N 0xPC function+0xOFF (path)';\n"
 		"                      raw: '#N 0xPC' only; folded: 'comm;outer;...;inner COUNT'\n"
 		"                      (FlameGraph input, identical stacks merged); json;\n"
@@ -323,6 +328,47 @@ static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
 	return 0;
 }
 
+/* --core: the same output, from a core dump (ustack_snapshot_core()). */
+static int snapshot_core(struct snap_out *out, const char *core, const char *exe,
+			 const struct ustack_snapshot_opts *so)
+{
+	char err[512] = "";
+	struct ustack_snapshot_core_opts opts = {
+		.sz = sizeof(opts), .exe = exe, .max_depth = so->max_depth,
+		.flags = so->flags & USTACK_SNAPSHOT_LINES, .debug_dir = so->debug_dir,
+		.errbuf = err, .errbuf_sz = sizeof(err),
+	};
+	int ret;
+
+	if (out->fmt == FMT_JSON) {
+		printf("{\"core\": ");
+		json_str(core);
+		printf(", \"threads\": [");
+	}
+	ret = ustack_snapshot_core(core, &opts, print_thread, out, NULL);
+	if (out->fmt == FMT_JSON)
+		printf("\n  ]}\n");
+	if (out->ss && !ret)
+		ret = cli_speedscope__write(out->ss, stdout);
+	cli_speedscope__free(out->ss);
+	for (int i = 0; i < out->nr_lines; i++) {
+		if (!ret)
+			printf("%s %d\n", out->lines[i], out->counts[i]);
+		free(out->lines[i]);
+	}
+	free(out->lines);
+	free(out->counts);
+	fflush(stdout);
+	if (ret) {
+		if (err[0])
+			cli_error("%s", err);
+		else
+			cli_error("%s: %s", core, strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
+
 int cmd_snapshot(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -335,6 +381,8 @@ int cmd_snapshot(int argc, char **argv)
 		{ "stats", no_argument, NULL, 's' },
 		{ "max-tables", required_argument, NULL, 'T' },
 		{ "debug-dir", required_argument, NULL, 'D' },
+		{ "core", required_argument, NULL, 'C' },
+		{ "exe", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -345,6 +393,7 @@ int cmd_snapshot(int argc, char **argv)
 	int c, stats = 0, ret;
 	unsigned long long v;
 	const char *hold = getenv("USTACK_TEST_HOLD_MS"), *out_path = NULL;
+	const char *core = NULL, *exe = NULL;
 
 	while ((c = getopt_long(argc, argv, "p:f:o:d:mlsh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -403,6 +452,12 @@ int cmd_snapshot(int argc, char **argv)
 		case 'D':
 			opts.debug_dir = optarg;
 			break;
+		case 'C':
+			core = optarg;
+			break;
+		case 'E':
+			exe = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -411,8 +466,13 @@ int cmd_snapshot(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!out.pid || optind != argc) {
+	if (!!out.pid == !!core || (exe && !core) || optind != argc) {
 		usage(stderr);
+		return 2;
+	}
+	if (core && out.fmt == FMT_PPROF) {
+		cli_error("snapshot: --format pprof is not available with --core (its mappings "
+			  "come from the live process)");
 		return 2;
 	}
 	/* every format prints to stdout: -o points it at the file */
@@ -421,14 +481,19 @@ int cmd_snapshot(int argc, char **argv)
 		return 1;
 	}
 	if (out.fmt == FMT_SPEEDSCOPE) {
-		char name[32];
+		char name[PATH_MAX + 8];
 
-		snprintf(name, sizeof(name), "pid %d", out.pid);
+		if (core)
+			snprintf(name, sizeof(name), "core %s", core);
+		else
+			snprintf(name, sizeof(name), "pid %d", out.pid);
 		if (!(out.ss = cli_speedscope__new(name))) {
 			cli_error("snapshot: %s", strerror(ENOMEM));
 			return 1;
 		}
 	}
+	if (core)
+		return snapshot_core(&out, core, exe, &opts);
 	/* test hook: keep each thread stopped this long (kill tests) */
 	if (hold && !cli_parse_u64(hold, 10, &v) && v < 60000)
 		opts.hold_ms = (unsigned int)v;

@@ -102,7 +102,9 @@ struct ustack_elf *ustack_elf__open(const char *path)
 	void *map;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a path from untrusted input (a core's NT_FILE) may name
+	 * a FIFO, whose open would wait for a writer; it is refused below */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, &st)) {

@@ -208,7 +208,7 @@ int rec_unwind_copy(struct rec *r, uint32_t pid, uint64_t ip, uint64_t sp, uint6
 		.find_row = copy_find_row, .read = copy_read, .is_code = copy_is_code, .ctx = &c,
 	};
 	struct ustack_regs regs = { .pc = ip, .sp = sp, .fp = bp };
-	struct ustack_unwind_opts uo = { .sz = sizeof(uo), .stack_lo = sp, .stack_hi = sp + size };
+	struct ustack_walk_opts uo = { .sz = sizeof(uo), .stack_lo = sp, .stack_hi = sp + size };
 	unsigned int why;
 	int n;
 

@@ -228,7 +228,7 @@ static int unwind_thread(struct snap *s, int tid, unsigned int *stop, uint64_t *
 		.is_code = ustack_remote__is_code,
 		.ctx = &s->remote,
 	};
-	struct ustack_unwind_opts uopts = { .sz = sizeof(uopts), .max_depth = s->max_depth };
+	struct ustack_walk_opts uopts = { .sz = sizeof(uopts), .max_depth = s->max_depth };
 	struct user_regs_struct regs;
 	struct ustack_regs uregs;
 	sigset_t hold, old;

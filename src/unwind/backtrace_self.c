@@ -576,7 +576,7 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 		.is_code = self_is_code,
 		.ctx = &c,
 	};
-	struct ustack_unwind_opts opts = { .sz = sizeof(opts), .first_is_return = 1 };
+	struct ustack_walk_opts opts = { .sz = sizeof(opts), .first_is_return = 1 };
 	struct ustack_unwind_cursor cur;
 	struct ustack_regs regs;
 	struct ustack_frame f;

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include <ustack/ustack.h>
+#include <ustack/unwind.h> /* struct ustack_regs */
 #include "common/unwind_row.h"
 
 #define USTACK_MAX_DEPTH 1024
@@ -41,13 +42,9 @@ struct ustack_unwind_ops {
 	void *ctx;
 };
 
-/* Initial registers (x86-64: rip, rsp, rbp). */
-struct ustack_regs {
-	uint64_t pc, sp, fp;
-};
-
-struct ustack_unwind_opts {
-	size_t sz;          /* sizeof(struct ustack_unwind_opts) */
+struct ustack_walk_opts {
+	size_t sz;          /* sizeof(struct ustack_walk_opts) (internal: the core
+	                       of the public struct ustack_unwind_opts) */
 	uint64_t stack_lo;  /* CFA/FP must stay within [stack_lo, stack_hi) */
 	uint64_t stack_hi;  /* 0: no upper bound known */
 	int max_depth;      /* 0: USTACK_MAX_DEPTH */
@@ -68,7 +65,7 @@ struct ustack_unwind_cursor {
 
 /** Start a walk; the first ustack_unwind_next() yields the frame of @regs. */
 void ustack_unwind_begin(struct ustack_unwind_cursor *c, const struct ustack_unwind_ops *ops,
-			 const struct ustack_regs *regs, const struct ustack_unwind_opts *opts);
+			 const struct ustack_regs *regs, const struct ustack_walk_opts *opts);
 /**
  * Next frame.
  * @return 1 with *frame filled, or 0 at the end (c->reason says why)
@@ -82,7 +79,7 @@ int ustack_unwind_next(struct ustack_unwind_cursor *c, struct ustack_frame *fram
  * @return the number of frames stored (>= 1 when max >= 1 and pc != 0)
  */
 int ustack_unwind(const struct ustack_unwind_ops *ops, const struct ustack_regs *regs,
-		  const struct ustack_unwind_opts *opts, struct ustack_frame *frames, int max,
+		  const struct ustack_walk_opts *opts, struct ustack_frame *frames, int max,
 		  unsigned int *stop);
 
 /* Tests only: non-zero makes the in-process backtrace find its stack

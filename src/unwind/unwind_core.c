@@ -119,7 +119,7 @@ static int step_fp(const struct ustack_unwind_cursor *c, struct ustack_regs *nex
 }
 
 void ustack_unwind_begin(struct ustack_unwind_cursor *c, const struct ustack_unwind_ops *ops,
-			 const struct ustack_regs *regs, const struct ustack_unwind_opts *opts)
+			 const struct ustack_regs *regs, const struct ustack_walk_opts *opts)
 {
 	*c = (struct ustack_unwind_cursor){ .ops = ops, .cur = *regs, .max = USTACK_MAX_DEPTH };
 	if (opts) {
@@ -210,7 +210,7 @@ int ustack_unwind_next(struct ustack_unwind_cursor *c, struct ustack_frame *fram
 }
 
 int ustack_unwind(const struct ustack_unwind_ops *ops, const struct ustack_regs *regs,
-		  const struct ustack_unwind_opts *opts, struct ustack_frame *frames, int max,
+		  const struct ustack_walk_opts *opts, struct ustack_frame *frames, int max,
 		  unsigned int *stop)
 {
 	struct ustack_unwind_cursor c;

@@ -265,13 +265,16 @@ elif "$USTACK" report -i "$tmp/mix.data" -f speedscope -o "$tmp/mix.json" &&
 	$PY - "$tmp/mix.json" <<'EOF'; then pass speedscope_mixed; else fail speedscope_mixed "see above"; fi
 import json, sys
 d = json.load(open(sys.argv[1]))
+# every profile of a kind has that kind's unit and weights; which threads
+# got a cpu-clock sample depends on timing (sh may get one too), so the
+# test asks only that vwprog's is among them
 kinds = {}
 for p in d["profiles"]:
     comm_tid, ev = p["name"].rsplit(" ", 1)
-    kinds[ev] = (p["unit"], set(p["weights"]), comm_tid)
-assert kinds["cpu-clock"][:2] == ("nanoseconds", {1001001}), kinds
-assert kinds["syscalls:sys_enter_write"][:2] == ("none", {1}), kinds
-assert kinds["cpu-clock"][2].startswith("vwprog ("), kinds
+    kinds.setdefault(ev, []).append((p["unit"], set(p["weights"]), comm_tid))
+assert all(k[:2] == ("nanoseconds", {1001001}) for k in kinds["cpu-clock"]), kinds
+assert all(k[:2] == ("none", {1}) for k in kinds["syscalls:sys_enter_write"]), kinds
+assert any(k[2].startswith("vwprog (") for k in kinds["cpu-clock"]), kinds
 EOF
 
 # ---- snapshot --format speedscope ---------------------------------------------------------------

@@ -216,7 +216,7 @@ static void test_needs_fallback(void)
 static void test_bad_steps(void)
 {
 	struct ustack_regs regs = { .pc = 0x3010, .sp = at(10), .fp = at(4) };
-	struct ustack_unwind_opts opts = { .sz = sizeof(opts), .stack_hi = at(64) };
+	struct ustack_walk_opts opts = { .sz = sizeof(opts), .stack_hi = at(64) };
 	struct ustack_frame f[8];
 	unsigned int stop;
 	int n;
@@ -262,7 +262,7 @@ static void test_bad_steps(void)
 static void test_loop_and_depth(void)
 {
 	struct ustack_regs regs = { .pc = 0x3010, .sp = at(10), .fp = 0 };
-	struct ustack_unwind_opts opts = { .sz = sizeof(opts), .max_depth = 4 };
+	struct ustack_walk_opts opts = { .sz = sizeof(opts), .max_depth = 4 };
 	struct ustack_frame f[16];
 	unsigned int stop;
 	int n;

@@ -1,0 +1,306 @@
+#!/usr/bin/env bash
+# `ustack snapshot --core FILE` against two oracles on the same core:
+# eu-stack --core FILE -e EXE (elfutils) and gdb (its frame list through its
+# Python API, the frames `thread apply all bt` prints).
+#
+# Cores: tests/integration/progs/core_threads.c, 4 named threads blocked in
+# pause() at known depths + main in pthread_join, built -O2 without frame
+# pointers (DWARF CFI only), and again with SFrame (-Wa,--gsframe):
+#   gcore      gdb's gcore of the running program
+#   segv       the program crashing (SIGSEGV) in main -> core_crash_outer
+#              -> core_crash_inner, core written by the kernel
+#   abort      the same with abort()
+# The kernel cores need core_pattern to write a plain file in the crashing
+# process's directory; this test never changes core_pattern. When it pipes
+# to a handler (systemd-coredump, apport) or names an absolute directory,
+# the crash cores are made by gdb instead (run until the signal, then
+# generate-core-file), and a line says so.
+#
+# Comparison, per thread (matched by TID), frame by frame:
+#   - pcs: frame 0 is the exact pc, later frames return addresses, in all
+#     three tools; lists must be equal.
+#   - function names, normalized: a version suffix (@@GLIBC_2.34), a GCC
+#     clone suffix (.cold, .part.0, .isra.0: gdb names the function from
+#     DWARF) and glibc's "_impl" suffix (__libc_start_main_impl is exported
+#     as __libc_start_main) are cut;
+#     leading underscores, then glibc's internal alias prefixes "GI_" and
+#     "libc_", are removed (__GI___libc_pause, __libc_pause -> pause;
+#     __clone3 -> clone3). A name one tool does not know ("??") matches any.
+#   - gdb: its inlined frames (same pc as the frame that holds the code) and
+#     tail-call frames (reconstructed from DWARF call sites; no return
+#     address on the stack) are dropped, since ustack and eu-stack report
+#     physical frames only; gdb is asked to go past main and the entry point.
+# Then: truncated cores (cut inside a PT_LOAD, cut inside the notes), a
+# non-core ELF and a random file give one clear error line and exit 1.
+set -u
+USTACK=${USTACK:-build/check/ustack}
+CC=${CC:-gcc}
+TOP=${TOP:-$PWD}
+GSFRAME=${GSFRAME-}
+T=snapshot_core
+fails=0
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
+skip() { echo "SKIP $1: $2"; }
+
+[ -x "$USTACK" ] || { fail $T "no $USTACK"; exit 1; }
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+# the sanitizer runtime must not see the gdb/eu-stack children
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+
+src=$TOP/tests/integration/progs/core_threads.c
+variants=(cfi)
+$CC -O2 -g -fomit-frame-pointer -pthread -o "$tmp/ct_cfi" "$src" || { fail $T "cannot build core_threads"; exit 1; }
+if [ -n "$GSFRAME" ] && $CC -O2 -g -fomit-frame-pointer $GSFRAME -pthread -o "$tmp/ct_sframe" "$src" 2>/dev/null &&
+   readelf -S "$tmp/ct_sframe" | grep -q '\.sframe'; then
+	variants+=(sframe)
+else
+	skip ${T}_sframe "the assembler cannot emit SFrame (-Wa,--gsframe)"
+fi
+
+have_gdb=1 have_eu=1
+command -v gdb >/dev/null || { have_gdb=0; skip ${T}_gdb "gdb not installed"; }
+command -v eu-stack >/dev/null || { have_eu=0; skip ${T}_eustack "eu-stack (elfutils) not installed"; }
+
+# gdb's frames as "TID n" / "#i 0xpc name kind"
+cat >"$tmp/frames.py" <<'EOF'
+import gdb
+gdb.execute("set backtrace past-main on")
+gdb.execute("set backtrace past-entry on")
+for inf in gdb.inferiors():
+    for th in sorted(inf.threads(), key=lambda t: t.ptid[1]):
+        th.switch()
+        print("TID %d" % th.ptid[1])
+        f = gdb.newest_frame()
+        i = 0
+        while f is not None and i < 256:
+            kind = {gdb.INLINE_FRAME: "inline", gdb.TAILCALL_FRAME: "tailcall"}.get(f.type(), "normal")
+            print("#%d 0x%x %s %s" % (i, f.pc(), f.name() or "??", kind))
+            i += 1
+            try:
+                f = f.older()
+            except gdb.error:
+                break
+EOF
+
+# normalize TOOL FILE: "tid pc name" lines, one per physical frame
+normalize() {
+	awk -v tool="$1" '
+	function norm(n) { sub(/@.*/, "", n); sub(/\..*/, "", n); sub(/_impl$/, "", n); sub(/^_+/, "", n); sub(/^GI_+/, "", n); sub(/^libc_/, "", n); return n }
+	/^TID [0-9]+/ { tid = $2; sub(/:$/, "", tid); next }
+	/^#[0-9]+ +0x[0-9a-fA-F]+/ {
+		pc = tolower($2); sub(/^0x0*/, "", pc)
+		if (tool == "gdb") { if ($4 != "normal") next; name = $3 }
+		else if (tool == "ustack") { name = $3; sub(/\+0x[0-9a-f]+$/, "", name) }
+		else name = ($3 == "" ? "??" : $3)
+		print tid, pc, norm(name)
+	}' "$2"
+}
+
+# compare NAME A B: the frames of two normalized lists; prints the first difference
+compare() {
+	awk -v name="$1" '
+	FNR == 1 { file++ }
+	{ k = $1 SUBSEP (++n[file, $1]); if (file == 1) { P1[k] = $2; N1[k] = $3; T[$1] = 1 } else { P2[k] = $2; N2[k] = $3; T[$1] = 1 } }
+	END {
+		bad = 0; frames = 0
+		for (t in T) {
+			a = n[1, t] + 0; b = n[2, t] + 0
+			if (a != b) { printf "TID %s: %d frames against %d\n", t, a, b; bad++; continue }
+			for (i = 1; i <= a; i++) {
+				k = t SUBSEP i; frames++
+				if (P1[k] != P2[k] || (N1[k] != N2[k] && N1[k] != "??" && N2[k] != "??")) {
+					printf "TID %s frame #%d: 0x%s %s against 0x%s %s\n", t, i - 1, P1[k], N1[k], P2[k], N2[k]
+					bad++; break
+				}
+			}
+		}
+		if (!frames) { print "no frames"; bad++ }
+		exit bad ? 1 : 0
+	}' "$2" "$3"
+}
+
+# check_core NAME CORE EXE [CHAIN...]: ustack against the oracles, and the
+# thread that crashed (or every one) holds CHAIN in this order
+check_core() {
+	local name=$1 core=$2 exe=$3 u=$tmp/$1.u
+	shift 3
+	if ! "$USTACK" snapshot --core "$core" --exe "$exe" >"$u" 2>"$u.err"; then
+		fail ${T}_$name "ustack exited $?: $(head -3 "$u.err")"
+		return
+	fi
+	if [ -s "$u.err" ]; then
+		fail ${T}_$name "warnings: $(head -3 "$u.err")"
+		return
+	fi
+	normalize ustack "$u" >"$u.n"
+	if [ "$(grep -c '^TID ' "$u")" != 5 ]; then
+		fail ${T}_$name "$(grep -c '^TID ' "$u") threads, not 5"
+		return
+	fi
+	# the known chains (outermost part of each thread)
+	local want chain
+	for want in "$@"; do
+		chain=$(awk -v w="$want" 'BEGIN { n = split(w, W, ",") }
+			/^TID/ { s = "" } /^#/ { f = $3; sub(/\+0x.*/, "", f); sub(/\..*/, "", f); s = s "," f }
+			/^$/ || /^# stopped/ { if (index(s "," , "," w ",")) found = 1 }
+			END { if (index(s ",", "," w ",")) found = 1; print found + 0 }' "$u")
+		[ "$chain" = 1 ] || { fail ${T}_$name "no thread with the chain $want"; return; }
+	done
+	pass ${T}_$name
+	if [ $have_eu = 1 ]; then
+		eu-stack --core "$core" -e "$exe" >"$tmp/$name.eu" 2>/dev/null
+		normalize eustack "$tmp/$name.eu" >"$tmp/$name.eu.n"
+		if d=$(compare eustack "$u.n" "$tmp/$name.eu.n"); then
+			pass ${T}_${name}_eustack
+		else
+			fail ${T}_${name}_eustack "$(echo "$d" | head -2)"
+		fi
+	fi
+	if [ $have_gdb = 1 ]; then
+		gdb -batch -nx -ex "source $tmp/frames.py" "$exe" "$core" >"$tmp/$name.gdb" 2>/dev/null
+		normalize gdb "$tmp/$name.gdb" >"$tmp/$name.gdb.n"
+		if d=$(compare gdb "$u.n" "$tmp/$name.gdb.n"); then
+			pass ${T}_${name}_gdb
+		else
+			fail ${T}_${name}_gdb "$(echo "$d" | head -2)"
+		fi
+	fi
+}
+
+threads_chain="core_block,core_level,core_level,core_level,core_level,core_thr_start"
+crash_chain="core_crash_inner,core_crash_outer,main"
+
+# how crash cores are made: by the kernel into the cwd, or by gdb
+pattern=$(cat /proc/sys/kernel/core_pattern 2>/dev/null)
+kernel_cores=1
+case "$pattern" in
+'|'* | /*) kernel_cores=0
+	echo "# core_pattern is '$pattern' (a handler or another directory, not changed here): crash cores come from gdb's generate-core-file" ;;
+esac
+
+for v in "${variants[@]}"; do
+	exe=$tmp/ct_$v
+	# (a) gcore of the running program
+	if [ $have_gdb = 1 ]; then
+		: >"$tmp/$v.out"
+		"$exe" >"$tmp/$v.out" &
+		pid=$!
+		pids+=($pid)
+		for _ in $(seq 100); do grep -q ready "$tmp/$v.out" && break; sleep 0.05; done
+		if gcore -o "$tmp/gcore_$v" "$pid" >/dev/null 2>&1 && [ -s "$tmp/gcore_$v.$pid" ]; then
+			check_core gcore_$v "$tmp/gcore_$v.$pid" "$exe" "$threads_chain" "core_main_wait,main"
+		else
+			fail ${T}_gcore_$v "gcore failed"
+		fi
+		kill -KILL "$pid"
+		wait "$pid" 2>/dev/null
+	else
+		skip ${T}_gcore_$v "gdb (gcore) not installed"
+	fi
+	# (b) a crash: SIGSEGV, then abort()
+	for how in segv abort; do
+		d=$tmp/crash_${v}_$how
+		mkdir -p "$d"
+		core=
+		if [ $kernel_cores = 1 ]; then
+			# not exec'd: the inner shell reports the crash, to /dev/null
+			sh -c 'cd "$1" && ulimit -c unlimited && "$2" "$3"; true' _ "$d" "$exe" $how >/dev/null 2>&1
+			core=$(ls "$d"/core* 2>/dev/null | head -1)
+		fi
+		if [ -z "$core" ] && [ $have_gdb = 1 ]; then
+			gdb -batch -nx -ex run -ex "generate-core-file $d/core.gdb" --args "$exe" $how >/dev/null 2>&1
+			[ -s "$d/core.gdb" ] && core=$d/core.gdb
+		fi
+		if [ -z "$core" ]; then
+			skip ${T}_${how}_$v "no core was written (core_pattern '$pattern', ulimit -c)"
+			continue
+		fi
+		cp "$core" "$tmp/${how}_$v.core"
+		check_core ${how}_$v "$tmp/${how}_$v.core" "$exe" "$threads_chain" "$crash_chain"
+	done
+done
+
+# --- the other formats and --lines, on the gcore core of the CFI build
+g=$(ls "$tmp"/gcore_cfi.* 2>/dev/null | head -1)
+if [ -n "$g" ]; then
+	ex=$tmp/ct_cfi
+	"$USTACK" snapshot --core "$g" --exe "$ex" --format json >"$tmp/j.json" 2>"$tmp/j.err"
+	if python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["core"] == sys.argv[2], d["core"]
+t = d["threads"]
+assert len(t) == 5, len(t)
+names = [[f["function"] for f in x["frames"]] for x in t]
+assert sum(1 for n in names if "core_thr_start" in n) == 4, names
+assert all(x["stop_reason"] == "outermost" for x in t), [x["stop_reason"] for x in t]
+' "$tmp/j.json" "$g" 2>"$tmp/j.py"; then pass ${T}_json; else fail ${T}_json "$(tail -1 "$tmp/j.py")"; fi
+	"$USTACK" snapshot --core "$g" --exe "$ex" --format folded >"$tmp/f.txt" 2>/dev/null
+	# 4 distinct thread stacks (depths 1..4) and main's: 5 lines, count 1 each
+	if [ "$(wc -l <"$tmp/f.txt")" = 5 ] &&
+	   grep -q '^ct_cfi;.*;core_thr_start;core_level;core_level;core_block;pause 1$' "$tmp/f.txt"; then
+		pass ${T}_folded
+	else
+		fail ${T}_folded "$(head -2 "$tmp/f.txt")"
+	fi
+	"$USTACK" snapshot --core "$g" --exe "$ex" --lines >"$tmp/l.txt" 2>/dev/null
+	if grep -q "core_main_wait+0x[0-9a-f]* ($ex) at .*core_threads.c:[0-9]" "$tmp/l.txt"; then
+		pass ${T}_lines
+	else
+		fail ${T}_lines "$(grep core_main_wait "$tmp/l.txt")"
+	fi
+	# the executable missing: one warning that names it and says --exe
+	"$USTACK" snapshot --core "$g" --exe "$tmp/gone" >"$tmp/m.txt" 2>"$tmp/m.err"
+	if [ $? = 0 ] && grep -q "$tmp/gone: No such file" "$tmp/m.err" && grep -q '^TID' "$tmp/m.txt"; then
+		pass ${T}_missing_exe
+	else
+		fail ${T}_missing_exe "$(head -2 "$tmp/m.err")"
+	fi
+fi
+
+# --- a file whose build ID differs from the core's: warned, no names from it
+any=$(ls "$tmp"/*.core "$tmp"/gcore_cfi.* 2>/dev/null | head -1)
+if [ -n "$any" ]; then
+	$CC -O2 -pthread -DCORE_OTHER_BUILD=1 -o "$tmp/ct_other" "$src"
+	"$USTACK" snapshot --core "$any" --exe "$tmp/ct_other" >"$tmp/other.out" 2>"$tmp/other.err"
+	rc=$?
+	if [ $rc = 0 ] && grep -q "ct_other: build ID .*, but the mapping had" "$tmp/other.err" &&
+	   ! grep -q "core_level" "$tmp/other.out"; then
+		pass ${T}_build_id_mismatch
+	else
+		fail ${T}_build_id_mismatch "rc $rc, stderr: $(head -2 "$tmp/other.err")"
+	fi
+
+	# --- broken inputs: one line, exit 1, no sanitizer report
+	# the offset of the notes and of the last PT_LOAD with file bytes
+	read -r note_off note_sz < <(readelf -lW "$any" | awk '$1 == "NOTE" { print $2, $5; exit }')
+	read -r load_off load_sz < <(readelf -lW "$any" | awk '$1 == "LOAD" && $5 != "0x000000" { o = $2; s = $5 } END { print o, s }')
+	head -c $((note_off + note_sz / 2)) "$any" >"$tmp/cut_notes.core"
+	head -c $((load_off + load_sz / 2)) "$any" >"$tmp/cut_load.core"
+	head -c 4096 /dev/urandom >"$tmp/random.bin"
+	printf '\x7fELF' >"$tmp/tiny.core"
+	check_error() { # name file regex
+		"$USTACK" snapshot --core "$2" >"$tmp/$1.out" 2>"$tmp/$1.err"
+		local rc=$? lines
+		lines=$(wc -l <"$tmp/$1.err")
+		if [ $rc = 1 ] && [ "$lines" = 1 ] && grep -qE "$3" "$tmp/$1.err"; then
+			pass ${T}_error_$1
+		else
+			fail ${T}_error_$1 "rc $rc, $lines lines: $(head -3 "$tmp/$1.err")"
+		fi
+	}
+	check_error cut_notes "$tmp/cut_notes.core" "cut_notes.core: offset 0x[0-9a-f]+: .*(note|PT_NOTE)"
+	check_error cut_load "$tmp/cut_load.core" "cut_load.core: offset 0x[0-9a-f]+: PT_LOAD segment [0-9]+ .*cut"
+	check_error not_core "$exe" "ct_.*: offset 0x10: not a core file"
+	check_error random "$tmp/random.bin" "random.bin: offset 0x0: not an ELF file"
+	check_error tiny "$tmp/tiny.core" "tiny.core: offset 0x0: ELF header cut"
+	check_error missing "$tmp/nonexistent" "nonexistent: No such file"
+fi
+exit 0
