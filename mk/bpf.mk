@@ -23,3 +23,7 @@ $(BUILD)/obj/sources/bpf_backend.o $(CHECK)/obj/sources/bpf_backend.o: BASE_CFLA
 # keep the object: otherwise make deletes it as an intermediate and rebuilds
 # the skeleton (and the backend) on every run
 .SECONDARY: $(BUILD)/bpf/record.bpf.o
+
+# the libFuzzer build (make fuzz) compiles the library too
+$(BUILD)/fuzz/obj/sources/bpf_backend.o: $(BPF_SKEL)
+$(BUILD)/fuzz/obj/sources/bpf_backend.o: FUZZ_CFLAGS += -I$(BUILD)/bpf
