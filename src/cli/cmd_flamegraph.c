@@ -421,8 +421,14 @@ int cmd_flamegraph(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind != argc || (input && folded) || (folded && (inline_frames || no_lines || debug_dir))) {
+	if (optind != argc || (input && folded)) {
 		usage(stderr);
+		return 2;
+	}
+	if (folded && (inline_frames || no_lines || debug_dir)) {
+		/* folded input is already symbolized: these would do nothing */
+		cli_error("flamegraph: --inline, --no-lines and --debug-dir apply to a trace, "
+			  "not to --folded input");
 		return 2;
 	}
 	if (folded) {
