@@ -64,7 +64,7 @@ else
 	rc=$?
 	if [ $rc -ne 0 ] || grep -q "Sanitizer" "$tmp/rec.err"; then
 		fail record_two_tables "exit $rc: $(grep -m3 -E 'ERROR|ustack:' "$tmp/rec.err")"
-	elif ! "$USTACK" report -i "$tmp/t.data" >"$tmp/rep.txt" 2>"$tmp/rep.err"; then
+	elif ! "$USTACK" report -i "$tmp/t.data" --no-lines >"$tmp/rep.txt" 2>"$tmp/rep.err"; then
 		fail record_two_tables "report failed: $(head -3 "$tmp/rep.err")"
 	else
 		# per event: frames 0..3 as "name (path)"
