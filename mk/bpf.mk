@@ -26,3 +26,7 @@ $(BUILD)/fuzz/obj/sources/bpf_backend.o: FUZZ_CFLAGS += -I$(BUILD)/bpf
 # keep the object: otherwise make deletes it as an intermediate and rebuilds
 # the skeleton (and the backend) on every run
 .SECONDARY: $(BUILD)/bpf/record.bpf.o
+
+# the libFuzzer build (make fuzz) compiles the library too
+$(BUILD)/fuzz/obj/sources/bpf_backend.o: $(BPF_SKEL)
+$(BUILD)/fuzz/obj/sources/bpf_backend.o: FUZZ_CFLAGS += -I$(BUILD)/bpf

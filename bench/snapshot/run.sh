@@ -27,7 +27,7 @@ $CC -O2 -pthread -o "$OUT/snap_futex32" tests/integration/progs/snap_futex32.c
 
 "$OUT/snap_futex32" >"$OUT/target.out" &
 pid=$!
-trap 'kill -KILL $pid 2>/dev/null; wait $pid 2>/dev/null' EXIT
+trap 'kill -KILL $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
 for _ in $(seq 500); do grep -q ready "$OUT/target.out" 2>/dev/null && break; sleep 0.01; done
 sleep 0.2
 nt=$(ls /proc/$pid/task | wc -l)

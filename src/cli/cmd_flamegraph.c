@@ -23,13 +23,22 @@
 #define PAD_SIDE 10
 #define MIN_WIDTH 0.1 /* px: narrower frames are not drawn */
 
+/* one source line a frame was seen at, and its samples */
+struct srcline {
+	char *where; /* "file.c:12" */
+	uint64_t count;
+	struct srcline *next;
+};
+
 struct node {
 	char *name;
+	int inlined; /* the frame ended in FlameGraph's "_[i]" */
 	uint64_t count;
+	struct srcline *lines; /* most frames have one or two */
 	struct node *child, *next; /* children in first-seen order */
 };
 
-static struct node *node_new(const char *name, size_t len)
+static struct node *node_new(const char *name, size_t len, int inlined)
 {
 	struct node *n = calloc(1, sizeof(*n));
 
@@ -37,6 +46,7 @@ static struct node *node_new(const char *name, size_t len)
 		free(n);
 		return NULL;
 	}
+	n->inlined = inlined;
 	return n;
 }
 
@@ -46,10 +56,69 @@ static void node_free(struct node *n)
 		struct node *next = n->next;
 
 		node_free(n->child);
+		while (n->lines) {
+			struct srcline *l = n->lines->next;
+
+			free(n->lines->where);
+			free(n->lines);
+			n->lines = l;
+		}
 		free(n->name);
 		free(n);
 		n = next;
 	}
+}
+
+/*
+ * Split one folded frame "func[ file.c:12][_[i]]" into the function, its
+ * source line (perf's and 'ustack report --srcline' form: a last word
+ * "NAME:DIGITS") and the inlined mark. The line is not part of the frame's
+ * identity: one box per function, its tooltip lists the lines seen in it.
+ */
+static void split_frame(const char *tok, size_t len, size_t *name_len, const char **where,
+			size_t *where_len, int *inlined)
+{
+	size_t e = len, d, sp;
+
+	*inlined = 0;
+	*where = NULL;
+	*where_len = 0;
+	if (e >= 4 && !memcmp(tok + e - 4, "_[i]", 4)) {
+		*inlined = 1;
+		e -= 4;
+	}
+	*name_len = e;
+	for (d = e; d > 0 && tok[d - 1] >= '0' && tok[d - 1] <= '9'; d--)
+		;
+	if (d == e || d < 2 || tok[d - 1] != ':')
+		return;
+	for (sp = d - 1; sp > 0 && tok[sp - 1] != ' ' && tok[sp - 1] != ';'; sp--)
+		;
+	/* "NAME:DIGITS" needs a NAME and a function before the space */
+	if (sp < 2 || sp == d - 1 || tok[sp - 1] != ' ')
+		return;
+	*name_len = sp - 1;
+	*where = tok + sp;
+	*where_len = e - sp;
+}
+
+static int node_add_line(struct node *n, const char *where, size_t len, uint64_t count)
+{
+	struct srcline **pp = &n->lines;
+
+	while (*pp && (strlen((*pp)->where) != len || memcmp((*pp)->where, where, len)))
+		pp = &(*pp)->next;
+	if (!*pp) {
+		struct srcline *l = calloc(1, sizeof(*l));
+
+		if (!l || !(l->where = strndup(where, len))) {
+			free(l);
+			return -ENOMEM;
+		}
+		*pp = l;
+	}
+	(*pp)->count += count;
+	return 0;
 }
 
 /* Add "a;b;c" with @count below @root. */
@@ -60,16 +129,22 @@ static int tree_add(struct node *root, char *stack, uint64_t count)
 	root->count += count;
 	for (char *tok = stack, *semi; tok && *tok; tok = semi ? semi + 1 : NULL) {
 		struct node **pp = &cur->child;
-		size_t len;
+		size_t len, nlen, wlen;
+		const char *where;
+		int inl;
 
 		semi = strchr(tok, ';');
 		len = semi ? (size_t)(semi - tok) : strlen(tok);
-		while (*pp && (strlen((*pp)->name) != len || memcmp((*pp)->name, tok, len)))
+		split_frame(tok, len, &nlen, &where, &wlen, &inl);
+		while (*pp && ((*pp)->inlined != inl || strlen((*pp)->name) != nlen ||
+			       memcmp((*pp)->name, tok, nlen)))
 			pp = &(*pp)->next;
-		if (!*pp && !(*pp = node_new(tok, len)))
+		if (!*pp && !(*pp = node_new(tok, nlen, inl)))
 			return -ENOMEM;
 		cur = *pp;
 		cur->count += count;
+		if (where && node_add_line(cur, where, wlen, count))
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -120,18 +195,6 @@ static int tree_depth(const struct node *n)
 	return d + 1;
 }
 
-/* FlameGraph's warm palette, stable per name. */
-static void color_of(const char *name, int *r, int *g, int *b)
-{
-	uint32_t h = 2166136261u;
-
-	for (const char *p = name; *p; p++)
-		h = (h ^ (uint8_t)*p) * 16777619u;
-	*r = 205 + (int)(h % 50);
-	*g = (int)((h >> 8) % 230);
-	*b = (int)((h >> 16) % 55);
-}
-
 static void xml_escape(FILE *out, const char *s)
 {
 	for (; *s; s++) {
@@ -147,6 +210,54 @@ static void xml_escape(FILE *out, const char *s)
 	}
 }
 
+/* FlameGraph's warm palette, stable per name; inlined frames in its aqua
+ * (as flamegraph.pl --colors java paints "_[i]" frames) */
+static void color_of(const char *name, int inlined, int *r, int *g, int *b)
+{
+	uint32_t h = 2166136261u;
+
+	for (const char *p = name; *p; p++)
+		h = (h ^ (uint8_t)*p) * 16777619u;
+	if (inlined) {
+		*r = 50 + (int)(h % 60);
+		*g = 165 + (int)((h >> 8) % 55);
+		*b = 165 + (int)((h >> 16) % 55);
+		return;
+	}
+	*r = 205 + (int)(h % 50);
+	*g = (int)((h >> 8) % 230);
+	*b = (int)((h >> 16) % 55);
+}
+
+/* the tooltip's source lines: the most sampled first, a few at most */
+#define MAX_TIP_LINES 8
+
+static void emit_lines(FILE *out, const struct node *n)
+{
+	const struct srcline *shown[MAX_TIP_LINES];
+	size_t nshown = 0, total = 0;
+
+	for (const struct srcline *l = n->lines; l; l = l->next, total++) {
+		size_t i = nshown < MAX_TIP_LINES ? nshown++ : MAX_TIP_LINES;
+
+		if (i == MAX_TIP_LINES && l->count <= shown[MAX_TIP_LINES - 1]->count)
+			continue;
+		if (i == MAX_TIP_LINES)
+			i--;
+		for (; i > 0 && shown[i - 1]->count < l->count; i--)
+			shown[i] = shown[i - 1];
+		shown[i] = l;
+	}
+	for (size_t i = 0; i < nshown; i++) {
+		fputs("\nat ", out);
+		xml_escape(out, shown[i]->where);
+		if (total > 1)
+			fprintf(out, " (%llu samples)", (unsigned long long)shown[i]->count);
+	}
+	if (total > nshown)
+		fprintf(out, "\n(%zu more lines)", total - nshown);
+}
+
 static void emit_node(FILE *out, const struct node *n, double x, int depth, int height,
 		      uint64_t total, double scale)
 {
@@ -157,15 +268,22 @@ static void emit_node(FILE *out, const struct node *n, double x, int depth, int 
 	if (w < MIN_WIDTH)
 		return;
 	if (depth > 0) { /* depth 0 is the synthetic "all" root, drawn too */
-		color_of(n->name, &r, &g, &b);
+		color_of(n->name, n->inlined, &r, &g, &b);
 	} else {
 		r = 220, g = 220, b = 220;
 	}
+	/* the title's first line is "name (N samples, P%)" (the script takes
+	 * the name from it); then "inlined" and the source lines */
 	fprintf(out, "<g class=\"f\"><title>");
 	xml_escape(out, n->name);
-	fprintf(out, " (%llu samples, %.2f%%)</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
+	fprintf(out, " (%llu samples, %.2f%%)", (unsigned long long)n->count,
+		100.0 * n->count / total);
+	if (n->inlined)
+		fputs("\ninlined", out);
+	emit_lines(out, n);
+	fprintf(out, "</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
 		     "height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\"/><text x=\"%.2f\" y=\"%.1f\">",
-		(unsigned long long)n->count, 100.0 * n->count / total, x, y, w, ROW - 1, r, g, b,
+		x, y, w, ROW - 1, r, g, b,
 		x + 3, y + ROW - 4.5);
 	/* the script refits labels on zoom; start with what fits at 7px/char */
 	if (w > 21) {
@@ -196,7 +314,7 @@ static const char script[] =
 "function init(){ frames=[].slice.call(document.querySelectorAll('g.f'));\n"
 "  frames.forEach(function(g){ var r=g.querySelector('rect'), t=g.querySelector('title').textContent;\n"
 "    g.dataset.x=r.getAttribute('x'); g.dataset.w=r.getAttribute('width');\n"
-"    g.dataset.name=t.replace(/ \\([0-9]+ samples, [0-9.]+%\\)$/,'');\n"
+"    g.dataset.name=t.split('\\n')[0].replace(/ \\([0-9]+ samples, [0-9.]+%\\)$/,'');\n"
 "    g.onclick=function(){ zoom(g); }; });\n"
 "  X0=parseFloat(frames[0].dataset.x); W=parseFloat(frames[0].dataset.w); }\n"
 "function fit(g,x,w){ var r=g.querySelector('rect'), t=g.querySelector('text'), n=g.dataset.name, c=Math.floor((w-6)/7);\n"
@@ -247,6 +365,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ustack flamegraph [-i TRACE | --folded FILE] [-o OUT.svg] [--title TEXT]\n"
+		"                         [--inline] [--no-lines] [--debug-dir DIR]\n"
 		"\n"
 		"Write a self-contained, interactive SVG flame graph (click to zoom,\n"
 		"search by regular expression) of a trace's stacks, as counted by\n"
@@ -257,7 +376,14 @@ static void usage(FILE *f)
 		"  -f, --folded FILE   folded stacks instead of a trace\n"
 		"  -o, --output FILE   SVG file (default ustack.svg; '-' for stdout)\n"
 		"  -t, --title TEXT    title (default: the input's name)\n"
-		"      --debug-dir DIR root of separate debug files (default /usr/lib/debug)\n");
+		"      --inline        inlined functions as frames of their own (tooltip: inlined)\n"
+		"      --no-lines      no source lines in the tooltips (no DWARF read; faster)\n"
+		"      --debug-dir DIR separate debug files (default /usr/lib/debug)\n"
+		"\n"
+		"Tooltips show the source lines (file.c:LINE) sampled in each frame: from a\n"
+		"trace when DWARF is found, from folded input whose frames are written\n"
+		"'func file.c:LINE' (report --srcline, perf's srcline). Frames ending in\n"
+		"'_[i]' (report --annotate) are inlined.\n");
 }
 
 int cmd_flamegraph(int argc, char **argv)
@@ -267,12 +393,15 @@ int cmd_flamegraph(int argc, char **argv)
 		{ "folded", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "title", required_argument, NULL, 't' },
+		{ "inline", no_argument, NULL, 'I' },
+		{ "no-lines", no_argument, NULL, 'L' },
 		{ "debug-dir", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *input = NULL, *folded = NULL, *output = "ustack.svg", *title = NULL;
-	const char *debug_dir = "/usr/lib/debug";
+	const char *debug_dir = NULL;
+	int inline_frames = 0, no_lines = 0;
 	char tmp[] = "/tmp/ustack-folded-XXXXXX", titlebuf[512];
 	struct node root = { .name = "all" };
 	unsigned long bad = 0;
@@ -285,6 +414,8 @@ int cmd_flamegraph(int argc, char **argv)
 		case 'f': folded = optarg; break;
 		case 'o': output = optarg; break;
 		case 't': title = optarg; break;
+		case 'I': inline_frames = 1; break;
+		case 'L': no_lines = 1; break;
 		case 'D': debug_dir = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -294,6 +425,12 @@ int cmd_flamegraph(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (folded && (inline_frames || no_lines || debug_dir)) {
+		/* folded input is already symbolized: these would do nothing */
+		cli_error("flamegraph: --inline, --no-lines and --debug-dir apply to a trace, "
+			  "not to --folded input");
+		return 2;
+	}
 	if (folded) {
 		in = strcmp(folded, "-") ? fopen(folded, "re") : stdin;
 		if (!in) {
@@ -301,9 +438,35 @@ int cmd_flamegraph(int argc, char **argv)
 			return 1;
 		}
 	} else {
-		/* the trace's folded stacks, exactly as the report counts them */
-		char *rargv[] = { "report", "-i", (char *)(input ? input : "ustack.data"), "--format",
-				  "folded", "-o", tmp, "--debug-dir", (char *)debug_dir, NULL };
+		/*
+		 * The trace's folded stacks, exactly as the report counts them.
+		 * Source lines travel in the folded text itself ("func
+		 * file.c:12", --srcline) and inlined frames carry "_[i]"
+		 * (--annotate): split_frame() takes both off again, so boxes
+		 * are per function as without lines, and --folded input
+		 * written that way (perf's srcline) gets the same tooltips.
+		 */
+		char *rargv[16];
+		int rargc = 0;
+
+		rargv[rargc++] = "report";
+		rargv[rargc++] = "-i";
+		rargv[rargc++] = (char *)(input ? input : "ustack.data");
+		rargv[rargc++] = "--format";
+		rargv[rargc++] = "folded";
+		rargv[rargc++] = "-o";
+		rargv[rargc++] = tmp;
+		if (!no_lines) {
+			rargv[rargc++] = "--srcline";
+			rargv[rargc++] = "--annotate";
+		}
+		if (inline_frames)
+			rargv[rargc++] = "--inline";
+		if (debug_dir) {
+			rargv[rargc++] = "--debug-dir";
+			rargv[rargc++] = (char *)debug_dir;
+		}
+		rargv[rargc] = NULL;
 
 		tmpfd = mkstemp(tmp);
 		if (tmpfd < 0) {
@@ -311,7 +474,7 @@ int cmd_flamegraph(int argc, char **argv)
 			return 1;
 		}
 		optind = 0;
-		ret = cmd_report(9, rargv);
+		ret = cmd_report(rargc, rargv);
 		if (ret) {
 			unlink(tmp);
 			close(tmpfd);

@@ -136,6 +136,7 @@ struct report {
 	enum report_format fmt;
 	int want_stats, kernel_map;
 	int inline_frames, srcline; /* folded: expand inlined functions, add file:line */
+	int annotate;               /* folded: inlined frames end in "_[i]" */
 	FILE *out;
 	struct ustack_trace_reader *r;
 	struct ustack_trace_stitcher *st;
@@ -315,7 +316,9 @@ static void render_kernel_frame(struct report *rp, struct sbuf *b, uint64_t ip, 
 #define MAX_CHAIN 64
 
 /* One folded frame: "func", or with --srcline "func file.c:12" (the source
- * file's base name, as perf's srcline) */
+ * file's base name, as perf's srcline); with --annotate an inlined function
+ * ends in "_[i]", FlameGraph's mark for inlined frames (flamegraph.pl
+ * --colors java paints them aqua; ustack flamegraph labels them). */
 static void folded_sym(struct report *rp, struct sbuf *b, const struct ustack_sym *sy)
 {
 	sb_add_folded(b, sy->name);
@@ -324,6 +327,8 @@ static void folded_sym(struct report *rp, struct sbuf *b, const struct ustack_sy
 		sb_add_folded(b, base_name(sy->file));
 		sb_printf(b, ":%u", sy->line);
 	}
+	if (rp->annotate && sy->inlined)
+		sb_puts(b, "_[i]");
 }
 
 static void render_user_frame(struct report *rp, struct sbuf *b, const struct ustack_trace_frame *f,
@@ -1067,6 +1072,7 @@ static void usage(FILE *f)
 		"      --no-lines       text: no source lines and no inlined frames (no DWARF read)\n"
 		"      --inline         folded: inlined functions as frames of their own\n"
 		"      --srcline        folded: 'func file.c:LINE' frames (source file base name)\n"
+		"      --annotate       folded: inlined frames end in '_[i]' (FlameGraph's mark)\n"
 		"      --debug-dir DIR  separate debug files (default /usr/lib/debug)\n"
 		"  -h, --help           this text\n"
 		"\n"
@@ -1166,6 +1172,8 @@ int cmd_report(int argc, char **argv)
 			rp.inline_frames = 1;
 		} else if (!strcmp(a, "--srcline")) {
 			rp.srcline = 1;
+		} else if (!strcmp(a, "--annotate")) {
+			rp.annotate = 1;
 		} else {
 			cli_error("report: unknown argument '%s' (see 'ustack report --help')", a);
 			return 2;

@@ -464,6 +464,12 @@ static int elf_add_symtab(struct ustack_elf *elf, const char *secname)
 		return -EBADMSG;
 
 	n = symtab.size / sizeof(Elf64_Sym);
+	/* an empty table must not reach realloc(p, 0): glibc frees p then and
+	 * returns NULL, and elf->syms would be freed twice */
+	if (!n)
+		return 0;
+	if (n > (SIZE_MAX / sizeof(*grown)) - elf->nr_syms)
+		return elf_bad(elf, symtab.offset, "symbol table too large");
 	grown = realloc(elf->syms, (elf->nr_syms + n) * sizeof(*grown));
 	if (!grown)
 		return -ENOMEM;

@@ -38,6 +38,7 @@ struct ustack_dwarf {
 	Dwarf *dw;
 	char *path;
 	int ranges_built;
+	int corrupt; /* a lookup failed on bad DIEs: the DWARF is dropped */
 	struct cu_range *ranges;
 	size_t nranges;
 	struct ustack_u64map *joined; /* relative file name pointer -> malloc'd full path */
@@ -46,11 +47,40 @@ struct ustack_dwarf {
 /* a bound on what a hostile file can make us allocate for the CU table */
 #define MAX_CU_RANGES (1u << 22)
 
-/* 1: @elf has a .debug_info section (compressed or not) */
+/* Sections libdw would read (and inflate, when compressed) at
+ * dwarf_begin_elf() but lines and inline chains never use: variable
+ * locations, macros, CFI, name indexes. */
+static const char *const unused_sections[] = {
+	".debug_loc", ".debug_loclists", ".debug_macro", ".debug_macinfo", ".debug_frame",
+	".debug_pubnames", ".debug_pubtypes", ".debug_gnu_pubnames", ".debug_gnu_pubtypes",
+	".debug_names", ".debug_cu_index", ".debug_tu_index",
+};
+
+static int is_unused_section(const char *name)
+{
+	/* ".zdebug_*": the old GNU compression, same names after the z */
+	size_t skip = !strncmp(name, ".zdebug_", 8) ? 7 : !strncmp(name, ".debug_", 7) ? 6 : 0;
+
+	if (!skip)
+		return 0;
+	for (size_t i = 0; i < sizeof(unused_sections) / sizeof(unused_sections[0]); i++)
+		if (!strcmp(name + skip, unused_sections[i] + 6))
+			return 1;
+	return 0;
+}
+
+/*
+ * 1: @elf has a .debug_info section (compressed or not). On the way, the
+ * sections in unused_sections[] become SHT_NOBITS in our private copy of
+ * the headers, which libdw skips: a distribution's debug file compresses
+ * every section, and libdw inflates all of them when it opens the file,
+ * location lists included (a fifth of libc's DWARF).
+ */
 static int has_debug_info(Elf *elf)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
+	int found = 0;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return 0;
@@ -61,10 +91,16 @@ static int has_debug_info(Elf *elf)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
 			continue;
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (name && (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")))
-			return 1;
+		if (!name)
+			continue;
+		if (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")) {
+			found = 1;
+		} else if (is_unused_section(name)) {
+			sh.sh_type = SHT_NOBITS;
+			gelf_update_shdr(scn, &sh); /* a failure only costs time */
+		}
 	}
-	return 0;
+	return found;
 }
 
 struct ustack_dwarf *ustack_dwarf__open(const char *path)
@@ -86,7 +122,8 @@ struct ustack_dwarf *ustack_dwarf__open(const char *path)
 		err = errno;
 		goto fail;
 	}
-	d->elf = elf_begin(d->fd, ELF_C_READ_MMAP, NULL);
+	/* a private mapping: has_debug_info() edits section headers */
+	d->elf = elf_begin(d->fd, ELF_C_READ_MMAP_PRIVATE, NULL);
 	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF) {
 		pr_warn("%s: not an ELF file for DWARF: %s\n", path, elf_errmsg(-1));
 		err = EBADMSG;
@@ -270,6 +307,14 @@ int ustack_dwarf__lookup(struct ustack_dwarf *d, uint64_t addr, struct ustack_dw
 	Dwarf_Line *line;
 	int n, nlv = 0, ret = 0;
 
+	/*
+	 * Once libdw found the DIEs corrupt, the file's DWARF is not asked
+	 * again: a corrupt table is dropped rather than half-trusted, and
+	 * libdw's scope walk leaks a little memory on each such failure
+	 * (seen under fuzzing), which must not grow with the trace.
+	 */
+	if (d->corrupt)
+		return -EBADMSG;
 	if (find_cu(d, addr, &cudie))
 		return 0;
 	memset(&out[0], 0, sizeof(out[0]));
@@ -336,5 +381,7 @@ int ustack_dwarf__lookup(struct ustack_dwarf *d, uint64_t addr, struct ustack_dw
 		nlv = 1; /* a line without a function DIE (assembler sources) */
 out:
 	free(scopes);
+	if (ret)
+		d->corrupt = 1;
 	return ret ? ret : nlv;
 }

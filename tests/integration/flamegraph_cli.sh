@@ -61,3 +61,53 @@ fi
 if [ $r1 -ne 0 ] && grep -q "none.data" "$tmp/e1" && [ $r2 -eq 1 ] && grep -q "no stacks" "$tmp/e2"; then
 	echo "PASS flamegraph_errors: missing trace, empty input"
 else echo "FAIL flamegraph_errors: $r1 $r2: $(cat "$tmp/e1" "$tmp/e2")"; fi
+
+# source lines and inlined frames in folded input (report --srcline
+# --annotate, perf's srcline): one box per function, the lines in its
+# tooltip with their samples (most first, ties in first-seen order), "_[i]"
+# frames marked inlined; a name with spaces but no NAME:DIGITS word stays
+printf 'main m.c:5;f x.c:10_[i] 3\nmain m.c:6;f x.c:11_[i] 1\nmain m.c:6;f 2\nmain;op new(a, b) 1\n' > "$tmp/l.folded"
+if "$USTACK" flamegraph --folded "$tmp/l.folded" -o "$tmp/l.svg" 2>"$tmp/lerr" &&
+   python3 - "$tmp/l.svg" <<'PY'
+import sys, xml.dom.minidom as m
+t = sorted(x.firstChild.data for x in m.parse(sys.argv[1]).getElementsByTagName("title"))
+want = sorted(["all (7 samples, 100.00%)",
+    "main (7 samples, 100.00%)\nat m.c:5 (3 samples)\nat m.c:6 (3 samples)",
+    "f (4 samples, 57.14%)\ninlined\nat x.c:10 (3 samples)\nat x.c:11 (1 samples)",
+    "f (2 samples, 28.57%)", "op new(a, b) (1 samples, 14.29%)"])
+assert t == want, t
+PY
+then echo "PASS flamegraph_srcline_folded: srcline frames merge per function, lines and counts in the tooltip, _[i] frames inlined"
+else echo "FAIL flamegraph_srcline_folded: $(cat "$tmp/lerr")"; fi
+
+# from a trace of a program built -O2 -g with inline chains
+# (progs/sym_inline.c): tooltips carry sym_inline.c:LINE, and --inline adds
+# the always_inline functions as boxes of their own, marked inlined, with
+# their lines (the lines themselves are checked against eu-addr2line in
+# symbolize_lines.sh); without --inline they are absent
+: "${TOP:=$PWD}"
+if ! cc -O2 -g "$TOP/tests/integration/progs/sym_inline.c" -o "$tmp/inl" 2>"$tmp/cerr"; then
+	echo "FAIL flamegraph_lines: cannot build sym_inline.c: $(head -1 "$tmp/cerr")"
+elif "$USTACK" record -q -o "$tmp/i.data" -e cpu-clock -F "$freq" -- "$tmp/inl" 30000000 >/dev/null 2>"$tmp/rerr"; then
+	"$USTACK" flamegraph -i "$tmp/i.data" -o "$tmp/i.svg" 2>/dev/null
+	"$USTACK" flamegraph -i "$tmp/i.data" --inline -o "$tmp/ii.svg" 2>/dev/null
+	"$USTACK" flamegraph -i "$tmp/i.data" --no-lines -o "$tmp/in.svg" 2>/dev/null
+	if python3 - "$tmp/i.svg" "$tmp/ii.svg" "$tmp/in.svg" <<'PY'
+import sys, re, xml.dom.minidom as m
+def titles(p):
+    return [x.firstChild.data for x in m.parse(p).getElementsByTagName("title")]
+plain, inl, nol = map(titles, sys.argv[1:4])
+name = lambda t: t.split(" (")[0]
+# outer is a real function: its tooltip names its source lines in both
+assert any(name(t) == "outer" and re.search(r"\nat sym_inline\.c:\d+", t) for t in plain), plain
+assert not any("inlined" in t for t in plain), "inlined frames without --inline"
+inl_fr = [t for t in inl if "\ninlined" in t]
+assert {name(t) for t in inl_fr} >= {"middle", "leaf"}, inl_fr
+assert all(re.search(r"\nat sym_inline\.c:\d+", t) for t in inl_fr if name(t) in ("middle", "leaf", "plain_inline"))
+assert not any("\nat " in t for t in nol), "--no-lines still shows lines"
+PY
+	then echo "PASS flamegraph_lines: tooltips show sym_inline.c:LINE; --inline adds middle/leaf boxes marked inlined; --no-lines none"
+	else echo "FAIL flamegraph_lines: see above"; fi
+else
+	echo "SKIP flamegraph_lines: cannot record here: $(head -1 "$tmp/rerr")"
+fi

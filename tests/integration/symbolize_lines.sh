@@ -7,7 +7,7 @@
 # debug file when installed. The rules where the oracles differ are in
 # tests/integration/lib/symlines_check.py. Also: lines from a separate debug
 # file found by build ID, and a corrupt .debug_info (one warning naming the
-# file, names kept).
+# file, names kept); and end to end, record + report of progs/sym_report.c.
 set -u
 : "${USTACK:?}"
 : "${TOP:=$PWD}"
@@ -106,4 +106,73 @@ assert any(f["inlined"] for f in fr) and any(f["line"] > 0 and f["file"].endswit
 	echo "PASS symbolize_lines_snapshot: snapshot --lines shows file:line and [inlined] frames (text and json), plain snapshot neither"
 else
 	echo "FAIL symbolize_lines_snapshot: with --lines: $(echo "$with" | head -4)"
+fi
+
+# end to end through record and report: progs/sym_report.c, built -O2 -g,
+# calls getppid() from inside an always_inline chain (work -> top -> mid ->
+# inner). The report's text must expand each of the program's frames into
+# exactly the functions and FILE:LINEs that eu-addr2line -i -f gives at the
+# same place (the file offsets of 'report --format raw', turned into
+# addresses with the program headers, minus 1 for return addresses), and
+# 'report --format folded --inline --srcline' must hold that chain, root
+# first, with the base names of the files.
+if ! $CC -O2 -g "$TOP/tests/integration/progs/sym_report.c" -o "$tmp/rp"; then
+	echo "FAIL symbolize_lines_report: cannot build sym_report.c"
+elif ! "$USTACK" record -q -o "$tmp/rp.data" -e syscalls:sys_enter_getppid -- "$tmp/rp" 5 >/dev/null 2>"$tmp/rp.err"; then
+	echo "SKIP symbolize_lines_report: cannot record here: $(head -1 "$tmp/rp.err")"
+else
+	"$USTACK" report -i "$tmp/rp.data" > "$tmp/rp.text" 2>&1
+	"$USTACK" report -i "$tmp/rp.data" --format raw > "$tmp/rp.raw" 2>&1
+	"$USTACK" report -i "$tmp/rp.data" --format folded --inline --srcline > "$tmp/rp.folded" 2>&1
+	if python3 - "$tmp/rp" "$tmp/rp.text" "$tmp/rp.raw" "$tmp/rp.folded" <<'PY'
+import re, subprocess, sys
+prog, text, raw, folded = sys.argv[1:5]
+raw_lines = open(raw).read().splitlines()
+ids = {m.group(2): m.group(1) for m in (re.search(r"file_map: id=(0x[0-9a-f]+) path=(\S+)", l) for l in raw_lines) if m}
+pid = ids[prog]
+# the first event's user frames (offset, file id)
+frames, on = [], False
+for l in raw_lines:
+    if "<user stack unwind>" in l:
+        if on: break
+        on = True
+        continue
+    m = re.match(r" => <([0-9a-f]+)> : (0x[0-9a-f]+)", l)
+    if on and m: frames.append((int(m.group(1), 16), m.group(2)))
+    elif on and frames and not m: break
+assert frames, "no user frames in the raw report"
+# the first event's text frames, grouped per machine frame (inlined ones
+# go with the next non-inlined line)
+groups, cur = [], []
+for l in open(text).read().split("\n\n")[0].splitlines()[1:]:
+    m = re.match(r" => (\S+?)(\+0x[0-9a-f]+)? \((\S+)\)(?: at (\S+):(\d+))?( \[inlined\])?$", l)
+    assert m, l
+    cur.append((m.group(1), m.group(4), int(m.group(5) or 0)))
+    if not m.group(6):
+        groups.append(cur); cur = []
+assert len(groups) == len(frames), (len(groups), len(frames))
+loads = []
+for l in subprocess.run(["readelf", "-lW", prog], capture_output=True, text=True).stdout.splitlines():
+    f = l.split()
+    if f and f[0] == "LOAD":
+        loads.append((int(f[1], 16), int(f[2], 16), int(f[4], 16)))
+checked = inl = 0
+chain_folded = None
+for k, ((off, fid), grp) in enumerate(zip(frames, groups)):
+    if fid != pid: continue
+    va = [v + off - o for o, v, sz in loads if o <= off < o + sz][0] - (1 if k else 0)
+    out = subprocess.run(["eu-addr2line", "-i", "-f", "-e", prog, hex(va)], capture_output=True, text=True).stdout.splitlines()
+    want = [(out[i].split()[0], re.sub(r":\d+$", "", out[i + 1])) for i in range(0, len(out), 2)]
+    got = [(n, "%s:%d" % (f, ln) if f else "??") for n, f, ln in grp]
+    want = [(n, "??" if w.startswith("??") else w) for n, w in want]
+    assert got == want, (hex(va), got, want)
+    checked += 1
+    inl += len(grp) - 1
+    if len(grp) > 1:
+        chain_folded = ";".join("%s %s:%s" % (n, w.rsplit("/", 1)[-1].rsplit(":", 1)[0], w.rsplit(":", 1)[1]) for n, w in reversed(want))
+assert checked >= 2 and inl >= 3, (checked, inl)
+assert chain_folded and any(chain_folded in l for l in open(folded)), chain_folded
+PY
+	then echo "PASS symbolize_lines_report: report text's [inlined] chains and lines equal eu-addr2line -i -f at the recorded offsets; folded --inline --srcline holds the chain"
+	else echo "FAIL symbolize_lines_report: $(head -3 "$tmp/rp.text")"; fi
 fi
