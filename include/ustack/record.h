@@ -103,6 +103,69 @@ struct ustack_record_opts {
 };
 
 /**
+ * A recording in progress, for callers with their own event loop: it reads
+ * only when asked (ustack_recorder__poll/__read), and ustack_recorder__fd
+ * says when there is something to read. ustack_record() is the same, in a
+ * loop. Not thread-safe; one thread drives one recorder.
+ */
+struct ustack_recorder;
+
+/**
+ * Start recording: the events are open and running (a command given in
+ * argv has been started) when this returns.
+ * @param opts as for ustack_record(); NULL: defaults. Copied, but what its
+ *        pointers point to (output, events, pids, argv, stop, errbuf)
+ *        must stay valid until ustack_recorder__free()
+ * @return the recorder, or NULL with errno set and opts->errbuf filled
+ *         (EINVAL: opts from a newer header asking for something unknown)
+ */
+USTACK_API struct ustack_recorder *ustack_recorder__new(const struct ustack_record_opts *opts);
+
+/**
+ * An fd to poll for reading (epoll, poll, select): readable when the
+ * kernel has events for the recorder, the command exited, or at least
+ * every 100 ms (duration, processes gone, the once-a-second flush).
+ * Owned by the recorder: do not close it.
+ * @return the fd, or -EINVAL
+ */
+USTACK_API int ustack_recorder__fd(const struct ustack_recorder *rec);
+
+/**
+ * Wait up to @timeout_ms (0: not at all, -1: until the fd is readable),
+ * then read and write to the trace everything available.
+ * @return 0: recording goes on; 1: it is over (the command ended, the
+ *         processes are gone, the duration passed, opts->stop was set):
+ *         call ustack_recorder__stop(); negative errno on failure (the
+ *         message in opts->errbuf; ustack_recorder__stop() still closes a
+ *         readable trace)
+ */
+USTACK_API int ustack_recorder__poll(struct ustack_recorder *rec, int timeout_ms);
+
+/** ustack_recorder__poll(rec, 0): read what is there, never wait. */
+USTACK_API int ustack_recorder__read(struct ustack_recorder *rec);
+
+/**
+ * Finish: stop the events, read what is left, write the open user stacks
+ * and the end of the trace, close it. A command still running goes on
+ * running (as with perf). A second call returns the first one's result.
+ * @return 0, or negative errno as ustack_record() returns it
+ */
+USTACK_API int ustack_recorder__stop(struct ustack_recorder *rec);
+
+/**
+ * The totals so far (final after ustack_recorder__stop()).
+ * @param st receives them
+ * @param sz sizeof(*st) as the caller knows it: a smaller, older struct
+ *        gets the fields it has
+ * @return 0 or -EINVAL
+ */
+USTACK_API int ustack_recorder__stats(const struct ustack_recorder *rec,
+				      struct ustack_record_stats *st, size_t sz);
+
+/** Free the recorder (stopping it first if needed). NULL is a no-op. */
+USTACK_API void ustack_recorder__free(struct ustack_recorder *rec);
+
+/**
  * Record until the command exits, the processes are gone, the duration
  * passes or *stop is set. Whatever was recorded before a failure stays
  * readable (the trace is written in checksummed chunks).

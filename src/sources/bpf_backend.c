@@ -515,6 +515,13 @@ int ustack_bpf__watch_fd(struct ustack_bpf *b, int fd)
 	return epoll_ctl(b->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
+int ustack_bpf__poll_fd(struct ustack_bpf *b)
+{
+	int ret = ring_open(b);
+
+	return ret ? ret : b->epfd;
+}
+
 int ustack_bpf__poll(struct ustack_bpf *b, int timeout_ms, ustack_bpf_record_fn fn, void *ctx)
 {
 	struct epoll_event evs[8];

@@ -73,6 +73,8 @@ typedef int (*ustack_bpf_record_fn)(void *ctx, const void *rec, size_t size);
  * is used) or a watched fd, then pass every record in the ring to @fn.
  * Records consumed or -errno.
  */
+/** An epoll fd readable when ustack_bpf__poll has something (>= 0) or -errno. */
+int ustack_bpf__poll_fd(struct ustack_bpf *b);
 /** Also wake ustack_bpf__poll when @fd is readable (the perf side-band). */
 int ustack_bpf__watch_fd(struct ustack_bpf *b, int fd);
 int ustack_bpf__poll(struct ustack_bpf *b, int timeout_ms, ustack_bpf_record_fn fn, void *ctx);

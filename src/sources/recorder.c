@@ -25,6 +25,9 @@
 #include <dirent.h>
 #include <ctype.h>
 #include <linux/perf_event.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
 
 #include <ustack/procmaps.h>
 #include <ustack/record.h>
@@ -32,6 +35,7 @@
 #include <ustack/trace.h>
 #include "common/compiler.h"
 #include "common/log.h"
+#include "common/opts.h"
 #include <ustack/hashmap.h>
 #include "deferred/deferred.h"
 #include "sources/kallsyms.h"
@@ -559,11 +563,52 @@ static pid_t spawn_child(char *const *argv, int *go_fd, int *report_fd, char *er
 	return pid;
 }
 
-USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_record_stats *stats)
+static int watch(struct rec *r, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	return epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+static int watch_cb(void *ctx, int fd)
+{
+	return watch(ctx, fd);
+}
+
+/* One fd for a poller: every ring buffer (perf's; the BPF one, whose own
+ * epoll fd holds the side-band too), the command's exit (a pidfd), and a
+ * 100 ms tick for what no fd says (the duration, -p processes gone, the
+ * once-a-second flush, the copy backend's data below its wakeup mark). */
+static int rec_poll_setup(struct rec *r)
+{
+	struct itimerspec it = { .it_interval = { 0, 100000000 }, .it_value = { 0, 100000000 } };
+	int ret;
+
+	r->epfd = epoll_create1(EPOLL_CLOEXEC);
+	r->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (r->epfd < 0 || r->tfd < 0 || timerfd_settime(r->tfd, 0, &it, NULL))
+		return -errno;
+	if ((ret = watch(r, r->tfd)))
+		return ret;
+	if (r->child > 0) {
+		r->pidfd = (int)syscall(SYS_pidfd_open, r->child, 0);
+		if (r->pidfd >= 0 && (ret = watch(r, r->pidfd)))
+			return ret; /* without a pidfd (before 5.3) the tick sees the exit */
+	}
+	if (r->bpf)
+		return (ret = rec_bpf_epoll_fd(r)) < 0 ? ret : watch(r, ret);
+	for (int i = 0; i < USTACK_PERF_MAX_EVENTS + 1; i++)
+		if ((ret = ustack_perf_session__for_each_fd(r->ps, i, watch_cb, r)))
+			return ret;
+	return 0;
+}
+
+/* Everything up to the events running: 0, or -errno with the message set. */
+static int rec_setup(struct rec *r)
 {
 	static const char *const default_events[] = { "cpu-clock" };
+	const struct ustack_record_opts *o = r->o;
 	const char *const *names = o->nr_events ? o->events : default_events;
-	struct rec *r = calloc(1, sizeof(*r));
 	struct ustack_perf_opts po = { .sz = sizeof(po) };
 	struct ustack_deferred_opts dopts = { .sz = sizeof(dopts) };
 	struct ustack_stackmap_opts smo = { .sz = sizeof(smo) };
@@ -572,16 +617,11 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 	struct utsname un;
 	struct timespec rt;
 	char err[512] = "", host[256] = "";
-	pid_t child = 0;
 	struct ustack_perf_event_spec pev[USTACK_PERF_MAX_EVENTS + 1];
-	int go_fd = -1, report_fd = -1, ret = 0, nr = o->nr_events ? o->nr_events : 1;
+	int ret = 0, nr = o->nr_events ? o->nr_events : 1;
 	int sampling_idx = -1;
 	unsigned int backend;
-	uint64_t last_progress, deadline = 0;
 
-	if (!r)
-		return -ENOMEM;
-	r->o = o;
 	r->t0 = mono_ns();
 	if (nr > USTACK_PERF_MAX_EVENTS) {
 		set_err(r, "too many events (at most %s)%s", "16", "");
@@ -596,8 +636,7 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 		}
 	}
 	r->nr_events = nr;
-	backend = o->sz >= offsetof(struct ustack_record_opts, backend) + sizeof(o->backend)
-			  ? o->backend : USTACK_RECORD_AUTO;
+	backend = OPTS_GET(o, backend, USTACK_RECORD_AUTO);
 	if (backend > USTACK_RECORD_COPY) {
 		set_err(r, "unknown backend %s%s", "", "");
 		ret = -EINVAL;
@@ -619,9 +658,7 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 	r->st.backend = r->bpf ? USTACK_RECORD_BPF : USTACK_RECORD_COPY;
 	r->ksyms_thread_started = !pthread_create(&r->ksyms_thread, NULL, ksyms_load, r);
 
-	r->mc = ustack_modcache__new(o->sz >= offsetof(struct ustack_record_opts, max_tables) +
-						     sizeof(o->max_tables) ? o->max_tables : 0,
-				     USTACK_MODCACHE_COMPILE_CFI);
+	r->mc = ustack_modcache__new(OPTS_GET(o, max_tables, 0), USTACK_MODCACHE_COMPILE_CFI);
 	r->rm = r->mc ? ustack_recmaps__new(r->mc) : NULL;
 	r->comm_of = r->rm ? ustack_u64map__new() : NULL;
 	if (!r->comm_of || rec_jit_init(r)) {
@@ -688,11 +725,11 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 	}
 
 	if (o->argv && o->argv[0]) {
-		child = spawn_child(o->argv, &go_fd, &report_fd, err, sizeof(err));
-		if (child < 0) {
+		r->child = spawn_child(o->argv, &r->go_fd, &r->report_fd, err, sizeof(err));
+		if (r->child < 0) {
 			set_err(r, "%s%s", err, "");
-			ret = child;
-			child = 0;
+			ret = r->child;
+			r->child = 0;
 			goto out;
 		}
 	} else if (o->system_wide) {
@@ -744,7 +781,7 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 	po.pids = o->pids;
 	po.nr_pids = o->nr_pids;
 	po.system_wide = o->system_wide;
-	po.child = child;
+	po.child = r->child;
 	r->ps = ustack_perf_session__open(&po, err, sizeof(err));
 	if (!r->ps) {
 		ret = -errno;
@@ -753,7 +790,7 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 	}
 	if (r->bpf) {
 		/* the program is in place before anything runs */
-		ret = rec_bpf_start(r, child, err, sizeof(err));
+		ret = rec_bpf_start(r, r->child, err, sizeof(err));
 		if (!ret && sampling_idx > 0 && (ret = rec_bpf_attach_sampling(r, sampling_idx)))
 			snprintf(err, sizeof(err), "%s", r->errmsg);
 		if (ret) {
@@ -762,24 +799,30 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 			goto out;
 		}
 	}
-	if (child > 0) {
+	/* what wakes a poller: the ring buffers, the command's exit, a tick */
+	ret = rec_poll_setup(r);
+	if (ret) {
+		set_err(r, "setting up the poll fd: %s%s", strerror(-ret), "");
+		goto out;
+	}
+	if (r->child > 0) {
 		/* events enable themselves at the exec */
 		int child_errno = 0;
 
-		if (write(go_fd, "g", 1) != 1) {
+		if (write(r->go_fd, "g", 1) != 1) {
 			ret = -errno;
 			snprintf(err, sizeof(err), "%s (pid %d): died before it could be started "
-				 "(its start pipe: %s)", o->argv[0], (int)child, strerror(-ret));
+				 "(its start pipe: %s)", o->argv[0], (int)r->child, strerror(-ret));
 			set_err(r, "%s%s", err, "");
 			goto out;
 		}
-		close(go_fd);
-		go_fd = -1;
-		if (read(report_fd, &child_errno, sizeof(child_errno)) == sizeof(child_errno)) {
+		close(r->go_fd);
+		r->go_fd = -1;
+		if (read(r->report_fd, &child_errno, sizeof(child_errno)) == sizeof(child_errno)) {
 			snprintf(err, sizeof(err), "%s: %s", o->argv[0], strerror(child_errno));
 			set_err(r, "%s%s", err, "");
-			waitpid(child, NULL, 0);
-			child = 0;
+			waitpid(r->child, NULL, 0);
+			r->child = 0;
 			ret = -child_errno;
 			goto out;
 		}
@@ -788,70 +831,98 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 		set_err(r, "%s%s", err, "");
 		goto out;
 	}
-
 	if (o->duration > 0)
-		deadline = r->t0 + (uint64_t)(o->duration * 1e9);
-	last_progress = mono_ns();
-	for (;;) {
-		int status;
+		r->deadline = r->t0 + (uint64_t)(o->duration * 1e9);
+	r->last_progress = mono_ns();
+out:
+	return ret;
+}
 
-		if (r->bpf) {
-			/* the ring buffer up to now first, then the side-band
-			 * up to the same moment: a process's exit or exec is
-			 * applied after its last event */
-			uint64_t now = mono_ns();
+/* One round: read what the kernel has, then see whether recording is over.
+ * 0: go on; 1: over (the command ended, the processes are gone, the
+ * duration passed, a write failed); -errno with the message set. */
+static int rec_step(struct rec *r, int timeout_ms)
+{
+	const struct ustack_record_opts *o = r->o;
+	struct epoll_event evs[8];
+	char err[512];
+	int ret, status;
 
-			ret = rec_bpf_poll(r, 50);
-			if (ret < 0) {
-				snprintf(err, sizeof(err), "reading the BPF ring buffer: %s (the "
-					 "trace is readable up to the last complete chunk)",
-					 strerror(-ret));
-				set_err(r, "%s%s", err, "");
-				break;
-			}
-			ret = ustack_perf_session__poll_until(r->ps, 0, now, rec_on_record, r);
-		} else {
-			ret = ustack_perf_session__poll(r->ps, 100, rec_on_record, r);
-		}
-		if (ret < 0) {
-			snprintf(err, sizeof(err), "reading the perf ring buffers: %s (the trace is "
-				 "readable up to the last complete chunk)", strerror(-ret));
-			set_err(r, "%s%s", err, "");
-			break;
-		}
-		ret = 0;
-		if (r->werr)
-			break;
-		if (o->stop && *o->stop)
-			break;
-		if (deadline && mono_ns() >= deadline)
-			break;
-		if (child > 0 && waitpid(child, &status, WNOHANG) == child) {
-			r->st.child_status = status;
-			child = 0;
-			break;
-		}
-		if (!child && !o->system_wide && o->nr_pids) {
-			int alive = 0;
+	if (timeout_ms && epoll_wait(r->epfd, evs, 8, timeout_ms) < 0 && errno != EINTR)
+		return -errno;
+	/* the tick */
+	{
+		uint64_t ticks;
 
-			for (int i = 0; i < o->nr_pids; i++)
-				alive += !(kill(o->pids[i], 0) && errno == ESRCH);
-			if (!alive)
-				break;
-		}
-		if (mono_ns() - last_progress >= 1000000000ull) {
-			/* a chunk a second reaches the disk: a full disk or a
-			 * killed recorder loses at most the last second */
-			ret = ustack_trace_writer__flush(r->w);
-			if (ret && !r->werr)
-				r->werr = ret;
-			ret = 0;
-			fill_stats(r);
-			if (o->progress)
-				o->progress(o->progress_ctx, &r->st);
-			last_progress = mono_ns();
+		if (read(r->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN) {
+			/* nothing: a timerfd read fails only when it has not fired */
 		}
 	}
+	if (r->bpf) {
+		/* the ring buffer up to now first, then the side-band up to the
+		 * same moment: a process's exit or exec is applied after its
+		 * last event */
+		uint64_t now = mono_ns();
+
+		ret = rec_bpf_poll(r, 0);
+		if (ret < 0) {
+			snprintf(err, sizeof(err), "reading the BPF ring buffer: %s (the "
+				 "trace is readable up to the last complete chunk)", strerror(-ret));
+			set_err(r, "%s%s", err, "");
+			return ret;
+		}
+		ret = ustack_perf_session__poll_until(r->ps, 0, now, rec_on_record, r);
+	} else {
+		ret = ustack_perf_session__poll(r->ps, 0, rec_on_record, r);
+	}
+	if (ret < 0) {
+		snprintf(err, sizeof(err), "reading the perf ring buffers: %s (the trace is "
+			 "readable up to the last complete chunk)", strerror(-ret));
+		set_err(r, "%s%s", err, "");
+		return ret;
+	}
+	if (r->werr)
+		return 1;
+	if (o->stop && *o->stop)
+		return 1;
+	if (r->deadline && mono_ns() >= r->deadline)
+		return 1;
+	if (r->child > 0 && waitpid(r->child, &status, WNOHANG) == r->child) {
+		r->st.child_status = status;
+		r->child = 0;
+		return 1;
+	}
+	if (!r->o->argv && !o->system_wide && o->nr_pids) {
+		int alive = 0;
+
+		for (int i = 0; i < o->nr_pids; i++)
+			alive += !(kill(o->pids[i], 0) && errno == ESRCH);
+		if (!alive)
+			return 1;
+	}
+	if (mono_ns() - r->last_progress >= 1000000000ull) {
+		/* a chunk a second reaches the disk: a full disk or a killed
+		 * recorder loses at most the last second */
+		ret = ustack_trace_writer__flush(r->w);
+		if (ret && !r->werr)
+			r->werr = ret;
+		fill_stats(r);
+		if (o->progress)
+			o->progress(o->progress_ctx, &r->st);
+		r->last_progress = mono_ns();
+	}
+	return 0;
+}
+
+static void rec_end_child(struct rec *r);
+
+/* Recording is over: what is still in the buffers, the entries still
+ * open, the trace closed. 0 or -errno with the message set. */
+static int rec_finish(struct rec *r)
+{
+	const struct ustack_record_opts *o = r->o;
+	int ret = 0;
+
 	ustack_perf_session__disable(r->ps);
 	if (r->bpf)
 		rec_bpf_drain(r);
@@ -861,25 +932,7 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 	ustack_deferred__flush(r->def);
 	if (r->bpf)
 		rec_bpf_finish(r);
-out:
-	if (go_fd >= 0) {
-		/* never released: the child exits on the closed pipe; reap it */
-		close(go_fd);
-		if (child > 0) {
-			waitpid(child, NULL, 0);
-			child = 0;
-		}
-	}
-	if (report_fd >= 0)
-		close(report_fd);
-	if (child > 0) {
-		/* interrupted or failed while the command runs: let it finish
-		 * on its own, as perf does; reap it if it already did */
-		int status;
-
-		if (waitpid(child, &status, WNOHANG) == child)
-			r->st.child_status = status;
-	}
+	rec_end_child(r);
 	rec_jit_finish(r);
 	fill_stats(r);
 	if (r->w) {
@@ -900,8 +953,48 @@ out:
 			set_err(r, "%s: %s (the trace is readable up to the last complete chunk)",
 				o->output ? o->output : "ustack.data", strerror(-ret));
 	}
-	if (stats)
-		*stats = r->st;
+	return ret;
+}
+
+/* The command, if it still runs: released if it never was (it exits on
+ * the closed pipe), else left to finish on its own, as perf does. */
+static void rec_end_child(struct rec *r)
+{
+	if (r->go_fd >= 0) {
+		close(r->go_fd);
+		r->go_fd = -1;
+		if (r->child > 0) {
+			waitpid(r->child, NULL, 0);
+			r->child = 0;
+		}
+	}
+	if (r->report_fd >= 0) {
+		close(r->report_fd);
+		r->report_fd = -1;
+	}
+	if (r->child > 0) {
+		int status;
+
+		if (waitpid(r->child, &status, WNOHANG) == r->child)
+			r->st.child_status = status;
+	}
+}
+
+static void rec_free(struct rec *r)
+{
+	if (!r)
+		return;
+	rec_end_child(r);
+	if (r->w) { /* never finished: close what was written */
+		ustack_trace_writer__close(r->w);
+		r->w = NULL;
+	}
+	if (r->epfd >= 0)
+		close(r->epfd);
+	if (r->tfd >= 0)
+		close(r->tfd);
+	if (r->pidfd >= 0)
+		close(r->pidfd);
 	ustack_perf_session__close(r->ps);
 	rec_bpf_close(r);
 	ustack_deferred__free(r->def);
@@ -915,5 +1008,118 @@ out:
 	ustack_u64map__free(r->comm_of);
 	rec_jit_free(r);
 	free(r);
+}
+
+/* ---- the public recorder ------------------------------------------------------------ */
+
+USTACK_API struct ustack_recorder *ustack_recorder__new(const struct ustack_record_opts *opts)
+{
+	struct rec *r;
+	int ret;
+
+	if (!OPTS_VALID(opts, struct ustack_record_opts)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (opts)
+		memcpy(&r->opts, opts, opts->sz < sizeof(r->opts) ? opts->sz : sizeof(r->opts));
+	r->opts.sz = sizeof(r->opts);
+	r->o = &r->opts;
+	r->go_fd = r->report_fd = r->epfd = r->tfd = r->pidfd = -1;
+	ret = rec_setup(r);
+	if (ret) {
+		rec_free(r);
+		errno = -ret;
+		return NULL;
+	}
+	return (struct ustack_recorder *)r;
+}
+
+USTACK_API int ustack_recorder__fd(const struct ustack_recorder *rec)
+{
+	return rec ? ((const struct rec *)rec)->epfd : -EINVAL;
+}
+
+USTACK_API int ustack_recorder__poll(struct ustack_recorder *rec, int timeout_ms)
+{
+	struct rec *r = (struct rec *)rec;
+	int ret;
+
+	if (!r)
+		return -EINVAL;
+	if (r->state != REC_RUNNING)
+		return 1;
+	ret = rec_step(r, timeout_ms);
+	if (ret) {
+		r->state = REC_OVER;
+		r->result = ret < 0 ? ret : 0;
+		return ret < 0 ? ret : 1;
+	}
+	return 0;
+}
+
+USTACK_API int ustack_recorder__read(struct ustack_recorder *rec)
+{
+	return ustack_recorder__poll(rec, 0);
+}
+
+USTACK_API int ustack_recorder__stop(struct ustack_recorder *rec)
+{
+	struct rec *r = (struct rec *)rec;
+	int ret;
+
+	if (!r)
+		return -EINVAL;
+	if (r->state == REC_FINISHED)
+		return r->result;
+	ret = rec_finish(r);
+	if (!r->result)
+		r->result = ret;
+	r->state = REC_FINISHED;
+	return r->result;
+}
+
+USTACK_API int ustack_recorder__stats(const struct ustack_recorder *rec,
+				      struct ustack_record_stats *st, size_t sz)
+{
+	struct rec *r = (struct rec *)rec;
+
+	if (!r || !st)
+		return -EINVAL;
+	if (r->state != REC_FINISHED)
+		fill_stats(r);
+	memset(st, 0, sz);
+	memcpy(st, &r->st, sz < sizeof(r->st) ? sz : sizeof(r->st));
+	return 0;
+}
+
+USTACK_API void ustack_recorder__free(struct ustack_recorder *rec)
+{
+	rec_free((struct rec *)rec);
+}
+
+USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_record_stats *stats)
+{
+	struct ustack_recorder *rec;
+	int ret;
+
+	rec = ustack_recorder__new(o);
+	if (!rec) {
+		ret = -errno;
+		if (stats)
+			memset(stats, 0, sizeof(*stats));
+		return ret;
+	}
+	while (!(ret = ustack_recorder__poll(rec, 100)))
+		;
+	ret = ustack_recorder__stop(rec);
+	if (stats)
+		ustack_recorder__stats(rec, stats, sizeof(*stats));
+	ustack_recorder__free(rec);
 	return ret;
 }

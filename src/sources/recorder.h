@@ -33,7 +33,8 @@ struct tid_comm {
 };
 
 struct rec {
-	const struct ustack_record_opts *o;
+	const struct ustack_record_opts *o; /* = &opts */
+	struct ustack_record_opts opts; /* the caller's, zero beyond its sz */
 	struct ustack_record_stats st;
 	struct ustack_perf_event_spec events[USTACK_PERF_MAX_EVENTS];
 	int nr_events;
@@ -67,7 +68,18 @@ struct rec {
 	struct rec_bpf *rb;
 	/* pid -> JIT map state (jitmap_record.c) */
 	struct ustack_u64map *jit_pids;
+	/* the recording itself (struct ustack_recorder) */
+	pid_t child;          /* the command (-- CMD), 0 once reaped */
+	int go_fd, report_fd; /* its start and exec-report pipes */
+	int epfd;             /* what a poller waits on: the ring buffers, */
+	int tfd;              /* a 100 ms tick (deadline, -p processes, flushes), */
+	int pidfd;            /* the command's exit */
+	uint64_t deadline, last_progress;
+	int state;            /* enum rec_state */
+	int result;           /* of the recording once over */
 };
+
+enum rec_state { REC_RUNNING, REC_OVER, REC_FINISHED };
 
 
 /* recorder.c, for both backends */
@@ -112,6 +124,8 @@ void rec_bpf_mapped(struct rec *r, uint32_t pid, uint64_t start);
 void rec_bpf_exit(struct rec *r, uint32_t tid);
 /* Read the ring buffer (waiting up to @timeout_ms): records or -errno. */
 int rec_bpf_poll(struct rec *r, int timeout_ms);
+/* An fd readable when the ring buffer or the side-band has data. */
+int rec_bpf_epoll_fd(struct rec *r);
 /* Everything in the ring buffer now. */
 void rec_bpf_drain(struct rec *r);
 /* End: the last user stacks, the counters into r->st. */

@@ -569,6 +569,11 @@ static void lost_check(struct rec *r)
 	}
 }
 
+int rec_bpf_epoll_fd(struct rec *r)
+{
+	return ustack_bpf__poll_fd(r->bpf);
+}
+
 int rec_bpf_poll(struct rec *r, int timeout_ms)
 {
 	int ret = ustack_bpf__poll(r->bpf, timeout_ms, on_ring_record, r);
