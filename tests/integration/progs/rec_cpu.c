@@ -11,7 +11,8 @@
  * With argv[2] = "churn", a thread named rec-cpu-churn meanwhile maps and
  * unmaps anonymous memory in a loop (rec_cpu_churn), which moves the mm's
  * mmap sequence count all the time: the bpf backend's per-task VMA cache
- * is invalidated at every change. The leaves get roughly a third of the
+ * is invalidated at every change, and the walks it sends to task context
+ * meet the mmap lock taken at times (mprotect of a populated area). The leaves get roughly a third of the
  * time each; the time is read (clock_gettime) between rounds only.
  * Prints "rec_cpu: N rounds" at the end.
  */
@@ -88,13 +89,22 @@ REC_FN long rec_cpu_run(double seconds)
 	return rounds;
 }
 
-/* map, touch and unmap one anonymous page at a time until the end */
+/* map, touch and unmap one anonymous page at a time until the end; and
+ * between two, flip the protection of a 4 MiB populated area, which holds
+ * the mmap lock for writing a while (the page table is walked under it):
+ * a walk in task context then finds the lock taken now and then */
 REC_FN void *rec_cpu_churn(void *arg)
 {
+	size_t big = 4 << 20;
+	char *q = mmap(NULL, big, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	long *maps = arg;
+	int k = 0;
 
 	pthread_setname_np(pthread_self(), "rec-cpu-churn");
 	while (!rec_cpu_done) {
+		if (q != MAP_FAILED)
+			mprotect(q, big, (k++ & 1) ? PROT_READ : PROT_READ | PROT_WRITE);
 		char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 		if (p == MAP_FAILED)
