@@ -374,16 +374,34 @@ static __always_inline void hash_word(struct walk *w, __u64 v)
 	w->h2 ^= w->h2 >> 31;
 }
 
+static __always_inline long stop(struct walk *w, __u32 why)
+{
+	w->stop = why;
+	w->done = 1;
+	return 1;
+}
+
 /* Frame n: (file id, file offset) from the VMA of its pc, as the seeds
  * define it, at unwind time. */
 static __always_inline void emit(struct walk *w, __u64 pc, __u32 method, __u32 flags)
 {
 	__u32 n = w->n;
 	__u64 off = pc, id = 0;
+	int ret;
 
 	if (n >= UB_MAX_FRAMES)
 		return;
-	if (!vma_of(w, pc) && w->vknown) {
+	ret = vma_of(w, pc);
+	if (ret == -EBUSY) {
+		/* the mmap lock is held (another thread maps or unmaps): the
+		 * frame's file is unknown, and a bare address would make an
+		 * unnamed frame in a stack that goes on once the lock is free;
+		 * stop as a step that meets the lock does: a stack copy */
+		count(UB_C_MAPS_BUSY, 1);
+		stop(w, UB_STOP_MAPS_BUSY);
+		return;
+	}
+	if (!ret && w->vknown) {
 		off = pc - w->vstart + (w->vpgoff << 12);
 		id = w->fv.file_id & FILE_ID_MASK;
 	}
@@ -392,13 +410,6 @@ static __always_inline void emit(struct walk *w, __u64 pc, __u32 method, __u32 f
 	hash_word(w, w->words[2 * n]);
 	hash_word(w, w->words[2 * n + 1]);
 	w->n = n + 1;
-}
-
-static __always_inline long stop(struct walk *w, __u32 why)
-{
-	w->stop = why;
-	w->done = 1;
-	return 1;
 }
 
 static __always_inline int in_stack(struct walk *w, __u64 a)

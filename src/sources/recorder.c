@@ -93,13 +93,18 @@ int rec_knows_thread(struct rec *r, uint32_t tid)
 void rec_write_thread(struct rec *r, uint64_t time, uint32_t pid, uint32_t tid, uint32_t flags,
 			 const char *comm)
 {
-	struct ustack_trace_thread t = { .time = time, .pid = pid, .tid = tid, .flags = flags,
-					 .comm = comm };
-	struct tid_comm *c = comm_slot(r, tid, 1);
+	struct ustack_trace_thread t = { .time = time, .pid = pid, .tid = tid, .flags = flags };
+	struct tid_comm *c;
+	char name[sizeof(c->comm)];
 	int ret;
 
-	if (c && comm != c->comm)
-		snprintf(c->comm, sizeof(c->comm), "%s", comm);
+	/* comm may point into r->comms (a fork passes its parent's name),
+	 * which comm_slot() can move: take a copy first */
+	snprintf(name, sizeof(name), "%s", comm ? comm : "");
+	t.comm = name;
+	c = comm_slot(r, tid, 1);
+	if (c)
+		memcpy(c->comm, name, sizeof(name));
 	ret = ustack_trace_writer__add_thread(r->w, &t);
 	if (ret && !r->werr)
 		r->werr = ret;
