@@ -48,6 +48,8 @@ const volatile __u32 sample_event = 0; /* index of the one sampling event */
 /* wake the reader only when this much waits in the ring (0: at every
  * record the reader has caught up with); it polls with a timeout too */
 const volatile __u64 wake_bytes = 0;
+/* no stack copy while this much waits in the ring (0: no limit) */
+const volatile __u64 copy_limit = 0;
 /* 0: never walk in the interrupt (USTACK_BPF_NO_VMA_CACHE=1, a test knob) */
 const volatile __u32 use_vcache = 1;
 
@@ -617,6 +619,14 @@ static __noinline int send_copy(struct ub_event *e, __u64 ip, __u64 sp, __u64 bp
 
 	if (!e)
 		return 0;
+	/* Copies are 20 KiB: while many walks stop at once (a program's
+	 * tables still loading), they would fill the ring and take the
+	 * events with them. Past a quarter of the ring, the event keeps
+	 * the part of its stack the walk made (stop reason not-loaded). */
+	if (copy_limit && bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) >= copy_limit) {
+		count(UB_C_COPY_SKIPPED, 1);
+		return 0;
+	}
 	c = bpf_ringbuf_reserve(&rb, sizeof(*c), 0);
 	if (!c) {
 		count(UB_C_COPY_LOST, 1);

@@ -223,14 +223,16 @@ int cmd_record(int argc, char **argv)
 	if (!quiet && st.backend == USTACK_RECORD_BPF)
 		fprintf(stderr, "ustack: backend bpf: kernel->user %llu bytes (%.1f bytes/event), "
 				"%llu tables in the kernel (%.1f MiB, %llu evicted, loaded in %.3f s), %llu walks stopped "
-				"at a table not loaded yet (%llu finished from a stack copy), "
+				"at a table not loaded yet and %llu at locked mappings (%llu finished from a stack "
+				"copy, %llu kept partial: the ring buffer was filling), "
 				"%llu at an unreadable page",
 			(unsigned long long)st.kernel_bytes,
 			st.events ? (double)st.kernel_bytes / st.events : 0.0,
 			(unsigned long long)st.tables_loaded, st.table_bytes / 1048576.0,
 			(unsigned long long)st.tables_evicted, st.table_seconds,
-			(unsigned long long)st.not_loaded,
-			(unsigned long long)st.copied, (unsigned long long)st.read_faults);
+			(unsigned long long)st.not_loaded, (unsigned long long)st.maps_busy,
+			(unsigned long long)st.copied, (unsigned long long)st.copies_skipped,
+			(unsigned long long)st.read_faults);
 	if (!quiet && st.backend == USTACK_RECORD_BPF && st.walks_at_once + st.walks_deferred)
 		fprintf(stderr, "; samples walked at once %llu, on return to user space %llu",
 			(unsigned long long)st.walks_at_once, (unsigned long long)st.walks_deferred);

@@ -595,6 +595,8 @@ void rec_bpf_stats(struct rec *r)
 	r->st.walks_at_once = bs.c[UB_C_IRQ_WALKS];
 	r->st.walks_deferred = bs.c[UB_C_DEFERRED];
 	r->st.walks_late = bs.c[UB_C_STALE];
+	r->st.maps_busy = bs.c[UB_C_MAPS_BUSY];
+	r->st.copies_skipped = bs.c[UB_C_COPY_SKIPPED];
 	r->st.tables_loaded = r->rb->loaded;
 	r->st.table_bytes = bs.table_bytes;
 	r->st.tables_evicted = bs.tables_evicted;
