@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Every output of `ustack report` (text, raw, folded, stackmap,
+# stackmap-bin, pprof, speedscope, perf-script) and `ustack flamegraph`
+# on the traces a reader must survive:
+#   empty    an event kind and nothing else (tests/integration/progs/pprof_mktrace.c)
+#   lost     the same, then only LOST records
+#   damaged  a real trace cut in the middle of its second chunk, and the
+#            same trace with one byte of its second chunk flipped
+# For empty and lost: exit status 0 and a valid (possibly empty) output
+# (the JSON parses as JSON, the pprof as gzip); the flame graph, which has
+# nothing to draw, may instead fail with one clear line saying so. For damaged: exit status 0 or
+# 1, and with 1 a message naming the file and an offset; never a crash (a
+# signal, a sanitizer report), never a hang (60 s bound per command).
+set -u
+T=report_edge
+USTACK=${USTACK:-build/check/ustack}
+CC=${CC:-gcc}
+TOP=${TOP:-$PWD}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+if ! $CC ${BASE_CFLAGS:--std=gnu11 -O2 -D_GNU_SOURCE} ${SAN_FLAGS:-} -I"$TOP/include" -o "$tmp/mktrace" \
+	"$TOP/tests/integration/progs/pprof_mktrace.c" "$TOP/${CHECK_DIR:-build/check}/libustack.a" \
+	${LIB_LDLIBS:--lpthread -ldl -lbpf -ldw -lelf} 2>"$tmp/cc.err"; then
+	echo "FAIL $T: cannot build pprof_mktrace: $(head -2 "$tmp/cc.err")"
+	exit 1
+fi
+"$tmp/mktrace" empty "$tmp/empty.data" && "$tmp/mktrace" lost "$tmp/lost.data" || {
+	echo "FAIL $T: pprof_mktrace failed"; exit 1; }
+
+# a real trace of several chunks: a second of getppid calls (a chunk a second)
+have_real=0
+if "$USTACK" record -q -o "$tmp/real.data" -e syscalls:sys_enter_getppid -- \
+	python3 -c 'import os, time
+t = time.time()
+while time.time() - t < 2.5: os.getppid(); time.sleep(0.0005)' >/dev/null 2>"$tmp/rec.err"; then
+	size=$(stat -c %s "$tmp/real.data")
+	head -c $((size * 2 / 3)) "$tmp/real.data" >"$tmp/cut.data"
+	cp "$tmp/real.data" "$tmp/flip.data"
+	off=$((size / 2))
+	printf '\xa5' | dd of="$tmp/flip.data" bs=1 seek=$off conv=notrunc 2>/dev/null
+	have_real=1
+else
+	echo "SKIP ${T}_damaged: cannot record here: $(head -1 "$tmp/rec.err")"
+fi
+
+valid() { # FORMAT FILE
+	case $1 in
+	speedscope) python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$2" ;;
+	svg) python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$2" ;;
+	pprof) python3 -c 'import gzip,sys; gzip.open(sys.argv[1]).read()' "$2" ;;
+	*) true ;;
+	esac
+}
+
+run() { # CASE FORMAT: runs, fills $st $out $err
+	local c=$1 f=$2
+	out=$tmp/$c.$f.out
+	err=$tmp/$c.$f.err
+	case $f in
+	svg) timeout 60 "$USTACK" flamegraph -i "$tmp/$c.data" -o "$out" >/dev/null 2>"$err" ;;
+	pprof | speedscope | stackmap-bin) timeout 60 "$USTACK" report -i "$tmp/$c.data" --format $f -o "$out" >/dev/null 2>"$err" ;;
+	*) timeout 60 "$USTACK" report -i "$tmp/$c.data" --format $f >"$out" 2>"$err" ;;
+	esac
+	st=$?
+}
+
+cases="empty lost"
+[ $have_real = 1 ] && cases="$cases cut flip"
+for c in $cases; do
+	bad=""
+	for f in text raw folded stackmap stackmap-bin pprof speedscope perf-script svg; do
+		run $c $f
+		if [ $st -ge 124 ] || grep -q -e 'Sanitizer' -e 'runtime error' "$err"; then
+			bad="$bad $f: crashed or hung (status $st: $(grep -m1 -e ERROR -e 'runtime error' "$err"))"
+			continue
+		fi
+		case $c in
+		empty | lost)
+			if [ $f = svg ] && [ $st -eq 1 ] && grep -q 'no stacks' "$err"; then
+				: # a clear error: nothing to draw
+			elif [ $st -ne 0 ]; then
+				bad="$bad $f: status $st ($(head -1 "$err"))"
+			elif [ -s "$out" ] && ! valid $f "$out" 2>/dev/null; then
+				bad="$bad $f: output does not parse"
+			fi
+			;;
+		*)
+			if [ $st -gt 1 ]; then
+				bad="$bad $f: status $st ($(head -1 "$err"))"
+			elif [ $st -eq 1 ] && ! grep -q "$c.data.*offset\|offset.*$c.data\|$c.data: " "$err"; then
+				bad="$bad $f: error names neither the file nor an offset: $(head -1 "$err")"
+			fi
+			;;
+		esac
+	done
+	if [ -z "$bad" ]; then
+		echo "PASS ${T}_$c: all 8 report formats and the flame graph"
+	else
+		echo "FAIL ${T}_$c:$bad"
+		fails=$((fails + 1))
+	fi
+done
+exit 0
