@@ -30,6 +30,7 @@
 #include <ustack/record.h>
 #include <ustack/stackmap.h>
 #include <ustack/trace.h>
+#include <ustack/ustack.h>
 #include "common/compiler.h"
 #include "common/log.h"
 #include <ustack/hashmap.h>
@@ -571,7 +572,7 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 	struct ustack_trace_header hdr = { .clock_id = CLOCK_MONOTONIC };
 	struct utsname un;
 	struct timespec rt;
-	char err[512] = "", host[256] = "";
+	char err[512] = "", host[256] = "", version[64];
 	pid_t child = 0;
 	struct ustack_perf_event_spec pev[USTACK_PERF_MAX_EVENTS + 1];
 	int go_fd = -1, report_fd = -1, ret = 0, nr = o->nr_events ? o->nr_events : 1;
@@ -660,7 +661,10 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 	hdr.release = un.release;
 	hdr.machine = un.machine;
 	hdr.cmdline = o->cmdline;
-	hdr.version = "ustack 0.1.0";
+	/* the program that writes: the library's version (the CLI prints the
+	 * same with --version) */
+	snprintf(version, sizeof(version), "ustack %s", ustack_version());
+	hdr.version = version;
 	wo.get_stack = cb_get_stack;
 	wo.get_file_map = cb_get_file_map;
 	wo.get_ksym = cb_get_ksym;
