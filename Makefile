@@ -49,7 +49,7 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAY := $(patsubst tests/fuzz/%.c,$(CHECK)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all check demo bench fuzz deps clean check-build version
+.PHONY: all check demo bench fuzz deps clean check-build version abi-baseline
 
 # the version, for scripts (tests/integration/abi_exports.sh)
 version:
@@ -130,6 +130,19 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/fuzz/libustack.a
 
 fuzz: $(FUZZ_BINS)
 	@echo "run e.g.: $(BUILD)/fuzz/fuzz_sframe -max_total_time=60 tests/fuzz/corpus/sframe"
+
+# ---- ABI baseline -----------------------------------------------------------
+# abi/libustack.abi describes the public ABI of the last release (abidw,
+# public headers only); tests/integration/abi_check.sh diffs the built
+# library against it. Record a deliberate change (a release that breaks the
+# ABI, with a new soname) or a release (so that its new functions are
+# checked from then on) with: make abi-baseline, and commit the file.
+# comp-dir-path is dropped: it names the directory the build ran in.
+abi-baseline: $(BUILD)/libustack.so.$(VERSION)
+	@mkdir -p abi
+	abidw --drop-private-types --drop-undefined-syms --no-corpus-path --short-locs \
+	    --headers-dir include/ustack $< | sed "s/ comp-dir-path='[^']*'//" >abi/libustack.abi.tmp
+	mv abi/libustack.abi.tmp abi/libustack.abi
 
 # ---- set-up, demo, bench ---------------------------------------------------
 deps:
