@@ -15,8 +15,13 @@ CC      ?= gcc
 CLANG   ?= clang
 BUILD   := build
 CHECK   := $(BUILD)/check
-VERSION := 0.1.0
-SONAME  := libustack.so.0
+# The version is written once, in include/ustack/ustack.h
+# (USTACK_VERSION_MAJOR/MINOR/PATCH); everything else reads it from there.
+USTACK_H := include/ustack/ustack.h
+VERSION_PART = $(shell sed -n 's/^\#define USTACK_VERSION_$(1) \([0-9][0-9]*\)$$/\1/p' $(USTACK_H))
+VERSION_MAJOR := $(call VERSION_PART,MAJOR)
+VERSION := $(VERSION_MAJOR).$(call VERSION_PART,MINOR).$(call VERSION_PART,PATCH)
+SONAME  := libustack.so.$(VERSION_MAJOR)
 
 # SFrame for our own code when the assembler can emit it (binutils >= 2.40).
 GSFRAME := $(shell echo 'nop' | $(CC) -x assembler -Wa,--gsframe -c -o /dev/null - 2>/dev/null && echo -Wa,--gsframe)
@@ -44,7 +49,11 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAY := $(patsubst tests/fuzz/%.c,$(CHECK)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all check demo bench fuzz deps clean check-build
+.PHONY: all check demo bench fuzz deps clean check-build version abi-baseline
+
+# the version, for scripts (tests/integration/abi_exports.sh)
+version:
+	@echo $(VERSION)
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/ustack $(BUILD)/libustack.a $(BUILD)/libustack.so
@@ -54,13 +63,22 @@ $(BUILD)/obj/%.o: src/%.c $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/libustack.a: $(REL_LIB_OBJS)
+# The installed static library: one member per object, internal names
+# moved under ustack__ (scripts/static-lib.sh says why).
+$(BUILD)/libustack.a: $(REL_LIB_OBJS) scripts/static-lib.sh
 	@mkdir -p $(@D)
+	bash scripts/static-lib.sh $@ $(REL_LIB_OBJS)
+
+# The same objects unchanged, internal names included: for the in-tree
+# benchmarks that measure internal functions (bench/cfi). Not installed.
+$(BUILD)/libustack_internal.a: $(REL_LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
+# Exports: exactly the names listed in ustack.map (--no-undefined-version:
+# a listed name that no longer exists fails the link).
 $(BUILD)/libustack.so.$(VERSION): $(REL_LIB_OBJS) ustack.map
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=ustack.map \
-	    -o $@ $(REL_LIB_OBJS) $(LDFLAGS) $(LIB_LDLIBS)
+	    -Wl,--no-undefined-version -o $@ $(REL_LIB_OBJS) $(LDFLAGS) $(LIB_LDLIBS)
 
 $(BUILD)/libustack.so: $(BUILD)/libustack.so.$(VERSION)
 	ln -sf libustack.so.$(VERSION) $(BUILD)/$(SONAME)
@@ -112,6 +130,19 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/fuzz/libustack.a
 
 fuzz: $(FUZZ_BINS)
 	@echo "run e.g.: $(BUILD)/fuzz/fuzz_sframe -max_total_time=60 tests/fuzz/corpus/sframe"
+
+# ---- ABI baseline -----------------------------------------------------------
+# abi/libustack.abi describes the public ABI of the last release (abidw,
+# public headers only); tests/integration/abi_check.sh diffs the built
+# library against it. Record a deliberate change (a release that breaks the
+# ABI, with a new soname) or a release (so that its new functions are
+# checked from then on) with: make abi-baseline, and commit the file.
+# comp-dir-path is dropped: it names the directory the build ran in.
+abi-baseline: $(BUILD)/libustack.so.$(VERSION)
+	@mkdir -p abi
+	abidw --drop-private-types --drop-undefined-syms --no-corpus-path --short-locs \
+	    --headers-dir include/ustack $< | sed "s/ comp-dir-path='[^']*'//" >abi/libustack.abi.tmp
+	mv abi/libustack.abi.tmp abi/libustack.abi
 
 # ---- set-up, demo, bench ---------------------------------------------------
 deps:

@@ -35,6 +35,9 @@ PKGS=(
   perl               # report_viewers: runs the vendored stackcollapse-perf.pl
   golang-go          # go tool pprof: outside reader of report/snapshot --format pprof (report_pprof test)
   protobuf-compiler  # protoc --decode_raw: second decoder of the pprof output (report_pprof test)
+  abigail-tools      # abidw/abidiff: ABI of libustack.so against abi/libustack.abi (abi_check test, make abi-baseline)
+  pkgconf            # pkg-config: builds an outside program against the installed ustack.pc (install test)
+  man-db             # man -l --warnings: renders the generated man pages (install test)
 )
 missing=()
 for p in "${PKGS[@]}"; do

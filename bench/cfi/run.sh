@@ -5,10 +5,10 @@
 #   bash bench/cfi/run.sh [FILE...]      (from the top directory)
 set -eu
 cd "$(dirname "$0")/../.."
-make -s build/libustack.a >/dev/null
+make -s build/libustack_internal.a >/dev/null
 out=build/bench/bench_cfi
 mkdir -p build/bench
-${CC:-gcc} -std=gnu11 -O2 -D_GNU_SOURCE -Iinclude -Isrc -o "$out" bench/cfi/bench_cfi.c build/libustack.a -lpthread -ldl -lbpf
+${CC:-gcc} -std=gnu11 -O2 -D_GNU_SOURCE -Iinclude -Isrc -o "$out" bench/cfi/bench_cfi.c build/libustack_internal.a -lpthread -ldl -lbpf
 if [ $# -eq 0 ]; then
 	set -- /lib/x86_64-linux-gnu/libc.so.6 /usr/lib/x86_64-linux-gnu/libstdc++.so.6 /usr/bin/gdb
 	# each libLLVM once (the .so.1 names are symlinks)

@@ -67,12 +67,12 @@ struct ustack_record_stats {
 	                              space (a mapping not cached yet) */
 	uint64_t walks_late;    /**< bpf: of those, user code had run before the
 	                             walk: kept without a user stack */
+	uint64_t jit_symbols;   /**< JIT symbols copied from /tmp/perf-PID.map files */
 	uint64_t maps_busy;     /**< bpf: walks stopped at mappings locked by
 	                             another thread (finished from a copy) */
 	uint64_t copies_skipped; /**< bpf: walks that stopped (not-loaded,
 	                              maps-busy) while the ring buffer was a
 	                              quarter full: no copy, the partial stack kept */
-	uint64_t jit_symbols;   /**< JIT symbols copied from /tmp/perf-PID.map files */
 };
 
 typedef void (*ustack_record_progress_fn)(void *ctx, const struct ustack_record_stats *st);

@@ -21,9 +21,30 @@ extern "C" {
 #define USTACK_API __attribute__((visibility("default")))
 #endif
 
+/*
+ * The version of ustack: the one place it is written. The Makefile reads
+ * these three lines (library file name libustack.so.MAJOR.MINOR.PATCH,
+ * ustack.pc), the library returns them from ustack_version().
+ */
 #define USTACK_VERSION_MAJOR 0
 #define USTACK_VERSION_MINOR 1
 #define USTACK_VERSION_PATCH 0
+
+#define USTACK__STR(x) #x
+#define USTACK__XSTR(x) USTACK__STR(x)
+/** The version of these headers as a string, "MAJOR.MINOR.PATCH". */
+#define USTACK_VERSION_STRING                                                 \
+	USTACK__XSTR(USTACK_VERSION_MAJOR) "." USTACK__XSTR(USTACK_VERSION_MINOR) \
+	"." USTACK__XSTR(USTACK_VERSION_PATCH)
+
+/**
+ * The version of the library the program runs with, "MAJOR.MINOR.PATCH"
+ * (e.g. "0.1.0"). It can differ from USTACK_VERSION_STRING, the version of
+ * the headers the program was compiled with, when a newer shared library
+ * is installed under the same soname.
+ * @return a static string, never NULL
+ */
+USTACK_API const char *ustack_version(void);
 
 /** Severity of a library message passed to the print callback. */
 enum ustack_print_level {

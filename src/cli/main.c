@@ -78,8 +78,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version")) {
-		printf("ustack %d.%d.%d\n", USTACK_VERSION_MAJOR, USTACK_VERSION_MINOR,
-		       USTACK_VERSION_PATCH);
+		printf("ustack %s\n", ustack_version());
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

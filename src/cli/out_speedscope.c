@@ -297,8 +297,7 @@ static void json_str(FILE *o, const char *p)
 int cli_speedscope__write(struct cli_speedscope *s, FILE *o)
 {
 	fprintf(o, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n");
-	fprintf(o, "\"exporter\":\"ustack %d.%d.%d\",\n\"name\":", USTACK_VERSION_MAJOR,
-		USTACK_VERSION_MINOR, USTACK_VERSION_PATCH);
+	fprintf(o, "\"exporter\":\"ustack %s\",\n\"name\":", ustack_version());
 	json_str(o, s->name);
 	fprintf(o, ",\n\"activeProfileIndex\":0,\n\"shared\":{\"frames\":[");
 	for (size_t i = 0; i < s->nframes; i++) {

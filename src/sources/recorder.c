@@ -33,6 +33,7 @@
 #include <ustack/record.h>
 #include <ustack/stackmap.h>
 #include <ustack/trace.h>
+#include <ustack/ustack.h>
 #include "common/compiler.h"
 #include "common/log.h"
 #include "common/opts.h"
@@ -621,7 +622,7 @@ static int rec_setup(struct rec *r)
 	struct ustack_trace_header hdr = { .clock_id = CLOCK_MONOTONIC };
 	struct utsname un;
 	struct timespec rt;
-	char err[512] = "", host[256] = "";
+	char err[512] = "", host[256] = "", version[64];
 	struct ustack_perf_event_spec pev[USTACK_PERF_MAX_EVENTS + 1];
 	int ret = 0, nr = o->nr_events ? o->nr_events : 1;
 	int sampling_idx = -1;
@@ -702,7 +703,10 @@ static int rec_setup(struct rec *r)
 	hdr.release = un.release;
 	hdr.machine = un.machine;
 	hdr.cmdline = o->cmdline;
-	hdr.version = "ustack 0.1.0";
+	/* the program that writes: the library's version (the CLI prints the
+	 * same with --version) */
+	snprintf(version, sizeof(version), "ustack %s", ustack_version());
+	hdr.version = version;
 	wo.get_stack = cb_get_stack;
 	wo.get_file_map = cb_get_file_map;
 	wo.get_ksym = cb_get_ksym;

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# make install into a staging directory, then use it the way another
+# project would:
+#   files      make install DESTDIR=$tmp PREFIX=/usr installs the libraries,
+#              the soname link, headers, ustack.pc, the command and the man
+#              pages, and writes nothing outside $tmp (nor in /usr/local)
+#   shared     a program built with `pkg-config --cflags --libs ustack`
+#              runs against the staged libustack.so.0 (readelf: NEEDED and
+#              SONAME) and its ustack_backtrace() agrees with glibc's
+#   static     the same with `pkg-config --static` and libustack.a: no
+#              NEEDED libustack
+#   man        man -l --warnings renders every page without a warning
+#   uninstall  make uninstall leaves no file behind
+set -u
+TOP=${TOP:-$PWD}
+T=install
+cd "$TOP"
+CC=${CC:-gcc}
+for tool in pkg-config man readelf; do
+	command -v $tool >/dev/null || { echo "SKIP $T: $tool missing (scripts/deps.sh)"; exit 0; }
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+stage=$tmp/stage
+v=$(make -s --no-print-directory version)
+marker=$tmp/marker
+touch "$marker"
+sleep 1
+if ! make -s --no-print-directory install DESTDIR="$stage" PREFIX=/usr >"$tmp/install.log" 2>&1; then
+	echo "FAIL $T/files: make install failed: $(tail -3 "$tmp/install.log" | tr '\n' ' ')"
+	exit 1
+fi
+want="usr/bin/ustack usr/include/ustack/ustack.h usr/include/ustack/unwind.h
+usr/lib/libustack.a usr/lib/libustack.so.$v usr/lib/libustack.so.0 usr/lib/libustack.so
+usr/lib/pkgconfig/ustack.pc usr/share/man/man1/ustack.1"
+for f in docs/cli/*.md; do want="$want usr/share/man/man1/ustack-$(basename "$f" .md).1"; done
+missing=
+for f in $want; do [ -e "$stage/$f" ] || missing="$missing $f"; done
+# files changed during the install outside the staging dir and the build
+# tree (build/man is generated there): there must be none
+outside=$(find /usr /etc /opt -xdev -newer "$marker" -type f 2>/dev/null | grep -v '^/usr/lib/python' | head -5)
+if [ -z "$missing" ] && [ "$(readlink "$stage/usr/lib/libustack.so.0")" = "libustack.so.$v" ] &&
+   [ -z "$outside" ]; then
+	echo "PASS $T/files"
+else
+	echo "FAIL $T/files: missing [$missing], libustack.so.0 -> $(readlink "$stage/usr/lib/libustack.so.0"), written outside: [$outside]"
+fi
+
+cat >"$tmp/prog.c" <<'C'
+#include <execinfo.h>
+#include <stdio.h>
+#include <string.h>
+#include <ustack/ustack.h>
+
+static int check(void)
+{
+	void *u[64], *g[64];
+	int nu = ustack_backtrace(u, 64);
+	int ng = backtrace(g, 64);
+
+	printf("%s %d\n", ustack_version(), nu);
+	if (strcmp(ustack_version(), USTACK_VERSION_STRING))
+		return 1;
+	/* [0] differs (two call sites); [1] (into outer) and [2] (into main)
+	 * are the same return addresses */
+	return !(nu >= 3 && ng >= 3 && u[1] == g[1] && u[2] == g[2]);
+}
+__attribute__((noinline)) int outer(void) { int r = check(); __asm__ volatile(""); return r; }
+int main(void) { int r = outer(); __asm__ volatile(""); return r; }
+C
+export PKG_CONFIG_PATH=$stage/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$stage
+# the program unwinds itself: SFrame when the assembler emits it
+flags="-O1 -fno-inline ${GSFRAME:--fno-omit-frame-pointer}"
+cflags=$(pkg-config --cflags ustack) libs=$(pkg-config --libs ustack) || {
+	echo "FAIL $T/shared: pkg-config ustack fails"; libs=; }
+if [ -n "$libs" ] && $CC $flags $cflags -o "$tmp/prog_shared" "$tmp/prog.c" $libs 2>"$tmp/cc.err"; then
+	out=$(LD_LIBRARY_PATH=$stage/usr/lib "$tmp/prog_shared" 2>&1)
+	rc=$?
+	needed=$(readelf -d "$tmp/prog_shared" | sed -n 's/.*(NEEDED).*\[\(libustack[^]]*\)\].*/\1/p')
+	soname=$(readelf -d "$stage/usr/lib/libustack.so.$v" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+	resolved=$(LD_LIBRARY_PATH=$stage/usr/lib ldd "$tmp/prog_shared" | awk '/libustack/ { print $3 }')
+	if [ $rc -eq 0 ] && [ "$needed" = libustack.so.0 ] && [ "$soname" = libustack.so.0 ] &&
+	   [ "$resolved" = "$stage/usr/lib/libustack.so.0" ]; then
+		echo "PASS $T/shared ($out; cflags '$cflags', libs '$libs')"
+	else
+		echo "FAIL $T/shared: rc $rc '$out', NEEDED '$needed', SONAME '$soname', resolved '$resolved'"
+	fi
+else
+	echo "FAIL $T/shared: does not build with '$cflags' '$libs': $(head -3 "$tmp/cc.err" 2>/dev/null)"
+fi
+
+# static: pkg-config --static lists what libustack.a needs; -l:libustack.a
+# takes the archive where -lustack would take the .so
+slibs=$(pkg-config --static --libs ustack) &&
+	slibs=$(echo " $slibs " | sed 's/ -lustack / -l:libustack.a /')
+if [ -n "${slibs:-}" ] && $CC $flags $cflags -o "$tmp/prog_static" "$tmp/prog.c" $slibs 2>"$tmp/cc.err"; then
+	out=$("$tmp/prog_static" 2>&1)
+	rc=$?
+	if [ $rc -eq 0 ] && ! readelf -d "$tmp/prog_static" | grep -q 'NEEDED.*libustack'; then
+		echo "PASS $T/static ($out; libs '$slibs')"
+	else
+		echo "FAIL $T/static: rc $rc '$out' or linked to libustack.so"
+	fi
+else
+	echo "FAIL $T/static: does not build with '$slibs': $(head -3 "$tmp/cc.err" 2>/dev/null)"
+fi
+
+bad=
+for p in "$stage"/usr/share/man/man1/*.1; do
+	w=$(MANWIDTH=80 man --warnings -l "$p" 2>&1 >"$tmp/page.txt")
+	if [ -n "$w" ] || ! grep -q "^NAME" "$tmp/page.txt"; then
+		bad="$bad $(basename "$p"): ${w:-no NAME section}"
+	fi
+done
+# a page says what its doc says: the first option of maps' table
+if [ -z "$bad" ] && MANWIDTH=200 man -l "$stage/usr/share/man/man1/ustack-maps.1" 2>/dev/null |
+	grep -q -- '-p, --pid PID *process to inspect'; then
+	echo "PASS $T/man ($(ls "$stage"/usr/share/man/man1 | wc -l) pages)"
+else
+	echo "FAIL $T/man:${bad:- ustack-maps.1 lacks the options table of docs/cli/maps.md}"
+fi
+
+make -s --no-print-directory uninstall DESTDIR="$stage" PREFIX=/usr >"$tmp/uninstall.log" 2>&1
+left=$(find "$stage" ! -type d | head -5)
+if [ -z "$left" ]; then
+	echo "PASS $T/uninstall"
+else
+	echo "FAIL $T/uninstall: left behind: $left"
+fi
