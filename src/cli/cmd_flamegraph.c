@@ -22,6 +22,12 @@
 #define PAD_TOP 50
 #define PAD_SIDE 10
 #define MIN_WIDTH 0.1 /* px: narrower frames are not drawn */
+/*
+ * Frames kept per stack (the stackmap's depth limit): the tree is walked
+ * recursively when drawn, and a folded line of a million frames would
+ * overflow the C stack; deeper frames are dropped with a warning.
+ */
+#define MAX_STACK_DEPTH 4096
 /* a trace file's first 8 bytes (docs/trace-format.md): how --diff tells a
  * trace from a folded file */
 #define TRACE_MAGIC "\x7fUSTACK\n"
@@ -130,9 +136,11 @@ static int node_add_line(struct node *n, const char *where, size_t len, uint64_t
  * to a diff's A counts (their source lines are not kept: the tooltips
  * describe the drawn profile).
  */
-static int tree_add(struct node *root, char *stack, uint64_t count, int before)
+static int tree_add(struct node *root, char *stack, uint64_t count, int before,
+		    unsigned long *deep)
 {
 	struct node *cur = root;
+	int depth = 0;
 
 	*(before ? &root->count_a : &root->count) += count;
 	for (char *tok = stack, *semi; tok && *tok; tok = semi ? semi + 1 : NULL) {
@@ -141,6 +149,10 @@ static int tree_add(struct node *root, char *stack, uint64_t count, int before)
 		const char *where;
 		int inl;
 
+		if (++depth > MAX_STACK_DEPTH) {
+			(*deep)++;
+			break;
+		}
 		semi = strchr(tok, ';');
 		len = semi ? (size_t)(semi - tok) : strlen(tok);
 		split_frame(tok, len, &nlen, &where, &wlen, &inl);
@@ -158,7 +170,8 @@ static int tree_add(struct node *root, char *stack, uint64_t count, int before)
 }
 
 /* Parse folded lines; malformed ones are counted, not fatal. */
-static int read_folded(FILE *f, struct node *root, unsigned long *bad, int before)
+static int read_folded(FILE *f, struct node *root, unsigned long *bad, unsigned long *deep,
+		       int before)
 {
 	char *line = NULL;
 	size_t cap = 0;
@@ -184,7 +197,7 @@ static int read_folded(FILE *f, struct node *root, unsigned long *bad, int befor
 			continue;
 		}
 		*sp = 0;
-		ret = tree_add(root, line, count, before);
+		ret = tree_add(root, line, count, before, deep);
 	}
 	free(line);
 	return ret;
@@ -678,7 +691,7 @@ static int looks_like_trace(const char *path)
  * @before). Returns 0, or the exit status after saying what went wrong.
  */
 static int load_input(const char *path, int trace, const struct trace_args *ta,
-		      struct node *root, int before, unsigned long *bad)
+		      struct node *root, int before, unsigned long *bad, unsigned long *deep)
 {
 	char tmp[] = "/tmp/ustack-folded-XXXXXX";
 	FILE *in;
@@ -740,7 +753,7 @@ static int load_input(const char *path, int trace, const struct trace_args *ta,
 			return 1;
 		}
 	}
-	ret = read_folded(in, root, bad, before);
+	ret = read_folded(in, root, bad, deep, before);
 	if (in != stdin)
 		fclose(in);
 	if (ret) {
@@ -772,7 +785,7 @@ int cmd_flamegraph(int argc, char **argv)
 	char titlebuf[512];
 	struct node root = { .name = "all" };
 	struct diff diff = { .fa = 1.0 };
-	unsigned long bad = 0;
+	unsigned long bad = 0, deep = 0;
 	FILE *out;
 	int c, ret;
 
@@ -823,9 +836,9 @@ int cmd_flamegraph(int argc, char **argv)
 			  "not to --folded input");
 		return 2;
 	}
-	if (diff_mode && (ret = load_input(path_a, trace_a, &ta, &root, 1, &bad)))
+	if (diff_mode && (ret = load_input(path_a, trace_a, &ta, &root, 1, &bad, &deep)))
 		goto out_free;
-	if ((ret = load_input(path_b, trace_b, &ta, &root, 0, &bad)))
+	if ((ret = load_input(path_b, trace_b, &ta, &root, 0, &bad, &deep)))
 		goto out_free;
 	ret = 1;
 	if (!root.count) {
@@ -841,6 +854,9 @@ int cmd_flamegraph(int argc, char **argv)
 	}
 	if (bad)
 		fprintf(stderr, "ustack: flamegraph: %lu malformed folded lines skipped\n", bad);
+	if (deep)
+		fprintf(stderr, "ustack: flamegraph: %lu stacks deeper than %d frames: "
+			"their innermost frames dropped\n", deep, MAX_STACK_DEPTH);
 	if (diff_mode) {
 		diff.normalize = !no_normalize;
 		if (diff.normalize)
