@@ -28,9 +28,9 @@ PKGS=(
   zstd               # zstd CLI: zstd-compressed fixtures (tests/integration/lib/zstd_sections.py)
   xz-utils           # xz CLI: MiniDebugInfo fixtures (symbolize_debugsrc)
   nodejs             # JIT code with frame pointers and a perf map (jit_perfmap test); its npm installs speedscope (report_viewers)
-  chromium           # report_viewers: opens the speedscope app headless (DevTools protocol)
+  chromium           # report_viewers (speedscope app), flamegraph_browser (the SVG): headless, DevTools protocol
   chromium-driver    # WebDriver for chromium; report_viewers talks the DevTools protocol itself and does not need it
-  python3-websocket  # report_viewers: DevTools protocol client (tests/integration/lib/speedscope_view.py)
+  python3-websocket  # report_viewers, flamegraph_browser: DevTools protocol client (tests/integration/lib/speedscope_view.py, svg_browser.py)
   python3-jsonschema # report_viewers: validates speedscope files against the package's schema
   perl               # report_viewers: runs the vendored stackcollapse-perf.pl
   golang-go          # go tool pprof: outside reader of report/snapshot --format pprof (report_pprof test)

@@ -22,6 +22,15 @@
 #define PAD_TOP 50
 #define PAD_SIDE 10
 #define MIN_WIDTH 0.1 /* px: narrower frames are not drawn */
+/*
+ * Frames kept per stack (the stackmap's depth limit): the tree is walked
+ * recursively when drawn, and a folded line of a million frames would
+ * overflow the C stack; deeper frames are dropped with a warning.
+ */
+#define MAX_STACK_DEPTH 4096
+/* a trace file's first 8 bytes (docs/trace-format.md): how --diff tells a
+ * trace from a folded file */
+#define TRACE_MAGIC "\x7fUSTACK\n"
 
 /* one source line a frame was seen at, and its samples */
 struct srcline {
@@ -33,7 +42,8 @@ struct srcline {
 struct node {
 	char *name;
 	int inlined; /* the frame ended in FlameGraph's "_[i]" */
-	uint64_t count;
+	uint64_t count;   /* samples drawn: the profile, or B (after) of a diff */
+	uint64_t count_a; /* a diff's A (before) samples */
 	struct srcline *lines; /* most frames have one or two */
 	struct node *child, *next; /* children in first-seen order */
 };
@@ -121,18 +131,28 @@ static int node_add_line(struct node *n, const char *where, size_t len, uint64_t
 	return 0;
 }
 
-/* Add "a;b;c" with @count below @root. */
-static int tree_add(struct node *root, char *stack, uint64_t count)
+/*
+ * Add "a;b;c" with @count below @root: to the drawn counts, or with @before
+ * to a diff's A counts (their source lines are not kept: the tooltips
+ * describe the drawn profile).
+ */
+static int tree_add(struct node *root, char *stack, uint64_t count, int before,
+		    unsigned long *deep)
 {
 	struct node *cur = root;
+	int depth = 0;
 
-	root->count += count;
+	*(before ? &root->count_a : &root->count) += count;
 	for (char *tok = stack, *semi; tok && *tok; tok = semi ? semi + 1 : NULL) {
 		struct node **pp = &cur->child;
 		size_t len, nlen, wlen;
 		const char *where;
 		int inl;
 
+		if (++depth > MAX_STACK_DEPTH) {
+			(*deep)++;
+			break;
+		}
 		semi = strchr(tok, ';');
 		len = semi ? (size_t)(semi - tok) : strlen(tok);
 		split_frame(tok, len, &nlen, &where, &wlen, &inl);
@@ -142,15 +162,16 @@ static int tree_add(struct node *root, char *stack, uint64_t count)
 		if (!*pp && !(*pp = node_new(tok, nlen, inl)))
 			return -ENOMEM;
 		cur = *pp;
-		cur->count += count;
-		if (where && node_add_line(cur, where, wlen, count))
+		*(before ? &cur->count_a : &cur->count) += count;
+		if (!before && where && node_add_line(cur, where, wlen, count))
 			return -ENOMEM;
 	}
 	return 0;
 }
 
 /* Parse folded lines; malformed ones are counted, not fatal. */
-static int read_folded(FILE *f, struct node *root, unsigned long *bad)
+static int read_folded(FILE *f, struct node *root, unsigned long *bad, unsigned long *deep,
+		       int before)
 {
 	char *line = NULL;
 	size_t cap = 0;
@@ -176,18 +197,19 @@ static int read_folded(FILE *f, struct node *root, unsigned long *bad)
 			continue;
 		}
 		*sp = 0;
-		ret = tree_add(root, line, count);
+		ret = tree_add(root, line, count, before, deep);
 	}
 	free(line);
 	return ret;
 }
 
+/* nodes a diff has only in A are not drawn (sized by B) and take no height */
 static int tree_depth(const struct node *n)
 {
 	int d = 0;
 
 	for (const struct node *c = n->child; c; c = c->next) {
-		int cd = tree_depth(c);
+		int cd = c->count ? tree_depth(c) : 0;
 
 		if (cd > d)
 			d = cd;
@@ -195,19 +217,91 @@ static int tree_depth(const struct node *n)
 	return d + 1;
 }
 
-static void xml_escape(FILE *out, const char *s)
+/*
+ * Length of the valid UTF-8 sequence at @s (at most @n bytes), 0 when the
+ * bytes are not one. XML admits nothing else: a single stray byte (a name
+ * from a damaged binary, Latin-1 in a folded file) makes the browser show a
+ * parse error instead of the graph.
+ */
+static size_t utf8_seq(const unsigned char *s, size_t n)
 {
-	for (; *s; s++) {
-		switch (*s) {
+	uint32_t cp;
+	size_t len;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* overlong forms, UTF-16 surrogates, beyond U+10FFFF, and the two
+	 * non-characters XML forbids */
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)
+		return 0;
+	return len;
+}
+
+/* XML text of the first @max characters of @s; invalid bytes become U+FFFD */
+static size_t xml_escape_n(FILE *out, const char *s, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t left = strlen(s), chars = 0;
+
+	while (left && chars < max) {
+		size_t k = utf8_seq(p, left);
+
+		chars++;
+		if (!k) {
+			fputs("\xef\xbf\xbd", out);
+			p++, left--;
+			continue;
+		}
+		switch (*p) {
 		case '<': fputs("&lt;", out); break;
 		case '>': fputs("&gt;", out); break;
 		case '&': fputs("&amp;", out); break;
 		case '"': fputs("&quot;", out); break;
 		default:
-			if ((unsigned char)*s >= 0x20)
-				fputc(*s, out);
+			if (k > 1 || *p >= 0x20)
+				fwrite(p, 1, k, out);
+			else
+				chars--; /* control characters are dropped */
 		}
+		p += k, left -= k;
 	}
+	return chars;
+}
+
+static void xml_escape(FILE *out, const char *s)
+{
+	xml_escape_n(out, s, SIZE_MAX);
+}
+
+/* characters (not bytes) of @s, as the SVG's script counts them */
+static size_t utf8_chars(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t left = strlen(s), n = 0;
+
+	while (left) {
+		size_t k = utf8_seq(p, left);
+
+		k = k ? k : 1;
+		p += k, left -= k, n++;
+	}
+	return n;
 }
 
 /* FlameGraph's warm palette, stable per name; inlined frames in its aqua
@@ -258,85 +352,255 @@ static void emit_lines(FILE *out, const struct node *n)
 		fprintf(out, "\n(%zu more lines)", total - nshown);
 }
 
-static void emit_node(FILE *out, const struct node *n, double x, int depth, int height,
-		      uint64_t total, double scale)
+/*
+ * A differential graph (--diff A B): boxes sized by B, colored by how the
+ * samples that end in the frame (its self samples) changed from A to B, as
+ * FlameGraph's flamegraph.pl does with difffolded.pl's two columns. Self,
+ * not inclusive: a parent's inclusive change is the sum of its children's,
+ * so coloring by it would paint every caller of a grown function red and
+ * hide where the growth is.
+ */
+struct diff {
+	double fa;     /* A counts are multiplied by this: B's total / A's (1 without normalizing) */
+	double max;    /* largest |self delta| of a drawn frame, in B samples */
+	int normalize;
+};
+
+static double self_of(const struct node *n, int before)
 {
-	double w = n->count * scale, cx = x;
+	uint64_t s = before ? n->count_a : n->count;
+
+	for (const struct node *c = n->child; c; c = c->next)
+		s -= before ? c->count_a : c->count;
+	return (double)s;
+}
+
+static double self_delta(const struct node *n, const struct diff *d)
+{
+	return self_of(n, 0) - d->fa * self_of(n, 1);
+}
+
+static void diff_max(const struct node *n, struct diff *d)
+{
+	double v = self_delta(n, d);
+
+	if (!n->count)
+		return;
+	if (v < 0)
+		v = -v;
+	if (v > d->max)
+		d->max = v;
+	for (const struct node *c = n->child; c; c = c->next)
+		diff_max(c, d);
+}
+
+/*
+ * FlameGraph's scale: red for growth, blue for a loss, the more saturated
+ * the larger the change relative to the largest one; unchanged frames are a
+ * neutral light grey (FlameGraph paints them white, invisible on our
+ * background).
+ */
+static void color_diff(double delta, const struct diff *d, int *r, int *g, int *b)
+{
+	double v = d->max > 0 ? delta / d->max : 0;
+	int c;
+
+	if (v > 1)
+		v = 1;
+	if (v < -1)
+		v = -1;
+	if (v > -1e-9 && v < 1e-9) {
+		*r = *g = *b = 235;
+		return;
+	}
+	c = (int)(235.0 - 215.0 * (v < 0 ? -v : v) + 0.5);
+	if (v > 0)
+		*r = 255, *g = *b = c;
+	else
+		*r = *g = c, *b = 255;
+}
+
+static void emit_diff_tip(FILE *out, const struct node *n, const struct node *root,
+			  const struct diff *d)
+{
+	double pa = root->count_a ? 100.0 * n->count_a / root->count_a : 0;
+
+	fprintf(out, "\nbefore: %llu samples, %.2f%%", (unsigned long long)n->count_a, pa);
+	if (d->normalize)
+		/* shares of each profile's own total: A scaled to B's size */
+		fprintf(out, "\nchange: %+.2f%% of total (self %+.2f%%)",
+			100.0 * n->count / root->count - pa,
+			100.0 * self_delta(n, d) / root->count);
+	else
+		fprintf(out, "\nchange: %+.0f samples (self %+.0f)",
+			(double)n->count - (double)n->count_a, self_delta(n, d));
+}
+
+/* 3 decimals: the script finds a frame's callees by their x range */
+static double r3(double v)
+{
+	return (double)(int64_t)(v * 1000.0 + (v < 0 ? -0.5 : 0.5)) / 1000.0;
+}
+
+struct emit_ctx {
+	FILE *out;
+	const struct node *root;
+	const struct diff *diff; /* NULL: an ordinary flame graph */
+	int height;
+	double scale;
+};
+
+static void emit_node(const struct emit_ctx *e, const struct node *n, double x, int depth)
+{
+	FILE *out = e->out;
+	double w = n->count * e->scale, cx = x;
+	/* both edges rounded from the same doubles as the neighbours' edges,
+	 * so adjacent frames meet exactly in the file too */
+	double rx = r3(x), rw = r3(x + w) - rx;
 	int r, g, b;
-	double y = PAD_TOP + (double)(height - depth - 1) * ROW;
+	double y = PAD_TOP + (double)(e->height - depth - 1) * ROW;
 
 	if (w < MIN_WIDTH)
 		return;
-	if (depth > 0) { /* depth 0 is the synthetic "all" root, drawn too */
+	if (e->diff) {
+		color_diff(self_delta(n, e->diff), e->diff, &r, &g, &b);
+	} else if (depth > 0) { /* depth 0 is the synthetic "all" root, drawn too */
 		color_of(n->name, n->inlined, &r, &g, &b);
 	} else {
 		r = 220, g = 220, b = 220;
 	}
 	/* the title's first line is "name (N samples, P%)" (the script takes
-	 * the name from it); then "inlined" and the source lines */
-	fprintf(out, "<g class=\"f\"><title>");
+	 * the name from it: all before the last " ("); then the diff's
+	 * counts, "inlined" and the source lines. data-n: the samples, for
+	 * the search's matched share */
+	fprintf(out, "<g class=\"f\" data-n=\"%llu\"><title>", (unsigned long long)n->count);
 	xml_escape(out, n->name);
 	fprintf(out, " (%llu samples, %.2f%%)", (unsigned long long)n->count,
-		100.0 * n->count / total);
+		100.0 * n->count / e->root->count);
+	if (e->diff)
+		emit_diff_tip(out, n, e->root, e->diff);
 	if (n->inlined)
 		fputs("\ninlined", out);
 	emit_lines(out, n);
-	fprintf(out, "</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
-		     "height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\"/><text x=\"%.2f\" y=\"%.1f\">",
-		x, y, w, ROW - 1, r, g, b,
-		x + 3, y + ROW - 4.5);
-	/* the script refits labels on zoom; start with what fits at 7px/char */
+	fprintf(out, "</title><rect x=\"%.3f\" y=\"%.1f\" width=\"%.3f\" "
+		     "height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\"/><text x=\"%.3f\" y=\"%.1f\">",
+		rx, y, rw, ROW - 1, r, g, b, rx + 3, y + ROW - 4.5);
+	/*
+	 * What fits at 7px a character, cut with "..": viewers without
+	 * scripts show this; the script measures the text and cuts again.
+	 * Characters, not bytes, so a cut never splits a UTF-8 sequence.
+	 */
 	if (w > 21) {
-		size_t fit = (size_t)((w - 6) / 7), len = strlen(n->name);
+		size_t fit = (size_t)((w - 6) / 7), len = utf8_chars(n->name);
 
 		if (len <= fit) {
 			xml_escape(out, n->name);
 		} else if (fit > 2) {
-			char *cut = strndup(n->name, fit - 2);
-
-			if (cut) {
-				xml_escape(out, cut);
-				fputs("..", out);
-				free(cut);
-			}
+			xml_escape_n(out, n->name, fit - 2);
+			fputs("..", out);
 		}
 	}
 	fputs("</text></g>\n", out);
 	for (const struct node *c = n->child; c; c = c->next) {
-		emit_node(out, c, cx, depth + 1, height, total, scale);
-		cx += c->count * scale;
+		emit_node(e, c, cx, depth + 1);
+		cx += c->count * e->scale;
 	}
 }
 
+/*
+ * Zoom: the clicked frame spans the width, its callees scale with it, its
+ * callers (the frames below whose x range holds it) span the width faded
+ * (class "parent"), every other frame is hidden (class "hide"). Search:
+ * matching frames get class "match"; the matched share counts each sample
+ * once (a match called from a match is inside its range). Labels are cut
+ * to what the measured text width allows.
+ */
 static const char script[] =
 "<script type=\"text/ecmascript\"><![CDATA[\n"
-"var frames, W, X0;\n"
-"function init(){ frames=[].slice.call(document.querySelectorAll('g.f'));\n"
-"  frames.forEach(function(g){ var r=g.querySelector('rect'), t=g.querySelector('title').textContent;\n"
-"    g.dataset.x=r.getAttribute('x'); g.dataset.w=r.getAttribute('width');\n"
-"    g.dataset.name=t.split('\\n')[0].replace(/ \\([0-9]+ samples, [0-9.]+%\\)$/,'');\n"
-"    g.onclick=function(){ zoom(g); }; });\n"
-"  X0=parseFloat(frames[0].dataset.x); W=parseFloat(frames[0].dataset.w); }\n"
-"function fit(g,x,w){ var r=g.querySelector('rect'), t=g.querySelector('text'), n=g.dataset.name, c=Math.floor((w-6)/7);\n"
-"  r.setAttribute('x',x); r.setAttribute('width',Math.max(w,0)); t.setAttribute('x',x+3);\n"
-"  t.textContent = w<21||c<3 ? '' : (n.length<=c ? n : n.substr(0,c-2)+'..'); g.style.display = w<0.1 ? 'none' : ''; }\n"
-"function zoom(z){ var zx=parseFloat(z.dataset.x), zw=parseFloat(z.dataset.w), zy=parseFloat(z.querySelector('rect').getAttribute('y'));\n"
-"  var s=W/zw; frames.forEach(function(g){ var x=parseFloat(g.dataset.x), w=parseFloat(g.dataset.w), y=parseFloat(g.querySelector('rect').getAttribute('y'));\n"
-"    if (y>zy) { fit(g,X0,W); g.style.opacity=0.5; return; } g.style.opacity='';\n"
-"    if (x+w<=zx+1e-6 || x>=zx+zw-1e-6) { fit(g,0,0); return; } fit(g,X0+(x-zx)*s,w*s); });\n"
-"  document.getElementById('reset').style.opacity=1; }\n"
-"function reset(){ frames.forEach(function(g){ g.style.opacity=''; fit(g,parseFloat(g.dataset.x),parseFloat(g.dataset.w)); });\n"
-"  document.getElementById('reset').style.opacity=0.3; }\n"
-"function search(){ var q=prompt('Search (regular expression)',''); if (q===null) return; var re; try { re=new RegExp(q); } catch(e) { return; }\n"
-"  var hit=0, tot=parseFloat(frames[0].dataset.w); frames.forEach(function(g){ var m=q!=='' && re.test(g.dataset.name);\n"
-"    g.querySelector('rect').style.fill = m ? 'rgb(230,0,230)' : ''; });\n"
-"  document.getElementById('matched').textContent = q==='' ? '' : 'Matched: '+q; }\n"
+"var frames, X0, W, TOT, E = 1e-3, searching = false;\n"
+"function rect(g) { return g.querySelector('rect'); }\n"
+"function init() {\n"
+"  frames = [].slice.call(document.querySelectorAll('g.f'));\n"
+"  frames.forEach(function (g) {\n"
+"    var r = rect(g), t = g.querySelector('title').textContent.split('\\n')[0], i = t.lastIndexOf(' (');\n"
+"    g.dataset.x = r.getAttribute('x'); g.dataset.w = r.getAttribute('width'); g.dataset.y = r.getAttribute('y');\n"
+"    g.dataset.name = i >= 0 ? t.substring(0, i) : t;\n"
+"    g.onclick = function () { zoom(g); };\n"
+"    g.onmouseover = function () { details(t); };\n"
+"    g.onmouseout = function () { details(''); };\n"
+"    label(g, parseFloat(g.dataset.w));\n"
+"  });\n"
+"  X0 = parseFloat(frames[0].dataset.x); W = parseFloat(frames[0].dataset.w); TOT = parseFloat(frames[0].dataset.n);\n"
+"  document.addEventListener('keydown', function (e) {\n"
+"    if ((e.ctrlKey || e.metaKey) && e.key === 'f') { e.preventDefault(); search(); }\n"
+"    else if (e.key === 'Escape') reset();\n"
+"  });\n"
+"}\n"
+"function details(s) { document.getElementById('details').textContent = s; }\n"
+"function label(g, w) {\n"
+"  var t = g.querySelector('text'), name = g.dataset.name, n = Array.from(name), room = w - 6, c;\n"
+"  if (room < 15) { t.textContent = ''; return; }\n"
+"  c = Math.min(n.length, Math.floor(room / 7));\n"
+"  for (;;) {\n"
+"    if (c < 3 && c < n.length) { t.textContent = ''; return; }\n"
+"    t.textContent = c >= n.length ? name : n.slice(0, c - 2).join('') + '..';\n"
+"    if (t.getComputedTextLength() <= room) return;\n"
+"    c = Math.min(c, n.length) - 1;\n"
+"  }\n"
+"}\n"
+"function fit(g, x, w) {\n"
+"  var r = rect(g);\n"
+"  r.setAttribute('x', x); r.setAttribute('width', w);\n"
+"  g.querySelector('text').setAttribute('x', x + 3);\n"
+"  label(g, w);\n"
+"}\n"
+"function zoom(z) {\n"
+"  if (z === frames[0]) { reset(); return; }\n"
+"  var zx = +z.dataset.x, zw = +z.dataset.w, zy = +z.dataset.y, s = W / zw;\n"
+"  frames.forEach(function (g) {\n"
+"    var x = +g.dataset.x, w = +g.dataset.w, y = +g.dataset.y;\n"
+"    g.classList.remove('parent', 'hide');\n"
+"    if (!(x < zx + zw - E && x + w > zx + E)) { g.classList.add('hide'); return; }\n"
+"    if (y > zy) { g.classList.add('parent'); fit(g, X0, W); return; }\n"
+"    fit(g, X0 + (x - zx) * s, w * s);\n"
+"  });\n"
+"  document.getElementById('reset').classList.remove('off');\n"
+"}\n"
+"function reset() {\n"
+"  frames.forEach(function (g) { g.classList.remove('parent', 'hide'); fit(g, +g.dataset.x, +g.dataset.w); });\n"
+"  document.getElementById('reset').classList.add('off');\n"
+"}\n"
+"function search(q) {\n"
+"  if (q === undefined) {\n"
+"    q = searching ? '' : prompt('Search (regular expression)', '');\n"
+"    if (q === null) return;\n"
+"  }\n"
+"  var re = null, n = 0, tops = [], sum = 0, m = document.getElementById('matched');\n"
+"  if (q !== '') {\n"
+"    try { re = new RegExp(q); } catch (err) { m.textContent = 'Bad regular expression: ' + q; return; }\n"
+"  }\n"
+"  frames.forEach(function (g) {\n"
+"    var hit = re !== null && re.test(g.dataset.name), x = +g.dataset.x, w = +g.dataset.w;\n"
+"    g.classList.toggle('match', hit);\n"
+"    if (!hit) return;\n"
+"    n++;\n"
+"    for (var i = 0; i < tops.length; i++)\n"
+"      if (x > tops[i][0] - E && x + w < tops[i][1] + E) return;\n"
+"    tops.push([x, x + w]); sum += +g.dataset.n;\n"
+"  });\n"
+"  searching = re !== null;\n"
+"  document.getElementById('search').textContent = searching ? 'Clear search' : 'Search';\n"
+"  m.textContent = searching ? 'Matched: ' + (100 * sum / TOT).toFixed(2) + '% (' + n + ' frames)' : '';\n"
+"}\n"
 "]]></script>\n";
 
-static int render(FILE *out, const struct node *root, const char *title)
+static int render(FILE *out, const struct node *root, const char *title, const struct diff *diff)
 {
 	int height = tree_depth(root);
-	double scale = (WIDTH - 2 * PAD_SIDE) / (double)root->count;
+	struct emit_ctx e = {
+		.out = out, .root = root, .diff = diff, .height = height,
+		.scale = (WIDTH - 2 * PAD_SIDE) / (double)root->count,
+	};
 	int svg_h = PAD_TOP + height * ROW + 30;
 
 	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
@@ -344,19 +608,28 @@ static int render(FILE *out, const struct node *root, const char *title)
 		     "viewBox=\"0 0 %.0f %d\" xmlns=\"http://www.w3.org/2000/svg\">\n"
 		     "<style>text { font-family: Verdana, sans-serif; font-size: 12px; fill: #000; }\n"
 		     "g.f:hover rect { stroke: #000; stroke-width: 0.5; cursor: pointer; }\n"
-		     "#title { font-size: 17px; } .btn { cursor: pointer; }</style>\n",
+		     "g.f.match rect { fill: rgb(230,0,230); }\n"
+		     "g.f.hide { display: none; }\n"
+		     "g.f.parent { opacity: 0.5; }\n"
+		     "#title { font-size: 17px; } .btn { cursor: pointer; } #reset.off { opacity: 0.3; }</style>\n",
 		WIDTH, svg_h, WIDTH, svg_h);
 	fputs(script, out);
 	fprintf(out, "<rect width=\"100%%\" height=\"100%%\" fill=\"#f8f8f8\"/>\n"
 		     "<text id=\"title\" x=\"%.0f\" y=\"24\" text-anchor=\"middle\">",
 		WIDTH / 2);
 	xml_escape(out, title);
-	fprintf(out, "</text>\n<text id=\"reset\" class=\"btn\" x=\"%d\" y=\"24\" style=\"opacity:0.3\" "
+	fputs("</text>\n", out);
+	if (diff)
+		fprintf(out, "<text id=\"legend\" x=\"%.0f\" y=\"42\" text-anchor=\"middle\">"
+			     "widths: after (B); red: self samples grew, blue: shrank%s</text>\n",
+			WIDTH / 2, diff->normalize ? " (A scaled to B's total)" : " (not normalized)");
+	fprintf(out, "<text id=\"reset\" class=\"btn off\" x=\"%d\" y=\"24\" "
 		     "onclick=\"reset()\">Reset zoom</text>\n"
-		     "<text class=\"btn\" x=\"%.0f\" y=\"24\" text-anchor=\"end\" onclick=\"search()\">"
-		     "Search</text>\n<text id=\"matched\" x=\"%.0f\" y=\"%d\" text-anchor=\"end\"></text>\n",
-		PAD_SIDE, WIDTH - PAD_SIDE, WIDTH - PAD_SIDE, svg_h - 10);
-	emit_node(out, root, PAD_SIDE, 0, height, root->count, scale);
+		     "<text id=\"search\" class=\"btn\" x=\"%.0f\" y=\"24\" text-anchor=\"end\" onclick=\"search()\">"
+		     "Search</text>\n<text id=\"matched\" x=\"%.0f\" y=\"%d\" text-anchor=\"end\"></text>\n"
+		     "<text id=\"details\" x=\"%d\" y=\"%d\"></text>\n",
+		PAD_SIDE, WIDTH - PAD_SIDE, WIDTH - PAD_SIDE, svg_h - 10, PAD_SIDE, svg_h - 10);
+	emit_node(&e, root, PAD_SIDE, 0);
 	fputs("</svg>\n", out);
 	return ferror(out) ? -EIO : 0;
 }
@@ -366,6 +639,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: ustack flamegraph [-i TRACE | --folded FILE] [-o OUT.svg] [--title TEXT]\n"
 		"                         [--inline] [--no-lines] [--debug-dir DIR]\n"
+		"       ustack flamegraph --diff A B [--no-normalize] [-o OUT.svg] [--title TEXT] ...\n"
 		"\n"
 		"Write a self-contained, interactive SVG flame graph (click to zoom,\n"
 		"search by regular expression) of a trace's stacks, as counted by\n"
@@ -379,6 +653,12 @@ static void usage(FILE *f)
 		"      --inline        inlined functions as frames of their own (tooltip: inlined)\n"
 		"      --no-lines      no source lines in the tooltips (no DWARF read; faster)\n"
 		"      --debug-dir DIR separate debug files (default /usr/lib/debug)\n"
+		"      --diff A B      differential graph: A before, B after (each a trace or a\n"
+		"                      folded file, told apart by the trace's magic); frames\n"
+		"                      sized by B, red where a frame's self samples grew, blue\n"
+		"                      where they shrank; tooltips show both counts and the change\n"
+		"      --no-normalize  with --diff: compare raw sample counts (default: A's\n"
+		"                      counts scaled to B's total, i.e. shares of each total)\n"
 		"\n"
 		"Tooltips show the source lines (file.c:LINE) sampled in each frame: from a\n"
 		"trace when DWARF is found, from folded input whose frames are written\n"
@@ -386,55 +666,41 @@ static void usage(FILE *f)
 		"'_[i]' (report --annotate) are inlined.\n");
 }
 
-int cmd_flamegraph(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "folded", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "title", required_argument, NULL, 't' },
-		{ "inline", no_argument, NULL, 'I' },
-		{ "no-lines", no_argument, NULL, 'L' },
-		{ "debug-dir", required_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *input = NULL, *folded = NULL, *output = "ustack.svg", *title = NULL;
-	const char *debug_dir = NULL;
-	int inline_frames = 0, no_lines = 0;
-	char tmp[] = "/tmp/ustack-folded-XXXXXX", titlebuf[512];
-	struct node root = { .name = "all" };
-	unsigned long bad = 0;
-	FILE *in = NULL, *out;
-	int c, ret, tmpfd = -1;
+struct trace_args {
+	int inline_frames, no_lines;
+	const char *debug_dir;
+};
 
-	while ((c = getopt_long(argc, argv, "i:f:o:t:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i': input = optarg; break;
-		case 'f': folded = optarg; break;
-		case 'o': output = optarg; break;
-		case 't': title = optarg; break;
-		case 'I': inline_frames = 1; break;
-		case 'L': no_lines = 1; break;
-		case 'D': debug_dir = optarg; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-	}
-	if (optind != argc || (input && folded)) {
-		usage(stderr);
-		return 2;
-	}
-	if (folded && (inline_frames || no_lines || debug_dir)) {
-		/* folded input is already symbolized: these would do nothing */
-		cli_error("flamegraph: --inline, --no-lines and --debug-dir apply to a trace, "
-			  "not to --folded input");
-		return 2;
-	}
-	if (folded) {
-		in = strcmp(folded, "-") ? fopen(folded, "re") : stdin;
+/* 1: @path starts with the trace file magic; 0: not (a folded file) */
+static int looks_like_trace(const char *path)
+{
+	char magic[sizeof(TRACE_MAGIC) - 1];
+	FILE *f;
+	int ret;
+
+	if (!strcmp(path, "-") || !(f = fopen(path, "re")))
+		return 0; /* the folded reader says why it cannot open it */
+	ret = fread(magic, 1, sizeof(magic), f) == sizeof(magic) &&
+	      !memcmp(magic, TRACE_MAGIC, sizeof(magic));
+	fclose(f);
+	return ret;
+}
+
+/*
+ * Add one input to the tree (the drawn counts, or a diff's A with
+ * @before). Returns 0, or the exit status after saying what went wrong.
+ */
+static int load_input(const char *path, int trace, const struct trace_args *ta,
+		      struct node *root, int before, unsigned long *bad, unsigned long *deep)
+{
+	char tmp[] = "/tmp/ustack-folded-XXXXXX";
+	FILE *in;
+	int ret;
+
+	if (!trace) {
+		in = strcmp(path, "-") ? fopen(path, "re") : stdin;
 		if (!in) {
-			cli_error("%s: %s", folded, strerror(errno));
+			cli_error("%s: %s", path, strerror(errno));
 			return 1;
 		}
 	} else {
@@ -447,24 +713,24 @@ int cmd_flamegraph(int argc, char **argv)
 		 * written that way (perf's srcline) gets the same tooltips.
 		 */
 		char *rargv[16];
-		int rargc = 0;
+		int rargc = 0, tmpfd;
 
 		rargv[rargc++] = "report";
 		rargv[rargc++] = "-i";
-		rargv[rargc++] = (char *)(input ? input : "ustack.data");
+		rargv[rargc++] = (char *)path;
 		rargv[rargc++] = "--format";
 		rargv[rargc++] = "folded";
 		rargv[rargc++] = "-o";
 		rargv[rargc++] = tmp;
-		if (!no_lines) {
+		if (!ta->no_lines) {
 			rargv[rargc++] = "--srcline";
 			rargv[rargc++] = "--annotate";
 		}
-		if (inline_frames)
+		if (ta->inline_frames)
 			rargv[rargc++] = "--inline";
-		if (debug_dir) {
+		if (ta->debug_dir) {
 			rargv[rargc++] = "--debug-dir";
-			rargv[rargc++] = (char *)debug_dir;
+			rargv[rargc++] = (char *)ta->debug_dir;
 		}
 		rargv[rargc] = NULL;
 
@@ -487,33 +753,143 @@ int cmd_flamegraph(int argc, char **argv)
 			return 1;
 		}
 	}
-	ret = read_folded(in, &root, &bad);
+	ret = read_folded(in, root, bad, deep, before);
 	if (in != stdin)
 		fclose(in);
-	if (ret || !root.count) {
-		cli_error("flamegraph: %s", ret ? strerror(-ret) : "no stacks in the input");
-		node_free(root.child);
+	if (ret) {
+		cli_error("flamegraph: %s: %s", path, strerror(-ret));
 		return 1;
+	}
+	return 0;
+}
+
+int cmd_flamegraph(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "folded", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "title", required_argument, NULL, 't' },
+		{ "inline", no_argument, NULL, 'I' },
+		{ "no-lines", no_argument, NULL, 'L' },
+		{ "debug-dir", required_argument, NULL, 'D' },
+		{ "diff", no_argument, NULL, 'd' },
+		{ "no-normalize", no_argument, NULL, 'N' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *input = NULL, *folded = NULL, *output = "ustack.svg", *title = NULL;
+	const char *path_a = NULL, *path_b = NULL;
+	struct trace_args ta = { 0 };
+	int diff_mode = 0, no_normalize = 0, trace_a = 0, trace_b;
+	char titlebuf[512];
+	struct node root = { .name = "all" };
+	struct diff diff = { .fa = 1.0 };
+	unsigned long bad = 0, deep = 0;
+	FILE *out;
+	int c, ret;
+
+	while ((c = getopt_long(argc, argv, "i:f:o:t:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i': input = optarg; break;
+		case 'f': folded = optarg; break;
+		case 'o': output = optarg; break;
+		case 't': title = optarg; break;
+		case 'I': ta.inline_frames = 1; break;
+		case 'L': ta.no_lines = 1; break;
+		case 'D': ta.debug_dir = optarg; break;
+		case 'd': diff_mode = 1; break;
+		case 'N': no_normalize = 1; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (diff_mode) {
+		if (input || folded || optind + 2 != argc) {
+			cli_error("flamegraph: --diff takes two inputs, A (before) and B (after), "
+				  "and no -i/--folded");
+			return 2;
+		}
+		path_a = argv[optind];
+		path_b = argv[optind + 1];
+		if (!strcmp(path_a, "-") && !strcmp(path_b, "-")) {
+			cli_error("flamegraph: --diff: only one input can be stdin");
+			return 2;
+		}
+		trace_a = looks_like_trace(path_a);
+		trace_b = looks_like_trace(path_b);
+	} else {
+		if (optind != argc || (input && folded)) {
+			usage(stderr);
+			return 2;
+		}
+		if (no_normalize) {
+			cli_error("flamegraph: --no-normalize applies to --diff only");
+			return 2;
+		}
+		path_b = folded ? folded : input ? input : "ustack.data";
+		trace_b = !folded;
+	}
+	if (!trace_a && !trace_b && (ta.inline_frames || ta.no_lines || ta.debug_dir)) {
+		/* folded input is already symbolized: these would do nothing */
+		cli_error("flamegraph: --inline, --no-lines and --debug-dir apply to a trace, "
+			  "not to --folded input");
+		return 2;
+	}
+	if (diff_mode && (ret = load_input(path_a, trace_a, &ta, &root, 1, &bad, &deep)))
+		goto out_free;
+	if ((ret = load_input(path_b, trace_b, &ta, &root, 0, &bad, &deep)))
+		goto out_free;
+	ret = 1;
+	if (!root.count) {
+		if (diff_mode)
+			cli_error("flamegraph: %s: no stacks in B", path_b);
+		else
+			cli_error("flamegraph: no stacks in the input");
+		goto out_free;
+	}
+	if (diff_mode && !root.count_a) {
+		cli_error("flamegraph: %s: no stacks in A", path_a);
+		goto out_free;
 	}
 	if (bad)
 		fprintf(stderr, "ustack: flamegraph: %lu malformed folded lines skipped\n", bad);
-	snprintf(titlebuf, sizeof(titlebuf), "%s", title ? title
-		 : folded ? folded : (input ? input : "ustack.data"));
+	if (deep)
+		fprintf(stderr, "ustack: flamegraph: %lu stacks deeper than %d frames: "
+			"their innermost frames dropped\n", deep, MAX_STACK_DEPTH);
+	if (diff_mode) {
+		diff.normalize = !no_normalize;
+		if (diff.normalize)
+			diff.fa = (double)root.count / (double)root.count_a;
+		diff_max(&root, &diff);
+		if (title)
+			snprintf(titlebuf, sizeof(titlebuf), "%s", title);
+		else
+			snprintf(titlebuf, sizeof(titlebuf), "%s -> %s", path_a, path_b);
+	} else {
+		snprintf(titlebuf, sizeof(titlebuf), "%s", title ? title : path_b);
+	}
 	out = strcmp(output, "-") ? fopen(output, "we") : stdout;
 	if (!out) {
 		cli_error("%s: %s", output, strerror(errno));
-		node_free(root.child);
-		return 1;
+		goto out_free;
 	}
-	ret = render(out, &root, titlebuf);
+	ret = render(out, &root, titlebuf, diff_mode ? &diff : NULL);
 	if ((out != stdout && fclose(out)) || ret) {
 		cli_error("%s: write failed", output);
-		node_free(root.child);
-		return 1;
+		ret = 1;
+		goto out_free;
 	}
-	if (out != stdout)
-		fprintf(stderr, "ustack: wrote %s (%llu samples)\n", output,
-			(unsigned long long)root.count);
+	if (out != stdout) {
+		if (diff_mode)
+			fprintf(stderr, "ustack: wrote %s (%llu samples before, %llu after)\n", output,
+				(unsigned long long)root.count_a, (unsigned long long)root.count);
+		else
+			fprintf(stderr, "ustack: wrote %s (%llu samples)\n", output,
+				(unsigned long long)root.count);
+	}
+	ret = 0;
+out_free:
 	node_free(root.child);
-	return 0;
+	return ret;
 }

@@ -111,3 +111,15 @@ PY
 else
 	echo "SKIP flamegraph_lines: cannot record here: $(head -1 "$tmp/rerr")"
 fi
+
+# a folded line of 200000 frames (hostile or broken input): the drawing
+# recurses per frame, so stacks are cut at 4096 frames with a warning
+# instead of overflowing the C stack
+python3 -c "print(';'.join('f%d' % (i % 7) for i in range(200000)) + ' 5')" > "$tmp/deep.folded"
+if "$USTACK" flamegraph --folded "$tmp/deep.folded" -o "$tmp/deep.svg" 2>"$tmp/derr" &&
+   grep -q "1 stacks deeper than 4096 frames" "$tmp/derr" &&
+   [ "$(grep -c '<g class="f"' "$tmp/deep.svg")" -eq 4097 ]; then
+	echo "PASS flamegraph_deep: a 200000-frame stack is cut at 4096 frames with a warning"
+else
+	echo "FAIL flamegraph_deep: $(tail -n2 "$tmp/derr")"
+fi
