@@ -17,6 +17,7 @@
 #include <ustack/snapshot.h>
 #include <ustack/symbolize.h>
 #include <ustack/unwind.h>
+#include "common/grow.h"
 #include "common/log.h"
 #include "common/opts.h"
 #include "sources/core_file.h"
@@ -32,7 +33,8 @@ struct core_snap {
 	size_t nr_sym, cap_sym;
 	int want_lines;
 	struct ustack_snapshot_line *lines;
-	int nr_lines, cap_lines;
+	int nr_lines;
+	size_t cap_lines;
 };
 
 /* The core's mappings into the unwinder: files with the build ID the
@@ -125,19 +127,11 @@ static uint64_t sym_file(struct core_snap *s, const struct ustack_frame_info *fi
 
 static int grow_lines(struct core_snap *s, int more)
 {
-	if (s->nr_lines + more > s->cap_lines) {
-		int cap = s->cap_lines ? s->cap_lines : 256;
-		void *np;
+	void *p = s->lines;
+	int ret = ustack_grow(&p, &s->cap_lines, (size_t)s->nr_lines + more, sizeof(*s->lines), 256);
 
-		while (cap < s->nr_lines + more)
-			cap *= 2;
-		np = realloc(s->lines, (size_t)cap * sizeof(*s->lines));
-		if (!np)
-			return -ENOMEM;
-		s->lines = np;
-		s->cap_lines = cap;
-	}
-	return 0;
+	s->lines = p;
+	return ret;
 }
 
 static void name_frame(struct core_snap *s, int i, const struct ustack_frame *f,

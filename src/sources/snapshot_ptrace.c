@@ -32,6 +32,7 @@
 #include <ustack/procmaps.h>
 #include <ustack/snapshot.h>
 #include <ustack/symbolize.h>
+#include "common/grow.h"
 #include "common/log.h"
 #include "elf/elf_file.h"
 #include "unwind/remote.h"
@@ -123,7 +124,8 @@ struct snap {
 	/* USTACK_SNAPSHOT_LINES: the inline chains of the current thread */
 	int want_lines;
 	struct ustack_snapshot_line *lines;
-	int nr_lines, cap_lines;
+	int nr_lines;
+	size_t cap_lines;
 };
 
 static uint64_t now_ns(void)
@@ -344,19 +346,11 @@ static void unpin_frames(struct snap *s)
 
 static int grow_lines(struct snap *s, int more)
 {
-	if (s->nr_lines + more > s->cap_lines) {
-		int cap = s->cap_lines ? s->cap_lines : 256;
-		void *np;
+	void *p = s->lines;
+	int ret = ustack_grow(&p, &s->cap_lines, (size_t)s->nr_lines + more, sizeof(*s->lines), 256);
 
-		while (cap < s->nr_lines + more)
-			cap *= 2;
-		np = realloc(s->lines, (size_t)cap * sizeof(*s->lines));
-		if (!np)
-			return -ENOMEM;
-		s->lines = np;
-		s->cap_lines = cap;
-	}
-	return 0;
+	s->lines = p;
+	return ret;
 }
 
 /* The inline chain of frame @i (file offset @off in file @fid). */
