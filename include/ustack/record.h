@@ -71,8 +71,8 @@ struct ustack_record_stats {
 	uint64_t maps_busy;     /**< bpf: walks stopped at mappings locked by
 	                             another thread (finished from a copy) */
 	uint64_t copies_skipped; /**< bpf: walks that stopped (not-loaded,
-	                              maps-busy) while the ring buffer was a
-	                              quarter full: no copy, the partial stack kept */
+	                              maps-busy) while the ring buffer was
+	                              half full: no copy, the partial stack kept */
 };
 
 typedef void (*ustack_record_progress_fn)(void *ctx, const struct ustack_record_stats *st);

@@ -621,7 +621,7 @@ static __noinline int send_copy(struct ub_event *e, __u64 ip, __u64 sp, __u64 bp
 		return 0;
 	/* Copies are 20 KiB: while many walks stop at once (a program's
 	 * tables still loading), they would fill the ring and take the
-	 * events with them. Past a quarter of the ring, the event keeps
+	 * events with them. Past half of the ring, the event keeps
 	 * the part of its stack the walk made (stop reason not-loaded). */
 	if (copy_limit && bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) >= copy_limit) {
 		count(UB_C_COPY_SKIPPED, 1);

@@ -189,7 +189,7 @@ enum ub_counter {
 	UB_C_IRQ_WALKS,     /* samples walked in the interrupt from the VMA cache */
 	UB_C_DEFERRED,      /* samples whose walk went to task context */
 	UB_C_STALE,         /* of those, user code had run before the walk: no user stack */
-	UB_C_COPY_SKIPPED,  /* copies not sent: the ring was a quarter full (partial stack kept) */
+	UB_C_COPY_SKIPPED,  /* copies not sent: the ring was half full (partial stack kept) */
 	UB_NR_COUNTERS
 };
 

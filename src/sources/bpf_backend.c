@@ -133,7 +133,7 @@ struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, 
 	 * with a timeout (a wakeup per event cost a CPU-bound program 7% at
 	 * 999 Hz: the reader's context switches on its CPUs) */
 	b->skel->rodata->wake_bytes = ring / 8;
-	b->skel->rodata->copy_limit = ring / 4;
+	b->skel->rodata->copy_limit = ring / 2;
 	/* a test and debugging knob: every sample walked in task context */
 	b->skel->rodata->use_vcache = !getenv("USTACK_BPF_NO_VMA_CACHE");
 	bpf_map__set_max_entries(b->skel->maps.rb, ring);
