@@ -22,6 +22,7 @@
 
 #include "common/compiler.h"
 #include "common/crc32.h"
+#include "common/opts.h"
 #include "trace/trace.h"
 
 struct arena_blk {
@@ -196,8 +197,7 @@ static struct ustack_trace_reader *reader_new(const struct ustack_trace_reader_o
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (opts && opts->sz >= offsetof(struct ustack_trace_reader_opts, flags) + sizeof(uint32_t))
-		r->flags = opts->flags;
+	r->flags = OPTS_GET(opts, flags, 0);
 	return r;
 }
 
@@ -208,6 +208,10 @@ struct ustack_trace_reader *ustack_trace_reader__open(const char *path,
 	struct stat st;
 	int fd;
 
+	if (!OPTS_VALID(opts, struct ustack_trace_reader_opts)) {
+		errno = EINVAL;
+		return NULL;
+	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
@@ -233,8 +237,13 @@ struct ustack_trace_reader *ustack_trace_reader__open_mem(const void *buf, size_
 							  const struct ustack_trace_reader_opts *opts)
 {
 	static const uint8_t empty[1];
-	struct ustack_trace_reader *r = reader_new(opts);
+	struct ustack_trace_reader *r;
 
+	if (!OPTS_VALID(opts, struct ustack_trace_reader_opts)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	r = reader_new(opts);
 	if (!r)
 		return NULL;
 	r->mem = buf ? buf : empty;
