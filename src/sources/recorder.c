@@ -496,12 +496,12 @@ static void fill_stats(struct rec *r)
 	struct ustack_stackmap_stats ks, us;
 
 	if (r->w) {
-		ustack_trace_writer__stats(r->w, &ts);
+		ustack_trace_writer__stats(r->w, &ts, sizeof(ts));
 		r->st.bytes = ts.bytes;
 	}
-	if (r->kmap && !ustack_stackmap__stats(r->kmap, &ks))
+	if (r->kmap && !ustack_stackmap__stats(r->kmap, &ks, sizeof(ks)))
 		r->st.kernel_stacks = ks.entries;
-	if (r->umap && !ustack_stackmap__stats(r->umap, &us))
+	if (r->umap && !ustack_stackmap__stats(r->umap, &us, sizeof(us)))
 		r->st.distinct_user_stacks = us.entries;
 	r->st.bad_records = r->bad_maps + r->bad_ring;
 	if (r->ps)

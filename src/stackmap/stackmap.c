@@ -428,11 +428,12 @@ USTACK_API int ustack_stackmap__lookup(const struct ustack_stackmap *map,
 }
 
 USTACK_API int ustack_stackmap__stats(const struct ustack_stackmap *map,
-				      struct ustack_stackmap_stats *st)
+				      struct ustack_stackmap_stats *out, size_t sz)
 {
+	struct ustack_stackmap_stats full, *st = &full;
 	uint64_t words;
 
-	if (!map || !st)
+	if (!map || !out)
 		return -EINVAL;
 	memset(st, 0, sizeof(*st));
 	st->capacity = map->capacity;
@@ -452,6 +453,7 @@ USTACK_API int ustack_stackmap__stats(const struct ustack_stackmap *map,
 	/* entries handed out minus those that never made it into the table */
 	st->entries = smap_nr_elts(map);
 	st->entries = st->entries > st->wasted ? st->entries - st->wasted : 0;
+	ustack_copy_out(out, sz, st, sizeof(*st));
 	return 0;
 }
 

@@ -46,6 +46,7 @@ struct ustack_trace_reader {
 	int fd;
 	uint64_t size;        /* input size (fd: refreshed at each chunk) */
 	uint32_t flags;
+	uint32_t max_type;    /* record types above it are skipped (opts) */
 
 	int err;              /* sticky negative errno */
 	char msg[256];
@@ -198,6 +199,8 @@ static struct ustack_trace_reader *reader_new(const struct ustack_trace_reader_o
 		return NULL;
 	}
 	r->flags = OPTS_GET(opts, flags, 0);
+	/* 0 (or an older caller without the field): the types of 0.2's header */
+	r->max_type = OPTS_GET(opts, max_type, 0) ?: USTACK_TRACE_JITSYM;
 	return r;
 }
 
@@ -851,7 +854,31 @@ static const char *dec_end(struct ustack_trace_reader *r, struct trace_cur *c,
 
 /* ---- next -------------------------------------------------------------- */
 
-int ustack_trace_reader__next(struct ustack_trace_reader *r, struct ustack_trace_record *rec)
+static int reader_next(struct ustack_trace_reader *r, struct ustack_trace_record *rec);
+
+int ustack_trace_reader__next(struct ustack_trace_reader *r, struct ustack_trace_record *out,
+			      size_t rec_sz)
+{
+	struct ustack_trace_record full;
+	int ret;
+
+	if (!r || !out || rec_sz < offsetof(struct ustack_trace_record, header))
+		return -EINVAL;
+	if (rec_sz >= sizeof(full)) {
+		/* a newer caller's tail: members of types this library does
+		 * not know, never handed out; zeroed all the same */
+		memset((char *)out + sizeof(full), 0, rec_sz - sizeof(full));
+		return reader_next(r, out);
+	}
+	/* an older caller's smaller record: decode into ours, hand out the
+	 * bytes its struct has (members only ever grow at their end) */
+	ret = reader_next(r, &full);
+	if (ret == 1)
+		memcpy(out, &full, rec_sz);
+	return ret;
+}
+
+static int reader_next(struct ustack_trace_reader *r, struct ustack_trace_record *rec)
 {
 	for (;;) {
 		struct trace_cur c;
@@ -905,6 +932,7 @@ int ustack_trace_reader__next(struct ustack_trace_reader *r, struct ustack_trace
 		if (type == 0)
 			return fail(r, -EBADMSG, rec_off, "chunk %u: record type 0", r->chunk_idx);
 		r->ppos = c.pos + len;
+
 		c.len = c.pos + len; /* the body is the cursor's world now */
 		r->seen_rec++;
 		if (!(r->flags & USTACK_TRACE_READER_EXTRACT) && r->seq == 0 && r->chunk_idx == 0 &&
@@ -948,6 +976,10 @@ int ustack_trace_reader__next(struct ustack_trace_reader *r, struct ustack_trace
 		if (why)
 			return fail(r, -EBADMSG, rec_off, "chunk %u: %s record: %s", r->chunk_idx,
 				    ustack_trace_record_name(type), why);
+		/* decoded (the reader's tables know it) but not handed out: a
+		 * caller built before this type cannot hold or read it */
+		if (type > r->max_type)
+			continue;
 		return 1;
 	}
 }

@@ -799,9 +799,13 @@ int ustack_trace_writer__flush(struct ustack_trace_writer *w)
 	return flush_chunk(w);
 }
 
-void ustack_trace_writer__stats(const struct ustack_trace_writer *w, struct ustack_trace_stats *st)
+int ustack_trace_writer__stats(const struct ustack_trace_writer *w, struct ustack_trace_stats *st,
+			       size_t sz)
 {
-	*st = w->st;
+	if (!w || !st)
+		return -EINVAL;
+	ustack_copy_out(st, sz, &w->st, sizeof(w->st));
+	return 0;
 }
 
 int ustack_trace_writer__close(struct ustack_trace_writer *w)
