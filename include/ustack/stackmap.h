@@ -242,7 +242,8 @@ struct ustack_stackmap_bin_entry {
  * @param size their number
  * @param opts options or NULL
  * @return the reader, or NULL with errno EBADMSG (corrupt: reason logged
- *         and put in opts->errbuf), ENOMEM or EINVAL
+ *         and put in opts->errbuf), ENOMEM or EINVAL (bad opts, or NULL
+ *         data with a size)
  */
 USTACK_API struct ustack_stackmap_bin *
 ustack_stackmap_bin__open(const void *data, size_t size,

@@ -291,7 +291,7 @@ typedef int (*ustack_trace_get_ksym_fn)(void *ctx, uint64_t ip, struct ustack_tr
 /** Writer flags. */
 #define USTACK_TRACE_WRITER_FSYNC 0x1u /**< fsync() at close */
 
-/** Writer options (set sz = sizeof(opts)). */
+/** Writer options (set sz = sizeof(opts); NULL: defaults, no callbacks). */
 struct ustack_trace_writer_opts {
 	size_t sz;
 	uint32_t chunk_size;  /**< payload bytes per chunk; 0: 256 KiB; clamped to 64 B .. 32 MiB */
