@@ -84,7 +84,7 @@ struct ustack_procmaps *ustack_procmaps__open(int pid, const struct ustack_procm
 	}
 	pm->pid = pid ? pid : getpid();
 	snprintf(path, sizeof(path), "/proc/%d/maps", pm->pid);
-	if (!OPTS_GET(opts, name, NULL))
+	if (!pm->name[0]) /* no opts->name (or an empty one) */
 		snprintf(pm->name, sizeof(pm->name), "%s", path);
 	pm->maps_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (pm->maps_fd < 0) {

@@ -199,7 +199,9 @@ static struct ustack_trace_reader *reader_new(const struct ustack_trace_reader_o
 		return NULL;
 	}
 	r->flags = OPTS_GET(opts, flags, 0);
-	/* 0 (or an older caller without the field): the types of 0.2's header */
+	/* 0 (or an older caller without the field): the types of 0.2's
+	 * header. Stays USTACK_TRACE_JITSYM when types are added: a caller
+	 * that did not ask cannot know them (docs/api.md, ABI rules). */
 	r->max_type = OPTS_GET(opts, max_type, 0) ?: USTACK_TRACE_JITSYM;
 	return r;
 }
