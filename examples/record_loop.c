@@ -41,7 +41,7 @@ int main(int argc, char **argv)
 	o.nr_events = 1;
 	o.argv = argv + 4;
 	o.errbuf = err;
-	o.errlen = sizeof(err);
+	o.errbuf_sz = sizeof(err);
 	rec = ustack_recorder__new(&o);
 	if (!rec) {
 		fprintf(stderr, "record_loop: %s\n", err[0] ? err : strerror(errno));

@@ -138,6 +138,10 @@ struct ustack_procmaps_opts {
 	uint64_t id_key[2];
 	/** name of a text buffer in messages (open_text); NULL: "maps" */
 	const char *name;
+	/** if not NULL, receives a one-line reason when open fails
+	 *  ("maps: line 3: bad address range"); since 0.2 */
+	char *errbuf;
+	size_t errbuf_sz;
 };
 
 /**

@@ -75,6 +75,8 @@ struct ustack_record_stats {
 	                              half full: no copy, the partial stack kept */
 };
 
+/** Progress callback. @st is the library's own full struct (read-only;
+ *  fields are only ever appended): an older caller reads those it knows. */
 typedef void (*ustack_record_progress_fn)(void *ctx, const struct ustack_record_stats *st);
 
 struct ustack_record_opts {
@@ -94,7 +96,11 @@ struct ustack_record_opts {
 	void *progress_ctx;
 	const char *cmdline;       /**< stored in the trace header */
 	char *errbuf;              /**< receives a one-line message on failure */
-	size_t errlen;
+	union {
+		size_t errbuf_sz;  /**< size of errbuf (the name every opts uses) */
+		/** the 0.1 name of errbuf_sz, same field: deprecated */
+		size_t errlen __attribute__((deprecated("use errbuf_sz")));
+	};
 	/** files whose unwind tables stay open at once (0: 256); more are
 	 *  opened again when needed. Bounds memory on machines with many
 	 *  mapped files (-a) */
@@ -118,7 +124,8 @@ struct ustack_recorder;
 /**
  * Start recording: the events are open and running (a command given in
  * argv has been started) when this returns.
- * @param opts as for ustack_record(); NULL: defaults. Copied, but what its
+ * @param opts as for ustack_record() (a target is required: NULL gives
+ *        EINVAL). Copied, but what its
  *        pointers point to (output, events, pids, argv, stop, errbuf)
  *        must stay valid until ustack_recorder__free()
  * @return the recorder, or NULL with errno set and opts->errbuf filled
@@ -161,7 +168,8 @@ USTACK_API int ustack_recorder__stop(struct ustack_recorder *rec);
  * The totals so far (final after ustack_recorder__stop()).
  * @param st receives them
  * @param sz sizeof(*st) as the caller knows it: a smaller, older struct
- *        gets the fields it has
+ *        gets the fields it has; a larger, newer one gets its unknown
+ *        fields zeroed
  * @return 0 or -EINVAL
  */
 USTACK_API int ustack_recorder__stats(const struct ustack_recorder *rec,
@@ -174,12 +182,18 @@ USTACK_API void ustack_recorder__free(struct ustack_recorder *rec);
  * Record until the command exits, the processes are gone, the duration
  * passes or *stop is set. Whatever was recorded before a failure stays
  * readable (the trace is written in checksummed chunks).
- * @return 0; negative errno on failure with errbuf filled (EACCES/EPERM:
+ * @param opts options; a target (pids, system_wide or argv) is required,
+ *        so NULL fails with -EINVAL ("nothing to record")
+ * @param stats receives the totals (may be NULL)
+ * @param stats_sz sizeof(*stats) as the caller was built with (since 0.2):
+ *        an older, shorter struct gets the fields it has
+ * @return 0; negative errno on failure with errbuf filled (EINVAL: opts
+ *         from a newer header asking for something unknown; EACCES/EPERM:
  *         not permitted; ENOENT: unknown event; ESRCH: no such process;
  *         ENOSPC/EFBIG/EIO: writing the trace failed)
  */
 USTACK_API int ustack_record(const struct ustack_record_opts *opts,
-			     struct ustack_record_stats *stats);
+			     struct ustack_record_stats *stats, size_t stats_sz);
 
 #ifdef __cplusplus
 }

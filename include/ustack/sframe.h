@@ -108,14 +108,34 @@ struct ustack_sframe_row {
  */
 USTACK_API struct ustack_sframe_file *ustack_sframe_file__open(const char *path);
 
+/** Options of ustack_sframe_file__open_opts() (set sz = sizeof(opts)). */
+struct ustack_sframe_file_opts {
+	size_t sz;
+	/** if not NULL, receives a one-line reason on failure
+	 *  (".sframe: bad magic", "no .sframe section") */
+	char *errbuf;
+	size_t errbuf_sz;
+};
+
 /**
- * Like ustack_sframe_file__open(), and on failure describe the problem in
- * @errbuf (e.g. ".sframe: bad magic", "no .sframe section").
+ * ustack_sframe_file__open() with options (since 0.2).
+ * @param path ELF file
+ * @param opts options or NULL
+ * @return the file, or NULL with errno as for ustack_sframe_file__open(),
+ *         or EINVAL (NULL path, opts from a newer header asking for
+ *         something unknown)
+ */
+USTACK_API struct ustack_sframe_file *
+ustack_sframe_file__open_opts(const char *path, const struct ustack_sframe_file_opts *opts);
+
+/**
+ * Deprecated (0.1): ustack_sframe_file__open_opts() with opts.errbuf.
  * @param path ELF file
  * @param errbuf receives a NUL-terminated message (may be NULL)
  * @param errlen size of @errbuf
- * @return the file, or NULL with errno as for ustack_sframe_file__open()
+ * @return as ustack_sframe_file__open_opts()
  */
+__attribute__((deprecated("use ustack_sframe_file__open_opts()")))
 USTACK_API struct ustack_sframe_file *ustack_sframe_file__open_ex(const char *path, char *errbuf,
 								  size_t errlen);
 
@@ -192,14 +212,16 @@ USTACK_API int ustack_sframe_file__lookup(const struct ustack_sframe_file *f, ui
 /**
  * Check every function and row (bounds, sort order, row starts increasing
  * and inside their function, encodings, counts).
+ * A check whose result is its message, so errbuf is an argument rather
+ * than an option (the same two names as every opts' errbuf).
  * @param f open file
- * @param msg receives e.g. "FDE 3 FRE 7 at offset 0x1a4: offset beyond
+ * @param errbuf receives e.g. "FDE 3 FRE 7 at offset 0x1a4: offset beyond
  *        section" on failure (may be NULL)
- * @param msglen size of @msg
+ * @param errbuf_sz size of @errbuf
  * @return 0 or the first error (-EBADMSG)
  */
-USTACK_API int ustack_sframe_file__validate(const struct ustack_sframe_file *f, char *msg,
-					    size_t msglen);
+USTACK_API int ustack_sframe_file__validate(const struct ustack_sframe_file *f, char *errbuf,
+					    size_t errbuf_sz);
 
 #ifdef __cplusplus
 }

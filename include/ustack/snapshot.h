@@ -63,7 +63,9 @@ struct ustack_snapshot_thread {
 	const struct ustack_snapshot_line *lines;
 };
 
-/** Called once per thread; a non-zero return ends the snapshot. */
+/** Called once per thread; a non-zero return ends the snapshot. The
+ *  thread is the library's (read-only, grows only at its end): a caller
+ *  built against an older header reads the fields it knows. */
 typedef int (*ustack_snapshot_fn)(const struct ustack_snapshot_thread *t, void *ctx);
 
 enum ustack_snapshot_flags {
@@ -99,6 +101,10 @@ struct ustack_snapshot_opts {
 	/** root of separate debug files for the names (NULL: /usr/lib/debug);
 	 *  see ustack/symbolize.h for every place debug information is looked for */
 	const char *debug_dir;
+	/** if not NULL, receives a one-line reason when the snapshot fails
+	 *  ("pid 123: no such process"); since 0.2 */
+	char *errbuf;
+	size_t errbuf_sz;
 };
 
 /** Totals of one snapshot. */
@@ -109,22 +115,28 @@ struct ustack_snapshot_stats {
 	uint64_t max_stopped_ns;   /**< longest time one thread was stopped */
 	uint64_t total_stopped_ns; /**< sum over threads */
 	uint64_t pages_read;       /**< process_vm_readv calls */
+	/* new fields are appended here; callers pass sizeof(struct ...) */
 };
 
 /**
  * Take a snapshot of process @pid.
  * @param pid process id (thread group id)
  * @param opts NULL for defaults
- * @param fn called for each thread, in /proc/PID/task order
+ * @param fn called for each thread, in /proc/PID/task order (may be NULL:
+ *        only the stats)
  * @param ctx passed to @fn
  * @param stats receives totals (may be NULL)
- * @return 0; -ESRCH when the process does not exist; -EPERM when it cannot
- *         be traced (ptrace permission, Yama ptrace_scope); other negative
- *         errno
+ * @param stats_sz sizeof(*stats) as the caller was built with: an older,
+ *        shorter struct gets the fields it has, a newer one's unknown
+ *        fields are zeroed (since 0.2)
+ * @return 0; -EINVAL (bad opts, pid <= 0); -ESRCH when
+ *         the process does not exist; -EPERM when it cannot be traced
+ *         (ptrace permission, Yama ptrace_scope); other negative errno.
+ *         opts->errbuf says why.
  */
 USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 			       ustack_snapshot_fn fn, void *ctx,
-			       struct ustack_snapshot_stats *stats);
+			       struct ustack_snapshot_stats *stats, size_t stats_sz);
 
 /** Options of ustack_snapshot_core(). */
 struct ustack_snapshot_core_opts {
@@ -154,12 +166,13 @@ struct ustack_snapshot_core_opts {
  * @param fn called for each thread
  * @param ctx passed to @fn
  * @param stats receives totals (threads, unwound; may be NULL)
+ * @param stats_sz sizeof(*stats), as for ustack_snapshot()
  * @return 0; -ENOEXEC when @path is not an x86-64 core; -EBADMSG when it is
  *         truncated or malformed (opts->errbuf says where); other negative errno
  */
 USTACK_API int ustack_snapshot_core(const char *path, const struct ustack_snapshot_core_opts *opts,
 				    ustack_snapshot_fn fn, void *ctx,
-				    struct ustack_snapshot_stats *stats);
+				    struct ustack_snapshot_stats *stats, size_t stats_sz);
 
 #ifdef __cplusplus
 }

@@ -139,10 +139,13 @@ USTACK_API int ustack_stackmap__lookup(const struct ustack_stackmap *map,
  * Read the counters (sums of the per-thread counters).
  * @param map the map
  * @param st receives the counters
+ * @param sz sizeof(*st) as the caller was built with (since 0.2): an older,
+ *        shorter struct gets the fields it has, a newer one's unknown
+ *        fields are zeroed
  * @return 0 or -EINVAL
  */
 USTACK_API int ustack_stackmap__stats(const struct ustack_stackmap *map,
-				      struct ustack_stackmap_stats *st);
+				      struct ustack_stackmap_stats *st, size_t sz);
 
 /**
  * Accept inserts again after ustack_stackmap__stop().
@@ -239,7 +242,8 @@ struct ustack_stackmap_bin_entry {
  * @param size their number
  * @param opts options or NULL
  * @return the reader, or NULL with errno EBADMSG (corrupt: reason logged
- *         and put in opts->errbuf), ENOMEM or EINVAL
+ *         and put in opts->errbuf), ENOMEM or EINVAL (bad opts, or NULL
+ *         data with a size)
  */
 USTACK_API struct ustack_stackmap_bin *
 ustack_stackmap_bin__open(const void *data, size_t size,

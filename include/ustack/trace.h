@@ -235,9 +235,21 @@ struct ustack_trace_stats {
 	uint64_t def_bytes;        /**< bytes of STACK, FILE_MAP, KSYM, EVENT_DESC records */
 };
 
-/** One record handed out by the reader. Pointers stay valid until the next
- *  ustack_trace_reader__next() call, except stack frames, file_map and
- *  ksym strings, which live until the reader is closed. */
+/**
+ * One record handed out by the reader. Pointers stay valid until the next
+ * ustack_trace_reader__next() call, except stack frames, file_map and
+ * ksym strings, which live until the reader is closed.
+ *
+ * ABI (docs/api.md, "ABI rules"): the caller passes sizeof(struct
+ * ustack_trace_record) to ustack_trace_reader__next(), which writes no more
+ * than that. @type says which union member is valid; only that member is
+ * filled. A member struct only grows at its end, so an older caller's
+ * smaller record holds the fields it knows. A record type newer than the
+ * caller's header is never handed out unless it asks for it
+ * (ustack_trace_reader_opts.max_type), so an unknown type cannot reach a
+ * caller whose union is too small for it; callers still skip types they do
+ * not know.
+ */
 struct ustack_trace_record {
 	uint32_t type;    /**< enum ustack_trace_record_type */
 	uint32_t chunk;   /**< index of the chunk holding it */
@@ -279,7 +291,7 @@ typedef int (*ustack_trace_get_ksym_fn)(void *ctx, uint64_t ip, struct ustack_tr
 /** Writer flags. */
 #define USTACK_TRACE_WRITER_FSYNC 0x1u /**< fsync() at close */
 
-/** Writer options (set sz = sizeof(opts)). */
+/** Writer options (set sz = sizeof(opts); NULL: defaults, no callbacks). */
 struct ustack_trace_writer_opts {
 	size_t sz;
 	uint32_t chunk_size;  /**< payload bytes per chunk; 0: 256 KiB; clamped to 64 B .. 32 MiB */
@@ -392,9 +404,13 @@ USTACK_API int ustack_trace_writer__flush(struct ustack_trace_writer *w);
  * Totals so far (what END will hold, plus byte counts).
  * @param w the writer
  * @param st receives the totals
+ * @param sz sizeof(*st) as the caller was built with (since 0.2): an older,
+ *        shorter struct gets the fields it has, a newer one's unknown
+ *        fields are zeroed
+ * @return 0 or -EINVAL
  */
-USTACK_API void ustack_trace_writer__stats(const struct ustack_trace_writer *w,
-					   struct ustack_trace_stats *st);
+USTACK_API int ustack_trace_writer__stats(const struct ustack_trace_writer *w,
+					  struct ustack_trace_stats *st, size_t sz);
 
 /**
  * Write END, flush, fsync (USTACK_TRACE_WRITER_FSYNC), close the file (if
@@ -413,15 +429,25 @@ struct ustack_trace_reader;
  *  (no HEADER, END, sequence or totals checks). */
 #define USTACK_TRACE_READER_EXTRACT 0x1u
 
+/** Highest record type of this header (what max_type asks for). */
+#define USTACK_TRACE_RECORD_TYPE_MAX USTACK_TRACE_JITSYM
+
 /** Reader options (set sz = sizeof(opts)). */
 struct ustack_trace_reader_opts {
 	size_t sz;
 	uint32_t flags; /**< USTACK_TRACE_READER_* */
+	/** highest record type to hand out (since 0.2). 0: those of the 0.2
+	 *  header (up to USTACK_TRACE_JITSYM). A caller that handles types
+	 *  added later sets USTACK_TRACE_RECORD_TYPE_MAX of its header. Types
+	 *  above it are still read and checked, only not handed out. */
+	uint32_t max_type;
 };
 
 /**
  * Open a trace file. Format errors are reported by
- * ustack_trace_reader__next(), not here.
+ * ustack_trace_reader__next(), not here: the reader is an object that
+ * meets them later, so its message is ustack_trace_reader__error() rather
+ * than an errbuf in opts.
  * @param path the file
  * @param opts options or NULL
  * @return the reader, or NULL with errno (ENOENT, EACCES, ENOMEM ...)
@@ -441,15 +467,19 @@ ustack_trace_reader__open_mem(const void *buf, size_t size,
 			      const struct ustack_trace_reader_opts *opts);
 
 /**
- * Next record. Unknown record types are skipped.
+ * Next record. Record types unknown to the library, and those above
+ * opts->max_type, are skipped.
  * @param r the reader
- * @param rec receives the record
+ * @param rec receives the record (only the union member of its type)
+ * @param rec_sz sizeof(*rec) as the caller was built with (since 0.2); at
+ *        least offsetof(struct ustack_trace_record, header)
  * @return 1 (a record), 0 (clean end after END), -EBADMSG (damaged or
  *         truncated: see ustack_trace_reader__error()), -ENOTSUP (major
- *         version), -EIO, -ENOMEM. An error repeats on later calls.
+ *         version), -EIO, -ENOMEM, -EINVAL (rec_sz too small). An error
+ *         repeats on later calls.
  */
 USTACK_API int ustack_trace_reader__next(struct ustack_trace_reader *r,
-					 struct ustack_trace_record *rec);
+					 struct ustack_trace_record *rec, size_t rec_sz);
 
 /**
  * Message of the last error: "offset 12345: chunk 3: checksum mismatch".

@@ -126,7 +126,8 @@ struct ustack_unwind_opts {
  * Unwind one thread.
  * @param u the unwinder
  * @param regs its registers
- * @param opts how to read its memory (read or stack must be given)
+ * @param opts how to read its memory (read or stack must be given):
+ *        required, NULL gives -EINVAL
  * @param frames receives up to @max frames; frames[0] is the frame of @regs
  *        (method USTACK_METHOD_REGS)
  * @param max capacity of @frames (at most 1024 are produced)
@@ -158,8 +159,11 @@ struct ustack_frame_info {
  * until ustack_unwinder__free().
  * @param u the unwinder
  * @param f the frame (its flags say whether pc is exact)
- * @param info receives the description; set info->sz first
- * @return 0, -ENOENT (no mapping holds the pc), -EINVAL (bad sz)
+ * @param info receives the description; set info->sz first (an older,
+ *        shorter struct gets the fields it has; a newer one's unknown
+ *        fields are zeroed; sz stays as set)
+ * @return 0, -ENOENT (no mapping holds the pc), -EINVAL (sz too small to
+ *         reach path)
  */
 USTACK_API int ustack_unwinder__describe(struct ustack_unwinder *u, const struct ustack_frame *f,
 					 struct ustack_frame_info *info);

@@ -5,6 +5,13 @@
  * Core public API: logging, frames, in-process backtraces.
  * Functions returning int return 0 (or a count) on success and a negative
  * errno on failure; functions returning pointers return NULL and set errno.
+ *
+ * ABI (docs/api.md, "ABI rules" and "Errors"): every opts struct starts
+ * with size_t sz = sizeof(struct); NULL opts mean defaults; a shorter
+ * (older) struct is accepted, a longer (newer) one only if its unknown
+ * tail is zero, else EINVAL. Output structs are written up to the size the
+ * caller passes. A failure's message, where errno is not enough, goes to
+ * the opts' char *errbuf / size_t errbuf_sz.
  */
 #ifndef USTACK_USTACK_H
 #define USTACK_USTACK_H

@@ -197,14 +197,14 @@ int cmd_record(int argc, char **argv)
 	o.stop = &stop_flag;
 	o.cmdline = cmdline;
 	o.errbuf = err;
-	o.errlen = sizeof(err);
+	o.errbuf_sz = sizeof(err);
 	show_progress = !quiet && isatty(STDERR_FILENO);
 	o.progress = progress;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 
-	ret = ustack_record(&o, &st);
+	ret = ustack_record(&o, &st, sizeof(st));
 	if (show_progress)
 		fputc('\n', stderr);
 	if (ret) {

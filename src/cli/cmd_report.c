@@ -1262,7 +1262,7 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 
-	while ((ret = ustack_trace_reader__next(rp.r, &rec)) == 1 && !rp.oom)
+	while ((ret = ustack_trace_reader__next(rp.r, &rec, sizeof(rec))) == 1 && !rp.oom)
 		handle_record(&rp, &rec);
 	/* at the end or at the damage: events still waiting get no stack */
 	ustack_trace_stitcher__push(rp.st, NULL);

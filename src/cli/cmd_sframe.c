@@ -146,7 +146,9 @@ static const char *abi_name(unsigned int abi)
 static struct ustack_sframe_file *open_file(const char *path)
 {
 	char err[256];
-	struct ustack_sframe_file *f = ustack_sframe_file__open_ex(path, err, sizeof(err));
+	struct ustack_sframe_file_opts so = { .sz = sizeof(so), .errbuf = err,
+					      .errbuf_sz = sizeof(err) };
+	struct ustack_sframe_file *f = ustack_sframe_file__open_opts(path, &so);
 
 	if (!f)
 		cli_error("%s: %s", path, err);

@@ -345,7 +345,7 @@ static int snapshot_core(struct snap_out *out, const char *core, const char *exe
 		json_str(core);
 		printf(", \"threads\": [");
 	}
-	ret = ustack_snapshot_core(core, &opts, print_thread, out, NULL);
+	ret = ustack_snapshot_core(core, &opts, print_thread, out, NULL, 0);
 	if (out->fmt == FMT_JSON)
 		printf("\n  ]}\n");
 	if (out->ss && !ret)
@@ -524,7 +524,7 @@ int cmd_snapshot(int argc, char **argv)
 	}
 	if (out.fmt == FMT_JSON)
 		printf("{\"pid\": %d, \"threads\": [", out.pid);
-	ret = ustack_snapshot(out.pid, &opts, print_thread, &out, &st);
+	ret = ustack_snapshot(out.pid, &opts, print_thread, &out, &st, sizeof(st));
 	if (out.fmt == FMT_JSON && !ret)
 		printf("\n  ]}\n");
 	if (out.ss && !ret)

@@ -19,6 +19,7 @@
 
 #include "common/compiler.h"
 #include "common/log.h"
+#include "common/opts.h"
 #include "procmaps/procmaps.h"
 
 static const char *const kind_names[] = {
@@ -41,21 +42,21 @@ struct ustack_procmaps *pm_alloc(const struct ustack_procmaps_opts *opts)
 	if (!pm)
 		return NULL;
 	pm->maps_fd = -1;
-	/* libbpf-style opts: read only the fields the caller's struct has */
-#define OPT_HAS(f) (opts && opts->sz >= offsetof(struct ustack_procmaps_opts, f) + sizeof(opts->f))
-	if (OPT_HAS(flags))
-		pm->flags = opts->flags;
-	if (OPT_HAS(ctx)) {
-		pm->on_file_map = opts->on_file_map;
-		pm->ctx = opts->ctx;
-	}
-	if (OPT_HAS(id_key)) {
+	/* libbpf-style opts (checked by the caller with OPTS_VALID): read
+	 * only the fields the caller's struct has */
+	pm->flags = OPTS_GET(opts, flags, 0);
+	pm->on_file_map = OPTS_GET(opts, on_file_map, NULL);
+	pm->ctx = OPTS_GET(opts, ctx, NULL);
+	if (OPTS_HAS(opts, id_key)) {
 		pm->key[0] = opts->id_key[0];
 		pm->key[1] = opts->id_key[1];
 	}
-	if (OPT_HAS(name) && opts->name)
+	if (OPTS_GET(opts, name, NULL))
 		snprintf(pm->name, sizeof(pm->name), "%s", opts->name);
-#undef OPT_HAS
+	pm->errbuf = OPTS_GET(opts, errbuf, NULL);
+	pm->errbuf_sz = OPTS_GET(opts, errbuf_sz, 0);
+	if (pm->errbuf && pm->errbuf_sz)
+		pm->errbuf[0] = 0;
 	if (!pm->key[0] && !pm->key[1])
 		pm_default_key(pm->key);
 	return pm;
@@ -67,7 +68,12 @@ struct ustack_procmaps *ustack_procmaps__open(int pid, const struct ustack_procm
 	char path[64];
 	int err;
 
+	if (!OPTS_VALID(opts, struct ustack_procmaps_opts)) {
+		errno = EINVAL;
+		return NULL;
+	}
 	if (pid < 0) {
+		OPTS_SET_ERR(opts, "pid %d: not a process id", pid);
 		errno = EINVAL;
 		return NULL;
 	}
@@ -78,11 +84,13 @@ struct ustack_procmaps *ustack_procmaps__open(int pid, const struct ustack_procm
 	}
 	pm->pid = pid ? pid : getpid();
 	snprintf(path, sizeof(path), "/proc/%d/maps", pm->pid);
-	if (!pm->name[0] || !opts || !opts->name)
+	if (!pm->name[0]) /* no opts->name (or an empty one) */
 		snprintf(pm->name, sizeof(pm->name), "%s", path);
 	pm->maps_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (pm->maps_fd < 0) {
 		err = errno == ENOENT ? ESRCH : errno == EPERM ? EACCES : errno;
+		if (pm->errbuf && pm->errbuf_sz)
+			snprintf(pm->errbuf, pm->errbuf_sz, "%s: %s", path, strerror(err));
 		goto fail;
 	}
 	if (!(pm->flags & USTACK_PROCMAPS_FORCE_TEXT) && pm_ioctl_probe(pm->maps_fd)) {
@@ -100,6 +108,7 @@ struct ustack_procmaps *ustack_procmaps__open(int pid, const struct ustack_procm
 			goto fail;
 		}
 	}
+	pm->errbuf = NULL;
 	return pm;
 fail:
 	ustack_procmaps__close(pm);
@@ -113,7 +122,7 @@ struct ustack_procmaps *ustack_procmaps__open_text(const char *buf, size_t len,
 	struct ustack_procmaps *pm;
 	int err;
 
-	if (!buf && len) {
+	if (!OPTS_VALID(opts, struct ustack_procmaps_opts) || (!buf && len)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -130,6 +139,7 @@ struct ustack_procmaps *ustack_procmaps__open_text(const char *buf, size_t len,
 		errno = -err;
 		return NULL;
 	}
+	pm->errbuf = NULL;
 	return pm;
 }
 

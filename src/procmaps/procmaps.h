@@ -65,6 +65,10 @@ struct ustack_procmaps {
 	void *ctx;
 	uint64_t key[2];
 	char name[64];        /* for messages: "/proc/123/maps" or opts->name */
+	/* opts->errbuf while an open call runs (NULL after: the caller's
+	 * buffer need not outlive the call) */
+	char *errbuf;
+	size_t errbuf_sz;
 
 	/* text mode: sorted, non-overlapping */
 	struct pm_vma *vmas;

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -132,6 +133,8 @@ uint32_t pm_kind_of_name(const char *name, size_t len, uint32_t flags, int file_
 static int bad_line(struct ustack_procmaps *pm, unsigned int line, const char *why)
 {
 	pr_warn("%s: line %u: %s\n", pm->name, line, why);
+	if (pm->errbuf && pm->errbuf_sz)
+		snprintf(pm->errbuf, pm->errbuf_sz, "%s: line %u: %s", pm->name, line, why);
 	pm_set_error_line(line);
 	return -EBADMSG;
 }

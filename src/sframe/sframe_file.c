@@ -10,6 +10,7 @@
 
 #include <ustack/sframe.h>
 #include "common/compiler.h"
+#include "common/opts.h"
 #include "elf/elf_file.h"
 #include "sframe/sframe.h"
 
@@ -55,13 +56,21 @@ static void msg(char *buf, size_t len, const char *fmt, const char *a)
 		snprintf(buf, len, fmt, a);
 }
 
-USTACK_API struct ustack_sframe_file *ustack_sframe_file__open_ex(const char *path, char *errbuf,
-								  size_t errlen)
+USTACK_API struct ustack_sframe_file *
+ustack_sframe_file__open_opts(const char *path, const struct ustack_sframe_file_opts *opts)
 {
 	struct ustack_sframe_file *f;
 	struct ustack_sframe_error e;
+	char *errbuf;
+	size_t errlen;
 	int ret;
 
+	if (!path || !OPTS_VALID(opts, struct ustack_sframe_file_opts)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	errbuf = OPTS_GET(opts, errbuf, NULL);
+	errlen = OPTS_GET(opts, errbuf_sz, 0);
 	f = calloc(1, sizeof(*f));
 	if (!f) {
 		msg(errbuf, errlen, "%s", strerror(ENOMEM));
@@ -101,7 +110,17 @@ fail:
 
 USTACK_API struct ustack_sframe_file *ustack_sframe_file__open(const char *path)
 {
-	return ustack_sframe_file__open_ex(path, NULL, 0);
+	return ustack_sframe_file__open_opts(path, NULL);
+}
+
+/* 0.1's entry point, kept for binaries built against it */
+USTACK_API struct ustack_sframe_file *ustack_sframe_file__open_ex(const char *path, char *errbuf,
+								  size_t errlen)
+{
+	struct ustack_sframe_file_opts o = { .sz = sizeof(o), .errbuf = errbuf,
+					     .errbuf_sz = errlen };
+
+	return ustack_sframe_file__open_opts(path, &o);
 }
 
 USTACK_API void ustack_sframe_file__close(struct ustack_sframe_file *f)

@@ -56,8 +56,8 @@ static uint64_t mono_ns(void)
 
 static void set_err(struct rec *r, const char *fmt, const char *a, const char *b)
 {
-	if (r->o->errbuf && r->o->errlen)
-		snprintf(r->o->errbuf, r->o->errlen, fmt, a, b);
+	if (r->o->errbuf && r->o->errbuf_sz)
+		snprintf(r->o->errbuf, r->o->errbuf_sz, fmt, a, b);
 }
 
 /* ---- thread names ---------------------------------------------------------- */
@@ -497,12 +497,12 @@ static void fill_stats(struct rec *r)
 	struct ustack_stackmap_stats ks, us;
 
 	if (r->w) {
-		ustack_trace_writer__stats(r->w, &ts);
+		ustack_trace_writer__stats(r->w, &ts, sizeof(ts));
 		r->st.bytes = ts.bytes;
 	}
-	if (r->kmap && !ustack_stackmap__stats(r->kmap, &ks))
+	if (r->kmap && !ustack_stackmap__stats(r->kmap, &ks, sizeof(ks)))
 		r->st.kernel_stacks = ks.entries;
-	if (r->umap && !ustack_stackmap__stats(r->umap, &us))
+	if (r->umap && !ustack_stackmap__stats(r->umap, &us, sizeof(us)))
 		r->st.distinct_user_stacks = us.entries;
 	r->st.bad_records = r->bad_maps + r->bad_ring;
 	if (r->ps)
@@ -629,6 +629,12 @@ static int rec_setup(struct rec *r)
 	unsigned int backend;
 
 	r->t0 = mono_ns();
+	if (!(o->argv && o->argv[0]) && !o->system_wide && o->nr_pids <= 0) {
+		/* NULL opts land here too: there is no default target */
+		set_err(r, "nothing to record: give pids, system_wide or argv%s%s", "", "");
+		ret = -EINVAL;
+		goto out;
+	}
 	if (nr > USTACK_PERF_MAX_EVENTS) {
 		set_err(r, "too many events (at most %s)%s", "16", "");
 		ret = -E2BIG;
@@ -1035,6 +1041,8 @@ USTACK_API struct ustack_recorder *ustack_recorder__new(const struct ustack_reco
 		errno = ENOMEM;
 		return NULL;
 	}
+	/* our full-size copy: a field an older caller's struct lacks reads
+	 * as 0 (its default) everywhere after this */
 	if (opts)
 		memcpy(&r->opts, opts, opts->sz < sizeof(r->opts) ? opts->sz : sizeof(r->opts));
 	r->opts.sz = sizeof(r->opts);
@@ -1102,8 +1110,7 @@ USTACK_API int ustack_recorder__stats(const struct ustack_recorder *rec,
 		return -EINVAL;
 	if (r->state != REC_FINISHED)
 		fill_stats(r);
-	memset(st, 0, sz);
-	memcpy(st, &r->st, sz < sizeof(r->st) ? sz : sizeof(r->st));
+	ustack_copy_out(st, sz, &r->st, sizeof(r->st));
 	return 0;
 }
 
@@ -1112,7 +1119,8 @@ USTACK_API void ustack_recorder__free(struct ustack_recorder *rec)
 	rec_free((struct rec *)rec);
 }
 
-USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_record_stats *stats)
+USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_record_stats *stats,
+			     size_t stats_sz)
 {
 	struct ustack_recorder *rec;
 	int ret;
@@ -1121,14 +1129,14 @@ USTACK_API int ustack_record(const struct ustack_record_opts *o, struct ustack_r
 	if (!rec) {
 		ret = -errno;
 		if (stats)
-			memset(stats, 0, sizeof(*stats));
+			memset(stats, 0, stats_sz);
 		return ret;
 	}
 	while (!(ret = ustack_recorder__poll(rec, 100)))
 		;
 	ret = ustack_recorder__stop(rec);
 	if (stats)
-		ustack_recorder__stats(rec, stats, sizeof(*stats));
+		ustack_recorder__stats(rec, stats, stats_sz);
 	ustack_recorder__free(rec);
 	return ret;
 }

@@ -88,8 +88,7 @@ int rec_bpf_open(struct rec *r, char *err, size_t errlen)
 		snprintf(err, errlen, "BPF backend: out of memory");
 		return -ENOMEM;
 	}
-	if (o->sz >= offsetof(struct ustack_record_opts, table_memory) + sizeof(o->table_memory))
-		bo.table_bytes = o->table_memory;
+	bo.table_bytes = o->table_memory; /* o: the recorder's full-size copy */
 	r->bpf = ustack_bpf__open(&bo, err, errlen);
 	return r->bpf ? 0 : -errno;
 }

@@ -185,7 +185,7 @@ lines:
 
 USTACK_API int ustack_snapshot_core(const char *path, const struct ustack_snapshot_core_opts *opts,
 				    ustack_snapshot_fn fn, void *ctx,
-				    struct ustack_snapshot_stats *stats)
+				    struct ustack_snapshot_stats *stats, size_t stats_sz)
 {
 	struct ustack_snapshot_stats st = { 0 };
 	struct core_snap s = { 0 };
@@ -261,7 +261,7 @@ USTACK_API int ustack_snapshot_core(const char *path, const struct ustack_snapsh
 	ret = 0;
 out:
 	if (stats)
-		*stats = st;
+		ustack_copy_out(stats, stats_sz, &st, sizeof(st));
 	free(frames);
 	free(named);
 	free(s.lines);

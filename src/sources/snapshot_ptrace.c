@@ -34,6 +34,7 @@
 #include <ustack/symbolize.h>
 #include "common/grow.h"
 #include "common/log.h"
+#include "common/opts.h"
 #include "elf/elf_file.h"
 #include "unwind/remote.h"
 
@@ -430,37 +431,36 @@ static void name_frames(struct snap *s, int n)
 
 USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 			       ustack_snapshot_fn fn, void *ctx,
-			       struct ustack_snapshot_stats *stats)
+			       struct ustack_snapshot_stats *stats, size_t stats_sz)
 {
 	struct ustack_snapshot_stats st = { 0 };
 	struct snap *s;
-	unsigned int nr = 0, max_tables = 0;
-	int *tids = NULL, ret;
+	unsigned int nr = 0, max_tables = 0, flags;
+	int *tids = NULL, ret, depth;
 
-	if (pid <= 0)
+	if (!OPTS_VALID(opts, struct ustack_snapshot_opts))
 		return -EINVAL;
+	if (pid <= 0) {
+		OPTS_SET_ERR(opts, "pid %d: not a process id", pid);
+		return -EINVAL;
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->pid = pid;
-	s->max_depth = 256;
-	if (opts && opts->sz >= offsetof(struct ustack_snapshot_opts, hold_ms) + sizeof(opts->hold_ms)) {
-		if (opts->max_depth > 0)
-			s->max_depth = opts->max_depth < USTACK_MAX_DEPTH ? opts->max_depth
-									: USTACK_MAX_DEPTH;
-		s->hold_ms = opts->hold_ms;
-	}
-	if (opts && opts->sz >= offsetof(struct ustack_snapshot_opts, max_tables) +
-					sizeof(opts->max_tables))
-		max_tables = opts->max_tables;
-	if (opts && opts->sz >= offsetof(struct ustack_snapshot_opts, flags) + sizeof(opts->flags))
-	{
-		s->hold_signals = !!(opts->flags & USTACK_SNAPSHOT_HOLD_SIGNALS);
-		s->want_lines = !!(opts->flags & USTACK_SNAPSHOT_LINES);
-	}
+	depth = OPTS_GET(opts, max_depth, 0);
+	s->max_depth = depth <= 0 ? 256 : depth < USTACK_MAX_DEPTH ? depth : USTACK_MAX_DEPTH;
+	s->hold_ms = OPTS_GET(opts, hold_ms, 0);
+	max_tables = OPTS_GET(opts, max_tables, 0);
+	flags = OPTS_GET(opts, flags, 0);
+	s->hold_signals = !!(flags & USTACK_SNAPSHOT_HOLD_SIGNALS);
+	s->want_lines = !!(flags & USTACK_SNAPSHOT_LINES);
 	ret = list_tids(pid, &tids, &nr);
-	if (ret)
+	if (ret) {
+		OPTS_SET_ERR(opts, "pid %d: %s", pid,
+			     ret == -ESRCH ? "no such process" : strerror(-ret));
 		goto out;
+	}
 	/* The address space is read through a live thread: a leader that
 	 * called pthread_exit() is a zombie with an empty /proc/PID/maps. */
 	s->reader.pid = pid;
@@ -475,6 +475,7 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 	s->pm = ustack_procmaps__open(s->reader.pid, NULL);
 	if (!s->pm) {
 		ret = -(errno == ENOENT ? ESRCH : errno);
+		OPTS_SET_ERR(opts, "pid %d: cannot read its mappings: %s", pid, strerror(-ret));
 		goto out;
 	}
 	s->mc = ustack_modcache__new(max_tables, 0);
@@ -482,8 +483,7 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 		/* names (and lines when asked): may be NULL */
 		struct ustack_symbolizer_opts so = {
 			.sz = sizeof(so), .flags = s->want_lines ? 0 : USTACK_SYMBOLIZER_NO_LINES,
-			.debug_dir = opts && opts->sz >= offsetof(struct ustack_snapshot_opts, debug_dir) +
-							 sizeof(opts->debug_dir) ? opts->debug_dir : NULL,
+			.debug_dir = OPTS_GET(opts, debug_dir, NULL),
 		};
 
 		s->sym = ustack_symbolizer__new(&so);
@@ -512,6 +512,8 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 				: unwind_thread(s, tids[i], &t.stop_reason, &t.stopped_ns);
 		if (n == -EPERM && st.unwound == 0) {
 			ret = -EPERM;
+			OPTS_SET_ERR(opts, "pid %d: not allowed to trace it (ptrace permission, "
+				     "see /proc/sys/kernel/yama/ptrace_scope)", pid);
 			goto out;
 		}
 		if (n < 0) {
@@ -538,12 +540,15 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 			break;
 		}
 	}
-	if (st.unwound == 0 && st.vanished == nr)
+	if (st.unwound == 0 && st.vanished == nr) {
 		ret = -ESRCH;
+		OPTS_SET_ERR(opts, "pid %d: no such process", pid);
+	}
 	st.pages_read = s->reader.reads;
 out:
+	/* only the bytes the caller's (maybe older, shorter) struct has */
 	if (stats)
-		*stats = st;
+		ustack_copy_out(stats, stats_sz, &st, sizeof(st));
 	ustack_symbolizer__free(s->sym);
 	unpin_frames(s);
 	for (unsigned int i = 0; i < s->nr_sym_mods; i++)

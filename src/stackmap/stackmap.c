@@ -26,6 +26,7 @@
 
 #include "common/compiler.h"
 #include "common/log.h"
+#include "common/opts.h"
 #include "stackmap/stackmap_internal.h"
 
 #define SMAP_TAG_MASK 0xffffffff00000000ull
@@ -196,40 +197,22 @@ static void *smap_zalloc(size_t size)
 	return p;
 }
 
-static int smap_copy_opts(struct ustack_stackmap_opts *o,
-			  const struct ustack_stackmap_opts *opts)
-{
-	memset(o, 0, sizeof(*o));
-	if (!opts)
-		return 0;
-	if (opts->sz < sizeof(size_t))
-		return -EINVAL;
-	if (opts->sz > sizeof(*o)) {
-		/* a newer caller: fine as long as fields we don't know are 0 */
-		const char *extra = (const char *)opts + sizeof(*o);
-
-		for (size_t i = 0; i < opts->sz - sizeof(*o); i++)
-			if (extra[i])
-				return -EINVAL;
-	}
-	memcpy(o, opts, opts->sz < sizeof(*o) ? opts->sz : sizeof(*o));
-	return 0;
-}
-
 USTACK_API struct ustack_stackmap *
 ustack_stackmap__new(const struct ustack_stackmap_opts *opts)
 {
-	struct ustack_stackmap_opts o;
 	struct ustack_stackmap *map;
-	uint64_t cap, depth, words, threads;
+	uint64_t cap, depth, words, threads, arena;
 
-	if (smap_copy_opts(&o, opts)) {
+	if (!OPTS_VALID(opts, struct ustack_stackmap_opts)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	cap = o.capacity ? o.capacity : USTACK_STACKMAP_DEF_CAPACITY;
-	depth = o.max_depth ? o.max_depth : USTACK_STACKMAP_DEF_MAX_DEPTH;
-	threads = o.max_threads ? o.max_threads : USTACK_STACKMAP_DEF_MAX_THREADS;
+	/* 0 in a field means its default, as does a field the caller's
+	 * (older) struct does not have */
+	cap = OPTS_GET(opts, capacity, 0) ?: USTACK_STACKMAP_DEF_CAPACITY;
+	depth = OPTS_GET(opts, max_depth, 0) ?: USTACK_STACKMAP_DEF_MAX_DEPTH;
+	threads = OPTS_GET(opts, max_threads, 0) ?: USTACK_STACKMAP_DEF_MAX_THREADS;
+	arena = OPTS_GET(opts, arena_words, 0);
 	if (cap > USTACK_STACKMAP_MAX_CAPACITY || depth > USTACK_STACKMAP_MAX_DEPTH_LIMIT ||
 	    threads > 65536) {
 		errno = EINVAL;
@@ -238,7 +221,7 @@ ustack_stackmap__new(const struct ustack_stackmap_opts *opts)
 	if (cap < 16)
 		cap = 16;
 	cap = 1ull << (64 - __builtin_clzll(cap - 1));
-	words = o.arena_words ? o.arena_words : cap * USTACK_STACKMAP_DEF_AVG_WORDS;
+	words = arena ? arena : cap * USTACK_STACKMAP_DEF_AVG_WORDS;
 	if (words > SMAP_MAX_ARENA_WORDS || words > SIZE_MAX / 16) {
 		errno = EINVAL;
 		return NULL;
@@ -267,7 +250,7 @@ ustack_stackmap__new(const struct ustack_stackmap_opts *opts)
 		return NULL;
 	}
 	map->blocks[threads].shared = 1;
-	map->seed = o.seed;
+	map->seed = OPTS_GET(opts, seed, 0);
 	if (!map->seed && getrandom(&map->seed, sizeof(map->seed), GRND_NONBLOCK) !=
 			  (ssize_t)sizeof(map->seed)) {
 		struct timespec ts;
@@ -445,11 +428,12 @@ USTACK_API int ustack_stackmap__lookup(const struct ustack_stackmap *map,
 }
 
 USTACK_API int ustack_stackmap__stats(const struct ustack_stackmap *map,
-				      struct ustack_stackmap_stats *st)
+				      struct ustack_stackmap_stats *out, size_t sz)
 {
+	struct ustack_stackmap_stats full, *st = &full;
 	uint64_t words;
 
-	if (!map || !st)
+	if (!map || !out)
 		return -EINVAL;
 	memset(st, 0, sizeof(*st));
 	st->capacity = map->capacity;
@@ -469,6 +453,7 @@ USTACK_API int ustack_stackmap__stats(const struct ustack_stackmap *map,
 	/* entries handed out minus those that never made it into the table */
 	st->entries = smap_nr_elts(map);
 	st->entries = st->entries > st->wasted ? st->entries - st->wasted : 0;
+	ustack_copy_out(out, sz, st, sizeof(*st));
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 
 #include "common/compiler.h"
 #include "common/log.h"
+#include "common/opts.h"
 #include "stackmap/stackmap_internal.h"
 
 struct smap_bin_idx {
@@ -46,8 +47,7 @@ static int smap_bin_err(const struct ustack_stackmap_bin_opts *opts,
 	vsnprintf(msg + n, sizeof(msg) - n, fmt, ap);
 	va_end(ap);
 	pr_warn("%s\n", msg);
-	if (opts && opts->errbuf && opts->errbuf_sz)
-		snprintf(opts->errbuf, opts->errbuf_sz, "%s", msg);
+	OPTS_SET_ERR(opts, "%s", msg);
 	return -EBADMSG;
 }
 
@@ -145,12 +145,15 @@ ustack_stackmap_bin__open(const void *data, size_t size,
 	struct ustack_stackmap_bin *b;
 	int err;
 
-	if ((!data && size) || (opts && opts->sz < sizeof(size_t))) {
+	if (!OPTS_VALID(opts, struct ustack_stackmap_bin_opts)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if (opts && opts->sz < offsetof(struct ustack_stackmap_bin_opts, errbuf_sz) + sizeof(size_t))
-		opts = NULL;  /* an older caller without errbuf: nothing else to read */
+	if (!data && size) {
+		OPTS_SET_ERR(opts, "stack_map_bin: no data but size %zu", size);
+		errno = EINVAL;
+		return NULL;
+	}
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return NULL;

@@ -82,7 +82,7 @@ USTACK_API int ustack_stackmap__write_stats(const struct ustack_stackmap *map,
 {
 	struct ustack_stackmap_stats st;
 
-	if (!map || !f || ustack_stackmap__stats(map, &st))
+	if (!map || !f || ustack_stackmap__stats(map, &st, sizeof(st)))
 		return -EINVAL;
 	fprintf(f, "entries: %" PRIu64 " / %" PRIu64 "\n", st.entries, st.capacity);
 	fprintf(f, "table_size: %" PRIu64 "\n", st.table_size);

@@ -93,7 +93,7 @@ long ustack_jitsyms__load_trace(struct ustack_jitsyms *t, const char *path)
 
 	if (!r)
 		return -errno;
-	while ((ret = ustack_trace_reader__next(r, &rec)) == 1) {
+	while ((ret = ustack_trace_reader__next(r, &rec, sizeof(rec))) == 1) {
 		if (rec.type != USTACK_TRACE_JITSYM)
 			continue;
 		ret = ustack_jitsyms__add(t, rec.jitsym.pid, rec.jitsym.addr, rec.jitsym.size,

@@ -25,6 +25,7 @@
 
 #include "common/compiler.h"
 #include "common/log.h"
+#include "common/opts.h"
 #include "elf/elf_file.h"
 #include "symbolize/symbolize_dwarf.h"
 #include "symbolize/debugfind.h"
@@ -95,9 +96,9 @@ USTACK_API struct ustack_symbolizer *
 ustack_symbolizer__new(const struct ustack_symbolizer_opts *opts)
 {
 	struct ustack_symbolizer *s;
-	const char *dir = "/usr/lib/debug";
+	const char *dir = OPTS_GET(opts, debug_dir, NULL) ?: "/usr/lib/debug";
 
-	if (opts && opts->sz < offsetof(struct ustack_symbolizer_opts, debug_dir) + sizeof(char *)) {
+	if (!OPTS_VALID(opts, struct ustack_symbolizer_opts)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -106,11 +107,7 @@ ustack_symbolizer__new(const struct ustack_symbolizer_opts *opts)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (opts) {
-		s->flags = opts->flags;
-		if (opts->debug_dir)
-			dir = opts->debug_dir;
-	}
+	s->flags = OPTS_GET(opts, flags, 0);
 	s->debug_dir = strdup(dir);
 	s->file_idx = ustack_u64map__new();
 	s->demangled = ustack_u64map__new();

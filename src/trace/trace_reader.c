@@ -22,6 +22,7 @@
 
 #include "common/compiler.h"
 #include "common/crc32.h"
+#include "common/opts.h"
 #include "trace/trace.h"
 
 struct arena_blk {
@@ -45,6 +46,7 @@ struct ustack_trace_reader {
 	int fd;
 	uint64_t size;        /* input size (fd: refreshed at each chunk) */
 	uint32_t flags;
+	uint32_t max_type;    /* record types above it are skipped (opts) */
 
 	int err;              /* sticky negative errno */
 	char msg[256];
@@ -196,8 +198,11 @@ static struct ustack_trace_reader *reader_new(const struct ustack_trace_reader_o
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (opts && opts->sz >= offsetof(struct ustack_trace_reader_opts, flags) + sizeof(uint32_t))
-		r->flags = opts->flags;
+	r->flags = OPTS_GET(opts, flags, 0);
+	/* 0 (or an older caller without the field): the types of 0.2's
+	 * header. Stays USTACK_TRACE_JITSYM when types are added: a caller
+	 * that did not ask cannot know them (docs/api.md, ABI rules). */
+	r->max_type = OPTS_GET(opts, max_type, 0) ?: USTACK_TRACE_JITSYM;
 	return r;
 }
 
@@ -208,6 +213,10 @@ struct ustack_trace_reader *ustack_trace_reader__open(const char *path,
 	struct stat st;
 	int fd;
 
+	if (!OPTS_VALID(opts, struct ustack_trace_reader_opts)) {
+		errno = EINVAL;
+		return NULL;
+	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
@@ -233,8 +242,13 @@ struct ustack_trace_reader *ustack_trace_reader__open_mem(const void *buf, size_
 							  const struct ustack_trace_reader_opts *opts)
 {
 	static const uint8_t empty[1];
-	struct ustack_trace_reader *r = reader_new(opts);
+	struct ustack_trace_reader *r;
 
+	if (!OPTS_VALID(opts, struct ustack_trace_reader_opts)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	r = reader_new(opts);
 	if (!r)
 		return NULL;
 	r->mem = buf ? buf : empty;
@@ -842,7 +856,31 @@ static const char *dec_end(struct ustack_trace_reader *r, struct trace_cur *c,
 
 /* ---- next -------------------------------------------------------------- */
 
-int ustack_trace_reader__next(struct ustack_trace_reader *r, struct ustack_trace_record *rec)
+static int reader_next(struct ustack_trace_reader *r, struct ustack_trace_record *rec);
+
+int ustack_trace_reader__next(struct ustack_trace_reader *r, struct ustack_trace_record *out,
+			      size_t rec_sz)
+{
+	struct ustack_trace_record full;
+	int ret;
+
+	if (!r || !out || rec_sz < offsetof(struct ustack_trace_record, header))
+		return -EINVAL;
+	if (rec_sz >= sizeof(full)) {
+		/* a newer caller's tail: members of types this library does
+		 * not know, never handed out; zeroed all the same */
+		memset((char *)out + sizeof(full), 0, rec_sz - sizeof(full));
+		return reader_next(r, out);
+	}
+	/* an older caller's smaller record: decode into ours, hand out the
+	 * bytes its struct has (members only ever grow at their end) */
+	ret = reader_next(r, &full);
+	if (ret == 1)
+		memcpy(out, &full, rec_sz);
+	return ret;
+}
+
+static int reader_next(struct ustack_trace_reader *r, struct ustack_trace_record *rec)
 {
 	for (;;) {
 		struct trace_cur c;
@@ -896,6 +934,7 @@ int ustack_trace_reader__next(struct ustack_trace_reader *r, struct ustack_trace
 		if (type == 0)
 			return fail(r, -EBADMSG, rec_off, "chunk %u: record type 0", r->chunk_idx);
 		r->ppos = c.pos + len;
+
 		c.len = c.pos + len; /* the body is the cursor's world now */
 		r->seen_rec++;
 		if (!(r->flags & USTACK_TRACE_READER_EXTRACT) && r->seq == 0 && r->chunk_idx == 0 &&
@@ -939,6 +978,10 @@ int ustack_trace_reader__next(struct ustack_trace_reader *r, struct ustack_trace
 		if (why)
 			return fail(r, -EBADMSG, rec_off, "chunk %u: %s record: %s", r->chunk_idx,
 				    ustack_trace_record_name(type), why);
+		/* decoded (the reader's tables know it) but not handed out: a
+		 * caller built before this type cannot hold or read it */
+		if (type > r->max_type)
+			continue;
 		return 1;
 	}
 }

@@ -21,6 +21,7 @@
 #include "common/compiler.h"
 #include "common/log.h"
 #include "common/crc32.h"
+#include "common/opts.h"
 #include "trace/trace.h"
 
 struct tbuf {
@@ -531,7 +532,7 @@ static struct ustack_trace_writer *writer_new(int fd, int own, const struct usta
 	struct iovec iov;
 	int err;
 
-	if (!hdr || (opts && opts->sz < offsetof(struct ustack_trace_writer_opts, ctx) + sizeof(void *))) {
+	if (!hdr || !OPTS_VALID(opts, struct ustack_trace_writer_opts)) {
 		if (own)
 			close(fd);
 		errno = EINVAL;
@@ -554,15 +555,13 @@ static struct ustack_trace_writer *writer_new(int fd, int own, const struct usta
 		return NULL;
 	}
 	w->chunk_size = USTACK_TRACE_DEF_CHUNK_SIZE;
-	if (opts) {
-		if (opts->chunk_size)
-			w->chunk_size = opts->chunk_size;
-		w->flags = opts->flags;
-		w->get_stack = opts->get_stack;
-		w->get_file_map = opts->get_file_map;
-		w->get_ksym = opts->get_ksym;
-		w->ctx = opts->ctx;
-	}
+	if (OPTS_GET(opts, chunk_size, 0))
+		w->chunk_size = opts->chunk_size;
+	w->flags = OPTS_GET(opts, flags, 0);
+	w->get_stack = OPTS_GET(opts, get_stack, NULL);
+	w->get_file_map = OPTS_GET(opts, get_file_map, NULL);
+	w->get_ksym = OPTS_GET(opts, get_ksym, NULL);
+	w->ctx = OPTS_GET(opts, ctx, NULL);
 	/* Leave room for one oversized group (a deep STACK and its FILE_MAPs)
 	 * on top of a full chunk, under the reader's limit. */
 	if (w->chunk_size < TRACE_MIN_CHUNK_SIZE)
@@ -800,9 +799,13 @@ int ustack_trace_writer__flush(struct ustack_trace_writer *w)
 	return flush_chunk(w);
 }
 
-void ustack_trace_writer__stats(const struct ustack_trace_writer *w, struct ustack_trace_stats *st)
+int ustack_trace_writer__stats(const struct ustack_trace_writer *w, struct ustack_trace_stats *st,
+			       size_t sz)
 {
-	*st = w->st;
+	if (!w || !st)
+		return -EINVAL;
+	ustack_copy_out(st, sz, &w->st, sizeof(w->st));
+	return 0;
 }
 
 int ustack_trace_writer__close(struct ustack_trace_writer *w)

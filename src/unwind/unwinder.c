@@ -334,7 +334,7 @@ USTACK_API int ustack_unwinder__unwind(struct ustack_unwinder *u, const struct u
 				       const struct ustack_unwind_opts *opts,
 				       struct ustack_frame *frames, int max, unsigned int *stop)
 {
-	struct ustack_unwind_opts o = { 0 };
+	struct ustack_unwind_opts o = { .sz = sizeof(o) };
 	struct ustack_unwind_ops ops = { .find_row = uw_find_row, .read = uw_read,
 					 .is_code = uw_is_code, .ctx = u };
 	struct ustack_walk_opts w = { .sz = sizeof(w) };
@@ -343,7 +343,13 @@ USTACK_API int ustack_unwinder__unwind(struct ustack_unwinder *u, const struct u
 	if (!u || !regs || !opts || max < 0 || (max && !frames) ||
 	    !OPTS_VALID(opts, struct ustack_unwind_opts))
 		return -EINVAL;
-	memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	/* our full-size copy: fields an older caller lacks read as 0 */
+	o.read = OPTS_GET(opts, read, NULL);
+	o.read_ctx = OPTS_GET(opts, read_ctx, NULL);
+	o.stack = OPTS_GET(opts, stack, NULL);
+	o.stack_size = OPTS_GET(opts, stack_size, 0);
+	o.stack_addr = OPTS_GET(opts, stack_addr, 0);
+	o.flags = OPTS_GET(opts, flags, 0);
 	if (!o.read && (!o.stack || !o.stack_size))
 		return -EINVAL;
 	if (o.stack && !o.read) {
@@ -363,12 +369,14 @@ USTACK_API int ustack_unwinder__describe(struct ustack_unwinder *u, const struct
 					 struct ustack_frame_info *info)
 {
 	struct ustack_frame_info r = { .sz = sizeof(r) };
-	int exact = !!(f->flags & USTACK_FRAME_EXACT_PC);
-	uint64_t lookup = f->pc - (exact ? 0 : 1), vaddr, start;
+	uint64_t lookup, vaddr, start;
 	struct uw_map *m;
 
-	if (!u || !info || !OPTS_VALID(info, struct ustack_frame_info))
+	/* an output struct: any sz from its first field on; a newer caller's
+	 * fields we do not know are zeroed */
+	if (!u || !f || !info || info->sz < offsetof(struct ustack_frame_info, path) + sizeof(r.path))
 		return -EINVAL;
+	lookup = f->pc - ((f->flags & USTACK_FRAME_EXACT_PC) ? 0 : 1);
 	m = map_of(u, lookup);
 	if (!m)
 		return -ENOENT;
@@ -385,8 +393,8 @@ USTACK_API int ustack_unwinder__describe(struct ustack_unwinder *u, const struct
 		    !ustack_elf__symbolize(ustack_modtab__elf(m->mod), vaddr, &r.symbol, &start))
 			r.symbol_off = vaddr - start + (f->pc - lookup);
 	}
-	/* only the fields the caller's struct has */
-	memcpy((char *)info + sizeof(size_t), (char *)&r + sizeof(size_t),
-	       (info->sz < sizeof(r) ? info->sz : sizeof(r)) - sizeof(size_t));
+	/* only the fields the caller's struct has; its sz stays as set */
+	ustack_copy_out((char *)info + sizeof(size_t), info->sz - sizeof(size_t),
+			(char *)&r + sizeof(size_t), sizeof(r) - sizeof(size_t));
 	return 0;
 }

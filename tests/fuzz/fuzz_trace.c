@@ -32,7 +32,7 @@ static void run(const uint8_t *data, size_t size, uint32_t flags)
 
 	if (!r || !s)
 		abort();
-	while ((ret = ustack_trace_reader__next(r, &rec)) == 1) {
+	while ((ret = ustack_trace_reader__next(r, &rec, sizeof(rec))) == 1) {
 		struct ustack_trace_stack st;
 		struct ustack_file_map fm;
 		struct ustack_trace_ksym ks;
@@ -72,7 +72,7 @@ static void run(const uint8_t *data, size_t size, uint32_t flags)
 	if (ret < 0) {
 		if (ustack_trace_reader__error_offset(r) > size || !ustack_trace_reader__error(r)[0])
 			abort();
-		if (ustack_trace_reader__next(r, &rec) != ret)
+		if (ustack_trace_reader__next(r, &rec, sizeof(rec)) != ret)
 			abort();
 	}
 	ustack_trace_stitcher__push(s, NULL);

@@ -458,7 +458,7 @@ static void run_op(struct ustack_trace_writer *w, struct in *in)
 	default: {
 		struct ustack_trace_stats st;
 
-		ustack_trace_writer__stats(w, &st);
+		ustack_trace_writer__stats(w, &st, sizeof(st));
 		if (st.events != mst.events || st.user_stacks != mst.user_stacks ||
 		    st.lost != mst.lost || st.first_time != mst.first_time ||
 		    st.last_time != mst.last_time)
@@ -692,7 +692,7 @@ static void read_back(struct ustack_trace_reader *r)
 
 	if (!sti)
 		abort();
-	while ((ret = ustack_trace_reader__next(r, &rec)) == 1) {
+	while ((ret = ustack_trace_reader__next(r, &rec, sizeof(rec))) == 1) {
 		const struct ustack_trace_record *want = ri < nlog ? &log_[ri].rec : NULL;
 		int primary = 0;
 

@@ -194,7 +194,7 @@ static void test_jitsym_trace(void)
 
 	r = ustack_trace_reader__open(path, NULL);
 	CHECK(r);
-	while (ustack_trace_reader__next(r, &rec) == 1) {
+	while (ustack_trace_reader__next(r, &rec, sizeof(rec)) == 1) {
 		if (rec.type != USTACK_TRACE_JITSYM)
 			continue;
 		if (n == 0) {

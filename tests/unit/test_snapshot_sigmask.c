@@ -85,7 +85,7 @@ static int blocked_during(pid_t child, unsigned int flags, unsigned long long *o
 	watching = 1;
 	if (pthread_create(&th, NULL, watch, NULL))
 		return -EAGAIN;
-	ret = ustack_snapshot(child, &o, NULL, NULL, NULL);
+	ret = ustack_snapshot(child, &o, NULL, NULL, NULL, 0);
 	watching = 0;
 	pthread_join(th, NULL);
 	*out = seen;

@@ -58,7 +58,7 @@ static void test_ids_dense_and_stable(void)
 	CHECK_EQ(ref, 1);
 	CHECK_EQ(ustack_stackmap__lookup(m, 3, NULL, NULL, NULL), -ENOENT);
 	CHECK_EQ(ustack_stackmap__lookup(m, USTACK_STACKMAP_NO_ID, NULL, NULL, NULL), -ENOENT);
-	CHECK_EQ(ustack_stackmap__stats(m, &st), 0);
+	CHECK_EQ(ustack_stackmap__stats(m, &st, sizeof(st)), 0);
 	CHECK_EQ(st.entries, 3);
 	CHECK_EQ(st.successes, 5);
 	CHECK_EQ(st.drops, 0);
@@ -103,7 +103,7 @@ static void test_bad_args(void)
 	{
 		struct ustack_stackmap_stats st;
 
-		CHECK_EQ(ustack_stackmap__stats(m, &st), 0);
+		CHECK_EQ(ustack_stackmap__stats(m, &st, sizeof(st)), 0);
 		CHECK_EQ(st.capacity, USTACK_STACKMAP_DEF_CAPACITY);
 		CHECK_EQ(st.max_depth, USTACK_STACKMAP_DEF_MAX_DEPTH);
 		CHECK_EQ(st.words_capacity,
@@ -116,7 +116,7 @@ static void test_bad_args(void)
 	{
 		struct ustack_stackmap_stats st;
 
-		ustack_stackmap__stats(m, &st);
+		ustack_stackmap__stats(m, &st, sizeof(st));
 		CHECK_EQ(st.capacity, 128);
 		CHECK_EQ(st.table_size, 256);
 	}
@@ -145,7 +145,7 @@ static void test_depth_limit(void)
 	CHECK_EQ(id2, id);
 	CHECK_EQ(ustack_stackmap__insert(m, w, 7, &id2), 1);
 	CHECK(id2 != id);
-	ustack_stackmap__stats(m, &st);
+	ustack_stackmap__stats(m, &st, sizeof(st));
 	CHECK_EQ(st.truncated, 2);
 	CHECK_EQ(st.successes, 4);
 	ustack_stackmap__free(m);
@@ -176,7 +176,7 @@ static void test_pool_exhaustion(void)
 		CHECK_EQ(ustack_stackmap__lookup(m, id, &ips, NULL, NULL), 0);
 		CHECK_EQ_U64(ips[0], k);
 	}
-	ustack_stackmap__stats(m, &st);
+	ustack_stackmap__stats(m, &st, sizeof(st));
 	CHECK_EQ(st.entries, 16);
 	CHECK_EQ(st.drops, 2);
 	CHECK_EQ(st.successes, 32);
@@ -194,7 +194,7 @@ static void test_pool_exhaustion(void)
 	CHECK_EQ(ustack_stackmap__insert(m, w, 4, &id), -ENOSPC);
 	CHECK_EQ(ustack_stackmap__insert(m, w, 2, &id), 1);  /* 2 + 3 words still fit */
 	CHECK_EQ(id, 2);
-	ustack_stackmap__stats(m, &st);
+	ustack_stackmap__stats(m, &st, sizeof(st));
 	CHECK_EQ(st.entries, 3);
 	CHECK_EQ(st.drops, 1);
 	CHECK_EQ(st.words_used, 19);
@@ -227,7 +227,7 @@ static void test_many_stacks_spread(void)
 		w[2] = w[4]; w[3] = w[5]; w[4] = t0; w[5] = t1;
 	}
 	CHECK_EQ(ustack_stackmap__insert(m, w, 40, &id), 1);
-	ustack_stackmap__stats(m, &st);
+	ustack_stackmap__stats(m, &st, sizeof(st));
 	CHECK_EQ(st.drops, 0);
 	CHECK_EQ(st.entries, 12001);
 	ustack_stackmap__free(m);
@@ -252,7 +252,7 @@ static void test_stop_reset_rule(void)
 	CHECK_EQ(ustack_stackmap__lookup(m, 1, NULL, NULL, NULL), 0);  /* still readable */
 	CHECK_EQ(ustack_stackmap__reset(m), 0);
 	CHECK_EQ(ustack_stackmap__lookup(m, 0, NULL, NULL, NULL), -ENOENT);
-	ustack_stackmap__stats(m, &st);
+	ustack_stackmap__stats(m, &st, sizeof(st));
 	CHECK_EQ(st.entries, 0);
 	CHECK_EQ(st.successes, 0);
 	CHECK_EQ(st.words_used, 0);
@@ -261,7 +261,7 @@ static void test_stop_reset_rule(void)
 	CHECK_EQ(ustack_stackmap__start(m), 0);
 	CHECK_EQ(ustack_stackmap__insert(m, b, 2, &id), 1);
 	CHECK_EQ(id, 0);  /* ids restart */
-	ustack_stackmap__stats(m, &st);
+	ustack_stackmap__stats(m, &st, sizeof(st));
 	CHECK_EQ(st.successes, 1);
 	ustack_stackmap__free(m);
 }
@@ -585,7 +585,7 @@ static void test_signal_nested_inserts(void)
 	if (sig_inserts < 300)
 		SKIP("only %d profiling signals arrived", (int)sig_inserts);
 	CHECK(!sig_fail);
-	ustack_stackmap__stats(sig_map, &st);
+	ustack_stackmap__stats(sig_map, &st, sizeof(st));
 	CHECK_EQ(st.successes, main_inserts + sig_inserts);
 	CHECK_EQ(st.entries, 150);
 	for (uint32_t i = 0; i < 150; i++) {

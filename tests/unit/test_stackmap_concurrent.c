@@ -102,7 +102,7 @@ static uint64_t sum_refs(struct ustack_stackmap *m, uint64_t *entries, int *bad)
 	struct ustack_stackmap_stats st;
 	uint64_t total = 0, found = 0;
 
-	ustack_stackmap__stats(m, &st);
+	ustack_stackmap__stats(m, &st, sizeof(st));
 	for (uint32_t id = 0; id < st.capacity; id++) {
 		const uint64_t *ips;
 		uint32_t nr;
@@ -166,7 +166,7 @@ static void test_concurrent_same_stacks(void)
 	}
 	/* "new" was said exactly once per stack: no duplicates under races */
 	CHECK_EQ(news, NSTACK);
-	ustack_stackmap__stats(m, &st);
+	ustack_stackmap__stats(m, &st, sizeof(st));
 	CHECK_EQ(st.entries, NSTACK);
 	CHECK_EQ(st.successes, calls);
 	CHECK_EQ(st.drops, 0);
@@ -211,7 +211,7 @@ static void test_concurrent_exhaustion(void)
 		drops += w[i].drops;
 		news += w[i].news;
 	}
-	ustack_stackmap__stats(m, &st);
+	ustack_stackmap__stats(m, &st, sizeof(st));
 	CHECK(drops > 0);
 	CHECK_EQ(ok + drops, calls);
 	CHECK_EQ(st.successes, ok);
@@ -302,7 +302,7 @@ static void test_stop_drains_then_reset(void)
 	CHECK_EQ(ustack_stackmap__reset(m), -EBUSY);  /* still active */
 	CHECK_EQ(ustack_stackmap__stop(m), 0);
 	/* threads may still be looping, but only to be refused */
-	ustack_stackmap__stats(m, &st);
+	ustack_stackmap__stats(m, &st, sizeof(st));
 	refs = sum_refs(m, &entries, &bad);
 	CHECK_EQ(bad, 0);
 	CHECK_EQ(refs, st.successes);
@@ -315,7 +315,7 @@ static void test_stop_drains_then_reset(void)
 	CHECK(ok > 0);
 	CHECK_EQ(ok, st.successes);
 	CHECK_EQ(ustack_stackmap__reset(m), 0);
-	ustack_stackmap__stats(m, &st);
+	ustack_stackmap__stats(m, &st, sizeof(st));
 	CHECK_EQ(st.entries, 0);
 	CHECK_EQ(st.successes, 0);
 	CHECK_EQ(ustack_stackmap__lookup(m, 0, NULL, NULL, NULL), -ENOENT);

@@ -340,7 +340,7 @@ static void test_roundtrip_all_types(void)
 	struct ustack_trace_event_desc d2 = desc_cpu;
 	d2.period = 100;
 	CHECK_EQ(ustack_trace_writer__add_event_desc(w, &d2), -EEXIST);
-	ustack_trace_writer__stats(w, &ws);
+	ustack_trace_writer__stats(w, &ws, sizeof(ws));
 	CHECK_EQ(ws.events, 2);
 	CHECK_EQ(ws.user_stacks, 2);
 	CHECK_EQ(ws.stacks, 2);
@@ -350,7 +350,7 @@ static void test_roundtrip_all_types(void)
 
 	r = ustack_trace_reader__open(path, NULL);
 	CHECK(r);
-	while ((ret = ustack_trace_reader__next(r, &rec)) == 1) {
+	while ((ret = ustack_trace_reader__next(r, &rec, sizeof(rec))) == 1) {
 		CHECK(n < 64);
 		types[n++] = rec.type;
 		CHECK_EQ(rec.chunk, 0);
@@ -607,7 +607,7 @@ static void test_chunks_self_contained(void)
 		memcpy(ex + 32, buf + ch[k].off, elen - 32);
 		r = mem_reader(ex, elen, USTACK_TRACE_READER_EXTRACT);
 		CHECK(r);
-		while ((ret = ustack_trace_reader__next(r, &rec)) == 1) {
+		while ((ret = ustack_trace_reader__next(r, &rec, sizeof(rec))) == 1) {
 			struct ustack_trace_stack st;
 			struct ustack_file_map fm;
 
@@ -635,7 +635,7 @@ static void test_chunks_self_contained(void)
 		if (k > 0) {
 			struct ustack_trace_reader *s = mem_reader(ex, elen, 0);
 
-			CHECK_EQ(ustack_trace_reader__next(s, &rec), -EBADMSG);
+			CHECK_EQ(ustack_trace_reader__next(s, &rec, sizeof(rec)), -EBADMSG);
 			ustack_trace_reader__close(s);
 		}
 		total_events += events;
@@ -660,7 +660,7 @@ static int read_collect(const uint8_t *buf, size_t len, struct ref *got, uint64_
 	int ret;
 
 	got->n = 0;
-	while ((ret = ustack_trace_reader__next(r, &rec)) == 1) {
+	while ((ret = ustack_trace_reader__next(r, &rec, sizeof(rec))) == 1) {
 		if (got->n < 4096) {
 			got->off[got->n] = rec.offset;
 			got->chunk[got->n] = rec.chunk;
@@ -668,7 +668,7 @@ static int read_collect(const uint8_t *buf, size_t len, struct ref *got, uint64_
 		got->n++;
 	}
 	/* an error repeats */
-	if (ret < 0 && ustack_trace_reader__next(r, &rec) != ret)
+	if (ret < 0 && ustack_trace_reader__next(r, &rec, sizeof(rec)) != ret)
 		ret = -1000;
 	if (ret < 0 && !strstr(ustack_trace_reader__error(r), "offset "))
 		ret = -1001;
@@ -825,7 +825,7 @@ static int read_handmade(const uint8_t *payload, size_t plen, uint32_t nrec, uin
 	n += put_chunk(file + n, 0, payload, (uint32_t)plen, nrec);
 	r = mem_reader(file, n, flags);
 	*nrecs = 0;
-	while ((ret = ustack_trace_reader__next(r, &rec)) == 1)
+	while ((ret = ustack_trace_reader__next(r, &rec, sizeof(rec))) == 1)
 		(*nrecs)++;
 	snprintf(msg, msgsz, "%s", ustack_trace_reader__error(r));
 	ustack_trace_reader__close(r);
@@ -924,23 +924,23 @@ static void test_version_and_header(void)
 	crc = ustack_crc32(0, f, 28);
 	memcpy(f + 28, &crc, 4);
 	r = mem_reader(f, 32, 0);
-	CHECK_EQ(ustack_trace_reader__next(r, &rec), -ENOTSUP);
+	CHECK_EQ(ustack_trace_reader__next(r, &rec, sizeof(rec)), -ENOTSUP);
 	CHECK(strstr(ustack_trace_reader__error(r), "version 2.0 not supported"));
 	ustack_trace_reader__close(r);
 
 	r = mem_reader((const uint8_t *)"hello world, this is not a trace", 32, 0);
-	CHECK_EQ(ustack_trace_reader__next(r, &rec), -EBADMSG);
+	CHECK_EQ(ustack_trace_reader__next(r, &rec, sizeof(rec)), -EBADMSG);
 	CHECK_STR(ustack_trace_reader__error(r), "offset 0: file header: bad magic (not a ustack trace)");
 	ustack_trace_reader__close(r);
 
 	/* the empty file */
 	r = mem_reader(f, 0, 0);
-	CHECK_EQ(ustack_trace_reader__next(r, &rec), -EBADMSG);
+	CHECK_EQ(ustack_trace_reader__next(r, &rec, sizeof(rec)), -EBADMSG);
 	ustack_trace_reader__close(r);
 	/* a file of just the header: no END */
 	put_file_header(f);
 	r = mem_reader(f, 32, 0);
-	CHECK_EQ(ustack_trace_reader__next(r, &rec), -EBADMSG);
+	CHECK_EQ(ustack_trace_reader__next(r, &rec, sizeof(rec)), -EBADMSG);
 	CHECK(strstr(ustack_trace_reader__error(r), "offset 32: file ends without an END record"));
 	ustack_trace_reader__close(r);
 	CHECK(ustack_trace_reader__open("/nonexistent/trace", NULL) == NULL);
@@ -992,7 +992,7 @@ static void test_file_size_limit(void)
 	CHECK_EQ(WEXITSTATUS(status), 0);
 	r = ustack_trace_reader__open(path, NULL);
 	CHECK(r);
-	while ((ret = ustack_trace_reader__next(r, &rec)) == 1)
+	while ((ret = ustack_trace_reader__next(r, &rec, sizeof(rec))) == 1)
 		events += rec.type == USTACK_TRACE_EVENT;
 	CHECK_EQ(ret, -EBADMSG);
 	CHECK(events > 5);
@@ -1055,7 +1055,7 @@ static void test_full_disk(void)
 		err = -2;
 		goto out;
 	}
-	while ((ret = ustack_trace_reader__next(r, &rec)) == 1)
+	while ((ret = ustack_trace_reader__next(r, &rec, sizeof(rec))) == 1)
 		events += rec.type == USTACK_TRACE_EVENT;
 	ustack_trace_reader__close(r);
 	err = ret == -EBADMSG && events > 50 ? 0 : -3;
@@ -1120,7 +1120,7 @@ static void test_stitching(void)
 #undef US
 	r = ustack_trace_reader__open(path, NULL);
 	CHECK(r);
-	while ((ret = ustack_trace_reader__next(r, &rec)) == 1)
+	while ((ret = ustack_trace_reader__next(r, &rec, sizeof(rec))) == 1)
 		CHECK_EQ(ustack_trace_stitcher__push(s, &rec), 0);
 	CHECK_EQ(ret, 0);
 	CHECK_EQ(ustack_trace_stitcher__push(s, NULL), 0);
@@ -1174,7 +1174,7 @@ static void test_typical_sizes(void)
 		CHECK_EQ(ustack_trace_writer__add_user_stack(w, &u), 0);
 		t += 1001001 / 2 + rand() % 1000;
 	}
-	ustack_trace_writer__stats(w, &st);
+	ustack_trace_writer__stats(w, &st, sizeof(st));
 	CHECK_EQ(ustack_trace_writer__close(w), 0);
 	CHECK_EQ(stat(path, &sb), 0);
 	printf("INFO typical: %llu events, %llu chunks, file %lld bytes: %.1f bytes/EVENT record, "
@@ -1328,7 +1328,7 @@ static void dump_c(const uint8_t *buf, size_t len, FILE *o)
 	struct ustack_trace_record rec;
 	int ret;
 
-	while ((ret = ustack_trace_reader__next(r, &rec)) == 1) {
+	while ((ret = ustack_trace_reader__next(r, &rec, sizeof(rec))) == 1) {
 		switch (rec.type) {
 		case USTACK_TRACE_HEADER: {
 			const struct ustack_trace_header *h = &rec.header;
