@@ -21,7 +21,8 @@ USTACK_H := include/ustack/ustack.h
 VERSION_PART = $(shell sed -n 's/^\#define USTACK_VERSION_$(1) \([0-9][0-9]*\)$$/\1/p' $(USTACK_H))
 VERSION_MAJOR := $(call VERSION_PART,MAJOR)
 VERSION := $(VERSION_MAJOR).$(call VERSION_PART,MINOR).$(call VERSION_PART,PATCH)
-SONAME  := libustack.so.$(VERSION_MAJOR)
+# 0.x: a minor release may change the ABI, so the soname carries it
+SONAME  := libustack.so.$(VERSION_MAJOR)$(if $(filter 0,$(VERSION_MAJOR)),.$(call VERSION_PART,MINOR))
 
 # SFrame for our own code when the assembler can emit it (binutils >= 2.40).
 GSFRAME := $(shell echo 'nop' | $(CC) -x assembler -Wa,--gsframe -c -o /dev/null - 2>/dev/null && echo -Wa,--gsframe)
@@ -49,11 +50,14 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAY := $(patsubst tests/fuzz/%.c,$(CHECK)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all check demo bench fuzz deps clean check-build version abi-baseline
+.PHONY: all check demo bench fuzz deps clean check-build version soname abi-baseline
 
 # the version, for scripts (tests/integration/abi_exports.sh)
 version:
 	@echo $(VERSION)
+
+soname: # for the same scripts (install, abi_exports)
+	@echo $(SONAME)
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/ustack $(BUILD)/libustack.a $(BUILD)/libustack.so

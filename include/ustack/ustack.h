@@ -34,7 +34,7 @@ extern "C" {
  * ustack.pc), the library returns them from ustack_version().
  */
 #define USTACK_VERSION_MAJOR 0
-#define USTACK_VERSION_MINOR 1
+#define USTACK_VERSION_MINOR 2
 #define USTACK_VERSION_PATCH 0
 
 #define USTACK__STR(x) #x

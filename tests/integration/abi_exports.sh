@@ -98,7 +98,7 @@ got_lib=$(${CC:-gcc} -Iinclude -o "$tmp/v" "$tmp/v.c" "$A" 2>&1 && "$tmp/v")
 got_so=$(readlink build/libustack.so)
 got_soname=$(readelf -d build/libustack.so | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 if [ "$got_make" = "$v" ] && [ "$got_cli" = "ustack $v" ] && [ "$got_lib" = "$v $v" ] &&
-   [ "$got_so" = "libustack.so.$v" ] && [ "$got_soname" = "libustack.so.${v%%.*}" ]; then
+   [ "$got_so" = "libustack.so.$v" ] && [ "$got_soname" = "$(make -s --no-print-directory soname)" ]; then
 	echo "PASS $T/version ($v)"
 else
 	echo "FAIL $T/version: header '$v', make version '$got_make', --version '$got_cli'," \

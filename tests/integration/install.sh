@@ -5,7 +5,7 @@
 #              the soname link, headers, ustack.pc, the command and the man
 #              pages, and writes nothing outside $tmp (nor in /usr/local)
 #   shared     a program built with `pkg-config --cflags --libs ustack`
-#              runs against the staged libustack.so.0 (readelf: NEEDED and
+#              runs against the staged libustack.so.0.MINOR (readelf: NEEDED and
 #              SONAME) and its ustack_backtrace() agrees with glibc's
 #   static     the same with `pkg-config --static` and libustack.a: no
 #              NEEDED libustack
@@ -23,6 +23,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 stage=$tmp/stage
 v=$(make -s --no-print-directory version)
+so=$(make -s --no-print-directory soname)
 marker=$tmp/marker
 touch "$marker"
 sleep 1
@@ -31,7 +32,7 @@ if ! make -s --no-print-directory install DESTDIR="$stage" PREFIX=/usr >"$tmp/in
 	exit 1
 fi
 want="usr/bin/ustack usr/include/ustack/ustack.h usr/include/ustack/unwind.h
-usr/lib/libustack.a usr/lib/libustack.so.$v usr/lib/libustack.so.0 usr/lib/libustack.so
+usr/lib/libustack.a usr/lib/libustack.so.$v usr/lib/$so usr/lib/libustack.so
 usr/lib/pkgconfig/ustack.pc usr/share/man/man1/ustack.1"
 for f in docs/cli/*.md; do want="$want usr/share/man/man1/ustack-$(basename "$f" .md).1"; done
 missing=
@@ -39,11 +40,11 @@ for f in $want; do [ -e "$stage/$f" ] || missing="$missing $f"; done
 # files changed during the install outside the staging dir and the build
 # tree (build/man is generated there): there must be none
 outside=$(find /usr /etc /opt -xdev -newer "$marker" -type f 2>/dev/null | grep -v '^/usr/lib/python' | head -5)
-if [ -z "$missing" ] && [ "$(readlink "$stage/usr/lib/libustack.so.0")" = "libustack.so.$v" ] &&
+if [ -z "$missing" ] && [ "$(readlink "$stage/usr/lib/$so")" = "libustack.so.$v" ] &&
    [ -z "$outside" ]; then
 	echo "PASS $T/files"
 else
-	echo "FAIL $T/files: missing [$missing], libustack.so.0 -> $(readlink "$stage/usr/lib/libustack.so.0"), written outside: [$outside]"
+	echo "FAIL $T/files: missing [$missing], $so -> $(readlink "$stage/usr/lib/$so"), written outside: [$outside]"
 fi
 
 cat >"$tmp/prog.c" <<'C'
@@ -79,8 +80,8 @@ if [ -n "$libs" ] && $CC $flags $cflags -o "$tmp/prog_shared" "$tmp/prog.c" $lib
 	needed=$(readelf -d "$tmp/prog_shared" | sed -n 's/.*(NEEDED).*\[\(libustack[^]]*\)\].*/\1/p')
 	soname=$(readelf -d "$stage/usr/lib/libustack.so.$v" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 	resolved=$(LD_LIBRARY_PATH=$stage/usr/lib ldd "$tmp/prog_shared" | awk '/libustack/ { print $3 }')
-	if [ $rc -eq 0 ] && [ "$needed" = libustack.so.0 ] && [ "$soname" = libustack.so.0 ] &&
-	   [ "$resolved" = "$stage/usr/lib/libustack.so.0" ]; then
+	if [ $rc -eq 0 ] && [ "$needed" = "$so" ] && [ "$soname" = "$so" ] &&
+	   [ "$resolved" = "$stage/usr/lib/$so" ]; then
 		echo "PASS $T/shared ($out; cflags '$cflags', libs '$libs')"
 	else
 		echo "FAIL $T/shared: rc $rc '$out', NEEDED '$needed', SONAME '$soname', resolved '$resolved'"
