@@ -35,6 +35,7 @@
 #include <ustack/trace.h>
 #include <ustack/ustack.h>
 #include "common/compiler.h"
+#include "common/grow.h"
 #include "common/log.h"
 #include "common/opts.h"
 #include <ustack/hashmap.h>
@@ -70,14 +71,13 @@ static struct tid_comm *comm_slot(struct rec *r, uint32_t tid, int create)
 		return &r->comms[i];
 	if (!create)
 		return NULL;
-	if (r->nr_comms == r->cap_comms) {
-		size_t cap = r->cap_comms ? 2 * r->cap_comms : 64;
-		struct tid_comm *n = realloc(r->comms, cap * sizeof(*n));
+	{
+		void *n = r->comms;
+		int gret = ustack_grow(&n, &r->cap_comms, r->nr_comms + 1, sizeof(*r->comms), 64);
 
-		if (!n)
-			return NULL;
 		r->comms = n;
-		r->cap_comms = cap;
+		if (gret)
+			return NULL;
 	}
 	if (ustack_u64map__put(r->comm_of, tid, r->nr_comms))
 		return NULL;

@@ -35,6 +35,7 @@
 
 #include <ustack/procmaps.h>
 #include "common/compiler.h"
+#include "common/grow.h"
 #include "common/log.h"
 #include "elf/elf_file.h"
 #include "sources/bpf_backend.h"
@@ -364,14 +365,13 @@ static struct entry *entry_of(struct rec *r, uint32_t tid, int create)
 		return &b->entries[i];
 	if (!create)
 		return NULL;
-	if (b->nr_entries == b->cap_entries) {
-		size_t cap = b->cap_entries ? 2 * b->cap_entries : 64;
-		struct entry *e = realloc(b->entries, cap * sizeof(*e));
+	{
+		void *e = b->entries;
+		int gret = ustack_grow(&e, &b->cap_entries, b->nr_entries + 1, sizeof(*b->entries), 64);
 
-		if (!e)
-			return NULL;
 		b->entries = e;
-		b->cap_entries = cap;
+		if (gret)
+			return NULL;
 	}
 	if (ustack_u64map__put(b->entry_of, tid, b->nr_entries))
 		return NULL;

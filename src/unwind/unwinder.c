@@ -17,6 +17,7 @@
 #include <ustack/procmaps.h>
 #include <ustack/unwind.h>
 #include "common/compiler.h"
+#include "common/grow.h"
 #include "common/log.h"
 #include "common/opts.h"
 #include "elf/elf_file.h"
@@ -150,14 +151,13 @@ static int map_insert(struct ustack_unwinder *u, const struct ustack_mapping *m,
 		free(n.path); /* the image wins: it is what was mapped */
 		n.path = NULL;
 	}
-	if (u->nr == u->cap) {
-		size_t cap = u->cap ? 2 * u->cap : 16;
-		struct uw_map *g = realloc(u->maps, cap * sizeof(*g));
+	{
+		void *g = u->maps;
+		int gret = ustack_grow(&g, &u->cap, u->nr + 1, sizeof(*u->maps), 16);
 
-		if (!g)
-			goto nomem;
 		u->maps = g;
-		u->cap = cap;
+		if (gret)
+			goto nomem;
 	}
 	/* [i, j): the mappings the new one overlaps */
 	i = map_lower_bound(u, m->start);
