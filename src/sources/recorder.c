@@ -861,18 +861,17 @@ static int rec_step(struct rec *r, int timeout_ms)
 	const struct ustack_record_opts *o = r->o;
 	struct epoll_event evs[8];
 	char err[512];
+	uint64_t ticks;
 	int ret, status;
 
-	if (timeout_ms && epoll_wait(r->epfd, evs, 8, timeout_ms) < 0 && errno != EINTR)
-		return -errno;
-	/* the tick */
-	{
-		uint64_t ticks;
-
-		if (read(r->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN) {
-			/* nothing: a timerfd read fails only when it has not fired */
-		}
+	if (timeout_ms && epoll_wait(r->epfd, evs, 8, timeout_ms) < 0 && errno != EINTR) {
+		ret = -errno;
+		set_err(r, "waiting for the ring buffers: %s%s", strerror(-ret), "");
+		return ret;
 	}
+	/* re-arm the tick's readiness (EAGAIN: it has not fired since) */
+	if (read(r->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		pr_debug("recorder tick: %s\n", strerror(errno));
 	if (r->bpf) {
 		/* the ring buffer up to now first, then the side-band up to the
 		 * same moment: a process's exit or exec is applied after its
