@@ -1,7 +1,7 @@
 # pprof output (src/cli/out_pprof*.c) gzips the profile with zlib: the
 # ustack command links it. test_pprof checks the encoder of the CLI module
 # out_pprof.c against hand-computed bytes, so it links that object (and the
-# library again after it, for the hash map it uses).
+# library again after it, for the hash map it uses) and its buffer growth.
 CLI_LDLIBS += -lz
-$(CHECK)/tests/test_pprof: $(CHECK)/obj/cli/out_pprof.o
-$(CHECK)/tests/test_pprof: TEST_LDLIBS += $(CHECK)/obj/cli/out_pprof.o $(CHECK)/libustack.a -lz
+$(CHECK)/tests/test_pprof: $(CHECK)/obj/cli/out_pprof.o $(CHECK)/obj/cli/cli_grow.o
+$(CHECK)/tests/test_pprof: TEST_LDLIBS += $(CHECK)/obj/cli/out_pprof.o $(CHECK)/obj/cli/cli_grow.o $(CHECK)/libustack.a -lz

@@ -22,6 +22,9 @@ int cli_is_help(const char *arg);
 
 /* Parse a hex (0x optional) or decimal u64; 0 on success, -EINVAL otherwise. */
 int cli_parse_u64(const char *s, int base, unsigned long long *out);
+/* Room for @need bytes in the buffer *@p of *@cap bytes (doubling from
+ * 256). 0, or -1 with *@p and *@cap unchanged. */
+int cli_grow(void **p, size_t *cap, size_t need);
 
 /* A subcommand that a later issue implements: says so and exits 2. */
 int cli_not_yet(const char *cmd);

@@ -57,21 +57,11 @@ struct sbuf {
 
 static void sb_reserve(struct sbuf *b, size_t more)
 {
-	size_t ncap;
-	char *np;
+	void *p = b->p;
 
-	if (b->len + more + 1 <= b->cap)
-		return;
-	ncap = b->cap ? b->cap : 256;
-	while (ncap < b->len + more + 1)
-		ncap *= 2;
-	np = realloc(b->p, ncap);
-	if (!np) {
+	if (cli_grow(&p, &b->cap, b->len + more + 1))
 		b->oom = 1;
-		return;
-	}
-	b->p = np;
-	b->cap = ncap;
+	b->p = p;
 }
 
 static void sb_add(struct sbuf *b, const char *s, size_t n)

@@ -17,32 +17,18 @@
 #include <zlib.h>
 
 #include <ustack/hashmap.h>
+#include "cli/cli.h"
 #include "cli/out_pprof.h"
 
 /* ---- wire format ---------------------------------------------------------- */
 
 static void pb_reserve(struct pb_buf *b, size_t more)
 {
-	size_t ncap;
-	uint8_t *np;
+	void *p = b->p;
 
-	if (b->oom || b->len + more <= b->cap)
-		return;
-	ncap = b->cap ? b->cap : 256;
-	while (ncap < b->len + more) {
-		if (ncap > SIZE_MAX / 2) {
-			b->oom = 1;
-			return;
-		}
-		ncap *= 2;
-	}
-	np = realloc(b->p, ncap);
-	if (!np) {
+	if (b->oom || (more > SIZE_MAX - b->len) || cli_grow(&p, &b->cap, b->len + more))
 		b->oom = 1;
-		return;
-	}
-	b->p = np;
-	b->cap = ncap;
+	b->p = p;
 }
 
 static void pb_raw(struct pb_buf *b, const void *p, size_t n)
