@@ -33,6 +33,7 @@ skip() { echo "SKIP $1: $2"; }
 tmp=$(mktemp -d)
 trap '[ -n "${pid:-}" ] && kill -9 "$pid" 2>/dev/null; [ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
 P=$TOP/tests/integration/progs
+. "$TOP/tests/integration/lib/tracepoint.sh"
 if ! $CC -O2 -fomit-frame-pointer -shared -fPIC -o "$tmp/lib0.so" "$P/many_lib.c" ||
    ! $CC -O2 -fomit-frame-pointer -o "$tmp/many_libs" "$P/many_libs.c" -ldl; then
 	fail modcache_evict "cannot build tests/integration/progs/many_lib*.c"
@@ -57,6 +58,8 @@ fi
 
 if [ "$(id -u)" -ne 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 1 ]; then
 	skip record_two_tables "needs root or kernel.perf_event_paranoid <= 1"
+elif why=$(tracepoint_why syscalls:sys_enter_write) && [ -n "$why" ]; then
+	skip record_two_tables "$why"
 else
 	# ---- record ------------------------------------------------------------
 	"$USTACK" record --max-tables 2 -q -o "$tmp/t.data" -e syscalls:sys_enter_write -- \

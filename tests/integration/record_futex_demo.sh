@@ -47,6 +47,12 @@ if [ "$(id -u)" -ne 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 1
 	skip record_futex_demo "needs root or kernel.perf_event_paranoid <= 1"
 	exit 0
 fi
+. "$TOP/tests/integration/lib/tracepoint.sh"
+why=$(tracepoint_why syscalls:sys_enter_futex)
+if [ -n "$why" ]; then
+	skip record_futex_demo "$why"
+	exit 0
+fi
 libc=$(ldd /bin/true | awk '/libc\.so\.6/ { print $3 }')
 bid=$(readelf -n "$libc" 2>/dev/null | awk '/Build ID:/ { print $3; exit }')
 if ! [ -r "/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug" ]; then

@@ -55,6 +55,12 @@ if [ "$(id -u)" -ne 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 1
 	skip record_storm "needs root or kernel.perf_event_paranoid <= 1"
 	exit 0
 fi
+. "$TOP/tests/integration/lib/tracepoint.sh"
+why=$(tracepoint_why syscalls:sys_enter_write)
+if [ -n "$why" ]; then
+	skip record_storm "$why"
+	exit 0
+fi
 if ! command -v python3 >/dev/null; then
 	skip record_storm "python3 not installed (tests/integration/lib/record_check.py)"
 	exit 0
