@@ -35,14 +35,21 @@ struct ustack_modtab {
 /*
  * The ELF entry point is where the kernel starts the program, with sp at
  * argc: nothing called it. Where no table covers it (ld.so's _start has
- * no CFI), the pc exactly there is the outermost frame, as a CFI row with
- * RA undefined would say. One byte: a return address never looks it up
- * (its lookup pc - 1 lies inside the call before it).
+ * no CFI), the code from the entry up to the next address a table covers
+ * runs in that first frame: ld.so's `_start` calls `_dl_start`, then
+ * `_dl_start_user` calls `_dl_init` and jumps to the program, all on the
+ * kernel's frame. So the whole gap, [entry, end), is the outermost frame,
+ * as a CFI row with RA undefined would say; a return address into it
+ * (`_dl_start` returning to entry + 8) ends the stack there. The gap is
+ * capped at USTACK_ENTRY_GAP_MAX bytes: code after that is no longer
+ * taken to be the entry's.
  */
-static inline void ustack_entry_row(uint64_t entry, struct ustack_row *row)
+#define USTACK_ENTRY_GAP_MAX 256
+
+static inline void ustack_entry_row(uint64_t entry, uint64_t end, struct ustack_row *row)
 {
 	/* CFA above sp, as the unwinder checks before it reads the RA rule */
-	*row = (struct ustack_row){ .start = entry, .end = entry + 1, .cfa_off = 8,
+	*row = (struct ustack_row){ .start = entry, .end = end, .cfa_off = 8,
 				    .ra_rule = USTACK_RULE_UNDEFINED };
 }
 

@@ -252,8 +252,8 @@ void ustack_modcache__stats(const struct ustack_modcache *mc, uint64_t *opened, 
 	*evicted = mc->evicted;
 }
 
-int ustack_modtab__find_row(struct ustack_modtab *m, uint64_t vaddr, struct ustack_row *row,
-			    unsigned int *method)
+static int find_row_tables(struct ustack_modtab *m, uint64_t vaddr, struct ustack_row *row,
+			   unsigned int *method)
 {
 	int ret = -ENOENT;
 
@@ -291,8 +291,35 @@ int ustack_modtab__find_row(struct ustack_modtab *m, uint64_t vaddr, struct usta
 			ret = 0;
 		}
 	}
-	if (ret == -ENOENT && m->entry && vaddr == m->entry && m->entry != UINT64_MAX) {
-		ustack_entry_row(m->entry, row);
+	return ret;
+}
+
+/* Whether [entry, vaddr] lies in the table gap that holds the entry point
+ * (ustack_entry_row()). Only asked for a pc no table covers within
+ * USTACK_ENTRY_GAP_MAX bytes after the entry, so the byte-wise scan is rare
+ * and short. */
+static int in_entry_gap(struct ustack_modtab *m, uint64_t vaddr)
+{
+	struct ustack_row r;
+	unsigned int meth;
+
+	if (!m->entry || m->entry == UINT64_MAX || vaddr < m->entry ||
+	    vaddr - m->entry >= USTACK_ENTRY_GAP_MAX)
+		return 0;
+	for (uint64_t p = m->entry; p < vaddr; p++)
+		if (find_row_tables(m, p, &r, &meth) != -ENOENT)
+			return 0;
+	return 1;
+}
+
+int ustack_modtab__find_row(struct ustack_modtab *m, uint64_t vaddr, struct ustack_row *row,
+			    unsigned int *method)
+{
+	int ret = find_row_tables(m, vaddr, row, method);
+
+	if (ret == -ENOENT && in_entry_gap(m, vaddr)) {
+		/* the row as far as this pc is known to lie in the gap */
+		ustack_entry_row(m->entry, vaddr + 1, row);
 		*method = USTACK_METHOD_CFI;
 		ret = 0;
 	}

@@ -270,11 +270,22 @@ int ustack_modtab__rows(struct ustack_modtab *m, struct ustack_row_span **spans,
 	if (!err)
 		err = layer(&sf, &plt);
 	if (!err && m->entry && m->entry != UINT64_MAX) {
-		/* under everything else, as find_row answers it */
+		/* under everything else, as find_row answers it: the gap
+		 * from the entry to the first span after it */
 		struct span_vec ent = { 0 };
 		struct ustack_row row;
+		uint64_t end = m->entry + USTACK_ENTRY_GAP_MAX;
 
-		ustack_entry_row(m->entry, &row);
+		for (size_t i = 0; i < sf.n; i++) {
+			if (sf.v[i].row.end <= m->entry)
+				continue;
+			if (sf.v[i].row.start <= m->entry)
+				end = m->entry; /* covered: no gap */
+			else if (sf.v[i].row.start < end)
+				end = sf.v[i].row.start;
+			break;
+		}
+		ustack_entry_row(m->entry, end, &row);
 		err = vec_add(&ent, &row, USTACK_METHOD_CFI, 0);
 		if (!err)
 			err = layer(&sf, &ent);

@@ -8,6 +8,7 @@
 #include <ustack/ustack.h>
 #include "elf/elf_file.h"
 #include "unwind/modules.h"
+#include "unwind/modules_internal.h"
 #include "unwind/unwind.h"
 #include "test.h"
 
@@ -145,8 +146,10 @@ static void test_evicted_table_stays_valid(void)
 
 static int quiet(enum ustack_print_level l, const char *f, va_list ap) { return 0; }
 
-/* ld.so's entry point (_start, no CFI on Debian) is the outermost frame
- * when the pc is exactly there, and only there; the rows export agrees. */
+/* ld.so's entry point (_start, no CFI on Debian) and the code after it up
+ * to the next address a table covers (_dl_start_user) are the outermost
+ * frame: a return address into it (_dl_start returning to entry + 8) ends
+ * the stack. The rows export gives the same gap as one span. */
 static void test_entry_point_outermost(void)
 {
 	static const char *ldso = "/lib64/ld-linux-x86-64.so.2";
@@ -155,7 +158,7 @@ static void test_entry_point_outermost(void)
 	struct ustack_modtab *m;
 	struct ustack_row row;
 	unsigned int method = 0;
-	uint64_t entry;
+	uint64_t entry, gap_end = 0;
 	size_t nr = 0, hits = 0;
 
 	CHECK(mc);
@@ -171,23 +174,41 @@ static void test_entry_point_outermost(void)
 	if (row.start != entry || row.end != entry + 1) {
 		printf("SKIP test_entry_point_outermost: a table covers %s's entry 0x%llx\n", ldso,
 		       (unsigned long long)entry);
-	} else {
-		CHECK_EQ(row.ra_rule, USTACK_RULE_UNDEFINED);
-		CHECK(row.cfa_off > 0);
-		/* the next byte is not the entry any more */
-		CHECK(ustack_modtab__find_row(m, entry + 1, &row, &method) != 0 ||
-		      row.start > entry);
-		CHECK_EQ(ustack_modtab__rows(m, &spans, &nr), 0);
-		for (size_t i = 0; i < nr; i++)
-			if (spans[i].row.start <= entry && entry < spans[i].row.end) {
-				hits++;
-				CHECK_EQ_U64(spans[i].row.start, entry);
-				CHECK_EQ_U64(spans[i].row.end, entry + 1);
-				CHECK_EQ(spans[i].row.ra_rule, USTACK_RULE_UNDEFINED);
-			}
-		CHECK_EQ(hits, 1);
-		free(spans);
+		goto out;
 	}
+	CHECK_EQ(row.ra_rule, USTACK_RULE_UNDEFINED);
+	CHECK(row.cfa_off > 0);
+	CHECK_EQ(ustack_modtab__rows(m, &spans, &nr), 0);
+	for (size_t i = 0; i < nr; i++)
+		if (spans[i].row.start <= entry && entry < spans[i].row.end) {
+			hits++;
+			CHECK_EQ_U64(spans[i].row.start, entry);
+			CHECK_EQ(spans[i].row.ra_rule, USTACK_RULE_UNDEFINED);
+			gap_end = spans[i].row.end;
+			/* the gap ends where a table row begins, or at the cap */
+			CHECK(gap_end == entry + USTACK_ENTRY_GAP_MAX ||
+			      (i + 1 < nr && spans[i + 1].row.start == gap_end));
+		}
+	CHECK_EQ(hits, 1);
+	/* _start is `mov %rsp,%rdi; call _dl_start` (3 + 5 bytes): the return
+	 * address entry + 8 is looked up at entry + 7 */
+	CHECK(gap_end > entry + 8);
+	CHECK_EQ(ustack_modtab__find_row(m, entry + 7, &row, &method), 0);
+	CHECK_EQ(row.ra_rule, USTACK_RULE_UNDEFINED);
+	CHECK_EQ_U64(row.start, entry);
+	/* every byte of the gap answers so, the first byte after it does not */
+	for (uint64_t p = entry; p < gap_end; p++) {
+		if (ustack_modtab__find_row(m, p, &row, &method) != 0 ||
+		    row.ra_rule != USTACK_RULE_UNDEFINED || row.start != entry) {
+			CHECK(!"a pc in the entry gap is not the outermost frame");
+			break;
+		}
+	}
+	if (gap_end < entry + USTACK_ENTRY_GAP_MAX &&
+	    ustack_modtab__find_row(m, gap_end, &row, &method) == 0)
+		CHECK(row.start >= gap_end || row.ra_rule != USTACK_RULE_UNDEFINED);
+out:
+	free(spans);
 	ustack_modtab__put(m);
 	ustack_modcache__free(mc);
 }
