@@ -359,6 +359,23 @@ void rec_map_result(struct rec *r, int ret, uint32_t pid, const char *what)
 		pr_warn("pid %u: mapping record refused (%s): %s\n", pid, what, strerror(-ret));
 }
 
+/*
+ * An exec or a new executable mapping made by @tid: the stack of an entry
+ * @tid still has open was unwound already, but its frames are named (file
+ * id, offset) only when the entry closes, from the mapping picture as it
+ * is then. Close it now, before the picture changes: the task ran user
+ * code since that entry to make this call, so no later sample can join it
+ * (the kernel's deferred unwind would have run on that return to user
+ * space). Without this the last stack before an exec was named from the
+ * new image (file id 0), and a library dlclose()d and replaced at the same
+ * address took the frames of the one sampled.
+ */
+static void end_entry_before_remap(struct rec *r, uint32_t tid)
+{
+	if (!r->bpf)
+		ustack_deferred__task_exit(r->def, tid);
+}
+
 void rec_on_record(void *ctx, const struct ustack_perf_record *rec)
 {
 	struct rec *r = ctx;
@@ -369,12 +386,16 @@ void rec_on_record(void *ctx, const struct ustack_perf_record *rec)
 			on_sample(r, rec);
 		break;
 	case USTACK_PREC_COMM:
-		if (rec->comm.exec && rec->comm.pid == rec->comm.tid)
+		if (rec->comm.exec && rec->comm.pid == rec->comm.tid) {
+			end_entry_before_remap(r, rec->comm.tid);
 			ustack_recmaps__exec(r->rm, rec->comm.pid);
+		}
 		rec_write_thread(r, rec->time, rec->comm.pid, rec->comm.tid,
 			     rec->comm.exec ? USTACK_TRACE_THREAD_EXEC : 0, rec->comm.comm);
 		break;
 	case USTACK_PREC_MMAP2:
+		if (rec->mmap2.prot & 4 /* PROT_EXEC */)
+			end_entry_before_remap(r, rec->mmap2.tid);
 		if (rec->mmap2.prot & 4 /* PROT_EXEC */)
 			rec_map_result(r, ustack_recmaps__mmap(r->rm, rec->mmap2.pid, rec->mmap2.start,
 							   rec->mmap2.len, rec->mmap2.pgoff,

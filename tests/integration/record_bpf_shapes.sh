@@ -47,15 +47,16 @@
 #   dlopen_swap two libraries with different chains, each dlopen()ed,
 #               called and dlclose()d in turn, twice (A B A B): the loader
 #               puts each where the previous one was, so one address means
-#               different functions over time; counts per library exact
-#               (copy: a known limitation, docs/cli/record.md; when it
-#               misnames, SKIP with what it got; bpf is not compared to it)
+#               different functions over time; counts per library exact,
+#               both backends (copy closes the thread's open entry before
+#               the new mapping changes its picture)
 #   dlopen_pid  `record -p PID`: the program loops on getpid() until the
 #               test has seen one of them in the trace (so the recorder is
 #               attached), then dlopen()s the library: its mapping appears
 #               only after the recorder started
 #   exec        rec_exec_a execs rec_exec_b: both images' chains right
-#               (copy: known limitation around the exec, as dlopen_swap)
+#               (copy: the entry open at the exec is named from the old
+#               image)
 #   deep_wide   ~41 KiB of stack in ~110 frames: copy with --stack-size
 #               65528 and bpf reach _start; copy with the default 16384
 #               stops early with right frames only (deep_wide/copy-16k)
@@ -503,7 +504,7 @@ simple_case dlopen "rec_dl_main: 8 calls" "^dlopen;$MAIN;$dl_chain" -- "$tmp/dlo
 # A: 2 + 4 calls, B: 3 + 5
 A=$tmp/librec_dl.so B=$tmp/librec_dlb.so
 HS=("$HS_MAIN" ';rec_dl_warm_0;|.0' ';rec_dl_warm_1;|.1' ';rec_dl_warm_2;|.2' ';rec_dl_warm_3;|.3')
-COPY_KNOWN="one address, two libraries over time" simple_case dlopen_swap "rec_dl_main: 14 calls" \
+simple_case dlopen_swap "rec_dl_main: 14 calls" \
 	"^dlopen;$MAIN;rec_dl_run;rec_dl_entry;rec_dl_leaf;$LEAF 6\$" \
 	"^dlopen;$MAIN;rec_dl_run;rec_dl_entry;rec_dlb_leaf;$LEAF 8\$" \
 	-- "$tmp/dlopen" 2 "$A" "$B" "$A" "$B"
@@ -514,7 +515,7 @@ echo "# dlopen_swap: rec_dl_entry of the 4 loads at $(awk '/rec_dl_entry at/ { p
 # exec: the comm of the folded lines is not checked (both are the same
 # process); each image's chain is
 HS=("$HS_MAIN" ';rec_exec_b_warm;|.b')
-COPY_KNOWN="samples around the exec" simple_case exec "rec_exec_b: 6 calls" \
+simple_case exec "rec_exec_b: 6 calls" \
 	"^[^;]+;$MAIN;rec_exec_a_work;$LEAF 4\$" \
 	"^[^;]+;$MAIN;rec_exec_b_outer;rec_exec_b_work;$LEAF 6\$" \
 	-- "$tmp/exec_a" "$tmp/exec_b"
