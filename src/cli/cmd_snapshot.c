@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <ustack/perfmap.h>
 #include <ustack/snapshot.h>
@@ -28,10 +29,22 @@ struct snap_out {
 	/* the live /tmp/perf-PID.map: names of frames in JIT code */
 	struct ustack_perfmap *jit;
 	char jit_path[64];
+	uint32_t jit_uid; /* owner the map may have besides root (the process's) */
 	int jit_reread;
 	struct cli_speedscope *ss; /* speedscope: written at the end */
 	struct snapshot_pprof *pprof; /* --format pprof (out_pprof_snapshot.c) */
 };
+
+/* The uid of process @pid (the owner of /proc/PID: its euid), or -1 when
+ * unknown, which leaves only root and ourselves as owners of its JIT map. */
+static uint32_t proc_uid(int pid)
+{
+	char p[32];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "/proc/%d", pid);
+	return stat(p, &st) ? (uint32_t)-1 : (uint32_t)st.st_uid;
+}
 
 /* The JIT symbol of a frame in anonymous memory (no file, no symbol), from
  * the process's perf map. The map grows while the process runs: code
@@ -50,7 +63,7 @@ static const struct ustack_perfmap_entry *jit_sym(struct snap_out *o,
 		struct ustack_perfmap *m = ustack_perfmap__new();
 
 		o->jit_reread = 1;
-		if (m && !ustack_perfmap__read_file(m, o->jit_path)) {
+		if (m && !ustack_perfmap__read_file_owned(m, o->jit_path, o->jit_uid)) {
 			ustack_perfmap__free(o->jit);
 			o->jit = m;
 			e = ustack_perfmap__lookup(o->jit, pc);
@@ -514,9 +527,11 @@ int cmd_snapshot(int argc, char **argv)
 	}
 	/* JIT code is named from the process's perf map, if it writes one */
 	snprintf(out.jit_path, sizeof(out.jit_path), "/tmp/perf-%d.map", out.pid);
+	out.jit_uid = proc_uid(out.pid);
 	out.jit = ustack_perfmap__new();
-	if (out.jit && (ret = ustack_perfmap__read_file(out.jit, out.jit_path))) {
-		if (ret != -ENOENT)
+	if (out.jit && (ret = ustack_perfmap__read_file_owned(out.jit, out.jit_path, out.jit_uid))) {
+		/* not a regular file, wrong owner: the library said why */
+		if (ret != -ENOENT && ret != -EINVAL && ret != -EPERM)
 			fprintf(stderr, "ustack: %s: %s (JIT frames stay unnamed)\n", out.jit_path,
 				strerror(-ret));
 		ustack_perfmap__free(out.jit);
