@@ -42,7 +42,6 @@ struct sym_file {
 	struct ustack_elf *debug; /* separate debug file: symbols */
 	struct ustack_dwarf *dw;  /* DWARF of the symbols' file, opened at first need */
 	int dw_tried;
-	int dw_warned;            /* a corrupt DWARF is reported once per file */
 	unsigned int source;     /* enum ustack_debug_source of the symbols */
 };
 
@@ -417,12 +416,10 @@ static struct ustack_dwarf *sym_file_dwarf(struct ustack_symbolizer *s, struct s
 	if (s->flags & USTACK_SYMBOLIZER_NO_LINES)
 		return NULL;
 	path = dwarf_file_path(f);
-	if (path) {
+	/* a corrupt file is reported by the open, corrupt units by the
+	 * lookup that meets them (once per file) */
+	if (path)
 		f->dw = ustack_dwarf__open(path);
-		/* a corrupt file was reported by the open */
-		if (!f->dw && errno == EBADMSG)
-			f->dw_warned = 1;
-	}
 	return f->dw;
 }
 
@@ -454,15 +451,8 @@ static int resolve_lines(struct ustack_symbolizer *s, struct sym_file *f, uint64
 	if (!dw)
 		return 0;
 	n = ustack_dwarf__lookup(dw, vlook, lv);
-	if (n < 0) {
-		if (!f->dw_warned) {
-			f->dw_warned = 1;
-			pr_warn("%s: corrupt DWARF at address 0x%" PRIx64
-				": frames there keep only their symbol names\n",
-				dwarf_file_path(f), vlook);
-		}
-		return 0;
-	}
+	if (n < 0)
+		return 0; /* corrupt: the lookup said where, once per file */
 	if (n == 0)
 		return 0;
 	last = &lv[n - 1];

@@ -78,6 +78,42 @@ else
 	echo "FAIL symbolize_lines_corrupt: no .debug_info in the test program"
 fi
 
+# Garbage DWARF is "corrupt", not "no information": random bytes over the
+# first .debug_info unit header (from its offset + 4: the length kept,
+# version/abbrev offset/address size garbage), then over all of .debug_line:
+# one warning naming the file, the section and the offset, and the frames
+# keep their .symtab names.
+corrupt_case() { # name section skip-bytes grep-pattern
+	local name=$1 sec=$2 skip=$3 pat=$4 off size rc nw named
+	cp "$tmp/c" "$tmp/$name"
+	read -r off size < <(readelf -SW "$tmp/$name" | sed 's/^ *\[ *[0-9]*\]//' |
+		awk -v s="$sec" '$1==s{print $4, $5}')
+	if [ -z "${off:-}" ]; then
+		echo "FAIL symbolize_lines_$name: no $sec in the test program"
+		return
+	fi
+	python3 -c "
+import random, sys
+random.seed(11)
+off, size, skip = int(sys.argv[2], 16), int(sys.argv[3], 16), int(sys.argv[4])
+n = size - skip if skip == 0 else 12
+f = open(sys.argv[1], 'r+b'); f.seek(off + skip)
+f.write(bytes(random.randrange(256) for _ in range(n)))" "$tmp/$name" "$off" "$size" "$skip"
+	offs=$(objdump -d --no-show-raw-insn "$tmp/c" | awk '/call/{getline; sub(":","",$1); print "0x" $1}' | head -8)
+	timeout 20 "$USTACK" symbolize -e "$tmp/$name" --return $offs >"$tmp/$name.out" 2>"$tmp/$name.err"
+	rc=$?
+	nw=$(grep -c "$tmp/$name" "$tmp/$name.err")
+	named=$(grep -c '+0x' "$tmp/$name.out")
+	if [ $rc -le 1 ] && [ "$nw" -eq 1 ] && grep -q "$tmp/$name.*$pat" "$tmp/$name.err" &&
+		[ "$named" -ge 4 ] && ! grep -q ' at ' "$tmp/$name.out"; then
+		echo "PASS symbolize_lines_$name: $(head -1 "$tmp/$name.err"); $named frames keep their names"
+	else
+		echo "FAIL symbolize_lines_$name: rc $rc, $nw warnings (want 1 matching '$pat'), $named named: $(head -3 "$tmp/$name.err") | $(head -2 "$tmp/$name.out" | tr '\n' '|')"
+	fi
+}
+corrupt_case corrupt_header .debug_info 4 '\.debug_info.* offset 0x0'
+corrupt_case corrupt_line .debug_line 0 '\.debug_line.* offset 0x'
+
 # end to end: snapshot --lines of the running program shows its source
 # lines and the functions inlined at the pc (the loop in outer() is all
 # inlined code); without --lines, neither
