@@ -237,6 +237,20 @@ else
 	echo "SKIP symbolize_debugsrc_report_stats: ustack record gave no events ($(tail -1 "$tmp/rec.err" | cut -c1-100))"
 fi
 
+# 6c. snapshot --stats names the source per file too (symbols and DWARF)
+"$tmp/l_same/p" 2000000 >/dev/null &
+spid=$!
+sleep 0.3
+"$USTACK" snapshot -p $spid --stats --lines >"$tmp/snap.out" 2>"$tmp/snap.err"
+kill $spid 2>/dev/null; wait $spid 2>/dev/null
+if grep -qx "symbols: $tmp/l_same/p: debuglink ($tmp/l_same/p.dbg)" "$tmp/snap.err" &&
+   grep -qx "dwarf: $tmp/l_same/p: debuglink ($tmp/l_same/p.dbg)" "$tmp/snap.err" &&
+   grep -q 'dbgsrc_gamma_local+0x.* at .*dbgsrc_prog.c:[0-9]*$' "$tmp/snap.out"; then
+	echo "PASS symbolize_debugsrc_snapshot_stats: snapshot --stats says debuglink for the program's symbols and DWARF"
+else
+	echo "FAIL symbolize_debugsrc_snapshot_stats: $(grep -h '^symbols\|^dwarf\|ustack' "$tmp/snap.err" | head -6 | tr '\n' '|')"
+fi
+
 # 7. debuginfod (elfutils' own server) over a directory holding the debug file
 if ! command -v debuginfod >/dev/null; then
 	echo "SKIP symbolize_debugsrc_debuginfod: debuginfod (Debian package debuginfod) not installed"
@@ -272,6 +286,21 @@ DEBUGINFOD_URLS=$url DEBUGINFOD_CACHE_PATH=$tmp/dcache1 lines debuginfod debugin
 if [ -f "$m/p" ] && readelf -SW "$m/p" | grep -q gnu_debugdata; then
 	DEBUGINFOD_URLS=$url DEBUGINFOD_CACHE_PATH=$tmp/dcache4 check minidebuginfo_debuginfod minidebuginfo 1 "$m/p" -d "$empty"
 	DEBUGINFOD_URLS=$url DEBUGINFOD_CACHE_PATH=$tmp/dcache4 lines minidebuginfo_debuginfod debuginfod "$m/p" -d "$empty"
+	# snapshot too: names from .gnu_debugdata, lines from the server, and
+	# --stats says so
+	"$m/p" 2000000 >/dev/null &
+	spid=$!
+	sleep 0.3
+	DEBUGINFOD_URLS=$url DEBUGINFOD_CACHE_PATH=$tmp/dcache6 "$USTACK" snapshot -p $spid --stats --lines \
+		--debug-dir "$empty" >"$tmp/snap.out" 2>"$tmp/snap.err"
+	kill $spid 2>/dev/null; wait $spid 2>/dev/null
+	if grep -qx "symbols: $m/p: minidebuginfo ($m/p:.gnu_debugdata)" "$tmp/snap.err" &&
+	   grep -q "^dwarf: $m/p: debuginfod ($tmp/dcache6/$bid/debuginfo)$" "$tmp/snap.err" &&
+	   grep -q 'dbgsrc_gamma_local+0x.* at .*dbgsrc_prog.c:[0-9]*$' "$tmp/snap.out"; then
+		echo "PASS symbolize_debugsrc_minidebuginfo_debuginfod_snapshot: snapshot --lines: names from MiniDebugInfo, lines from debuginfod, --stats says both"
+	else
+		echo "FAIL symbolize_debugsrc_minidebuginfo_debuginfod_snapshot: $(head -c 600 "$tmp/snap.err" | tr '\n' '|') $(grep gamma "$tmp/snap.out" | head -1)"
+	fi
 	# without the server's DWARF, the names alone, no lines
 	"$USTACK" symbolize -v -d "$empty" -e "$m/p" "$INL_OFF" >"$tmp/lout" 2>"$tmp/lerr"
 	if grep -q ' at ' "$tmp/lout" || ! grep -qx 'dwarf: none' "$tmp/lerr"; then

@@ -131,7 +131,23 @@ for try in $(seq 200); do
 	json=$("$USTACK" snapshot -p $pid --lines --format json 2>&1)
 	echo "$json" | grep -q '"inlined": true' && break
 done
+# folded takes report's --inline/--srcline/--annotate: the outer frame
+# "outer sym_inline.c:N", then the functions inlined into it, each "_[i]";
+# --lines alone is refused with one line (it used to be ignored)
+for try in $(seq 200); do
+	folded=$("$USTACK" snapshot -p $pid --format folded --inline --srcline --annotate 2>&1)
+	echo "$folded" | grep -Eq ';outer sym_inline\.c:[0-9]+;[a-z_]+ sym_inline\.c:[0-9]+_\[i\]' && break
+done
+plainf=$("$USTACK" snapshot -p $pid --format folded 2>&1)
+linesf=$("$USTACK" snapshot -p $pid --format folded --lines 2>&1); linesf_rc=$?
 kill $pid 2>/dev/null; wait $pid 2>/dev/null
+if echo "$folded" | grep -Eq ';outer sym_inline\.c:[0-9]+;[a-z_]+ sym_inline\.c:[0-9]+_\[i\]' &&
+	echo "$plainf" | grep -q ';outer' && ! echo "$plainf" | grep -q -e 'sym_inline.c' -e '_\[i\]' &&
+	[ $linesf_rc = 2 ] && [ "$(echo "$linesf" | wc -l)" = 1 ] && echo "$linesf" | grep -q -- '--inline'; then
+	echo "PASS symbolize_lines_snapshot_folded: folded --inline --srcline --annotate: $(echo "$folded" | grep -Eo ';outer sym_inline\.c:[0-9]+;[^ ]+ [^;]*_\[i\]' | head -1); --lines alone refused: $linesf"
+else
+	echo "FAIL symbolize_lines_snapshot_folded: '$(echo "$folded" | head -2)', plain '$(echo "$plainf" | head -1)', --lines (rc $linesf_rc) '$linesf'"
+fi
 if echo "$with" | grep -q 'sym_inline.c:[0-9]* \[inlined\]' &&
 	echo "$with" | grep -q '^#[0-9]* 0x[0-9a-f]* outer+0x[0-9a-f]* (.*) at .*sym_inline.c:[0-9]*$' &&
 	! echo "$without" | grep -q -e ' at ' -e inlined &&
