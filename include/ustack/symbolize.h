@@ -110,6 +110,11 @@ struct ustack_sym {
 	uint32_t inlined;    /**< 1: this function was inlined into the next
 	                          frame of the chain (no machine frame of its own) */
 	uint32_t reserved;   /**< 0 */
+	/* Added in 0.3 (after the 0.2 fields; written by
+	 * ustack_symbolizer__symbolize_frames() when sym_sz covers it): */
+	uint32_t decl_line;  /**< the line where this entry's function is
+	                          declared (DW_AT_decl_line; pprof's
+	                          Function.start_line), 0 when unknown */
 };
 
 /** Size of struct ustack_sym before file/line/inlined were added. */

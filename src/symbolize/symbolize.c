@@ -512,6 +512,7 @@ static int resolve_lines(struct ustack_symbolizer *s, struct sym_file *f, uint64
 	out->file = last->file;
 	out->line = last->line;
 	out->column = last->column;
+	out->decl_line = last->decl_line;
 	/* no ELF symbol (stripped static function): the DWARF name */
 	if (!out->name && !last->inlined && dwarf_display_name(s, last)) {
 		out->name = dwarf_display_name(s, last);
@@ -543,6 +544,7 @@ static int resolve_lines(struct ustack_symbolizer *s, struct sym_file *f, uint64
 		in->file = lv[i].file;
 		in->line = lv[i].line;
 		in->column = lv[i].column;
+		in->decl_line = lv[i].decl_line;
 		in->inlined = 1;
 		in->status = USTACK_SYM_OK;
 	}
@@ -687,6 +689,9 @@ USTACK_API int ustack_symbolizer__symbolize_frames(struct ustack_symbolizer *s,
 								 : &sl->sym;
 
 		memcpy((char *)out + i * sym_sz, src, cp);
+		/* a newer caller's fields this library does not know: zero */
+		if (sym_sz > cp)
+			memset((char *)out + i * sym_sz + cp, 0, sym_sz - cp);
 	}
 	return (int)n;
 }

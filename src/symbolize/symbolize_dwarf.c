@@ -457,6 +457,13 @@ int ustack_dwarf__lookup(struct ustack_dwarf *d, uint64_t addr, struct ustack_dw
 			if (!lv->linkage)
 				lv->linkage = attr_string(fn[k], DW_AT_MIPS_linkage_name);
 			lv->inlined = dwarf_tag(fn[k]) == DW_TAG_inlined_subroutine;
+			{
+				/* where the function starts (pprof's start_line):
+				 * through DW_AT_abstract_origin / specification */
+				int dl = 0;
+
+				lv->decl_line = !dwarf_decl_line(fn[k], &dl) && dl > 0 ? (uint32_t)dl : 0;
+			}
 		}
 	}
 	if (!nlv && (out[0].file || out[0].line))

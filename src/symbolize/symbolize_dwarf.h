@@ -18,6 +18,8 @@ struct ustack_dwarf_level {
 	uint32_t line;       /**< 0 when unknown */
 	uint32_t column;     /**< 0 when unknown */
 	int inlined;         /**< 1: a DW_TAG_inlined_subroutine */
+	uint32_t decl_line;  /**< DW_AT_decl_line of the function (through its
+	                          abstract origin), 0 when unknown */
 };
 
 /** Deepest inline chain reported (levels beyond are dropped, outermost kept). */
