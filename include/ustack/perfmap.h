@@ -71,11 +71,29 @@ USTACK_API long ustack_perfmap__parse(struct ustack_perfmap *m, const char *buf,
 
 /**
  * Read and parse the file @path (at most USTACK_PERFMAP_MAX_FILE bytes).
+ * Only a regular file is read: a FIFO, a device or a directory at @path is
+ * refused with a warning (never opened for blocking reads).
  * @param m the map
  * @param path file name (symbolic links are not followed)
- * @return 0, -ENOENT (no such file), another negative errno
+ * @return 0, -ENOENT (no such file), -ELOOP (a symbolic link), -EINVAL (not
+ *         a regular file), another negative errno
  */
 USTACK_API int ustack_perfmap__read_file(struct ustack_perfmap *m, const char *path);
+
+/**
+ * As ustack_perfmap__read_file(), and the file must be owned by @uid (the
+ * uid of the process whose map it is), by root or by the caller's euid:
+ * anyone can create /tmp/perf-PID.map before the process does, and its
+ * names would then be trusted (perf ignores a map not owned by its own user
+ * or root). Another owner: a warning and -EPERM.
+ * @param m the map
+ * @param path file name
+ * @param uid the owner accepted besides root and the caller ((uint32_t)-1:
+ *        no owner check, as ustack_perfmap__read_file())
+ * @return as ustack_perfmap__read_file(), or -EPERM
+ */
+USTACK_API int ustack_perfmap__read_file_owned(struct ustack_perfmap *m, const char *path,
+					       uint32_t uid);
 
 /** @param m the map @return number of entries */
 USTACK_API size_t ustack_perfmap__count(const struct ustack_perfmap *m);

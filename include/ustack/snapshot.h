@@ -61,6 +61,12 @@ struct ustack_snapshot_thread {
 	/** every frame's inline chain, frame after frame (each frame has at
 	 *  least one entry); NULL without USTACK_SNAPSHOT_LINES */
 	const struct ustack_snapshot_line *lines;
+	/* appended in 0.3: */
+	/** parallel to lines[] (nr_lines entries): the line where each entry's
+	 *  function is declared (DW_AT_decl_line), 0 when unknown; NULL
+	 *  without USTACK_SNAPSHOT_LINES. An array of its own because
+	 *  struct ustack_snapshot_line, an array element, is frozen. */
+	const uint32_t *line_decls;
 };
 
 /** Called once per thread; a non-zero return ends the snapshot. The

@@ -22,7 +22,10 @@
  *      DEBUGINFOD_TIMEOUT seconds, default 10; after one failure the server
  *      is not asked again); else the image's .dynsym.
  *      ustack_symbolizer__file_source() says which one served a file.
- *      The DWARF (source lines, inlined functions) comes from the same file.
+ *      The DWARF (source lines, inlined functions) comes from the same file
+ *      when it has any; names from .symtab or MiniDebugInfo get their
+ *      DWARF from debuginfod when it has it (asked only when lines are
+ *      wanted): ustack_symbolizer__file_dwarf_source().
  *      zstd-compressed sections get a decompressed copy under the cache
  *      directory ($USTACK_CACHE_DIR, else /var/cache/ustack for root, else
  *      ~/.cache/ustack), keyed by build ID.
@@ -107,6 +110,11 @@ struct ustack_sym {
 	uint32_t inlined;    /**< 1: this function was inlined into the next
 	                          frame of the chain (no machine frame of its own) */
 	uint32_t reserved;   /**< 0 */
+	/* Added in 0.3 (after the 0.2 fields; written by
+	 * ustack_symbolizer__symbolize_frames() when sym_sz covers it): */
+	uint32_t decl_line;  /**< the line where this entry's function is
+	                          declared (DW_AT_decl_line; pprof's
+	                          Function.start_line), 0 when unknown */
 };
 
 /** Size of struct ustack_sym before file/line/inlined were added. */
@@ -200,6 +208,22 @@ USTACK_API int ustack_symbolizer__file_status(struct ustack_symbolizer *s, uint6
  *         id, file id 0, or no file found)
  */
 USTACK_API int ustack_symbolizer__file_source(struct ustack_symbolizer *s, uint64_t file_id);
+
+/**
+ * Which source serves the DWARF (source lines, inlined functions) of
+ * @file_id: the symbols' own source when that file has DWARF; else, for
+ * names from .symtab or MiniDebugInfo, the source found for DWARF alone
+ * (debuginfod; .gnu_debuglink after a build-ID file without DWARF). Looks
+ * for it now when not done yet (may ask debuginfod).
+ * @param s the symbolizer
+ * @param file_id the file id
+ * @param path if not NULL, receives the file the DWARF comes from, as found
+ *        (not a decompressed copy), or NULL
+ * @return an enum ustack_debug_source; USTACK_DEBUG_SRC_NONE when no DWARF
+ *         was found, with USTACK_SYMBOLIZER_NO_LINES, or for an unusable id
+ */
+USTACK_API int ustack_symbolizer__file_dwarf_source(struct ustack_symbolizer *s,
+						    uint64_t file_id, const char **path);
 
 /**
  * Name of a debug source: "none", "dynsym", "self", "build-id dir",

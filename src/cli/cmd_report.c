@@ -867,6 +867,11 @@ static void stats_symbol_sources(struct report *rp)
 		fprintf(rp->out, "symbols: file %" PRIu64 " %s: %s (%s)\n", ids[i],
 			s.path && *s.path ? s.path : "?", ustack_debug_source_name((unsigned int)src),
 			from ? from : ustack_sym_status_name((unsigned int)st));
+		/* source lines may come from elsewhere than the names */
+		src = ustack_symbolizer__file_dwarf_source(rp->sym, ids[i], &from);
+		fprintf(rp->out, "dwarf: file %" PRIu64 " %s: %s%s%s%s\n", ids[i],
+			s.path && *s.path ? s.path : "?", ustack_debug_source_name((unsigned int)src),
+			from ? " (" : "", from ? from : "", from ? ")" : "");
 	}
 	free(ids);
 }

@@ -7,9 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <ustack/perfmap.h>
 #include <ustack/snapshot.h>
+#include <ustack/symbolize.h>
 #include "cli/cli.h"
 #include "cli/out_viewers.h"
 #include "cli/out_pprof.h"
@@ -21,6 +23,10 @@ struct snap_out {
 	int pid;
 	int printed;
 	int show_method;
+	/* folded, as report's: inlined functions as frames, "func file.c:LINE",
+	 * inlined frames marked "_[i]" */
+	int inline_frames, srcline, annotate;
+	int stats; /* --stats */
 	/* folded: identical lines are merged with a count */
 	char **lines;
 	int *counts;
@@ -28,10 +34,25 @@ struct snap_out {
 	/* the live /tmp/perf-PID.map: names of frames in JIT code */
 	struct ustack_perfmap *jit;
 	char jit_path[64];
+	uint32_t jit_uid; /* owner the map may have besides root (the process's) */
 	int jit_reread;
+	/* --stats: the files of the frames, each once (debug sources) */
+	char **files;
+	size_t nfiles, cap_files;
 	struct cli_speedscope *ss; /* speedscope: written at the end */
 	struct snapshot_pprof *pprof; /* --format pprof (out_pprof_snapshot.c) */
 };
+
+/* The uid of process @pid (the owner of /proc/PID: its euid), or -1 when
+ * unknown, which leaves only root and ourselves as owners of its JIT map. */
+static uint32_t proc_uid(int pid)
+{
+	char p[32];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "/proc/%d", pid);
+	return stat(p, &st) ? (uint32_t)-1 : (uint32_t)st.st_uid;
+}
 
 /* The JIT symbol of a frame in anonymous memory (no file, no symbol), from
  * the process's perf map. The map grows while the process runs: code
@@ -50,7 +71,7 @@ static const struct ustack_perfmap_entry *jit_sym(struct snap_out *o,
 		struct ustack_perfmap *m = ustack_perfmap__new();
 
 		o->jit_reread = 1;
-		if (m && !ustack_perfmap__read_file(m, o->jit_path)) {
+		if (m && !ustack_perfmap__read_file_owned(m, o->jit_path, o->jit_uid)) {
 			ustack_perfmap__free(o->jit);
 			o->jit = m;
 			e = ustack_perfmap__lookup(o->jit, pc);
@@ -102,7 +123,66 @@ static const char *base_name(const char *path)
 	return b ? b + 1 : path;
 }
 
-/* One folded line per thread: comm;outermost;...;innermost */
+/* Append @n bytes of @p to the line (*line, *len, *cap); with @fold, ';'
+ * and ' ' become '_' (the folded format separates frames by ';' and the
+ * count by ' '). 0 or -1 (no memory). */
+static int line_add(char **line, size_t *len, size_t *cap, const char *p, size_t n, int fold)
+{
+	if (*len + n + 1 > *cap) {
+		size_t ncap = 2 * (*len + n + 1);
+		char *g = realloc(*line, ncap);
+
+		if (!g)
+			return -1;
+		*line = g;
+		*cap = ncap;
+	}
+	for (size_t i = 0; i < n; i++)
+		(*line)[*len + i] = fold && (p[i] == ';' || p[i] == ' ') ? '_' : p[i];
+	*len += n;
+	(*line)[*len] = 0;
+	return 0;
+}
+
+static const struct ustack_snapshot_line *frame_lines(const struct ustack_snapshot_thread *t,
+						      int i, int *k, int *n);
+
+/* the entries of frame @i in t->lines (innermost first), *n of them; any
+ * order of @i (folded walks the frames from the root) */
+static const struct ustack_snapshot_line *lines_of(const struct ustack_snapshot_thread *t, int i,
+						   int *n)
+{
+	int k = 0;
+
+	return t->lines ? frame_lines(t, i, &k, n) : (*n = 0, NULL);
+}
+
+/* One folded frame: ";name", with --srcline " file.c:LINE" (base name, as
+ * report's and perf's srcline), with --annotate "_[i]" after an inlined one */
+static int folded_frame(struct snap_out *o, char **line, size_t *len, size_t *cap,
+			const char *name, const struct ustack_snapshot_line *l, int inlined)
+{
+	char sl[64];
+	const char *base = l && l->file ? base_name(l->file) : NULL;
+
+	if (line_add(line, len, cap, ";", 1, 0) || line_add(line, len, cap, name, strlen(name), 1))
+		return -1;
+	if (o->srcline && base && l->line) {
+		if (line_add(line, len, cap, " ", 1, 0) ||
+		    line_add(line, len, cap, base, strlen(base), 1))
+			return -1;
+		snprintf(sl, sizeof(sl), ":%u", l->line);
+		if (line_add(line, len, cap, sl, strlen(sl), 0))
+			return -1;
+	}
+	if (o->annotate && inlined && line_add(line, len, cap, "_[i]", 4, 0))
+		return -1;
+	return 0;
+}
+
+/* One folded line per thread: comm;outermost;...;innermost; with
+ * --inline, a frame is its function then the functions inlined into it
+ * (root first), as in report's folded output */
 static int add_folded(struct snap_out *o, const struct ustack_snapshot_thread *t)
 {
 	size_t cap = 256, len = 0;
@@ -110,34 +190,31 @@ static int add_folded(struct snap_out *o, const struct ustack_snapshot_thread *t
 
 	if (!line)
 		return -1;
-	len = (size_t)snprintf(line, cap, "%s", t->comm[0] ? t->comm : "?");
+	line[0] = 0;
+	if (line_add(&line, &len, &cap, t->comm[0] ? t->comm : "?", strlen(t->comm[0] ? t->comm : "?"), 0))
+		goto oom;
 	for (int i = t->nr_frames - 1; i >= 0; i--) {
 		const struct ustack_snapshot_frame *f = &t->frames[i];
 		const struct ustack_perfmap_entry *je = jit_sym(o, f);
+		int nl;
+		const struct ustack_snapshot_line *ls = lines_of(t, i, &nl);
 		char frame[512];
-		int n;
 
-		if (je) /* "_[j]": FlameGraph's mark of a JIT frame */
-			n = snprintf(frame, sizeof(frame), ";%s_[j]", je->name);
-		else if (f->symbol)
-			n = snprintf(frame, sizeof(frame), ";%s", f->symbol);
-		else
-			n = snprintf(frame, sizeof(frame), ";[%s]", f->path ? base_name(f->path) : "unknown");
-		/* the folded format separates frames by ';' and count by ' ' */
-		for (char *c = frame + 1; *c; c++)
-			if (*c == ';' || *c == ' ')
-				*c = '_';
-		if (len + n + 1 > cap) {
-			char *g = realloc(line, cap = 2 * (len + n + 1));
-
-			if (!g) {
-				free(line);
-				return -1;
-			}
-			line = g;
+		if (je) { /* "_[j]": FlameGraph's mark of a JIT frame */
+			snprintf(frame, sizeof(frame), "%s_[j]", je->name);
+			ls = NULL;
+		} else if (f->symbol) {
+			snprintf(frame, sizeof(frame), "%s", f->symbol);
+		} else {
+			snprintf(frame, sizeof(frame), "[%s]", f->path ? base_name(f->path) : "unknown");
+			ls = NULL;
 		}
-		memcpy(line + len, frame, n + 1);
-		len += n;
+		if (folded_frame(o, &line, &len, &cap, frame, ls ? &ls[nl - 1] : NULL, 0))
+			goto oom;
+		for (int j = nl - 2; ls && o->inline_frames && j >= 0; j--)
+			if (folded_frame(o, &line, &len, &cap, ls[j].function ? ls[j].function : "??",
+					 &ls[j], 1))
+				goto oom;
 	}
 	for (int i = 0; i < o->nr_lines; i++) {
 		if (!strcmp(o->lines[i], line)) {
@@ -163,6 +240,9 @@ static int add_folded(struct snap_out *o, const struct ustack_snapshot_thread *t
 	o->lines[o->nr_lines] = line;
 	o->counts[o->nr_lines++] = 1;
 	return 0;
+oom:
+	free(line);
+	return -1;
 }
 
 /* the entries of frame @i in t->lines (innermost first), *n of them */
@@ -229,6 +309,7 @@ static void usage(FILE *f)
 		"usage: ustack snapshot -p PID|--core FILE [--exe PATH]\n"
 		"                       [--format text|raw|folded|json|pprof|speedscope]\n"
 		"                       [-o FILE] [--max-depth N] [--methods] [--lines] [--stats]\n"
+		"                       [--inline] [--srcline] [--annotate]\n"
 		"\n"
 		"Print the user stack of every thread of process PID, right now. Each\n"
 		"thread is stopped only while its stack is unwound (SFrame, DWARF CFI,\n"
@@ -251,7 +332,11 @@ static void usage(FILE *f)
 		"  -l, --lines         text and json: source file:line of each frame and the\n"
 		"                      functions inlined at its pc, innermost first (DWARF of\n"
 		"                      the file or its debug file; read after the threads run again)\n"
-		"  -s, --stats         print totals (threads, longest stop) to stderr\n"
+		"      --inline        folded: inlined functions as frames of their own\n"
+		"      --srcline       folded: 'func file.c:LINE' frames (source file base name)\n"
+		"      --annotate      folded: inlined frames end in '_[i]' (FlameGraph's mark)\n"
+		"  -s, --stats         print totals (threads, longest stop) and the debug\n"
+		"                      source of each file to stderr\n"
 		"      --debug-dir DIR root of separate debug files (default /usr/lib/debug)\n"
 		"\n"
 		"Frame 0 is the exact pc; every later pc is a return address (as eu-stack).\n"
@@ -263,6 +348,68 @@ static const struct ustack_perfmap_entry *jit_sym_cb(void *ctx,
 						     const struct ustack_snapshot_frame *f)
 {
 	return jit_sym(ctx, f);
+}
+
+/* --stats: remember the file of each frame (files are few: a linear search) */
+static void note_files(struct snap_out *o, const struct ustack_snapshot_thread *t)
+{
+	for (int i = 0; i < t->nr_frames; i++) {
+		const char *p = t->frames[i].path;
+		size_t k;
+
+		if (!p || p[0] != '/')
+			continue;
+		for (k = 0; k < o->nfiles && strcmp(o->files[k], p); k++)
+			;
+		if (k < o->nfiles)
+			continue;
+		if (o->nfiles == o->cap_files) {
+			size_t ncap = o->cap_files ? 2 * o->cap_files : 16;
+			char **nf = realloc(o->files, ncap * sizeof(*nf));
+
+			if (!nf)
+				return; /* stats lose a file, nothing else */
+			o->files = nf;
+			o->cap_files = ncap;
+		}
+		if ((o->files[o->nfiles] = strdup(p)))
+			o->nfiles++;
+	}
+}
+
+/* --stats: where the symbols and the DWARF of each file come from, as
+ * report --stats says it: a symbolizer of our own looks for them the same
+ * way as the snapshot's (the file at its path, its build ID, --debug-dir) */
+static void stats_debug_sources(struct snap_out *o, const char *debug_dir, int lines)
+{
+	struct ustack_symbolizer_opts so = {
+		.sz = sizeof(so), .debug_dir = debug_dir,
+		.flags = lines ? 0 : USTACK_SYMBOLIZER_NO_LINES,
+	};
+	struct ustack_symbolizer *sym = o->nfiles ? ustack_symbolizer__new(&so) : NULL;
+
+	for (size_t i = 0; sym && i < o->nfiles; i++) {
+		struct ustack_file_map fm = { .file_id = i + 1, .kind = USTACK_VMA_FILE,
+					      .path = o->files[i] };
+		const char *from = NULL;
+		int st, src;
+
+		if (ustack_symbolizer__add_file(sym, &fm))
+			break;
+		st = ustack_symbolizer__file_status(sym, i + 1, &from);
+		src = ustack_symbolizer__file_source(sym, i + 1);
+		fprintf(stderr, "symbols: %s: %s (%s)\n", o->files[i],
+			ustack_debug_source_name((unsigned int)src),
+			from ? from : ustack_sym_status_name((unsigned int)st));
+		src = ustack_symbolizer__file_dwarf_source(sym, i + 1, &from);
+		fprintf(stderr, "dwarf: %s: %s%s%s%s\n", o->files[i],
+			ustack_debug_source_name((unsigned int)src), from ? " (" : "",
+			from ? from : "", from ? ")" : "");
+	}
+	ustack_symbolizer__free(sym);
+	for (size_t i = 0; i < o->nfiles; i++)
+		free(o->files[i]);
+	free(o->files);
 }
 
 static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
@@ -278,6 +425,8 @@ static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
 				strerror(-t->error));
 		return 0;
 	}
+	if (o->stats)
+		note_files(o, t);
 	if (o->fmt == FMT_FOLDED)
 		return add_folded(o, t) ? -1 : 0;
 	if (o->ss)
@@ -378,6 +527,9 @@ int cmd_snapshot(int argc, char **argv)
 		{ "max-depth", required_argument, NULL, 'd' },
 		{ "methods", no_argument, NULL, 'm' },
 		{ "lines", no_argument, NULL, 'l' },
+		{ "inline", no_argument, NULL, 'I' },
+		{ "srcline", no_argument, NULL, 'R' },
+		{ "annotate", no_argument, NULL, 'A' },
 		{ "stats", no_argument, NULL, 's' },
 		{ "max-tables", required_argument, NULL, 'T' },
 		{ "debug-dir", required_argument, NULL, 'D' },
@@ -439,6 +591,15 @@ int cmd_snapshot(int argc, char **argv)
 		case 'l':
 			opts.flags |= USTACK_SNAPSHOT_LINES;
 			break;
+		case 'I':
+			out.inline_frames = 1;
+			break;
+		case 'R':
+			out.srcline = 1;
+			break;
+		case 'A':
+			out.annotate = 1;
+			break;
 		case 'T':
 			if (cli_parse_u64(optarg, 10, &v) || v == 0 || v > 1000000) {
 				cli_error("snapshot: --max-tables takes 1..1000000");
@@ -447,7 +608,7 @@ int cmd_snapshot(int argc, char **argv)
 			opts.max_tables = (unsigned int)v;
 			break;
 		case 's':
-			stats = 1;
+			stats = out.stats = 1;
 			break;
 		case 'D':
 			opts.debug_dir = optarg;
@@ -470,6 +631,20 @@ int cmd_snapshot(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if ((out.inline_frames || out.srcline || out.annotate) && out.fmt != FMT_FOLDED) {
+		cli_error("snapshot: --inline, --srcline and --annotate are for --format folded "
+			  "(text and json take --lines)");
+		return 2;
+	}
+	if (out.fmt == FMT_FOLDED && (opts.flags & USTACK_SNAPSHOT_LINES) && !out.inline_frames &&
+	    !out.srcline) {
+		cli_error("snapshot: --lines does not change --format folded: give --inline "
+			  "(inlined functions as frames) and/or --srcline ('func file.c:LINE')");
+		return 2;
+	}
+	/* folded frames with their inlined functions or lines: read DWARF */
+	if (out.inline_frames || out.srcline)
+		opts.flags |= USTACK_SNAPSHOT_LINES;
 	if (core && out.fmt == FMT_PPROF) {
 		cli_error("snapshot: --format pprof is not available with --core (its mappings "
 			  "come from the live process)");
@@ -514,9 +689,11 @@ int cmd_snapshot(int argc, char **argv)
 	}
 	/* JIT code is named from the process's perf map, if it writes one */
 	snprintf(out.jit_path, sizeof(out.jit_path), "/tmp/perf-%d.map", out.pid);
+	out.jit_uid = proc_uid(out.pid);
 	out.jit = ustack_perfmap__new();
-	if (out.jit && (ret = ustack_perfmap__read_file(out.jit, out.jit_path))) {
-		if (ret != -ENOENT)
+	if (out.jit && (ret = ustack_perfmap__read_file_owned(out.jit, out.jit_path, out.jit_uid))) {
+		/* not a regular file, wrong owner: the library said why */
+		if (ret != -ENOENT && ret != -EINVAL && ret != -EPERM)
 			fprintf(stderr, "ustack: %s: %s (JIT frames stay unnamed)\n", out.jit_path,
 				strerror(-ret));
 		ustack_perfmap__free(out.jit);
@@ -561,10 +738,12 @@ int cmd_snapshot(int argc, char **argv)
 		cli_error("pid %d: snapshot failed: %s", out.pid, strerror(-ret));
 		return 1;
 	}
-	if (stats)
+	if (stats) {
 		fprintf(stderr, "ustack: pid %d: %u threads, %u unwound, %u vanished; longest stop "
 				"%.1f us, total %.1f us; %llu page reads\n",
 			out.pid, st.threads, st.unwound, st.vanished, st.max_stopped_ns / 1e3,
 			st.total_stopped_ns / 1e3, (unsigned long long)st.pages_read);
+		stats_debug_sources(&out, opts.debug_dir, !!(opts.flags & USTACK_SNAPSHOT_LINES));
+	}
 	return 0;
 }

@@ -36,14 +36,17 @@ static void usage(FILE *f)
 		"\n"
 		"  -v, --verbose        first print where the symbols came from, on stderr:\n"
 		"                       'symbols: SOURCE FILE' (SOURCE: self, build-id dir,\n"
-		"                       debuglink, minidebuginfo, debuginfod, dynsym, none)\n"
+		"                       debuglink, minidebuginfo, debuginfod, dynsym, none),\n"
+		"                       then where the source lines came from: 'dwarf:\n"
+		"                       SOURCE FILE' ('dwarf: none' without DWARF or with -L)\n"
 		"\n"
 		"Symbols come from the file itself when it has DWARF, else a debug file of\n"
 		"the same build ID under DIR/.build-id, else its .gnu_debuglink (CRC\n"
 		"checked), else its own .symtab, its .gnu_debugdata (MiniDebugInfo), a\n"
 		"debuginfod server (only when DEBUGINFOD_URLS is set; DEBUGINFOD_TIMEOUT\n"
 		"seconds at most, default 10), else its .dynsym. A file whose build ID\n"
-		"differs from --build-id is never used.\n");
+		"differs from --build-id is never used. Names from .symtab or\n"
+		"MiniDebugInfo carry no DWARF: the lines are then asked of debuginfod.\n");
 }
 
 static int parse_build_id(const char *hex, struct ustack_file_map *fm)
@@ -137,9 +140,17 @@ int cmd_symbolize(int argc, char **argv)
 		const char *from = NULL;
 		int st = ustack_symbolizer__file_status(sym, 1, &from);
 
+		const char *dfrom = NULL;
+		int dsrc;
+
 		fprintf(stderr, "symbols: %s %s\n",
 			ustack_debug_source_name((unsigned int)ustack_symbolizer__file_source(sym, 1)),
 			from ? from : ustack_sym_status_name((unsigned int)st));
+		/* lines and inlined functions may come from elsewhere (names
+		 * from .symtab or MiniDebugInfo, DWARF from debuginfod) */
+		dsrc = ustack_symbolizer__file_dwarf_source(sym, 1, &dfrom);
+		fprintf(stderr, "dwarf: %s%s%s\n", ustack_debug_source_name((unsigned int)dsrc),
+			dfrom ? " " : "", dfrom ? dfrom : "");
 	}
 	for (int i = optind; i < argc; i++) {
 		unsigned long long off;

@@ -291,7 +291,8 @@ static uint64_t user_location(struct report_pprof *rp, const struct ustack_trace
 		const char *raw = chain[k].name ? chain[k].name : "??";
 
 		lines[k].function_id = pprof__function(rp->pp, display(rp, raw), raw,
-						       chain[k].file ? chain[k].file : "", 0);
+						       chain[k].file ? chain[k].file : "",
+						       chain[k].decl_line);
 		lines[k].line = chain[k].line;
 	}
 	return pprof__location_add(rp->pp, f->file_id, look, map, map ? base + look : look, lines,

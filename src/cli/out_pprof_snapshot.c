@@ -132,13 +132,15 @@ int snapshot_pprof__thread(struct snapshot_pprof *sp, const struct ustack_snapsh
 				if (!l->function)
 					continue;
 				lines[n].function_id = pprof__function(sp->pp, l->function, l->function,
-								       l->file ? l->file : "", 0);
+								       l->file ? l->file : "",
+								       t->line_decls ? t->line_decls[first + j] : 0);
 				lines[n++].line = l->line;
 			}
 			lines[n].function_id =
 				pprof__function(sp->pp, f->symbol, f->symbol,
 						nl && t->lines[first + nl - 1].file ?
-							t->lines[first + nl - 1].file : "", 0);
+							t->lines[first + nl - 1].file : "",
+						nl && t->line_decls ? t->line_decls[first + nl - 1] : 0);
 			lines[n++].line = nl ? t->lines[first + nl - 1].line : 0;
 		}
 		locs[i] = pprof__location_add(sp->pp, 0, addr, je ? 0 : vma_mapping(sp, addr), addr,

@@ -13,12 +13,26 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/log.h"
 #include "sources/recorder.h"
 #include <ustack/perfmap.h>
 
-enum { JIT_SEEN = 1, JIT_WRITTEN = 2 };
+/* jit_pids values: the state in the low byte; JIT_UID_KNOWN and the
+ * process's uid (bits 32-63) once learnt */
+enum { JIT_SEEN = 1, JIT_WRITTEN = 2, JIT_STATE = 0xff, JIT_UID_KNOWN = 0x100 };
+
+/* The owner a process's map may have besides root and us: its uid (the
+ * owner of /proc/PID), learnt while it runs; (uint32_t)-1 once it is gone. */
+static uint32_t proc_uid(uint32_t pid)
+{
+	char p[32];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "/proc/%u", pid);
+	return stat(p, &st) ? (uint32_t)-1 : (uint32_t)st.st_uid;
+}
 
 int rec_jit_init(struct rec *r)
 {
@@ -41,12 +55,17 @@ void rec_jit_note_anon(struct rec *r, uint32_t pid)
 		return;
 	/* a failed insert only costs the end-of-recording read of this pid */
 	v = ustack_u64map__slot(r->jit_pids, pid, &isnew);
-	if (v && isnew)
+	if (v && isnew) {
+		uint32_t uid = proc_uid(pid);
+
 		*v = JIT_SEEN;
+		if (uid != (uint32_t)-1)
+			*v |= JIT_UID_KNOWN | (uint64_t)uid << 32;
+	}
 }
 
 /* Copy the map of @pid into the trace. 0, or -errno of the writer. */
-static int jit_write(struct rec *r, uint32_t pid)
+static int jit_write(struct rec *r, uint32_t pid, uint64_t state)
 {
 	char path[64];
 	struct ustack_perfmap *m;
@@ -56,8 +75,10 @@ static int jit_write(struct rec *r, uint32_t pid)
 	m = ustack_perfmap__new();
 	if (!m)
 		return 0; /* names lost, the recording goes on */
-	rd = ustack_perfmap__read_file(m, path);
-	if (rd && rd != -ENOENT)
+	rd = ustack_perfmap__read_file_owned(m, path, state & JIT_UID_KNOWN ? (uint32_t)(state >> 32)
+									    : proc_uid(pid));
+	/* not a regular file, another owner: the library said why */
+	if (rd && rd != -ENOENT && rd != -EINVAL && rd != -EPERM)
 		pr_warn("%s: cannot read the JIT map of pid %u: %s\n", path, pid, strerror(-rd));
 	for (size_t i = 0; i < ustack_perfmap__count(m) && !ret; i++) {
 		const struct ustack_perfmap_entry *e = ustack_perfmap__entry(m, i);
@@ -82,13 +103,13 @@ void rec_jit_exit(struct rec *r, uint32_t pid)
 	if (!r->w)
 		return;
 	v = r->jit_pids ? ustack_u64map__slot(r->jit_pids, pid, NULL) : NULL;
-	if (v && *v == JIT_WRITTEN)
+	if (v && (*v & JIT_STATE) == JIT_WRITTEN)
 		return;
-	ret = jit_write(r, pid);
+	ret = jit_write(r, pid, v ? *v : 0);
 	if (ret && !r->werr)
 		r->werr = ret;
 	if (v)
-		*v = JIT_WRITTEN;
+		*v = (*v & ~(uint64_t)JIT_STATE) | JIT_WRITTEN;
 }
 
 void rec_jit_finish(struct rec *r)
@@ -100,9 +121,9 @@ void rec_jit_finish(struct rec *r)
 	for (size_t it = 0; ustack_u64map__next(r->jit_pids, &it, &pid, &state);) {
 		int ret;
 
-		if (state == JIT_WRITTEN)
+		if ((state & JIT_STATE) == JIT_WRITTEN)
 			continue;
-		ret = jit_write(r, (uint32_t)pid);
+		ret = jit_write(r, (uint32_t)pid, state);
 		if (ret && !r->werr)
 			r->werr = ret;
 	}

@@ -33,8 +33,9 @@ struct core_snap {
 	size_t nr_sym, cap_sym;
 	int want_lines;
 	struct ustack_snapshot_line *lines;
+	uint32_t *decls; /* the thread's line_decls[]: parallel to lines[] */
 	int nr_lines;
-	size_t cap_lines;
+	size_t cap_lines, cap_decls;
 };
 
 /* The core's mappings into the unwinder: files with the build ID the
@@ -131,6 +132,14 @@ static int grow_lines(struct core_snap *s, int more)
 	int ret = ustack_grow(&p, &s->cap_lines, (size_t)s->nr_lines + more, sizeof(*s->lines), 256);
 
 	s->lines = p;
+	if (!ret && s->cap_decls < s->cap_lines) {
+		uint32_t *d = realloc(s->decls, s->cap_lines * sizeof(*d));
+
+		if (!d)
+			return -ENOMEM;
+		s->decls = d;
+		s->cap_decls = s->cap_lines;
+	}
 	return ret;
 }
 
@@ -168,19 +177,23 @@ static void name_frame(struct core_snap *s, int i, const struct ustack_frame *f,
 		if (n > 64)
 			n = 64;
 		if (n > 0 && !grow_lines(s, n)) {
-			for (int k = 0; k < n; k++)
+			for (int k = 0; k < n; k++) {
+				s->decls[s->nr_lines] = chain[k].decl_line;
 				s->lines[s->nr_lines++] = (struct ustack_snapshot_line){
 					.frame = i, .inlined = chain[k].inlined,
 					.function = chain[k].status == USTACK_SYM_OK ? chain[k].name : NULL,
 					.file = chain[k].file, .line = chain[k].line,
 					.column = chain[k].column };
+			}
 		}
 	}
 lines:
 	/* every frame has at least one entry: its own name */
-	if (s->want_lines && n <= 0 && !grow_lines(s, 1))
+	if (s->want_lines && n <= 0 && !grow_lines(s, 1)) {
+		s->decls[s->nr_lines] = 0;
 		s->lines[s->nr_lines++] = (struct ustack_snapshot_line){ .frame = i,
 									.function = o->symbol };
+	}
 }
 
 USTACK_API int ustack_snapshot_core(const char *path, const struct ustack_snapshot_core_opts *opts,
@@ -253,6 +266,7 @@ USTACK_API int ustack_snapshot_core(const char *path, const struct ustack_snapsh
 			if (s.want_lines) {
 				t.nr_lines = s.nr_lines;
 				t.lines = s.lines;
+				t.line_decls = s.decls;
 			}
 		}
 		if (fn && fn(&t, ctx))
@@ -265,6 +279,7 @@ out:
 	free(frames);
 	free(named);
 	free(s.lines);
+	free(s.decls);
 	free(s.sym_paths);
 	ustack_symbolizer__free(s.sym);
 	ustack_unwinder__free(s.u);

@@ -125,8 +125,9 @@ struct snap {
 	/* USTACK_SNAPSHOT_LINES: the inline chains of the current thread */
 	int want_lines;
 	struct ustack_snapshot_line *lines;
+	uint32_t *decls; /* the thread's line_decls[]: parallel to lines[] */
 	int nr_lines;
-	size_t cap_lines;
+	size_t cap_lines, cap_decls;
 };
 
 static uint64_t now_ns(void)
@@ -351,6 +352,14 @@ static int grow_lines(struct snap *s, int more)
 	int ret = ustack_grow(&p, &s->cap_lines, (size_t)s->nr_lines + more, sizeof(*s->lines), 256);
 
 	s->lines = p;
+	if (!ret && s->cap_decls < s->cap_lines) {
+		uint32_t *d = realloc(s->decls, s->cap_lines * sizeof(*d));
+
+		if (!d)
+			return -ENOMEM;
+		s->decls = d;
+		s->cap_decls = s->cap_lines;
+	}
 	return ret;
 }
 
@@ -367,11 +376,13 @@ static void add_lines(struct snap *s, int i, uint64_t fid, uint64_t off, int exa
 		n = 64;
 	if (grow_lines(s, n))
 		return;
-	for (int k = 0; k < n; k++)
+	for (int k = 0; k < n; k++) {
+		s->decls[s->nr_lines] = chain[k].decl_line;
 		s->lines[s->nr_lines++] = (struct ustack_snapshot_line){
 			.frame = i, .inlined = chain[k].inlined,
 			.function = chain[k].status == USTACK_SYM_OK ? chain[k].name : NULL,
 			.file = chain[k].file, .line = chain[k].line, .column = chain[k].column };
+	}
 }
 
 static void name_frames(struct snap *s, int n)
@@ -422,6 +433,8 @@ static void name_frames(struct snap *s, int n)
 			if (grow_lines(s, 1))
 				return;
 			memmove(&s->lines[k + 1], &s->lines[k], (size_t)(s->nr_lines - k) * sizeof(*s->lines));
+			memmove(&s->decls[k + 1], &s->decls[k], (size_t)(s->nr_lines - k) * sizeof(*s->decls));
+			s->decls[k] = 0;
 			s->lines[k] = (struct ustack_snapshot_line){ .frame = i,
 								    .function = s->named[i].symbol };
 			s->nr_lines++;
@@ -531,6 +544,7 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 			if (s->want_lines) {
 				t.nr_lines = s->nr_lines;
 				t.lines = s->lines;
+				t.line_decls = s->decls;
 			}
 		}
 		ret = fn ? fn(&t, ctx) : 0;
@@ -561,6 +575,7 @@ out:
 	free(s->frames);
 	free(s->named);
 	free(s->lines);
+	free(s->decls);
 	free(tids);
 	free(s);
 	return ret;

@@ -472,13 +472,13 @@ static struct ustack_elf *maybe_decompress(struct find_ctx *c, struct ustack_elf
 	if (!cache_put(c, "zstd-dec", copy, n, path, sizeof(path))) {
 		ne = ustack_elf__open(path);
 		if (ne)
-			snprintf(out->path, sizeof(out->path), "%s", path);
+			snprintf(out->read_path, sizeof(out->read_path), "%s", path);
 	}
 	if (!ne) {
 		ne = ustack_elf__open_mem_owned(copy, n, ustack_elf__path(elf));
 		if (ne) {
 			copy = NULL;
-			out->path[0] = 0;
+			out->read_path[0] = 0;
 		}
 	}
 	free(copy);
@@ -494,6 +494,7 @@ static int found(struct find_ctx *c, unsigned int source, struct ustack_elf *elf
 {
 	out->source = source;
 	snprintf(out->path, sizeof(out->path), "%s", ustack_elf__path(elf));
+	snprintf(out->read_path, sizeof(out->read_path), "%s", out->path);
 	out->elf = maybe_decompress(c, elf, 1, out);
 	return 0;
 }
@@ -506,6 +507,7 @@ static int try_self(struct find_ctx *c, const struct ustack_elf *image,
 
 	out->source = USTACK_DEBUG_SRC_SELF;
 	snprintf(out->path, sizeof(out->path), "%s", ustack_elf__path(image));
+	snprintf(out->read_path, sizeof(out->read_path), "%s", out->path);
 	e = maybe_decompress(c, (struct ustack_elf *)image, 0, out);
 	out->elf = e == image ? NULL : e;
 	return 0;
@@ -635,11 +637,11 @@ static int try_minidebuginfo(struct find_ctx *c, const struct ustack_elf *image,
 		return -ENOENT;
 	}
 	snprintf(name, sizeof(name), "%s:.gnu_debugdata", ustack_elf__path(image));
-	out->path[0] = 0;
+	out->path[0] = out->read_path[0] = 0;
 	if (!cache_put(c, "gnu_debugdata", dec, n, path, sizeof(path))) {
 		e = ustack_elf__open(path);
 		if (e)
-			snprintf(out->path, sizeof(out->path), "%s", path);
+			snprintf(out->read_path, sizeof(out->read_path), "%s", path);
 	}
 	if (!e) {
 		e = ustack_elf__open_mem_owned(dec, n, name);
@@ -650,9 +652,11 @@ static int try_minidebuginfo(struct find_ctx *c, const struct ustack_elf *image,
 	if (!e || !has_data_section(e, ".symtab")) {
 		find_warn(c, "%s: not an ELF file with a .symtab: not used", name);
 		ustack_elf__close(e);
-		out->path[0] = 0;
+		out->read_path[0] = 0;
 		return -ENOENT;
 	}
+	/* the file as a person would look for it: the section of the image */
+	snprintf(out->path, sizeof(out->path), "%s", name);
 	out->source = USTACK_DEBUG_SRC_MINIDEBUGINFO;
 	out->elf = e;
 	return 0;
@@ -755,6 +759,45 @@ static int try_debuginfod(struct find_ctx *c, struct ustack_debug_found *out)
 	}
 	free(path);
 	return found(c, USTACK_DEBUG_SRC_DEBUGINFOD, e, out);
+}
+
+/* A found file without .debug_info is no DWARF source: dropped. */
+static int keep_if_dwarf(int ret, struct ustack_debug_found *out)
+{
+	if (ret)
+		return ret;
+	if (has_data_section(out->elf, ".debug_info") || has_data_section(out->elf, ".zdebug_info"))
+		return 0;
+	ustack_elf__close(out->elf);
+	memset(out, 0, sizeof(*out));
+	return -ENOENT;
+}
+
+int ustack_debugfind_dwarf(const struct ustack_debugfind_opts *o, unsigned int sym_source,
+			   const char *image_path, const struct ustack_elf *image,
+			   const uint8_t *build_id, size_t len, struct ustack_debug_found *out)
+{
+	struct find_ctx c = {
+		.o = o && o->sz >= sizeof(*o) ? o : NULL,
+		.build_id = build_id,
+		.len = build_id && len <= 64 ? len : 0,
+	};
+	uint32_t flags = c.o ? c.o->flags : 0;
+
+	memset(out, 0, sizeof(*out));
+	c.debug_dir = c.o && c.o->debug_dir ? c.o->debug_dir : "/usr/lib/debug";
+	ustack_hex(c.build_id, c.len, c.hex);
+	/* what ustack_debugfind() tried before it settled on @sym_source, and
+	 * found nothing in, is not asked twice (nor warned about twice) */
+	if (sym_source == USTACK_DEBUG_SRC_BUILD_ID_DIR && !(flags & USTACK_DEBUGFIND_NO_DEBUGLINK) &&
+	    !keep_if_dwarf(try_debuglink(&c, image_path, image, out), out))
+		return 0;
+	if (sym_source == USTACK_DEBUG_SRC_DEBUGINFOD || sym_source == USTACK_DEBUG_SRC_NONE ||
+	    sym_source == USTACK_DEBUG_SRC_DYNSYM)
+		return -ENOENT; /* debuginfod was asked already, or it failed */
+	if (!keep_if_dwarf(try_debuginfod(&c, out), out))
+		return 0;
+	return -ENOENT;
 }
 
 int ustack_debugfind(const struct ustack_debugfind_opts *o, const char *image_path,

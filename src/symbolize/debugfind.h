@@ -17,6 +17,12 @@
  *   6. debuginfod by build ID, only when DEBUGINFOD_URLS is set.
  * Nothing found: -ENOENT (the caller falls back to the file's .dynsym).
  *
+ * Steps 4 and 5 give names but no DWARF (Fedora ships MiniDebugInfo in
+ * every binary, Debian strips to .symtab): for source lines and inline
+ * chains, ustack_debugfind_dwarf() then looks in the sources that come
+ * after, which ustack_debugfind() never reached (debuginfod). Called only
+ * when lines are wanted, since it may download.
+ *
  * Sections compressed with zstd (SHF_COMPRESSED, ELFCOMPRESS_ZSTD) are not
  * readable by the elfutils of Debian 12, so a file holding any gets a
  * decompressed copy in the cache directory, and that copy is what
@@ -38,6 +44,8 @@ struct ustack_elf;
 /* Do not ask debuginfod (set after a server failed once, so that one
  * unreachable server costs one warning and one timeout, not one per file). */
 #define USTACK_DEBUGFIND_NO_DEBUGINFOD 0x2u
+/* ustack_debugfind_dwarf(): do not look at .gnu_debuglink (tests) */
+#define USTACK_DEBUGFIND_NO_DEBUGLINK  0x4u
 
 struct ustack_debugfind_opts {
 	size_t sz;             /* sizeof(struct ustack_debugfind_opts) */
@@ -57,9 +65,13 @@ struct ustack_debugfind_opts {
 struct ustack_debug_found {
 	unsigned int source;  /* enum ustack_debug_source */
 	uint32_t flags;       /* USTACK_DEBUG_FOUND_* */
-	/* the file holding the symbols / DWARF, a real file ("" when it lives
-	 * in memory only: MiniDebugInfo or a copy the cache could not take) */
+	/* the file holding the symbols / DWARF as found (what to tell a
+	 * person: the debug file itself, "IMAGE:.gnu_debugdata" for
+	 * MiniDebugInfo), even when what is read is a decompressed copy */
 	char path[PATH_MAX];
+	/* the real file whose bytes @elf holds: @path, or its decompressed
+	 * copy in the cache ("" when that lives in memory only) */
+	char read_path[PATH_MAX];
 	/* that file, opened; the caller closes it. NULL when source is
 	 * USTACK_DEBUG_SRC_SELF and no copy was made: use the image itself. */
 	struct ustack_elf *elf;
@@ -78,6 +90,22 @@ struct ustack_debug_found {
 int ustack_debugfind(const struct ustack_debugfind_opts *o, const char *image_path,
 		     const struct ustack_elf *image, const uint8_t *build_id, size_t len,
 		     struct ustack_debug_found *out, char *warn, size_t warnlen);
+
+/**
+ * Look for DWARF (.debug_info) for a file whose symbols came from
+ * @sym_source without any: the sources after it that ustack_debugfind()
+ * did not reach or skipped for want of symbols (.gnu_debuglink after a
+ * build-ID file with only .symtab; debuginfod after .symtab or
+ * MiniDebugInfo). Files without .debug_info are not returned.
+ * @param o options (NULL: defaults; USTACK_DEBUGFIND_NO_DEBUGINFOD honoured)
+ * @param sym_source enum ustack_debug_source that served the symbols
+ * @param image_path, image, build_id, len as for ustack_debugfind()
+ * @param out the DWARF file (out->elf opened: the caller closes it)
+ * @return 0, or -ENOENT (out->flags may say debuginfod failed)
+ */
+int ustack_debugfind_dwarf(const struct ustack_debugfind_opts *o, unsigned int sym_source,
+			   const char *image_path, const struct ustack_elf *image,
+			   const uint8_t *build_id, size_t len, struct ustack_debug_found *out);
 
 /* ---- the parts that read untrusted bytes (exposed for tests and fuzzing) */
 

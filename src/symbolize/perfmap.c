@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -209,7 +210,47 @@ long ustack_perfmap__parse(struct ustack_perfmap *m, const char *buf, size_t len
 	return (long)(p - buf);
 }
 
+/* The map is a file in /tmp that anyone could have put there: read only a
+ * regular file (a FIFO would block the reader forever, a device could do
+ * anything on open), and with @uid != -1 only one owned by @uid, by root or
+ * by the reader itself (perf's rule for its /tmp/perf-PID.map, which checks
+ * the owner against its own euid or root, widened to the process's uid so
+ * that root can read a map the profiled user wrote). Symbolic links are not
+ * followed (perf's fopen() does; a link in sticky /tmp is the classic way
+ * to point a root reader elsewhere). The reason is logged once per call. */
+static int open_map(const char *path, uint32_t uid)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		pr_warn("%s: not a regular file: not read as a JIT map\n", path);
+		close(fd);
+		return -EINVAL;
+	}
+	if (uid != (uint32_t)-1 && st.st_uid != 0 && st.st_uid != uid && st.st_uid != geteuid()) {
+		pr_warn("%s: owned by uid %u, not by the process's uid %u or root: not read as a JIT map\n",
+			path, (unsigned int)st.st_uid, (unsigned int)uid);
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
 int ustack_perfmap__read_file(struct ustack_perfmap *m, const char *path)
+{
+	return ustack_perfmap__read_file_owned(m, path, (uint32_t)-1);
+}
+
+int ustack_perfmap__read_file_owned(struct ustack_perfmap *m, const char *path, uint32_t uid)
 {
 	size_t cap = 1 << 16, len = 0;
 	char *buf;
@@ -218,9 +259,9 @@ int ustack_perfmap__read_file(struct ustack_perfmap *m, const char *path)
 
 	if (!m || !path)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = open_map(path, uid);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	buf = malloc(cap);
 	if (!buf) {
 		close(fd);
@@ -248,6 +289,7 @@ int ustack_perfmap__read_file(struct ustack_perfmap *m, const char *path)
 		got = read(fd, buf + len, cap - len);
 		if (got < 0 && errno == EINTR)
 			continue;
+		/* a regular file never says EAGAIN, but O_NONBLOCK stays on */
 		if (got < 0) {
 			ret = -errno;
 			break;

@@ -42,7 +42,12 @@ struct sym_file {
 	struct ustack_elf *debug; /* separate debug file: symbols */
 	struct ustack_dwarf *dw;  /* DWARF of the symbols' file, opened at first need */
 	int dw_tried;
-	int dw_warned;            /* a corrupt DWARF is reported once per file */
+	char *debug_name;         /* the symbols' file as found, not a decompressed copy */
+	/* DWARF from another file than the symbols (ustack_debugfind_dwarf():
+	 * names from .symtab or MiniDebugInfo, lines from debuginfod) */
+	struct ustack_elf *dwarf_elf;
+	char *dwarf_name;
+	unsigned int dwarf_source; /* enum ustack_debug_source of the DWARF */
 	unsigned int source;     /* enum ustack_debug_source of the symbols */
 };
 
@@ -134,6 +139,9 @@ USTACK_API void ustack_symbolizer__free(struct ustack_symbolizer *s)
 			ustack_elf__close(f->debug);
 		ustack_elf__close(f->image);
 		ustack_dwarf__close(f->dw);
+		ustack_elf__close(f->dwarf_elf);
+		free(f->debug_name);
+		free(f->dwarf_name);
 		free(f->path);
 	}
 	for (size_t it = 0; ustack_u64map__next(s->demangled, &it, &name, &d);)
@@ -253,6 +261,7 @@ static void sym_file_find_debug(struct ustack_symbolizer *s, struct sym_file *f)
 			      f->build_id, f->build_id_size, &d, NULL, 0)) {
 		f->debug = d.elf;
 		f->source = d.source;
+		f->debug_name = d.path[0] ? strdup(d.path) : NULL;
 	} else {
 		f->source = f->image ? USTACK_DEBUG_SRC_DYNSYM : USTACK_DEBUG_SRC_NONE;
 	}
@@ -335,7 +344,8 @@ USTACK_API int ustack_symbolizer__file_status(struct ustack_symbolizer *s, uint6
 	if (!f)
 		return USTACK_SYM_UNKNOWN_ID;
 	if (elf_path && f->image)
-		*elf_path = ustack_elf__path(f->debug ? f->debug : f->image);
+		*elf_path = f->debug_name ? f->debug_name
+					  : ustack_elf__path(f->debug ? f->debug : f->image);
 	return f->status;
 }
 
@@ -399,7 +409,7 @@ static const char *display_name(struct ustack_symbolizer *s, const char *name)
  * one function so that other ways of finding debug files change only it. */
 static const char *dwarf_file_path(const struct sym_file *f)
 {
-	const struct ustack_elf *e = f->debug ? f->debug : f->image;
+	const struct ustack_elf *e = f->dwarf_elf ? f->dwarf_elf : f->debug ? f->debug : f->image;
 
 	/* the vDSO is read from this process's memory: no file to open */
 	if (!e || f->kind == USTACK_VMA_VDSO)
@@ -417,13 +427,53 @@ static struct ustack_dwarf *sym_file_dwarf(struct ustack_symbolizer *s, struct s
 	if (s->flags & USTACK_SYMBOLIZER_NO_LINES)
 		return NULL;
 	path = dwarf_file_path(f);
-	if (path) {
+	/* a corrupt file is reported by the open, corrupt units by the
+	 * lookup that meets them (once per file) */
+	if (path)
 		f->dw = ustack_dwarf__open(path);
-		/* a corrupt file was reported by the open */
-		if (!f->dw && errno == EBADMSG)
-			f->dw_warned = 1;
+	if (f->dw) {
+		f->dwarf_source = f->source;
+	} else if (path && errno == ENOENT) {
+		/* names without DWARF (.symtab, MiniDebugInfo): lines may
+		 * still be elsewhere (debugfind.h) */
+		struct ustack_debugfind_opts o = {
+			.sz = sizeof(o),
+			.debug_dir = s->debug_dir,
+			.flags = (s->flags & USTACK_SYMBOLIZER_NO_DEBUG_DIR ? USTACK_DEBUGFIND_NO_DEBUG_DIR : 0) |
+				 (s->debuginfod_failed ? USTACK_DEBUGFIND_NO_DEBUGINFOD : 0),
+		};
+		struct ustack_debug_found d;
+
+		if (!ustack_debugfind_dwarf(&o, f->source, ustack_elf__path(f->image), f->image,
+					    f->build_id, f->build_id_size, &d)) {
+			f->dwarf_elf = d.elf;
+			f->dwarf_name = strdup(d.path);
+			f->dw = ustack_dwarf__open(ustack_elf__path(d.elf));
+			if (f->dw)
+				f->dwarf_source = d.source;
+		}
+		if (d.flags & USTACK_DEBUG_FOUND_DEBUGINFOD_FAILED)
+			s->debuginfod_failed = 1;
 	}
 	return f->dw;
+}
+
+USTACK_API int ustack_symbolizer__file_dwarf_source(struct ustack_symbolizer *s, uint64_t file_id,
+						    const char **path)
+{
+	struct sym_file *f;
+
+	if (path)
+		*path = NULL;
+	if (!s || !file_id)
+		return USTACK_DEBUG_SRC_NONE;
+	f = sym_file_get(s, file_id);
+	if (!f || f->status != USTACK_SYM_OK || !sym_file_dwarf(s, f))
+		return USTACK_DEBUG_SRC_NONE;
+	if (path)
+		*path = f->dwarf_name ? f->dwarf_name
+		      : f->debug_name ? f->debug_name : dwarf_file_path(f);
+	return (int)f->dwarf_source;
 }
 
 /* The name to show for a DWARF function: its linkage name when it has one
@@ -454,21 +504,15 @@ static int resolve_lines(struct ustack_symbolizer *s, struct sym_file *f, uint64
 	if (!dw)
 		return 0;
 	n = ustack_dwarf__lookup(dw, vlook, lv);
-	if (n < 0) {
-		if (!f->dw_warned) {
-			f->dw_warned = 1;
-			pr_warn("%s: corrupt DWARF at address 0x%" PRIx64
-				": frames there keep only their symbol names\n",
-				dwarf_file_path(f), vlook);
-		}
-		return 0;
-	}
+	if (n < 0)
+		return 0; /* corrupt: the lookup said where, once per file */
 	if (n == 0)
 		return 0;
 	last = &lv[n - 1];
 	out->file = last->file;
 	out->line = last->line;
 	out->column = last->column;
+	out->decl_line = last->decl_line;
 	/* no ELF symbol (stripped static function): the DWARF name */
 	if (!out->name && !last->inlined && dwarf_display_name(s, last)) {
 		out->name = dwarf_display_name(s, last);
@@ -500,6 +544,7 @@ static int resolve_lines(struct ustack_symbolizer *s, struct sym_file *f, uint64
 		in->file = lv[i].file;
 		in->line = lv[i].line;
 		in->column = lv[i].column;
+		in->decl_line = lv[i].decl_line;
 		in->inlined = 1;
 		in->status = USTACK_SYM_OK;
 	}
@@ -530,7 +575,7 @@ static int resolve(struct ustack_symbolizer *s, struct sym_file *f, uint64_t off
 	}
 	if (f->debug) {
 		err = ustack_elf__symbolize(f->debug, vlook, &name, &start);
-		out->elf_path = ustack_elf__path(f->debug);
+		out->elf_path = f->debug_name ? f->debug_name : ustack_elf__path(f->debug);
 	}
 	if (err && f->image != f->debug) {
 		err = ustack_elf__symbolize(f->image, vlook, &name, &start);
@@ -644,6 +689,9 @@ USTACK_API int ustack_symbolizer__symbolize_frames(struct ustack_symbolizer *s,
 								 : &sl->sym;
 
 		memcpy((char *)out + i * sym_sz, src, cp);
+		/* a newer caller's fields this library does not know: zero */
+		if (sym_sz > cp)
+			memset((char *)out + i * sym_sz + cp, 0, sym_sz - cp);
 	}
 	return (int)n;
 }

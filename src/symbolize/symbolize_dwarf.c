@@ -11,6 +11,8 @@
  * first address that .debug_aranges does not cover.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -38,7 +40,9 @@ struct ustack_dwarf {
 	Dwarf *dw;
 	char *path;
 	int ranges_built;
-	int corrupt; /* a lookup failed on bad DIEs: the DWARF is dropped */
+	int corrupt; /* a lookup met corrupt DWARF: dropped, said once (corrupt_at()) */
+	int units_bad; /* build_ranges() stopped at a unit libdw cannot read */
+	uint64_t bad_unit; /* its offset in .debug_info */
 	struct cu_range *ranges;
 	size_t nranges;
 	struct ustack_u64map *joined; /* relative file name pointer -> malloc'd full path */
@@ -170,6 +174,44 @@ void ustack_dwarf__close(struct ustack_dwarf *d)
 	free(d);
 }
 
+/*
+ * The DWARF of this file is corrupt (not merely absent): say where, once
+ * per file, and drop it (CONVENTIONS: reported once, never half-trusted).
+ * The caller keeps the names of the ELF symbols. @return -EBADMSG
+ */
+static int corrupt_at(struct ustack_dwarf *d, const char *fmt, ...)
+{
+	char where[160];
+	va_list ap;
+
+	if (d->corrupt)
+		return -EBADMSG;
+	d->corrupt = 1;
+	va_start(ap, fmt);
+	vsnprintf(where, sizeof(where), fmt, ap);
+	va_end(ap);
+	pr_warn("%s: corrupt DWARF: %s (%s): no source lines from this file, frames keep their symbol names\n",
+		d->path, where, dwarf_errmsg(-1));
+	return -EBADMSG;
+}
+
+/* Offset in .debug_info of the first unit libdw cannot read, found by
+ * walking the unit headers (only after dwarf_get_units() failed). */
+static uint64_t first_bad_unit(struct ustack_dwarf *d)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	while (dwarf_next_unit(d->dw, off, &next, &hsize, NULL, NULL, NULL, NULL, NULL, NULL) == 0) {
+		Dwarf_Die die;
+
+		if (!dwarf_offdie(d->dw, off + hsize, &die) || next <= off)
+			break;
+		off = next;
+	}
+	return off;
+}
+
 static int cmp_range(const void *a, const void *b)
 {
 	const struct cu_range *x = a, *y = b;
@@ -184,8 +226,10 @@ static void build_ranges(struct ustack_dwarf *d)
 	Dwarf_Die cudie;
 	size_t cap = 0;
 
+	int r;
+
 	d->ranges_built = 1;
-	while (dwarf_get_units(d->dw, cu, &cu, NULL, NULL, &cudie, NULL) == 0) {
+	while ((r = dwarf_get_units(d->dw, cu, &cu, NULL, NULL, &cudie, NULL)) == 0) {
 		Dwarf_Addr base, lo, hi;
 		ptrdiff_t off = 0;
 
@@ -210,18 +254,35 @@ static void build_ranges(struct ustack_dwarf *d)
 			d->ranges[d->nranges++] = (struct cu_range){ lo, hi, cudie };
 		}
 	}
+	/* 1 is the end; -1 a unit header or CU DIE libdw refused */
+	if (r < 0) {
+		d->units_bad = 1;
+		d->bad_unit = first_bad_unit(d);
+	}
 done:
 	if (d->nranges)
 		qsort(d->ranges, d->nranges, sizeof(*d->ranges), cmp_range);
 }
 
-/* The CU DIE covering @addr: 0, or -ENOENT */
+/* The CU DIE covering @addr: 0, -ENOENT (no CU covers it), -EBADMSG (the
+ * unit that may cover it is corrupt: said by corrupt_at()) */
 static int find_cu(struct ustack_dwarf *d, uint64_t addr, Dwarf_Die *cudie)
 {
 	size_t lo = 0, hi;
+	Dwarf_Aranges *ar;
+	size_t nar;
 
 	if (dwarf_addrdie(d->dw, addr, cudie))
 		return 0;
+	/* .debug_aranges names a unit for @addr, and that unit is unreadable */
+	if (!dwarf_getaranges(d->dw, &ar, &nar)) {
+		Dwarf_Arange *a = dwarf_getarange_addr(ar, addr);
+		Dwarf_Off cuoff;
+
+		if (a && !dwarf_getarangeinfo(a, NULL, NULL, &cuoff))
+			return corrupt_at(d, ".debug_info unit of address 0x%" PRIx64
+					  " at offset 0x%" PRIx64, addr, (uint64_t)cuoff);
+	}
 	if (!d->ranges_built)
 		build_ranges(d);
 	/* last range starting at or below addr; ranges may nest (a CU's
@@ -241,6 +302,10 @@ static int find_cu(struct ustack_dwarf *d, uint64_t addr, Dwarf_Die *cudie)
 			return 0;
 		}
 	}
+	/* no readable unit covers @addr, and one unit could not be read:
+	 * it may be the one, so this is not "no information" */
+	if (d->units_bad)
+		return corrupt_at(d, ".debug_info unit at offset 0x%" PRIx64, d->bad_unit);
 	return -ENOENT;
 }
 
@@ -315,9 +380,24 @@ int ustack_dwarf__lookup(struct ustack_dwarf *d, uint64_t addr, struct ustack_dw
 	 */
 	if (d->corrupt)
 		return -EBADMSG;
-	if (find_cu(d, addr, &cudie))
-		return 0;
+	ret = find_cu(d, addr, &cudie);
+	if (ret)
+		return ret == -ENOENT ? 0 : ret;
 	memset(&out[0], 0, sizeof(out[0]));
+	{
+		/* a unit with a line program libdw cannot read is corrupt; one
+		 * without DW_AT_stmt_list simply has no lines */
+		Dwarf_Attribute a;
+		Dwarf_Word stmt;
+		Dwarf_Lines *lines;
+		size_t nlines;
+
+		if (dwarf_attr(&cudie, DW_AT_stmt_list, &a) && !dwarf_formudata(&a, &stmt) &&
+		    dwarf_getsrclines(&cudie, &lines, &nlines))
+			return corrupt_at(d, ".debug_line program at offset 0x%" PRIx64
+					  " (unit at .debug_info offset 0x%" PRIx64 ")",
+					  (uint64_t)stmt, (uint64_t)dwarf_dieoffset(&cudie));
+	}
 	line = dwarf_getsrc_die(&cudie, addr);
 	if (line) {
 		int l = 0, c = 0;
@@ -332,7 +412,8 @@ int ustack_dwarf__lookup(struct ustack_dwarf *d, uint64_t addr, struct ustack_dw
 	 * chain of (lexical blocks,) inlined instances and their subprogram */
 	n = dwarf_getscopes(&cudie, addr, &scopes);
 	if (n < 0) {
-		ret = -EBADMSG;
+		ret = corrupt_at(d, ".debug_info DIEs of the unit whose DIE is at offset 0x%" PRIx64,
+				 (uint64_t)dwarf_dieoffset(&cudie));
 		goto out;
 	}
 	if (n > 0) {
@@ -341,7 +422,8 @@ int ustack_dwarf__lookup(struct ustack_dwarf *d, uint64_t addr, struct ustack_dw
 		scopes = NULL;
 		n = dwarf_getscopes_die(&inner, &scopes);
 		if (n < 0) {
-			ret = -EBADMSG;
+			ret = corrupt_at(d, ".debug_info DIEs above offset 0x%" PRIx64,
+					 (uint64_t)dwarf_dieoffset(&inner));
 			goto out;
 		}
 	}
@@ -375,13 +457,18 @@ int ustack_dwarf__lookup(struct ustack_dwarf *d, uint64_t addr, struct ustack_dw
 			if (!lv->linkage)
 				lv->linkage = attr_string(fn[k], DW_AT_MIPS_linkage_name);
 			lv->inlined = dwarf_tag(fn[k]) == DW_TAG_inlined_subroutine;
+			{
+				/* where the function starts (pprof's start_line):
+				 * through DW_AT_abstract_origin / specification */
+				int dl = 0;
+
+				lv->decl_line = !dwarf_decl_line(fn[k], &dl) && dl > 0 ? (uint32_t)dl : 0;
+			}
 		}
 	}
 	if (!nlv && (out[0].file || out[0].line))
 		nlv = 1; /* a line without a function DIE (assembler sources) */
 out:
 	free(scopes);
-	if (ret)
-		d->corrupt = 1;
 	return ret ? ret : nlv;
 }

@@ -18,6 +18,8 @@ struct ustack_dwarf_level {
 	uint32_t line;       /**< 0 when unknown */
 	uint32_t column;     /**< 0 when unknown */
 	int inlined;         /**< 1: a DW_TAG_inlined_subroutine */
+	uint32_t decl_line;  /**< DW_AT_decl_line of the function (through its
+	                          abstract origin), 0 when unknown */
 };
 
 /** Deepest inline chain reported (levels beyond are dropped, outermost kept). */
@@ -40,7 +42,10 @@ void ustack_dwarf__close(struct ustack_dwarf *d);
  * last the DW_TAG_subprogram.
  * @param out receives up to USTACK_DWARF_MAX_LEVELS levels
  * @return the number of levels (0: no DWARF covers @addr, or only a line),
- *         -EBADMSG when the DWARF is corrupt at this address
+ *         -EBADMSG when the DWARF is corrupt (a unit header, a line program,
+ *         DIEs): one warning naming the file, the section and the offset
+ *         was printed, the first time only; every later lookup of this
+ *         handle gives -EBADMSG without a word
  */
 int ustack_dwarf__lookup(struct ustack_dwarf *d, uint64_t addr, struct ustack_dwarf_level *out);
 

@@ -34,6 +34,14 @@
 #                    `record -p` of it warn naming the file and line numbers,
 #                    and frames are named by the good entries (the newer of
 #                    two overlapping ones)
+#   fifo             (no node needed) a FIFO at /tmp/perf-PID.map of a sleeping
+#                    process: `snapshot -p` ends within 10 s (it used to
+#                    block in open() for ever) with one warning "not a
+#                    regular file"; `record -- sh` whose shell makes the
+#                    FIFO at its own map path ends too (the map is read at
+#                    the process's exit)
+#   owner            as root, a map owned by uid 4242 for a root process:
+#                    snapshot warns "owned by uid 4242" and does not use it
 #
 # Env (from make check): USTACK TOP; KEEP_TMP=1 keeps the files.
 set -u
@@ -46,6 +54,66 @@ fail() { echo "FAIL $T/$1: $2"; fails=$((fails + 1)); }
 skip() { echo "SKIP $T/$1: $2"; }
 
 [ -x "$USTACK" ] || { fail setup "no $USTACK"; exit 1; }
+
+# ---- (0) maps that are no regular file, or somebody else's ------------------
+sleep 30 &
+spid=$!
+sfifo=/tmp/perf-$spid.map
+rm -f "$sfifo"
+ftmp=$(mktemp -d)
+if mkfifo "$sfifo"; then
+	timeout 10 "$USTACK" snapshot -p "$spid" >"$ftmp/snap.txt" 2>"$ftmp/snap.err"
+	rc=$?
+	if [ $rc -eq 124 ]; then
+		fail fifo "snapshot -p of a process whose perf map is a FIFO hung (killed after 10 s)"
+	elif [ $rc -ne 0 ]; then
+		fail fifo "snapshot exited $rc: $(head -c 300 "$ftmp/snap.err")"
+	elif [ "$(grep -c "$sfifo: not a regular file" "$ftmp/snap.err")" -ne 1 ]; then
+		fail fifo "no one warning 'not a regular file': $(head -c 300 "$ftmp/snap.err")"
+	elif ! grep -q '^#0 ' "$ftmp/snap.txt"; then
+		fail fifo "snapshot printed no stack: $(head -c 300 "$ftmp/snap.txt")"
+	else
+		pass fifo/snapshot
+	fi
+	rm -f "$sfifo"
+else
+	fail fifo "mkfifo $sfifo failed"
+fi
+if [ "$(id -u)" -ne 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 1 ]; then
+	skip fifo/record "needs root or kernel.perf_event_paranoid <= 1"
+else
+	timeout 20 "$USTACK" record -q -e cpu-clock -o "$ftmp/fifo.data" -- \
+		sh -c 'mkfifo /tmp/perf-$$.map && echo $$ >'"$ftmp"'/sh.pid && exec sleep 0.5' \
+		>/dev/null 2>"$ftmp/rec.err"
+	rc=$?
+	[ -s "$ftmp/sh.pid" ] && rm -f "/tmp/perf-$(cat "$ftmp/sh.pid").map"
+	if [ $rc -eq 124 ]; then
+		fail fifo/record "record hung reading a FIFO perf map at the process's exit"
+	elif [ $rc -ne 0 ]; then
+		fail fifo/record "record exited $rc: $(head -c 300 "$ftmp/rec.err")"
+	elif ! grep -q "not a regular file" "$ftmp/rec.err"; then
+		fail fifo/record "no warning 'not a regular file': $(head -c 300 "$ftmp/rec.err")"
+	else
+		pass fifo/record
+	fi
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	skip owner "not root: cannot make a map owned by another user"
+else
+	printf '%x 10 PLANTED\n' 4096 >"$sfifo"
+	chown 4242:4242 "$sfifo"
+	timeout 10 "$USTACK" snapshot -p "$spid" >"$ftmp/own.txt" 2>"$ftmp/own.err"
+	if ! grep -q "$sfifo: owned by uid 4242, not by the process's uid 0 or root" "$ftmp/own.err"; then
+		fail owner "no warning about the owner: $(head -c 300 "$ftmp/own.err")"
+	else
+		pass owner
+	fi
+	rm -f "$sfifo"
+fi
+kill "$spid" 2>/dev/null
+wait "$spid" 2>/dev/null
+rm -rf "$ftmp"
+
 NODE=$(command -v node || command -v nodejs || true)
 if [ -z "$NODE" ]; then
 	skip all "no node (Debian package nodejs) to run JIT code"

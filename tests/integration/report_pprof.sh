@@ -26,6 +26,10 @@
 #                   table starts with "", as many samples as pprof -raw shows
 #   pprof_snapshot  snapshot of a 4-thread process: 4 samples of value 1, one
 #                   per thread, thread labels = /proc/PID/task, comm labels
+#   pprof_start_line (report and snapshot) every function of pprof_prog.c in
+#                   `go tool pprof -raw`'s locations (inlined ones included)
+#                   has Function.start_line ("s=N") equal to its subprogram's
+#                   DW_AT_decl_line in `readelf --debug-dump=info` (it was 0)
 #   pprof_edge      an empty trace, a trace of only LOST records: valid
 #                   profiles with the sample types and no sample; a truncated
 #                   trace: a valid profile of what was read, an error naming
@@ -251,6 +255,58 @@ else
 	skip pprof_protoc "protoc not installed (Debian protobuf-compiler)"
 fi
 
+# start_line of each function of pprof_prog.c: DW_AT_decl_line as readelf says it
+# start_line RAW-FILE TEST-NAME MIN-FUNCTIONS
+start_line() {
+	readelf --debug-dump=info "$tmp/prog" >"$tmp/info" 2>/dev/null
+	python3 - "$1" "$tmp/info" "$2" "$3" <<'PYEOF'
+import re, sys
+raw, info, name, need = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+decl, cur = {}, None
+for ln in open(info):
+    m = re.match(r"\s*<\d+><[0-9a-f]+>: Abbrev Number: \d+ \((\w+)\)", ln)
+    if m:
+        cur = {} if m.group(1) == "DW_TAG_subprogram" else None
+        continue
+    if cur is None:
+        continue
+    m = re.match(r"\s*<[0-9a-f]+>\s+(DW_AT_\w+)\s*:\s*(.*)$", ln)
+    if not m:
+        continue
+    if m.group(1) == "DW_AT_name":
+        cur["name"] = m.group(2).split(": ")[-1].strip()
+    elif m.group(1) == "DW_AT_decl_line":
+        cur["line"] = int(m.group(2).split()[0], 0)
+    if "name" in cur and "line" in cur:
+        decl.setdefault(cur["name"], cur["line"])
+        cur = None
+seen, bad = {}, []
+in_loc = False
+for ln in open(raw):
+    if ln.startswith("Locations"):
+        in_loc = True
+        continue
+    if ln.startswith("Mappings"):
+        in_loc = False
+    m = re.search(r"(?:M=\d+ |^\s+)(\S+) (\S*pprof_prog\.c):\d+ s=(\d+)$", ln.rstrip()) if in_loc else None
+    if not m:
+        continue
+    fn, s = m.group(1), int(m.group(3))
+    if fn not in decl:
+        continue
+    seen[fn] = s
+    if s != decl[fn]:
+        bad.append(f"{fn}: s={s}, DW_AT_decl_line {decl[fn]}")
+if bad:
+    print(f"FAIL {name}: " + "; ".join(bad[:5]))
+elif len(seen) < need:
+    print(f"FAIL {name}: only {len(seen)} functions of pprof_prog.c checked ({sorted(seen)}), want {need}")
+else:
+    print(f"PASS {name}: start_line = DW_AT_decl_line for " + ", ".join(f"{k}:{v}" for k, v in sorted(seen.items())))
+PYEOF
+}
+start_line "$tmp/raw" pprof_start_line 4
+
 # ---- snapshot: one sample per thread ----------------------------------------------------
 "$tmp/prog" threads >"$tmp/thr.out" &
 tpid=$!
@@ -276,6 +332,7 @@ else
 	else
 		pass pprof_snapshot
 	fi
+	start_line "$tmp/sraw" pprof_start_line_snapshot 2
 fi
 kill "$tpid" 2>/dev/null
 wait "$tpid" 2>/dev/null

@@ -343,7 +343,9 @@ for run in $(seq 20); do
 	USTACK_TEST_HOLD_MS=5 "$USTACK" snapshot -p $churn --stats >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	v=$(sed -nE 's/.* ([0-9]+) vanished.*/\1/p' "$tmp/err")
-	other=$(grep -v -e 'exited during the snapshot' -e 'longest stop' "$tmp/err" | head -2)
+	# --stats: the totals line, then the debug sources of each file
+	other=$(grep -v -e 'exited during the snapshot' -e 'longest stop' -e '^symbols: /' -e '^dwarf: /' \
+		"$tmp/err" | head -2)
 	if [ $rc -ne 0 ] || [ -z "$v" ]; then
 		bad="run $run: exit $rc, stderr '$(head -2 "$tmp/err")'"
 		break

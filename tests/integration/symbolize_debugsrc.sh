@@ -5,7 +5,12 @@
 # compressed debug sections, a debuginfod server), and broken on purpose.
 # Each case: `ustack symbolize -v` of offsets of four functions (two static:
 # only .symtab knows them) against nm of the unstripped program, and the
-# source named by -v.
+# source named by -v. Where the debug part holds DWARF (debuglink, zlib,
+# zstd, debuginfod, and MiniDebugInfo + debuginfod, whose names come from
+# .gnu_debugdata and lines from the server): every offset's
+# ` at FILE:LINE` and inline chain equal `eu-addr2line -f -i` on the
+# unstripped program (column dropped), one offset being inside inlined
+# code, and -v's `dwarf:` line names the source of the DWARF.
 set -u
 : "${USTACK:?}" "${TOP:?}"
 CC=${CC:-cc}
@@ -34,6 +39,20 @@ for fn in $FUNCS; do
 	OFF[$fn]=$(off_of "$tmp/full" "$(printf '%x' $((16#$addr + half)))")
 	WANT[$fn]="$fn+0x$(printf '%x' $half)"
 done
+# an address inside inlined code (eu-addr2line -i: more than one function)
+INL_OFF= INL_VADDR=
+for a in $(objdump -d --no-show-raw-insn "$tmp/full" |
+	awk '/<dbgsrc_gamma_local>:/{f=1;next} f&&/^$/{exit} f{sub(":","",$1); print $1}'); do
+	if [ "$(eu-addr2line -f -i -e "$tmp/full" "0x$a" | wc -l)" -gt 2 ]; then
+		INL_VADDR=0x$a INL_OFF=$(off_of "$tmp/full" "$a"); break
+	fi
+done
+[ -n "$INL_OFF" ] || { echo "FAIL symbolize_debugsrc: no inlined code in dbgsrc_gamma_local (eu-addr2line -i)"; exit 1; }
+declare -A VADDR
+for fn in $FUNCS; do
+	line=$(nm -S "$tmp/full" | awk -v f=$fn '$4==f {print $1, $2}')
+	VADDR[$fn]=$(printf '0x%x' $((16#${line% *} + 16#${line#* } / 2)))
+done
 bid=$(readelf -n "$tmp/full" | sed -n 's/.*Build ID: //p')
 [ -n "$bid" ] || { echo "FAIL symbolize_debugsrc: no build ID"; exit 1; }
 
@@ -58,6 +77,30 @@ check() {
 	fi
 	[ $bad = 0 ] && echo "PASS symbolize_debugsrc_$name: names as nm says, source '$src'" ||
 		{ echo "FAIL symbolize_debugsrc_$name"; sed 's/^/#   /' "$tmp/err" | head -5; }
+}
+# lines NAME DWARF-SOURCE ELF [ustack args...]: `symbolize` of the four
+# offsets and the inlined one: per offset, the "function FILE:LINE" chain
+# equals eu-addr2line -f -i's on the unstripped program; -v says
+# 'dwarf: DWARF-SOURCE'
+lines() {
+	local name=$1 src=$2 elf=$3; shift 3
+	local bad=0 o v want got k
+	"$USTACK" symbolize -v "$@" -e "$elf" ${OFF[dbgsrc_alpha]} ${OFF[dbgsrc_beta]} \
+		${OFF[dbgsrc_gamma_local]} ${OFF[dbgsrc_delta_local]} "$INL_OFF" >"$tmp/lout" 2>"$tmp/lerr"
+	for k in dbgsrc_alpha dbgsrc_beta dbgsrc_gamma_local dbgsrc_delta_local inl; do
+		if [ $k = inl ]; then o=$INL_OFF v=$INL_VADDR; else o=${OFF[$k]} v=${VADDR[$k]}; fi
+		want=$(eu-addr2line -f -i -e "$tmp/full" "$v" | paste - - | sed -E 's/:[0-9]+$//' | awk '{print $1, $NF}')
+		got=$(grep "^$o " "$tmp/lout" | sed -E 's/^[^ ]+ ([^ +]+)(\+0x[0-9a-f]+)? \([^)]*\)( at ([^ ]+))?.*/\1 \4/')
+		if [ -z "$want" ] || [ "$want" != "$got" ]; then
+			bad=1; echo "# $name: $k ($o): ustack '$(echo "$got" | tr '\n' '|')', eu-addr2line '$(echo "$want" | tr '\n' '|')'"
+		fi
+	done
+	if ! grep -q '\[inlined\]' "$tmp/lout"; then bad=1; echo "# $name: no [inlined] frame"; fi
+	if ! grep -q "^dwarf: $src" "$tmp/lerr"; then
+		bad=1; echo "# $name: -v says '$(grep '^dwarf:' "$tmp/lerr")', want 'dwarf: $src'"
+	fi
+	[ $bad = 0 ] && echo "PASS symbolize_debugsrc_${name}_lines: ' at FILE:LINE' and inline chains equal eu-addr2line -f -i, DWARF from '$src'" ||
+		{ echo "FAIL symbolize_debugsrc_${name}_lines"; sed 's/^/#   /' "$tmp/lerr" | head -5; }
 }
 # warned NAME PATTERN: stderr of the last check has exactly one line matching
 warned() {
@@ -96,6 +139,7 @@ for where in same dotdebug debugdir; do
 	debugdir) mkdir -p "$tmp/ldd$d"; mv "$d/p.dbg" "$tmp/ldd$d/"; args=(-d "$tmp/ldd") ;;
 	esac
 	check "debuglink_$where" debuglink 1 "$d/p" "${args[@]}"
+	lines "debuglink_$where" debuglink "$d/p" "${args[@]}"
 done
 # wrong CRC: the debug file changed after the link was made
 d=$tmp/l_badcrc; stripped "$tmp/full" "$d/p"
@@ -131,6 +175,7 @@ zd=$tmp/zdd; mkdir -p "$zd/.build-id/${bid:0:2}"
 objcopy --compress-debug-sections=zlib "$tmp/p.debug" "$zd/.build-id/${bid:0:2}/${bid:2}.debug"
 if readelf -SW "$zd/.build-id/${bid:0:2}/${bid:2}.debug" 2>/dev/null | grep -q ' \.debug_info .* C '; then
 	check zlib "build-id dir" 1 "$tmp/s1/p" -d "$zd"
+	lines zlib "build-id dir" "$tmp/s1/p" -d "$zd"
 else
 	echo "FAIL symbolize_debugsrc_zlib: objcopy did not compress"
 fi
@@ -138,9 +183,17 @@ if command -v zstd >/dev/null; then
 	zs=$tmp/zsdd; mkdir -p "$zs/.build-id/${bid:0:2}"
 	python3 "$TOP/tests/integration/lib/zstd_sections.py" "$tmp/p.debug" "$zs/.build-id/${bid:0:2}/${bid:2}.debug" 2>/dev/null
 	check zstd "build-id dir" 1 "$tmp/s1/p" -d "$zs"
+	lines zstd "build-id dir" "$tmp/s1/p" -d "$zs"
+	# -v names the debug file found, not the decompressed copy read
+	zfile=$zs/.build-id/${bid:0:2}/${bid:2}.debug
+	if grep -qx "symbols: build-id dir $zfile" "$tmp/err" && grep -qx "dwarf: build-id dir $zfile" "$tmp/lerr"; then
+		echo "PASS symbolize_debugsrc_zstd_name: -v names the original debug file, not the cache copy"
+	else
+		echo "FAIL symbolize_debugsrc_zstd_name: -v says '$(grep -h '^symbols:\|^dwarf:' "$tmp/err" "$tmp/lerr" | tr '\n' '|')', want $zfile"
+	fi
 	# the copy handed to DWARF readers: sections no longer compressed, and
 	# elfutils (which cannot read zstd sections) finds the functions in it
-	copy=$(sed -n 's/^symbols: build-id dir //p' "$tmp/err")
+	copy=$USTACK_CACHE_DIR/debug/$bid.zstd-dec
 	if [ -f "$copy" ] && ! readelf -SW "$copy" 2>/dev/null | grep -q ' \.debug_info .* C ' &&
 	   eu-readelf --debug-dump=info "$copy" 2>/dev/null | grep -q dbgsrc_gamma_local; then
 		echo "PASS symbolize_debugsrc_zstd_copy: decompressed copy $(basename "$copy") readable by eu-readelf"
@@ -174,13 +227,28 @@ if timeout 60 "$USTACK" record -o "$tmp/t.data" -- "$tmp/l_same/p" 40000 >/dev/n
    "$USTACK" report --stats -i "$tmp/t.data" >"$tmp/stats" 2>/dev/null &&
    ! grep -q '^events: 0$' "$tmp/stats"; then
 	if grep -q "^symbols: file [0-9]* $tmp/l_same/p: debuglink ($tmp/l_same/p.dbg)$" "$tmp/stats" &&
+	   grep -q "^dwarf: file [0-9]* $tmp/l_same/p: debuglink ($tmp/l_same/p.dbg)$" "$tmp/stats" &&
 	   "$USTACK" report -i "$tmp/t.data" 2>/dev/null | grep -q dbgsrc_gamma_local; then
-		echo "PASS symbolize_debugsrc_report_stats: --stats says debuglink for the program, the report names its static functions"
+		echo "PASS symbolize_debugsrc_report_stats: --stats says debuglink for the program's symbols and DWARF, the report names its static functions"
 	else
-		echo "FAIL symbolize_debugsrc_report_stats"; grep '^symbols' "$tmp/stats" | sed 's/^/#   /'
+		echo "FAIL symbolize_debugsrc_report_stats"; grep '^symbols\|^dwarf' "$tmp/stats" | sed 's/^/#   /'
 	fi
 else
 	echo "SKIP symbolize_debugsrc_report_stats: ustack record gave no events ($(tail -1 "$tmp/rec.err" | cut -c1-100))"
+fi
+
+# 6c. snapshot --stats names the source per file too (symbols and DWARF)
+"$tmp/l_same/p" 2000000 >/dev/null &
+spid=$!
+sleep 0.3
+"$USTACK" snapshot -p $spid --stats --lines >"$tmp/snap.out" 2>"$tmp/snap.err"
+kill $spid 2>/dev/null; wait $spid 2>/dev/null
+if grep -qx "symbols: $tmp/l_same/p: debuglink ($tmp/l_same/p.dbg)" "$tmp/snap.err" &&
+   grep -qx "dwarf: $tmp/l_same/p: debuglink ($tmp/l_same/p.dbg)" "$tmp/snap.err" &&
+   grep -q 'dbgsrc_gamma_local+0x.* at .*dbgsrc_prog.c:[0-9]*$' "$tmp/snap.out"; then
+	echo "PASS symbolize_debugsrc_snapshot_stats: snapshot --stats says debuglink for the program's symbols and DWARF"
+else
+	echo "FAIL symbolize_debugsrc_snapshot_stats: $(grep -h '^symbols\|^dwarf\|ustack' "$tmp/snap.err" | head -6 | tr '\n' '|')"
 fi
 
 # 7. debuginfod (elfutils' own server) over a directory holding the debug file
@@ -205,6 +273,47 @@ if [ $ready = 0 ]; then
 fi
 stripped "$tmp/full" "$tmp/s2/p"
 DEBUGINFOD_URLS=$url DEBUGINFOD_CACHE_PATH=$tmp/dcache1 check debuginfod debuginfod 1 "$tmp/s2/p" -d "$empty"
+# the download is announced on stderr while it runs
+if grep -q "^ustack: debuginfod: downloading debug info of $bid ([0-9]* bytes)$" "$tmp/err"; then
+	echo "PASS symbolize_debugsrc_debuginfod_progress: $(grep '^ustack: debuginfod' "$tmp/err" | head -1)"
+else
+	echo "FAIL symbolize_debugsrc_debuginfod_progress: no progress line: $(head -3 "$tmp/err" | tr '\n' '|')"
+fi
+DEBUGINFOD_URLS=$url DEBUGINFOD_CACHE_PATH=$tmp/dcache1 lines debuginfod debuginfod "$tmp/s2/p" -d "$empty"
+# MiniDebugInfo (Fedora's default) with the full debug file on the server:
+# names from .gnu_debugdata, DWARF from debuginfod (an empty cache: the
+# download happens here)
+if [ -f "$m/p" ] && readelf -SW "$m/p" | grep -q gnu_debugdata; then
+	DEBUGINFOD_URLS=$url DEBUGINFOD_CACHE_PATH=$tmp/dcache4 check minidebuginfo_debuginfod minidebuginfo 1 "$m/p" -d "$empty"
+	DEBUGINFOD_URLS=$url DEBUGINFOD_CACHE_PATH=$tmp/dcache4 lines minidebuginfo_debuginfod debuginfod "$m/p" -d "$empty"
+	# snapshot too: names from .gnu_debugdata, lines from the server, and
+	# --stats says so
+	"$m/p" 2000000 >/dev/null &
+	spid=$!
+	sleep 0.3
+	DEBUGINFOD_URLS=$url DEBUGINFOD_CACHE_PATH=$tmp/dcache6 "$USTACK" snapshot -p $spid --stats --lines \
+		--debug-dir "$empty" >"$tmp/snap.out" 2>"$tmp/snap.err"
+	kill $spid 2>/dev/null; wait $spid 2>/dev/null
+	if grep -qx "symbols: $m/p: minidebuginfo ($m/p:.gnu_debugdata)" "$tmp/snap.err" &&
+	   grep -q "^dwarf: $m/p: debuginfod ($tmp/dcache6/$bid/debuginfo)$" "$tmp/snap.err" &&
+	   grep -q 'dbgsrc_gamma_local+0x.* at .*dbgsrc_prog.c:[0-9]*$' "$tmp/snap.out"; then
+		echo "PASS symbolize_debugsrc_minidebuginfo_debuginfod_snapshot: snapshot --lines: names from MiniDebugInfo, lines from debuginfod, --stats says both"
+	else
+		echo "FAIL symbolize_debugsrc_minidebuginfo_debuginfod_snapshot: $(head -c 600 "$tmp/snap.err" | tr '\n' '|') $(grep gamma "$tmp/snap.out" | head -1)"
+	fi
+	# without the server's DWARF, the names alone, no lines
+	"$USTACK" symbolize -v -d "$empty" -e "$m/p" "$INL_OFF" >"$tmp/lout" 2>"$tmp/lerr"
+	if grep -q ' at ' "$tmp/lout" || ! grep -qx 'dwarf: none' "$tmp/lerr"; then
+		echo "FAIL symbolize_debugsrc_minidebuginfo_nolines: $(cat "$tmp/lout" "$tmp/lerr" | tr '\n' '|')"
+	else
+		echo "PASS symbolize_debugsrc_minidebuginfo_nolines: no DEBUGINFOD_URLS: names only, 'dwarf: none'"
+	fi
+	# .symtab alone (strip --strip-debug), DWARF from the server
+	mkdir -p "$tmp/s3"; strip --strip-debug "$tmp/full" -o "$tmp/s3/p"
+	DEBUGINFOD_URLS=$url DEBUGINFOD_CACHE_PATH=$tmp/dcache5 lines symtab_debuginfod debuginfod "$tmp/s3/p" -d "$empty"
+else
+	echo "SKIP symbolize_debugsrc_minidebuginfo_debuginfod: no MiniDebugInfo binary (xz missing?)"
+fi
 kill "$srv_pid"; wait "$srv_pid" 2>/dev/null; srv_pid=
 t0=$(date +%s%N)
 DEBUGINFOD_URLS=$url DEBUGINFOD_CACHE_PATH=$tmp/dcache2 DEBUGINFOD_TIMEOUT=5 check debuginfod_down dynsym 0 "$tmp/s2/p" -d "$empty"

@@ -78,6 +78,42 @@ else
 	echo "FAIL symbolize_lines_corrupt: no .debug_info in the test program"
 fi
 
+# Garbage DWARF is "corrupt", not "no information": random bytes over the
+# first .debug_info unit header (from its offset + 4: the length kept,
+# version/abbrev offset/address size garbage), then over all of .debug_line:
+# one warning naming the file, the section and the offset, and the frames
+# keep their .symtab names.
+corrupt_case() { # name section skip-bytes grep-pattern
+	local name=$1 sec=$2 skip=$3 pat=$4 off size rc nw named
+	cp "$tmp/c" "$tmp/$name"
+	read -r off size < <(readelf -SW "$tmp/$name" | sed 's/^ *\[ *[0-9]*\]//' |
+		awk -v s="$sec" '$1==s{print $4, $5}')
+	if [ -z "${off:-}" ]; then
+		echo "FAIL symbolize_lines_$name: no $sec in the test program"
+		return
+	fi
+	python3 -c "
+import random, sys
+random.seed(11)
+off, size, skip = int(sys.argv[2], 16), int(sys.argv[3], 16), int(sys.argv[4])
+n = size - skip if skip == 0 else 12
+f = open(sys.argv[1], 'r+b'); f.seek(off + skip)
+f.write(bytes(random.randrange(256) for _ in range(n)))" "$tmp/$name" "$off" "$size" "$skip"
+	offs=$(objdump -d --no-show-raw-insn "$tmp/c" | awk '/call/{getline; sub(":","",$1); print "0x" $1}' | head -8)
+	timeout 20 "$USTACK" symbolize -e "$tmp/$name" --return $offs >"$tmp/$name.out" 2>"$tmp/$name.err"
+	rc=$?
+	nw=$(grep -c "$tmp/$name" "$tmp/$name.err")
+	named=$(grep -c '+0x' "$tmp/$name.out")
+	if [ $rc -le 1 ] && [ "$nw" -eq 1 ] && grep -q "$tmp/$name.*$pat" "$tmp/$name.err" &&
+		[ "$named" -ge 4 ] && ! grep -q ' at ' "$tmp/$name.out"; then
+		echo "PASS symbolize_lines_$name: $(head -1 "$tmp/$name.err"); $named frames keep their names"
+	else
+		echo "FAIL symbolize_lines_$name: rc $rc, $nw warnings (want 1 matching '$pat'), $named named: $(head -3 "$tmp/$name.err") | $(head -2 "$tmp/$name.out" | tr '\n' '|')"
+	fi
+}
+corrupt_case corrupt_header .debug_info 4 '\.debug_info.* offset 0x0'
+corrupt_case corrupt_line .debug_line 0 '\.debug_line.* offset 0x'
+
 # end to end: snapshot --lines of the running program shows its source
 # lines and the functions inlined at the pc (the loop in outer() is all
 # inlined code); without --lines, neither
@@ -95,7 +131,23 @@ for try in $(seq 200); do
 	json=$("$USTACK" snapshot -p $pid --lines --format json 2>&1)
 	echo "$json" | grep -q '"inlined": true' && break
 done
+# folded takes report's --inline/--srcline/--annotate: the outer frame
+# "outer sym_inline.c:N", then the functions inlined into it, each "_[i]";
+# --lines alone is refused with one line (it used to be ignored)
+for try in $(seq 200); do
+	folded=$("$USTACK" snapshot -p $pid --format folded --inline --srcline --annotate 2>&1)
+	echo "$folded" | grep -Eq ';outer sym_inline\.c:[0-9]+;[a-z_]+ sym_inline\.c:[0-9]+_\[i\]' && break
+done
+plainf=$("$USTACK" snapshot -p $pid --format folded 2>&1)
+linesf=$("$USTACK" snapshot -p $pid --format folded --lines 2>&1); linesf_rc=$?
 kill $pid 2>/dev/null; wait $pid 2>/dev/null
+if echo "$folded" | grep -Eq ';outer sym_inline\.c:[0-9]+;[a-z_]+ sym_inline\.c:[0-9]+_\[i\]' &&
+	echo "$plainf" | grep -q ';outer' && ! echo "$plainf" | grep -q -e 'sym_inline.c' -e '_\[i\]' &&
+	[ $linesf_rc = 2 ] && [ "$(echo "$linesf" | wc -l)" = 1 ] && echo "$linesf" | grep -q -- '--inline'; then
+	echo "PASS symbolize_lines_snapshot_folded: folded --inline --srcline --annotate: $(echo "$folded" | grep -Eo ';outer sym_inline\.c:[0-9]+;[^ ]+ [^;]*_\[i\]' | head -1); --lines alone refused: $linesf"
+else
+	echo "FAIL symbolize_lines_snapshot_folded: '$(echo "$folded" | head -2)', plain '$(echo "$plainf" | head -1)', --lines (rc $linesf_rc) '$linesf'"
+fi
 if echo "$with" | grep -q 'sym_inline.c:[0-9]* \[inlined\]' &&
 	echo "$with" | grep -q '^#[0-9]* 0x[0-9a-f]* outer+0x[0-9a-f]* (.*) at .*sym_inline.c:[0-9]*$' &&
 	! echo "$without" | grep -q -e ' at ' -e inlined &&

@@ -8,6 +8,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <ustack/perfmap.h>
@@ -154,6 +157,80 @@ static void test_read_file(void)
 	ustack_perfmap__free(m);
 }
 
+/* A FIFO where the map should be (anyone can make /tmp/perf-PID.map one):
+ * refused at once with a warning, never a read that waits for a writer.
+ * Read in a child with an alarm, so that a regression fails instead of
+ * hanging make check. */
+static void test_read_fifo(void)
+{
+	char dir[] = "/tmp/ustack-test-perfmap-XXXXXX", path[64];
+	pid_t pid;
+	int st = 0;
+
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/perf-1.map", dir);
+	CHECK_EQ(mkfifo(path, 0644), 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		struct ustack_perfmap *m = ustack_perfmap__new();
+		int ret;
+
+		alarm(5);
+		warnings = 0;
+		ret = ustack_perfmap__read_file(m, path);
+		ustack_perfmap__free(m);
+		_exit(ret == -EINVAL && warnings == 1 && strstr(last_warning, "not a regular file")
+			      ? 0 : 1);
+	}
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	CHECK(!WIFSIGNALED(st)); /* SIGALRM: the read blocked */
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	unlink(path);
+	/* a directory is no map either */
+	{
+		struct ustack_perfmap *m = ustack_perfmap__new();
+
+		CHECK_EQ(ustack_perfmap__read_file(m, dir), -EINVAL);
+		ustack_perfmap__free(m);
+	}
+	rmdir(dir);
+}
+
+/* A map owned by another user than the process's, root or us: refused
+ * (perf's rule); the process's own uid, or no owner check: read. */
+static void test_read_owner(void)
+{
+	char path[] = "/tmp/ustack-test-perfmap-XXXXXX";
+	int fd = mkstemp(path);
+	struct ustack_perfmap *m = ustack_perfmap__new();
+
+	CHECK(fd >= 0 && m);
+	CHECK_EQ(write(fd, node_map, strlen(node_map)), (long)strlen(node_map));
+	/* ours: read, whatever uid the process has */
+	CHECK_EQ(ustack_perfmap__read_file_owned(m, path, 4242), 0);
+	CHECK_EQ(ustack_perfmap__count(m), 7);
+	if (geteuid() != 0) {
+		close(fd);
+		unlink(path);
+		ustack_perfmap__free(m);
+		SKIP("not root: cannot give the file another owner");
+		return;
+	}
+	CHECK_EQ(fchown(fd, 4242, 4242), 0);
+	close(fd);
+	warnings = 0;
+	CHECK_EQ(ustack_perfmap__read_file_owned(m, path, 4343), -EPERM);
+	CHECK_EQ(warnings, 1);
+	CHECK(strstr(last_warning, "owned by uid 4242"));
+	CHECK_EQ(ustack_perfmap__count(m), 7); /* nothing added */
+	CHECK_EQ(ustack_perfmap__read_file_owned(m, path, 4242), 0);
+	CHECK_EQ(ustack_perfmap__count(m), 14);
+	CHECK_EQ(ustack_perfmap__read_file(m, path), 0);
+	unlink(path);
+	ustack_perfmap__free(m);
+}
+
 static int no_stack(void *ctx, uint32_t kind, uint32_t id, struct ustack_trace_stack *st)
 {
 	return -ENOENT;
@@ -230,6 +307,8 @@ int main(void)
 	RUN(test_overlap_newest_wins);
 	RUN(test_malformed_and_partial);
 	RUN(test_read_file);
+	RUN(test_read_fifo);
+	RUN(test_read_owner);
 	RUN(test_jitsym_trace);
 	TEST_EXIT();
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* A program whose debug information is moved around by
  * symbolize_debugsrc.sh: two exported functions (in .dynsym when linked
- * with -rdynamic) and two static ones (known only to .symtab / DWARF). */
+ * with -rdynamic) and two static ones (known only to .symtab / DWARF), one
+ * of which holds an inlined function. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -19,10 +20,17 @@ __attribute__((noinline)) int dbgsrc_beta(int x)
 	return dbgsrc_alpha(x + 1) * 5 + sink;
 }
 
+/* inlined into dbgsrc_gamma_local: an inline chain for the tests to find
+ * in every place the debug information is moved to */
+static inline __attribute__((always_inline)) int dbgsrc_mix(int v)
+{
+	return (v * 7) ^ (v >> 3) ^ sink;
+}
+
 __attribute__((noinline)) static int dbgsrc_gamma_local(int x)
 {
 	for (int i = 0; i < x; i++)
-		sink ^= dbgsrc_beta(i);
+		sink ^= dbgsrc_mix(dbgsrc_beta(i));
 	return sink + 7;
 }
 

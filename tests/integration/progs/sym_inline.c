@@ -3,9 +3,9 @@
  * Inlined call chains for tests/integration/symbolize_lines.sh: a
  * `static inline` chain and an always_inline chain, built -O2 -g, so that
  * pcs inside leaf() expand into three or four functions, each on its own
- * source line. noinline keeps the outer functions as real frames. It
- * prints the offsets of its marker return addresses? no: the test takes
- * addresses from the line table, so the program only has to run.
+ * source line. noinline keeps the outer functions as real frames. The
+ * test takes its addresses from the line table, so the program only has
+ * to run.
  */
 #include <stdio.h>
 #include <stdlib.h>
