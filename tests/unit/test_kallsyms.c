@@ -167,7 +167,7 @@ static void test_from_memory(void)
 	CHECK_STR(mod, "ext4");
 	CHECK_EQ(ustack_kallsyms__find(k, 0xffffffffc0a05300, &addr, &size, &name, &mod), 0);
 	CHECK_STR(name, "weak");
-	CHECK_EQ_U64(size, 0);
+	CHECK_EQ_U64(size, 0x1d00); /* the last one: to the end of the next page */
 	CHECK_EQ(ustack_kallsyms__find(k, 0xffffffff80ffffff, &addr, &size, &name, &mod), -ENOENT);
 
 	CHECK_EQ(ustack_kallsyms__cache_image(k, 42, (void **)&img, &len), 0);
@@ -183,6 +183,68 @@ static void test_from_memory(void)
 	memcpy(img + 32 + 16, "\0\0\0\0\0\0\0\0", 8); /* entry 1 below entry 0 */
 	CHECK(!ustack_kallsyms__from_cache(img, len, 42) && errno == EBADMSG);
 	free(img);
+	ustack_kallsyms__free(k);
+}
+
+/* A symbol reaches the next one of its own image (kernel or module); the
+ * last of an image reaches to the end of the page after its start (perf's
+ * symbols__fixup_end()). The case that made this matter: the BPF backend's
+ * kernel stacks ended in 0xffffffffffffff80 (PERF_CONTEXT_KERNEL), 1 GB past
+ * the last symbol, shown as ftrace_trampoline+0x3fdfef80. */
+static void test_extent(void)
+{
+	static const char text[] =
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000100 T do_one\n"
+		"ffffffff837f8910 T _einittext\n"
+		"ffffffffc0a00000 t mod_a_fn\t[mod_a]\n"
+		"ffffffffc0a00400 t mod_a_fn2\t[mod_a]\n"
+		"ffffffffc0a00800 t mod_b_fn\t[mod_b]\n"
+		"ffffffffc0201000 t ftrace_trampoline\t[__builtin__ftrace]\n";
+	struct ustack_kallsyms *k = ustack_kallsyms__from_text(text, sizeof(text) - 1);
+	uint64_t addr, size;
+	const char *name, *mod;
+
+	CHECK(k);
+	CHECK_EQ(ustack_kallsyms__count(k), 7);
+	/* kernel to kernel, module to same module: up to the next symbol */
+	CHECK_EQ(ustack_kallsyms__find(k, 0xffffffff810000ff, &addr, &size, &name, &mod), 0);
+	CHECK_STR(name, "_stext");
+	CHECK_EQ_U64(size, 0x100);
+	CHECK_EQ(ustack_kallsyms__find(k, 0xffffffffc0a003ff, &addr, &size, &name, &mod), 0);
+	CHECK_STR(name, "mod_a_fn");
+	CHECK_EQ_U64(size, 0x400);
+	/* last of the kernel: the page after 0x...8910 ends at 0x...a000 */
+	CHECK_EQ(ustack_kallsyms__find(k, 0xffffffff837f9fff, &addr, &size, &name, &mod), 0);
+	CHECK_STR(name, "_einittext");
+	CHECK_EQ_U64(size, 0x16f0);
+	CHECK_EQ(ustack_kallsyms__find(k, 0xffffffff837fa000, &addr, &size, &name, &mod), -ENOENT);
+	CHECK_EQ(ustack_kallsyms__find(k, 0xffffffffa0000000, &addr, &size, &name, &mod), -ENOENT);
+	/* last of mod_a: the next module begins before the page ends */
+	CHECK_EQ(ustack_kallsyms__find(k, 0xffffffffc0a00500, &addr, &size, &name, &mod), 0);
+	CHECK_STR(name, "mod_a_fn2");
+	CHECK_EQ_U64(size, 0x400);
+	/* last of all: to the end of the page after the one it starts in */
+	CHECK_EQ(ustack_kallsyms__find(k, 0xffffffffc0a01fff, &addr, &size, &name, &mod), 0);
+	CHECK_STR(name, "mod_b_fn");
+	CHECK_EQ_U64(size, 0x1800);
+	CHECK_EQ(ustack_kallsyms__find(k, 0xffffffffc0a02000, &addr, &size, &name, &mod), -ENOENT);
+	/* before another module: a page-aligned start reaches one page */
+	CHECK_EQ(ustack_kallsyms__find(k, 0xffffffffc0201fff, &addr, &size, &name, &mod), 0);
+	CHECK_STR(name, "ftrace_trampoline");
+	CHECK_STR(mod, "__builtin__ftrace");
+	CHECK_EQ_U64(size, 0x1000);
+	CHECK_EQ(ustack_kallsyms__find(k, 0xffffffffc0202000, &addr, &size, &name, &mod), -ENOENT);
+	/* the context marker and the top of the address space */
+	CHECK_EQ(ustack_kallsyms__find(k, 0xffffffffffffff80, &addr, &size, &name, &mod), -ENOENT);
+	CHECK_EQ(ustack_kallsyms__find(k, UINT64_MAX, &addr, &size, &name, &mod), -ENOENT);
+	ustack_kallsyms__free(k);
+	/* a symbol in the last page of the address space: no overflow */
+	k = ustack_kallsyms__from_text("fffffffffffff800 T top\n", 23);
+	CHECK(k);
+	CHECK_EQ(ustack_kallsyms__find(k, UINT64_MAX, &addr, &size, &name, &mod), 0);
+	CHECK_STR(name, "top");
+	CHECK_EQ_U64(size, 0x1800);
 	ustack_kallsyms__free(k);
 }
 
@@ -223,6 +285,7 @@ int main(void)
 	RUN(test_cache_matches_proc);
 	RUN(test_damaged_cache);
 	RUN(test_from_memory);
+	RUN(test_extent);
 	RUN(test_cache_file_is_the_image);
 	{
 		char cmd[600];
