@@ -38,13 +38,28 @@ static char *cache_file(void)
 	return path[0] ? path : NULL;
 }
 
-/* Both tables answer every probe the same way. */
+/* Symbols of BPF programs (module "bpf") come and go whenever a program is
+ * loaded or unloaded, e.g. by a recording running beside the test: two
+ * reads of /proc/kallsyms are compared without them. */
+static size_t count_not_bpf(const struct ustack_kallsyms *k)
+{
+	size_t n = 0;
+	uint64_t addr;
+	const char *name, *mod;
+
+	for (size_t i = 0; !ustack_kallsyms__entry(k, i, &addr, &name, &mod); i++)
+		n += !mod || strcmp(mod, "bpf");
+	return n;
+}
+
+/* Both tables answer every probe the same way (the walk from address 0
+ * ends long before the module area, where BPF programs are). */
 static void same_answers(const struct ustack_kallsyms *a, const struct ustack_kallsyms *b)
 {
 	uint64_t addr = 0, size;
 	const char *name, *mod;
 
-	CHECK_EQ(ustack_kallsyms__count(a), ustack_kallsyms__count(b));
+	CHECK_EQ(count_not_bpf(a), count_not_bpf(b));
 	/* walk the table: each symbol's own address and one inside it */
 	for (int i = 0; i < 2000; i++) {
 		uint64_t a1, s1, a2, s2;
@@ -271,6 +286,19 @@ static void test_cache_file_is_the_image(void)
 	k = ustack_kallsyms__load("", NULL);
 	CHECK(k);
 	CHECK_EQ(ustack_kallsyms__cache_image(k, key, (void **)&img, &len), 0);
+	if (len != (size_t)n || memcmp(img, file, len)) {
+		struct ustack_kallsyms *c = ustack_kallsyms__from_cache(file, n, key);
+		int bpf_only = c && count_not_bpf(c) == count_not_bpf(k) &&
+			       ustack_kallsyms__count(c) != ustack_kallsyms__count(k);
+
+		ustack_kallsyms__free(c);
+		if (bpf_only) {
+			free(img);
+			free(file);
+			ustack_kallsyms__free(k);
+			SKIP("BPF programs were loaded or unloaded between the two reads");
+		}
+	}
 	CHECK_EQ(len, n);
 	CHECK(!memcmp(img, file, len));
 	free(img);
