@@ -336,6 +336,47 @@ struct column {
 	int64_t ns; /* clock events: nanoseconds per sample */
 };
 
+/*
+ * The main executable: the file of the outermost user frame of main
+ * threads (tid == pid: _start is in the executable; other threads start in
+ * libc's clone), the one under the most events. 0 when no main thread has
+ * a user stack.
+ */
+static uint64_t main_file(struct report_pprof *rp, const struct column *cols, size_t ncols)
+{
+	struct ustack_u64map *w = ustack_u64map__new();
+	uint64_t best = 0, best_w = 0, key, v;
+
+	if (!w)
+		return 0;
+	for (size_t row = 0; row < rp->nrows; row++) {
+		const struct row_key *rk = &rp->rows[row];
+		struct ustack_trace_stack us;
+		uint64_t fid, cnt, sum = 0, *slot;
+
+		if (rk->tid != rk->pid || rk->uid == USTACK_TRACE_NO_STACK ||
+		    ustack_trace_reader__stack(rp->o.r, USTACK_TRACE_USTACK, rk->uid, &us) || !us.nr)
+			continue;
+		fid = us.frames[us.nr - 1].file_id;
+		if (!fid)
+			continue;
+		for (size_t i = 0; i < ncols; i++)
+			if (ustack_u64map__get(rp->counts, (uint64_t)row << 32 | cols[i].id, &cnt))
+				sum += cnt;
+		slot = ustack_u64map__slot(w, fid, NULL);
+		if (!slot)
+			break;
+		*slot += sum;
+	}
+	for (size_t it = 0; ustack_u64map__next(w, &it, &key, &v);)
+		if (v > best_w || (v == best_w && key < best)) {
+			best = key;
+			best_w = v;
+		}
+	ustack_u64map__free(w);
+	return best;
+}
+
 int report_pprof__write(struct report_pprof *rp, FILE *out,
 			const char *(*comm_of)(void *ctx, uint32_t tid), void *ctx)
 {
@@ -435,6 +476,14 @@ int report_pprof__write(struct report_pprof *rp, FILE *out,
 		 "; events without their user stack: %" PRIu64, rp->events, rp->lost, rp->no_ustack);
 	pprof__add_comment(rp->pp, text);
 
+	/* pprof takes the first mapping for the main binary ("File:" of
+	 * `go tool pprof`): the executable's comes before any other */
+	key = main_file(rp, cols, k);
+	if (key) {
+		uint64_t base;
+
+		file_mapping(rp, key, 0, &base);
+	}
 	for (size_t row = 0; row < rp->nrows && !rp->oom; row++) {
 		const struct row_key *rk = &rp->rows[row];
 		struct ustack_trace_stack st;

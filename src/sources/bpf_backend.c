@@ -29,6 +29,7 @@
 #include "common/log.h"
 #include "elf/elf_file.h"
 #include "sources/bpf_backend.h"
+#include "sources/perf_record.h"
 #include "record.skel.h"
 #include <ustack/ustack.h>
 
@@ -547,10 +548,10 @@ int ustack_bpf__kstack(struct ustack_bpf *b, int32_t id, uint64_t *ips, uint32_t
 		return -ENOENT;
 	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.kstacks), &key, buf))
 		return -errno;
-	while (n < UB_MAX_FRAMES && n < max && buf[n]) {
-		ips[n] = buf[n];
-		n++;
-	}
+	/* the stack map keeps perf's PERF_CONTEXT_KERNEL marker at the top */
+	for (uint32_t i = 0; i < UB_MAX_FRAMES && n < max && buf[i]; i++)
+		if (!ustack_callchain_is_marker(buf[i]))
+			ips[n++] = buf[i];
 	b->kstack_bytes += sizeof(buf);
 	return (int)n;
 }

@@ -14,6 +14,7 @@
 #include "sources/kallsyms.h"
 
 #define NO_MODULE UINT32_MAX
+#define KSYM_PAGE 4096u
 /* cache file: header, entries, strings */
 #define CACHE_MAGIC "USKSYM1"
 
@@ -295,17 +296,49 @@ size_t ustack_kallsyms__count(const struct ustack_kallsyms *k)
 	return k->n;
 }
 
+static int same_module(const struct ustack_kallsyms *k, const struct kentry *a,
+		       const struct kentry *b)
+{
+	if (a->module == NO_MODULE || b->module == NO_MODULE)
+		return a->module == b->module;
+	return !strcmp(k->strings + a->module, k->strings + b->module);
+}
+
+/*
+ * How far symbol @i reaches; @next is the first entry at a higher address.
+ * /proc/kallsyms gives no sizes. A symbol reaches the next one when both are
+ * in the kernel image or both in the same module; the last symbol of the
+ * kernel or of a module (followed by a gap of up to a gigabyte, or by
+ * nothing) reaches to the end of the page after its start, perf's rule
+ * (symbols__fixup_end()), never past the next symbol.
+ */
+static uint64_t extent(const struct ustack_kallsyms *k, size_t i, size_t next)
+{
+	const struct kentry *e = &k->e[i];
+	uint64_t page = KSYM_PAGE + (KSYM_PAGE - (e->addr & (KSYM_PAGE - 1))) % KSYM_PAGE;
+
+	if (next >= k->n)
+		return page;
+	if (same_module(k, e, &k->e[next]))
+		return k->e[next].addr - e->addr;
+	return page < k->e[next].addr - e->addr ? page : k->e[next].addr - e->addr;
+}
+
 int ustack_kallsyms__find(const struct ustack_kallsyms *k, uint64_t ip, uint64_t *addr,
 			  uint64_t *size, const char **name, const char **module)
 {
 	size_t i = ustack_count_le_u64(k->e, k->n, sizeof(*k->e), offsetof(struct kentry, addr), ip);
 	const struct kentry *e;
+	uint64_t ext;
 
 	if (!i)
 		return -ENOENT;
 	e = &k->e[i - 1];
+	ext = extent(k, i - 1, i);
+	if (ip - e->addr >= ext)
+		return -ENOENT;
 	*addr = e->addr;
-	*size = i < k->n ? k->e[i].addr - e->addr : 0;
+	*size = ext;
 	*name = k->strings + e->name;
 	*module = e->module == NO_MODULE ? NULL : k->strings + e->module;
 	return 0;

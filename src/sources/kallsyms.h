@@ -29,8 +29,13 @@ struct ustack_kallsyms *ustack_kallsyms__load(const char *cache_dir, int *from_c
 size_t ustack_kallsyms__count(const struct ustack_kallsyms *k);
 
 /**
- * The symbol holding @ip: the last one starting at or below it.
- * @param size receives the distance to the next symbol (0 for the last)
+ * The symbol holding @ip: the last one starting at or below it, if @ip lies
+ * within its extent. /proc/kallsyms has no sizes: a symbol reaches the next
+ * one in the same image (the kernel, or the same module); the last one of
+ * an image reaches to the end of the page after its start (perf's rule),
+ * so an address in the gap after the kernel or a module, or far past the
+ * last symbol, finds nothing.
+ * @param size receives the extent (never 0)
  * @param module receives the module name, or NULL for the kernel itself
  * @return 0 or -ENOENT
  */

@@ -9,8 +9,6 @@
 #include "common/compiler.h"
 #include "sources/perf_record.h"
 
-/* Callchain context markers (PERF_CONTEXT_*) are the top 4095 values. */
-#define PERF_CONTEXT_MAX_MARKER ((uint64_t)-4095)
 /* sample_id_all trailer: pid/tid, time, cpu, identifier */
 #define SAMPLE_ID_SIZE 32u
 
@@ -121,8 +119,8 @@ static int parse_sample(struct ustack_perf_parser *p, const uint8_t *r, uint32_t
 	for (uint64_t i = 0; i < nr; i++) {
 		uint64_t ip = take64(&c);
 
-		if (ip >= PERF_CONTEXT_MAX_MARKER)
-			continue; /* PERF_CONTEXT_KERNEL / _USER markers */
+		if (ustack_callchain_is_marker(ip))
+			continue;
 		p->kips[sm->nr_kips++] = ip;
 	}
 	sm->kips = p->kips;

@@ -15,6 +15,18 @@
 
 #include "sources/perf_events.h"
 
+/*
+ * Whether a callchain entry is one of perf's context markers
+ * (PERF_CONTEXT_KERNEL = -128, _USER = -512, ...: the top 4095 values of
+ * the u64 space), not an address. They come in the perf ring buffer's
+ * callchains and in the kernel stacks bpf_get_stackid() stores; neither
+ * may reach a trace as a frame.
+ */
+static inline int ustack_callchain_is_marker(uint64_t ip)
+{
+	return ip >= (uint64_t)-4095;
+}
+
 /** Event index (into opts.events) of a sample id, or -1 when unknown. */
 typedef int (*ustack_perf_event_of_id_fn)(void *ctx, uint64_t id);
 

@@ -9,7 +9,9 @@
  * Invariants of every table loaded: sorted by address, strings readable,
  * and ustack_kallsyms__find() consistent with the entries: a symbol's own
  * address finds the last symbol at that address, its size reaches the next
- * address, and the byte before it finds the symbol before.
+ * address when that is in the same image (kernel or module) and never
+ * passes it, and the byte before it finds the symbol before if that one
+ * reaches so far, nothing otherwise.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -51,25 +53,33 @@ static void check_table(const struct ustack_kallsyms *k)
 		next = last + 1;
 		if (ustack_kallsyms__find(k, addr, &a2, &s2, &n2, &m2) || a2 != addr)
 			abort();
-		if (next < n) {
-			uint64_t na;
-			const char *x, *y;
-
-			ustack_kallsyms__entry(k, next, &na, &x, &y);
-			if (s2 != na - addr || ustack_kallsyms__find(k, na - 1, &a2, &s2, &x, &y) ||
-			    a2 != addr)
-				abort();
-		} else if (s2 != 0) {
-			abort();
-		}
 		ustack_kallsyms__entry(k, last, &a2, &name, &mod);
 		if (strcmp(name, n2) || (mod == NULL) != (m2 == NULL) || (mod && strcmp(mod, m2)))
 			abort();
+		if (next < n) {
+			uint64_t na, s3;
+			const char *x, *y, *nm;
+
+			ustack_kallsyms__entry(k, next, &na, &x, &nm);
+			if (s2 > na - addr || ustack_kallsyms__find(k, addr + s2 - 1, &a2, &s3, &x, &y) ||
+			    a2 != addr)
+				abort();
+			if ((mod == NULL) == (nm == NULL) && (!mod || !strcmp(mod, nm)) ?
+				    s2 != na - addr :
+				    (s2 == 0 || s2 > 8192))
+				abort();
+		} else if (s2 == 0 || s2 > 8192) {
+			abort();
+		}
 		/* the byte before the first symbol at this address */
 		if (i == 0 || prev != addr) {
-			int r = addr ? ustack_kallsyms__find(k, addr - 1, &a2, &s2, &n2, &m2) : -ENOENT;
+			uint64_t ps = 0;
+			int r;
 
-			if (i == 0 ? r != -ENOENT : (r || a2 != prev))
+			if (i && ustack_kallsyms__find(k, prev, &a2, &ps, &n2, &m2))
+				abort();
+			r = addr ? ustack_kallsyms__find(k, addr - 1, &a2, &s2, &n2, &m2) : -ENOENT;
+			if (i == 0 ? r != -ENOENT : (addr - 1 - prev < ps ? r || a2 != prev : r != -ENOENT))
 				abort();
 		}
 		prev = addr;

@@ -11,7 +11,9 @@
 # Then --diff: widths and colors of two folded files with known counts
 # (python's XML parser), a trace against its own folded stacks (all
 # unchanged), and the diff SVG in the browser. Names with invalid UTF-8
-# still give a well-formed SVG.
+# still give a well-formed SVG. The demo's graph (build/demo.svg, and one
+# made here the way scripts/demo.sh makes it) gets the same zoom, search
+# and reset checks.
 set -u
 : "${USTACK:?}"
 : "${TOP:=$PWD}"
@@ -86,6 +88,43 @@ else
 	fi
 fi
 [ $have_trace -eq 0 ] && [ -s "$tmp/f.png" ] && mkdir -p "$TOP/build" && cp "$tmp/f.png" "$TOP/build/flamegraph.png"
+
+# ---- the demo's flame graph: what `make demo` writes to build/demo.svg
+# (scripts/demo.sh), made here the same way (make check does not run the
+# demo): examples/futex_demo.c built -O2 -fomit-frame-pointer, recorded with
+# -e syscalls:sys_enter_futex -e cpu-clock, drawn by flamegraph -i. Zoom
+# into the hottest stack's spin(), search the pthread_mutex_ frames, reset.
+# (demo_graph NAME SVG FOLDED)
+demo_graph() {
+	local zoom
+	zoom=$(awk '/;spin / { print $NF "\t" $0 }' "$3" | sort -rn | head -n1 | cut -f2- |
+		grep -o '^.*;spin ' | sed 's/ $//')
+	if [ -z "$zoom" ]; then
+		echo "FAIL $1: no stack through spin in $3: $(head -c 300 "$3")"
+		return
+	fi
+	view full "$1" "$2" "$3" "$zoom" "^pthread_mutex_" "$tmp/$1.png"
+}
+if ! cc -O2 -fomit-frame-pointer -o "$tmp/futex_demo" "$TOP/examples/futex_demo.c" -lpthread 2>"$tmp/cerr"; then
+	echo "FAIL flamegraph_browser_demo: cannot build examples/futex_demo.c: $(head -n1 "$tmp/cerr")"
+elif ! "$USTACK" record -q -o "$tmp/demo.data" -e syscalls:sys_enter_futex -e cpu-clock -- \
+	"$tmp/futex_demo" >/dev/null 2>"$tmp/rerr"; then
+	echo "SKIP flamegraph_browser_demo: cannot record here: $(head -n1 "$tmp/rerr")"
+else
+	"$USTACK" report -i "$tmp/demo.data" --format folded -o "$tmp/demo.folded" 2>/dev/null
+	if "$USTACK" flamegraph -i "$tmp/demo.data" -o "$tmp/demo.svg" 2>"$tmp/err"; then
+		demo_graph flamegraph_browser_demo "$tmp/demo.svg" "$tmp/demo.folded"
+	else
+		echo "FAIL flamegraph_browser_demo: flamegraph -i: $(head -n1 "$tmp/err")"
+	fi
+fi
+# and build/demo.svg itself when `make demo` made it (with build/demo.folded
+# of the same run as the oracle)
+if [ -s "$TOP/build/demo.svg" ] && [ -s "$TOP/build/demo.folded" ]; then
+	demo_graph flamegraph_browser_demo_built "$TOP/build/demo.svg" "$TOP/build/demo.folded"
+else
+	echo "SKIP flamegraph_browser_demo_built: no build/demo.svg (make demo writes it)"
+fi
 
 # ---- invalid UTF-8 in names (a damaged binary, Latin-1 folded text), and a
 # multi-byte name cut in its label: still well-formed XML, loads

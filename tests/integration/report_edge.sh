@@ -11,6 +11,10 @@
 # nothing to draw, may instead fail with one clear line saying so. For damaged: exit status 0 or
 # 1, and with 1 a message naming the file and an offset; never a crash (a
 # signal, a sanitizer report), never a hang (60 s bound per command).
+# `flamegraph --diff` with each of these traces as A and as B (the other a
+# good folded file), and as both: status 0 with a valid SVG, or status 1
+# with one line naming the file (or saying there are no stacks); never a
+# crash.
 set -u
 T=report_edge
 USTACK=${USTACK:-build/check/ustack}
@@ -20,7 +24,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
 
-if ! $CC ${BASE_CFLAGS:--std=gnu11 -O2 -D_GNU_SOURCE} ${SAN_FLAGS:-} -I"$TOP/include" -o "$tmp/mktrace" \
+# libustack.a of the check tree is built with the sanitizers (make check
+# passes SAN_FLAGS; run alone, the Makefile's value)
+: "${SAN_FLAGS:=-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer}"
+if ! $CC ${BASE_CFLAGS:--std=gnu11 -O2 -D_GNU_SOURCE} $SAN_FLAGS -I"$TOP/include" -o "$tmp/mktrace" \
 	"$TOP/tests/integration/progs/pprof_mktrace.c" "$TOP/${CHECK_DIR:-build/check}/libustack.a" \
 	${LIB_LDLIBS:--lpthread -ldl -lbpf -ldw -lelf} 2>"$tmp/cc.err"; then
 	echo "FAIL $T: cannot build pprof_mktrace: $(head -2 "$tmp/cc.err")"
@@ -99,6 +106,36 @@ for c in $cases; do
 		echo "PASS ${T}_$c: all 8 report formats and the flame graph"
 	else
 		echo "FAIL ${T}_$c:$bad"
+		fails=$((fails + 1))
+	fi
+done
+
+# ---- flamegraph --diff on the same traces ----------------------------------------
+printf 'prog;main;work 30\nprog;main;idle 10\n' >"$tmp/good.folded"
+for c in $cases; do
+	bad=""
+	for pair in "good.folded $c.data" "$c.data good.folded" "$c.data $c.data"; do
+		set -- $pair
+		out=$tmp/diff.$c.svg err=$tmp/diff.$c.err
+		rm -f "$out"
+		timeout 60 "$USTACK" flamegraph --diff "$tmp/$1" "$tmp/$2" -o "$out" >/dev/null 2>"$err"
+		st=$?
+		what="--diff $1 $2"
+		if [ $st -ge 124 ] || grep -q -e 'Sanitizer' -e 'runtime error' "$err"; then
+			bad="$bad $what: crashed or hung (status $st: $(grep -m1 -e ERROR -e 'runtime error' "$err"))"
+		elif [ $st -eq 0 ]; then
+			python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$out" 2>/dev/null ||
+				bad="$bad $what: status 0 but the SVG does not parse"
+		elif [ $st -ne 1 ]; then
+			bad="$bad $what: status $st ($(head -1 "$err"))"
+		elif [ "$(wc -l <"$err")" -ne 1 ] || ! grep -q -e "$c.data" -e 'no stacks' "$err"; then
+			bad="$bad $what: not one line naming $c.data: $(tr '\n' '|' <"$err")"
+		fi
+	done
+	if [ -z "$bad" ]; then
+		echo "PASS ${T}_diff_$c: flamegraph --diff with it as A, as B and as both"
+	else
+		echo "FAIL ${T}_diff_$c:$bad"
 		fails=$((fails + 1))
 	fi
 done

@@ -287,6 +287,41 @@ else
 	fi
 fi
 
+# ---- kernel stacks: addresses only, no callchain context markers ------------------------------
+# dd copying /dev/zero to /dev/null spends its time in the kernel, so most
+# cpu-clock samples carry a kernel stack. perf's callchains (copy backend)
+# and bpf_get_stackid()'s stacks (bpf backend) both hold PERF_CONTEXT_*
+# markers (the top 4095 values of the u64 space); none may become a frame
+# (the bpf backend once wrote 0xffffffffffffff80 as every kernel leaf,
+# shown as ftrace_trampoline+0x3fdfef80). And no kernel frame is named
+# more than 1 MiB past its symbol (no kernel function is that large: such
+# a name is an address past the last symbol of the kernel or a module).
+for be in bpf copy; do
+	if ! "$USTACK" record -q --backend $be -o "$tmp/k.$be.data" -e cpu-clock -- \
+		dd if=/dev/zero of=/dev/null bs=64k count=150000 >"$tmp/k.$be.out" 2>&1; then
+		skip report_kstack_$be "cannot record with --backend $be: $(grep -m1 -v records "$tmp/k.$be.out")"
+		continue
+	fi
+	"$USTACK" report -i "$tmp/k.$be.data" -f raw >"$tmp/k.$be.raw" 2>/dev/null
+	"$USTACK" report -i "$tmp/k.$be.data" >"$tmp/k.$be.text" 2>/dev/null
+	nk=$(grep -cE '^ => <0x[0-9a-f]{16}>$' "$tmp/k.$be.raw")
+	# (fixed-width hex: a string comparison is a numeric one)
+	marker=$(awk '/^ => <0x[0-9a-f]+>$/ { h = substr($2, 4, 16); if (h >= "fffffffffffff001") { print; exit } }' "$tmp/k.$be.raw")
+	far=$(grep -m1 -E '^ => [^ ]+\+0x[0-9a-f]{6,} \(\[' "$tmp/k.$be.text")
+	named=$(grep -cE '^ => [a-zA-Z_][^ ]*\+0x[0-9a-f]+ \(\[kernel\.kallsyms\]\)$' "$tmp/k.$be.text")
+	if [ "$nk" -lt 10 ]; then
+		fail report_kstack_$be "only $nk kernel frames in $(grep -c ' cookie=' "$tmp/k.$be.raw") records"
+	elif [ -n "$marker" ]; then
+		fail report_kstack_$be "a callchain context marker as a kernel frame: '$marker'"
+	elif [ -n "$far" ]; then
+		fail report_kstack_$be "a kernel frame named 1 MiB or more past its symbol: '$far'"
+	elif [ "$named" -lt 10 ] && [ "$(cat /proc/sys/kernel/kptr_restrict)" = 0 ]; then
+		fail report_kstack_$be "only $named kernel frames named in the text report"
+	else
+		pass report_kstack_$be
+	fi
+done
+
 # ---- errors ---------------------------------------------------------------------------------
 "$USTACK" report -i "$tmp/missing.data" >/dev/null 2>"$tmp/e1"; rc1=$?
 "$USTACK" report -i "$tmp/prog.c" >/dev/null 2>"$tmp/e2"; rc2=$?

@@ -30,6 +30,13 @@
 #                   `go tool pprof -raw`'s locations (inlined ones included)
 #                   has Function.start_line ("s=N") equal to its subprogram's
 #                   DW_AT_decl_line in `readelf --debug-dump=info` (it was 0)
+#   pprof_main      the first mapping is the main executable's (pprof
+#                   takes it for the profiled binary): `-top` says
+#                   "File: prog", for the trace above and for one of only
+#                   tracepoint events whose leaf frames are all in libc
+#                   (the first mapping seen); -tags of that one: one pid,
+#                   the process's own ($$ of the shell that exec'd it), and
+#                   every event under it
 #   pprof_edge      an empty trace, a trace of only LOST records: valid
 #                   profiles with the sample types and no sample; a truncated
 #                   trace: a valid profile of what was read, an error naming
@@ -236,6 +243,27 @@ for addr, mid, fns in locs:
     checked += 1
 result("pprof_inline", not why and checked > 0, why or "no location of prog with an inline chain ending in run_b")
 EOF
+
+# ---- the main executable's mapping first, the pid label -----------------------------
+why=
+if ! "$USTACK" record -q -o "$tmp/m.data" -e syscalls:sys_enter_futex -- \
+	sh -c "echo \$\$ >'$tmp/m.pid'; exec '$tmp/prog' futex 100" >/dev/null 2>"$tmp/m.err"; then
+	why="record: $(head -n1 "$tmp/m.err")"
+elif ! "$USTACK" report -i "$tmp/m.data" --format pprof -o "$tmp/m.pb.gz" 2>"$tmp/m.err"; then
+	why="report: $(head -n1 "$tmp/m.err")"
+else
+	mpid=$(cat "$tmp/m.pid")
+	f1=$(pp -top "$tmp/t.pb.gz" | head -n1)
+	f2=$(pp -top "$tmp/m.pb.gz" | head -n1)
+	tags=$(pp -tags "$tmp/m.pb.gz" | awk '/^ pid: /{p=1; print; next} p && /^ *$/{exit} p')
+	if [ "$f1" != "File: prog" ] || [ "$f2" != "File: prog" ]; then
+		why="go tool pprof -top says '$f1' (cpu + futex trace), '$f2' (futex trace), want 'File: prog'"
+	elif ! grep -qx ' pid: Total 100.0' <<<"$tags" || ! grep -qE "^ +100\.0 \( *100%\): $mpid\$" <<<"$tags" ||
+	     [ "$(wc -l <<<"$tags")" != 2 ]; then
+		why="-tags pid section is not 100 events of pid $mpid: $(tr '\n' '|' <<<"$tags")"
+	fi
+fi
+[ -z "$why" ] && pass pprof_main || fail pprof_main "$why"
 
 # ---- second decoder ----------------------------------------------------------------
 if command -v protoc >/dev/null; then

@@ -15,7 +15,9 @@
 #                        linux-perf.ts: format detection on the first line,
 #                        sample start, thread name/pid/tid, frame lines);
 #                        the importer itself is not run (it is TypeScript
-#                        inside the app), its regular expressions are.
+#                        inside the app, which is not published as an npm
+#                        package: `npm view @firefox-devtools/profiler` is
+#                        a 404, checked 2026-11), its regular expressions are.
 #   speedscope_schema    the file validates against the JSON schema shipped in
 #                        the speedscope npm package (pinned, installed into
 #                        build/npm), with Debian's python3-jsonschema

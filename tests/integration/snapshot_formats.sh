@@ -97,3 +97,14 @@ if [ $rc -eq 0 ] && [ "$n" -eq 2 ] && [ "$(grep -c ' f+0x' <<<"$out")" -eq 2 ] &
 else
 	echo "FAIL snapshot_zombie_leader: rc=$rc, $n threads; stderr: $(cat "$tmp/err")"; echo "$out"
 fi
+
+# --format pprof is refused with --core (its mappings come from the live
+# process), and --help says so rather than letting the user find out
+help=$("$USTACK" snapshot --help 2>&1)
+"$USTACK" snapshot --core "$tmp/none.core" --format pprof -o "$tmp/c.pb.gz" 2>"$tmp/err"; rc=$?
+if [ $rc -eq 2 ] && grep -q 'pprof is not available with --core' "$tmp/err" &&
+   grep -A2 'pprof: gzipped' <<<"$help" | grep -q 'not with --core'; then
+	echo "PASS snapshot_pprof_core: refused with --core (status 2), and --help says so"
+else
+	echo "FAIL snapshot_pprof_core: status $rc, '$(cat "$tmp/err")'; help: $(grep -A2 'pprof: gzipped' <<<"$help" | tr '\n' '|')"
+fi
