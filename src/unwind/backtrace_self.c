@@ -520,27 +520,27 @@ static int self_is_code(void *ctx, uint64_t pc)
 /*
  * One step of the fast path: the caller's registers from a cached compact
  * row, reading only inside the stack range already validated. Returns 1 on
- * success, 0 when the generic cursor must take this step.
+ * success (*e: the row used), 0 when the generic cursor must take this step.
  */
-__attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, struct ustack_regs *cur, unsigned int *method)
+__attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, struct ustack_regs *cur,
+							  struct row_entry *e)
 {
 	uint64_t pc = cur->pc - 1, cfa, ra, fp;
-	struct row_entry e;
 
 	if (!c->have_mod || pc < c->mod.map_start || pc >= c->mod.map_end) {
 		c->have_mod = !module_find(pc, &c->mod);
 		if (!c->have_mod)
 			return 0;
 	}
-	if (row_cache_get(c->mod.gen, pc, &e))
+	if (row_cache_get(c->mod.gen, pc, e))
 		return 0;
-	cfa = (e.cfa_fp ? cur->fp : cur->sp) + (int64_t)e.cfa_off;
+	cfa = (e->cfa_fp ? cur->fp : cur->sp) + (int64_t)e->cfa_off;
 	if (cfa <= cur->sp || (cfa & 7) || cfa > c->stack.hi)
 		return 0;
 	__builtin_memcpy(&ra, (const void *)(uintptr_t)(cfa - 8), 8);
 	fp = cur->fp;
-	if (e.fp_saved) {
-		uint64_t at = cfa + (int64_t)e.fp_off;
+	if (e->fp_saved) {
+		uint64_t at = cfa + (int64_t)e->fp_off;
 
 		if (at < cur->sp || at > c->stack.hi - 8)
 			return 0;
@@ -551,8 +551,149 @@ __attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, s
 	cur->pc = ra;
 	cur->sp = cfa;
 	cur->fp = fp;
-	*method = e.method;
 	return 1;
+}
+
+/*
+ * Whole-stack cache. A hot stack is walked again and again through the same
+ * return addresses; instead of looking up each frame's row, a slot keyed by
+ * the first pc keeps the sequence of steps of the last walk from it: per
+ * step the compact row used and the return address it found. A later walk
+ * from the same pc replays the rows against the live stack and checks, step
+ * by step, that the return-address slot still holds the recorded value, so
+ * the next row is the right one again (a row is a function of its pc and
+ * module only; CFA and FP are recomputed from the live registers, so
+ * alloca frames and other stacks work). The first step whose return
+ * address differs ends the replay and the walk goes on from there (and
+ * re-records the rest), so a hit can never produce a frame that a walk
+ * through the row cache would not.
+ *
+ * Modules: each step names the module its row came from (start, end, link
+ * map, as _dl_find_object() reported them when recorded). A replay asks
+ * _dl_find_object() again, once per module per walk, and stops at the
+ * first module that is not what it was (dlclose + dlopen at the same
+ * address), exactly like the module slots above. The main executable
+ * cannot be unloaded: its steps need no look-up.
+ *
+ * Slots are shared by all threads, written under a sequence counter (odd
+ * while written, claimed with a compare-and-swap, never waited for). A
+ * replay reads the slot optimistically; every load it makes is bounds
+ * checked against the stack range, whatever it read, and the counter is
+ * checked at the end: if the slot changed meanwhile, the walk is done
+ * again without the cache.
+ */
+#define STK_SLOTS 64
+#define STK_STEPS 128
+#define STK_MODS 8
+
+struct stk_step {
+	uint64_t ra;     /* the return address this step found (never 0) */
+	int32_t cfa_off;
+	int16_t fp_off;
+	uint8_t bits;    /* STK_CFA_FP | STK_FP_SAVED | module index << 4 */
+	uint8_t method;
+};
+#define STK_CFA_FP 1u
+#define STK_FP_SAVED 2u
+
+struct stk_mod {
+	uint64_t start, end;
+	const void *link_map;
+};
+
+static struct stk_slot {
+	_Atomic uint32_t seq; /* odd while being written; 0: never written */
+	uint32_t n;           /* steps recorded */
+	uint32_t nmods;
+	uint32_t perm;        /* bit i: mods[i] is the main executable */
+	uint32_t full;        /* the walk went on past what a slot can hold */
+	uint64_t key;         /* pc of frame 0 */
+	struct stk_mod mods[STK_MODS];
+	struct stk_step s[STK_STEPS];
+} stk_cache[STK_SLOTS];
+
+/* Tests only: 0 turns the whole-stack cache off. */
+int ustack_self_stack_cache = 1;
+
+/* the main executable's mapping, found once (it can never be unloaded) */
+static struct {
+	_Atomic int state; /* 0 unknown, 1 being found, 2 known */
+	uint64_t start, end;
+	const void *link_map;
+} stk_main;
+
+static int stk_is_main(const struct self_module *m)
+{
+	int st = atomic_load_explicit(&stk_main.state, memory_order_acquire);
+
+	if (st == 0) {
+		struct dl_find_object o;
+		uint64_t entry = getauxval(AT_ENTRY);
+		int zero = 0;
+
+		if (entry && !_dl_find_object((void *)(uintptr_t)entry, &o) &&
+		    atomic_compare_exchange_strong(&stk_main.state, &zero, 1)) {
+			stk_main.start = (uintptr_t)o.dlfo_map_start;
+			stk_main.end = (uintptr_t)o.dlfo_map_end;
+			stk_main.link_map = o.dlfo_link_map;
+			atomic_store_explicit(&stk_main.state, 2, memory_order_release);
+			st = 2;
+		}
+	}
+	return st == 2 && m->map_start == stk_main.start && m->map_end == stk_main.end &&
+	       m->link_map == stk_main.link_map;
+}
+
+static inline unsigned int stk_slot_of(uint64_t pc)
+{
+	return (unsigned int)(pc * 0x9e3779b97f4a7c15ull >> 58) & (STK_SLOTS - 1);
+}
+
+/* _dl_find_object() still reports module @mi of @sl for @pc */
+static int stk_mod_ok(const struct stk_slot *sl, unsigned int mi, uint64_t pc)
+{
+	struct dl_find_object o;
+	const struct stk_mod *m = &sl->mods[mi & (STK_MODS - 1)];
+
+	return !_dl_find_object((void *)(uintptr_t)pc, &o) && (uintptr_t)o.dlfo_map_start == m->start &&
+	       (uintptr_t)o.dlfo_map_end == m->end && o.dlfo_link_map == m->link_map;
+}
+
+/* Record one step into a claimed slot; 0 when the slot cannot hold it. */
+static int stk_record(struct stk_slot *sl, uint32_t *n, const struct self_ctx *c,
+		      const struct row_entry *e, uint64_t ra)
+{
+	unsigned int mi;
+
+	if (*n >= STK_STEPS)
+		return 0;
+	for (mi = 0; mi < sl->nmods; mi++)
+		if (sl->mods[mi].start == c->mod.map_start && sl->mods[mi].end == c->mod.map_end &&
+		    sl->mods[mi].link_map == c->mod.link_map)
+			break;
+	if (mi == sl->nmods) {
+		if (mi == STK_MODS)
+			return 0;
+		sl->mods[mi] = (struct stk_mod){ c->mod.map_start, c->mod.map_end, c->mod.link_map };
+		if (stk_is_main(&c->mod))
+			sl->perm |= 1u << mi;
+		else
+			sl->perm &= ~(1u << mi);
+		sl->nmods = mi + 1;
+	}
+	sl->s[(*n)++] = (struct stk_step){
+		.ra = ra, .cfa_off = e->cfa_off, .fp_off = e->fp_off,
+		.bits = (uint8_t)((e->cfa_fp ? STK_CFA_FP : 0) | (e->fp_saved ? STK_FP_SAVED : 0) | mi << 4),
+		.method = e->method,
+	};
+	return 1;
+}
+
+static void stk_release(struct stk_slot *sl, uint32_t seq, uint32_t n, int full)
+{
+	sl->n = n;
+	sl->full = full;
+	atomic_store_explicit(&sl->seq, seq + 2, memory_order_release);
 }
 
 /*
@@ -565,6 +706,68 @@ __attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, s
  */
 typedef void (*frame_sink_fn)(void *sink, int i, const struct ustack_frame *f);
 
+/*
+ * Replay the steps of slot @sl from @r (frame *n - 1) while they match the
+ * live stack; returns the number of steps replayed.
+ */
+__attribute__((no_sanitize_address, always_inline))
+static inline uint32_t stk_replay(const struct stk_slot *sl, uint64_t hi, struct ustack_regs *r,
+				  int *n, int size, frame_sink_fn sink, void *arg)
+{
+	uint32_t cnt = sl->n, valid = sl->perm, k;
+	uint64_t pc = r->pc, sp = r->sp, fp = r->fp;
+	int i = *n;
+
+	if (cnt > STK_STEPS)
+		cnt = STK_STEPS;
+	if (cnt > (uint32_t)(size - i))
+		cnt = size - i;
+	for (k = 0; k < cnt; k++) {
+		const struct stk_step *st = &sl->s[k];
+		unsigned int mi = st->bits >> 4;
+		uint64_t cfa, ra, nfp = fp;
+		struct ustack_frame f;
+
+		if (__builtin_expect(!(valid >> mi & 1), 0)) {
+			if (!stk_mod_ok(sl, mi, pc - 1))
+				break;
+			valid |= 1u << mi;
+		}
+		cfa = (st->bits & STK_CFA_FP ? fp : sp) + (int64_t)st->cfa_off;
+		if (cfa <= sp || (cfa & 7) || cfa > hi)
+			break;
+		__builtin_memcpy(&ra, (const void *)(uintptr_t)(cfa - 8), 8);
+		if (ra != st->ra)
+			break;
+		if (st->bits & STK_FP_SAVED) {
+			uint64_t at = cfa + (int64_t)st->fp_off;
+
+			if (at < sp || at > hi - 8)
+				break;
+			__builtin_memcpy(&nfp, (const void *)(uintptr_t)at, 8);
+		}
+		pc = ra;
+		sp = cfa;
+		fp = nfp;
+		f = (struct ustack_frame){ .pc = pc, .sp = sp, .method = st->method };
+		sink(arg, i++, &f);
+	}
+	r->pc = pc;
+	r->sp = sp;
+	r->fp = fp;
+	*n = i;
+	return k;
+}
+
+/*
+ * Common body of the public entry points: we start from our caller's
+ * registers, recovered from our own frame (which
+ * __builtin_frame_address(0) forces to have rbp set up). A whole-stack
+ * cache hit replays as many steps as still match; ordinary frames go
+ * through fast_step(); anything else (cache miss, module change, signal
+ * frame, fallback, the end) through the generic cursor, one step at a time,
+ * so all three give the same frames.
+ */
 __attribute__((no_sanitize_address, always_inline))
 static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_fn sink, void *arg,
 			  unsigned int *stop)
@@ -578,9 +781,11 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 	};
 	struct ustack_walk_opts opts = { .sz = sizeof(opts), .first_is_return = 1 };
 	struct ustack_unwind_cursor cur;
-	struct ustack_regs regs;
+	struct ustack_regs regs, regs0;
 	struct ustack_frame f;
-	int n = 0, exact = 0;
+	struct stk_slot *sl = NULL, *rec = NULL;
+	uint32_t seq = 0, rec_n = 0;
+	int n = 0, exact = 0, rec_full = 0;
 
 	c.have_mod = 0;
 	c.stack = self_stack;
@@ -599,12 +804,47 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 	f = (struct ustack_frame){ .pc = regs.pc, .sp = regs.sp, .method = USTACK_METHOD_REGS };
 	sink(arg, n++, &f);
 
-	while (n < size) {
-		unsigned int method;
+	if (ustack_self_stack_cache && n < size) {
+		sl = &stk_cache[stk_slot_of(ra)];
+		seq = atomic_load_explicit(&sl->seq, memory_order_acquire);
+	}
+	if (sl && !(seq & 1)) {
+		if (seq && sl->key == ra) {
+			uint32_t k;
 
-		if (!exact && fast_step(&c, &regs, &method)) {
-			f = (struct ustack_frame){ .pc = regs.pc, .sp = regs.sp, .method = method };
+			regs0 = regs;
+			k = stk_replay(sl, c.stack.hi, &regs, &n, size, sink, arg);
+			atomic_thread_fence(memory_order_acquire);
+			if (atomic_load_explicit(&sl->seq, memory_order_relaxed) != seq) {
+				/* rewritten under us: what we replayed may be torn */
+				regs = regs0;
+				n = 1;
+			} else if (n < size && !(k == sl->n && sl->full) &&
+				   atomic_compare_exchange_strong(&sl->seq, &seq, seq + 1)) {
+				/* the k steps replayed are still the slot's: go on
+				 * recording from there */
+				rec = sl;
+				rec_n = k;
+			}
+		} else if (atomic_compare_exchange_strong(&sl->seq, &seq, seq + 1)) {
+			rec = sl;
+			rec->key = ra;
+			rec->nmods = 0;
+			rec->perm = 0;
+		}
+	}
+
+	while (n < size) {
+		struct ustack_regs prev = regs;
+		struct row_entry e;
+
+		if (!exact && fast_step(&c, &regs, &e)) {
+			f = (struct ustack_frame){ .pc = regs.pc, .sp = regs.sp, .method = e.method };
 			sink(arg, n++, &f);
+			if (rec && !stk_record(rec, &rec_n, &c, &e, regs.pc)) {
+				stk_release(rec, seq, rec_n, 1);
+				rec = NULL;
+			}
 			continue;
 		}
 		/* the generic cursor from the current registers: its first
@@ -613,6 +853,8 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 		opts.stack_lo = regs.sp;
 		ustack_unwind_begin(&cur, &ops, &regs, &opts);
 		if (!ustack_unwind_next(&cur, &f) || !ustack_unwind_next(&cur, &f)) {
+			if (rec)
+				stk_release(rec, seq, rec_n, 1);
 			if (stop)
 				*stop = cur.reason;
 			return n;
@@ -620,7 +862,35 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 		regs = cur.cur;
 		exact = !cur.is_return;
 		sink(arg, n++, &f);
+		if (rec) {
+			/* keep recording only a step the compact row reproduces */
+			uint64_t pc = prev.pc - 1, cfa, ra2, fp2 = prev.fp;
+			int ok = !exact && c.have_mod && pc >= c.mod.map_start && pc < c.mod.map_end &&
+				 !row_cache_get(c.mod.gen, pc, &e);
+
+			if (ok) {
+				cfa = (e.cfa_fp ? prev.fp : prev.sp) + (int64_t)e.cfa_off;
+				ok = cfa > prev.sp && !(cfa & 7) && cfa <= c.stack.hi && cfa == regs.sp;
+			}
+			if (ok) {
+				__builtin_memcpy(&ra2, (const void *)(uintptr_t)(cfa - 8), 8);
+				if (e.fp_saved) {
+					uint64_t at = cfa + (int64_t)e.fp_off;
+
+					ok = at >= prev.sp && at <= c.stack.hi - 8;
+					if (ok)
+						__builtin_memcpy(&fp2, (const void *)(uintptr_t)at, 8);
+				}
+				ok = ok && ra2 && ra2 == regs.pc && fp2 == regs.fp;
+			}
+			if (!ok || !stk_record(rec, &rec_n, &c, &e, regs.pc)) {
+				stk_release(rec, seq, rec_n, 1);
+				rec = NULL;
+			}
+		}
 	}
+	if (rec)
+		stk_release(rec, seq, rec_n, 0);
 	if (stop)
 		*stop = USTACK_STOP_DEPTH;
 	return n;
