@@ -18,6 +18,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <link.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -187,14 +188,15 @@ static unsigned int slot_of(uint64_t map_start)
 	return (unsigned int)((map_start >> 12) * 0x9e3779b97f4a7c15ull >> 58) % n;
 }
 
-static int cache_get(const struct dl_find_object *o, struct self_module *out)
+/* @full: copy the tables too, not only what identifies the module */
+static int cache_get(const struct dl_find_object *o, struct self_module *out, int full)
 {
 	unsigned int i = slot_of((uintptr_t)o->dlfo_map_start);
 	uint32_t s1 = atomic_load_explicit(&module_cache[i].seq, memory_order_acquire);
 
 	if (!s1 || (s1 & 1))
 		return -ENOENT;
-	memcpy(out, &module_cache[i].m, sizeof(*out));
+	memcpy(out, &module_cache[i].m, full ? sizeof(*out) : offsetof(struct self_module, has_sframe));
 	atomic_thread_fence(memory_order_acquire);
 	if (atomic_load_explicit(&module_cache[i].seq, memory_order_relaxed) != s1)
 		return -ENOENT;
@@ -351,17 +353,65 @@ out:
 	return ret;
 }
 
-static int module_find(uint64_t pc, struct self_module *m)
+/* the main executable's mapping, found once (it can never be unloaded) */
+static struct {
+	_Atomic int state; /* 0 unknown, 1 being found, 2 known */
+	uint64_t start, end;
+	const void *link_map;
+} stk_main;
+
+/* 1 when the main executable's mapping is known (in stk_main) */
+static int main_known(void)
+{
+	int st = atomic_load_explicit(&stk_main.state, memory_order_acquire);
+
+	if (st == 0) {
+		struct dl_find_object o;
+		uint64_t entry = getauxval(AT_ENTRY);
+		int zero = 0;
+
+		if (entry && !_dl_find_object((void *)(uintptr_t)entry, &o) &&
+		    atomic_compare_exchange_strong(&stk_main.state, &zero, 1)) {
+			stk_main.start = (uintptr_t)o.dlfo_map_start;
+			stk_main.end = (uintptr_t)o.dlfo_map_end;
+			stk_main.link_map = o.dlfo_link_map;
+			atomic_store_explicit(&stk_main.state, 2, memory_order_release);
+			st = 2;
+		}
+	}
+	return st == 2;
+}
+
+static int stk_is_main(const struct self_module *m)
+{
+	return main_known() && m->map_start == stk_main.start && m->map_end == stk_main.end &&
+	       m->link_map == stk_main.link_map;
+}
+
+/*
+ * The module descriptor of @pc: 1 when only its identity (map range, link
+ * map, gen) was copied, 2 with its tables (@full or freshly built), or a
+ * negative errno.
+ */
+static int module_find(uint64_t pc, struct self_module *m, int full)
 {
 	struct dl_find_object o;
 	const Elf64_Phdr *ph;
 	unsigned int phnum;
 	uint64_t bias, lo, hi;
 
+	/* the main executable is never unloaded: no need to ask the loader */
+	if (main_known() && pc >= stk_main.start && pc < stk_main.end) {
+		o.dlfo_map_start = (void *)(uintptr_t)stk_main.start;
+		o.dlfo_map_end = (void *)(uintptr_t)stk_main.end;
+		o.dlfo_link_map = (struct link_map *)stk_main.link_map;
+		if (!cache_get(&o, m, full))
+			return full ? 2 : 1;
+	}
 	if (_dl_find_object((void *)(uintptr_t)pc, &o))
 		return -ENOENT;
-	if (!cache_get(&o, m))
-		return 0;
+	if (!cache_get(&o, m, full))
+		return full ? 2 : 1;
 	memset(m, 0, sizeof(*m));
 	m->map_start = (uintptr_t)o.dlfo_map_start;
 	m->map_end = (uintptr_t)o.dlfo_map_end;
@@ -384,13 +434,13 @@ static int module_find(uint64_t pc, struct self_module *m)
 			m->has_cfi = !exe_eh_frame(bias, lo, hi, &m->cfi, &m->plt_lo, &m->plt_hi);
 	}
 	cache_put(m);
-	return 0;
+	return 2;
 }
 
 struct self_ctx {
 	struct self_range stack;
 	struct self_module mod; /* last module: stacks stay in one for a while */
-	int have_mod;
+	int have_mod;           /* 0: none; 1: mod's identity only; 2: with its tables */
 };
 
 static int self_read(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -399,86 +449,115 @@ static int self_read(void *ctx, uint64_t addr, void *buf, size_t len)
 }
 
 /*
- * pc -> row cache, shared by all threads (direct-mapped, seqlock slots), in
- * a compact form that covers the ordinary rows (RA at CFA-8, no flags);
- * other rows are looked up every time. Hot stacks hit it instead of
- * decoding the table again. An entry is keyed by the generation of the
- * module descriptor it came from, and used only when that is the
- * descriptor the walk has just validated with _dl_find_object(): an entry
- * left over from an unloaded library is never served.
+ * pc -> row cache, shared by all threads, in a compact form that covers the
+ * ordinary rows (RA at CFA-8, no flags, CFA offset within 16 bits); other
+ * rows are looked up every time. Hot stacks hit it instead of decoding the
+ * table again. An entry is keyed by the generation of the module
+ * descriptor it came from, and used only when that is the descriptor the
+ * walk has just validated with _dl_find_object(): an entry left over from
+ * an unloaded library is never served.
+ *
+ * Set-associative: a bucket is one 64-byte cache line (a sequence counter
+ * and three 16-byte entries), so a look-up costs at most one cache miss,
+ * the cost that dominates a walk over stacks not seen recently.
  */
-#define ROW_SLOTS 4096
+#define ROW_BUCKETS 4096
+#define ROW_WAYS 3
 
-struct row_entry {
-	uint64_t pc;
-	uint32_t gen;
+struct row_entry { /* decoded */
 	int32_t cfa_off;
 	int16_t fp_off;
 	uint8_t cfa_fp;   /* CFA based on fp */
 	uint8_t fp_saved; /* fp restored from CFA + fp_off */
-	uint8_t method;   /* USTACK_METHOD_SFRAME or _CFI */
+	uint8_t method;   /* USTACK_METHOD_SFRAME, _CFI or _PLT */
 };
 
-static struct {
-	_Atomic uint32_t seq; /* odd while being written; 0: empty */
-	struct row_entry e;
-} row_cache[ROW_SLOTS];
+struct row_packed {
+	uint64_t pc;
+	uint32_t gen;
+	int16_t cfa_off;
+	int8_t fp_off;
+	uint8_t bits; /* ROW_CFA_FP | ROW_FP_SAVED | method << 2 */
+};
+#define ROW_CFA_FP 1u
+#define ROW_FP_SAVED 2u
 
-/* Two candidate slots per pc (two-way): a hot stack of a hundred frames
- * should not evict itself through collisions. */
-static inline unsigned int row_slot(uint64_t pc, int way)
+static struct row_bucket {
+	_Atomic uint32_t seq; /* odd while being written */
+	uint32_t victim;      /* next way to replace */
+	uint64_t pad;
+	struct row_packed e[ROW_WAYS];
+} row_cache[ROW_BUCKETS] __attribute__((aligned(64)));
+
+_Static_assert(sizeof(struct row_bucket) == 64, "a bucket is one cache line");
+
+static inline struct row_bucket *row_bucket_of(uint64_t pc)
 {
-	uint64_t h = pc * 0x9e3779b97f4a7c15ull;
-
-	return (unsigned int)((way ? h >> 20 : h >> 40) & (ROW_SLOTS - 1));
-}
-
-static inline int row_cache_get_way(unsigned int i, uint32_t gen, uint64_t pc, struct row_entry *e)
-{
-	uint32_t s1 = atomic_load_explicit(&row_cache[i].seq, memory_order_acquire);
-
-	if (!s1 || (s1 & 1))
-		return -ENOENT;
-	*e = row_cache[i].e;
-	atomic_thread_fence(memory_order_acquire);
-	if (atomic_load_explicit(&row_cache[i].seq, memory_order_relaxed) != s1 ||
-	    e->pc != pc || e->gen != gen)
-		return -ENOENT;
-	return 0;
+	return &row_cache[(pc * 0x9e3779b97f4a7c15ull) >> 40 & (ROW_BUCKETS - 1)];
 }
 
 static inline int row_cache_get(uint32_t gen, uint64_t pc, struct row_entry *e)
 {
-	return row_cache_get_way(row_slot(pc, 0), gen, pc, e) &&
-	       row_cache_get_way(row_slot(pc, 1), gen, pc, e) ? -ENOENT : 0;
+	const struct row_bucket *b = row_bucket_of(pc);
+	uint32_t s1 = atomic_load_explicit(&b->seq, memory_order_acquire);
+	const struct row_packed *p;
+	uint32_t pgen;
+	int16_t cfa_off;
+	int8_t fp_off;
+	uint8_t bits;
+
+	if (b->e[0].pc == pc)
+		p = &b->e[0];
+	else if (b->e[1].pc == pc)
+		p = &b->e[1];
+	else if (b->e[2].pc == pc)
+		p = &b->e[2];
+	else
+		return -ENOENT;
+	pgen = p->gen;
+	cfa_off = p->cfa_off;
+	fp_off = p->fp_off;
+	bits = p->bits;
+	atomic_thread_fence(memory_order_acquire);
+	/* an odd s1 was read while a writer was at work: never equal below */
+	if (atomic_load_explicit(&b->seq, memory_order_relaxed) != (s1 & ~1u) || p->pc != pc ||
+	    pgen != gen)
+		return -ENOENT;
+	e->cfa_off = cfa_off;
+	e->fp_off = fp_off;
+	e->cfa_fp = bits & ROW_CFA_FP;
+	e->fp_saved = !!(bits & ROW_FP_SAVED);
+	e->method = bits >> 2;
+	return 0;
 }
 
 static void row_cache_put(uint32_t gen, uint64_t pc, const struct ustack_row *row,
 			  unsigned int method)
 {
-	unsigned int i = row_slot(pc, 0), j = row_slot(pc, 1);
-	uint32_t s = atomic_load_explicit(&row_cache[i].seq, memory_order_relaxed);
+	struct row_bucket *b = row_bucket_of(pc);
+	uint32_t s = atomic_load_explicit(&b->seq, memory_order_relaxed);
+	unsigned int w;
 
-	/* take the second way when the first is used by a live other entry */
-	if (s && row_cache[i].e.pc != pc && !atomic_load_explicit(&row_cache[j].seq, memory_order_relaxed)) {
-		i = j;
-		s = 0;
-	} else if (s && row_cache[i].e.pc != pc && (pc & 1)) {
-		i = j; /* both used: alternate by a pc bit so neither way always loses */
-		s = atomic_load_explicit(&row_cache[i].seq, memory_order_relaxed);
-	}
 	if (row->flags || row->ra_rule != USTACK_RULE_OFFSET || row->ra_off != -8 ||
-	    (row->fp_rule == USTACK_RULE_OFFSET && (row->fp_off < INT16_MIN || row->fp_off > INT16_MAX)))
+	    row->cfa_off < INT16_MIN || row->cfa_off > INT16_MAX || method > 63 ||
+	    (row->fp_rule == USTACK_RULE_OFFSET && (row->fp_off < INT8_MIN || row->fp_off > INT8_MAX)))
 		return;
-	if ((s & 1) || !atomic_compare_exchange_strong(&row_cache[i].seq, &s, s + 1))
+	/* another writer owns the bucket: just do not cache */
+	if ((s & 1) || !atomic_compare_exchange_strong(&b->seq, &s, s + 1))
 		return;
 	atomic_thread_fence(memory_order_release);
-	row_cache[i].e = (struct row_entry){
-		.pc = pc, .gen = gen, .cfa_off = row->cfa_off,
-		.fp_off = (int16_t)row->fp_off, .cfa_fp = row->cfa_reg == USTACK_CFA_FP,
-		.fp_saved = row->fp_rule == USTACK_RULE_OFFSET, .method = (uint8_t)method,
+	for (w = 0; w < ROW_WAYS; w++)
+		if (b->e[w].pc == pc || !b->e[w].pc)
+			break;
+	if (w == ROW_WAYS)
+		w = b->victim++ % ROW_WAYS;
+	b->e[w] = (struct row_packed){
+		.pc = pc, .gen = gen, .cfa_off = (int16_t)row->cfa_off,
+		.fp_off = row->fp_rule == USTACK_RULE_OFFSET ? (int8_t)row->fp_off : 0,
+		.bits = (uint8_t)((row->cfa_reg == USTACK_CFA_FP ? ROW_CFA_FP : 0) |
+				  (row->fp_rule == USTACK_RULE_OFFSET ? ROW_FP_SAVED : 0) | method << 2),
 	};
-	atomic_store_explicit(&row_cache[i].seq, s + 2, memory_order_release);
+	atomic_store_explicit(&b->seq, s + 2, memory_order_release);
 }
 
 static int self_find_row(void *ctx, uint64_t pc, struct ustack_row *row, unsigned int *method)
@@ -486,8 +565,9 @@ static int self_find_row(void *ctx, uint64_t pc, struct ustack_row *row, unsigne
 	struct self_ctx *c = ctx;
 	int err;
 
-	if (!c->have_mod || pc < c->mod.map_start || pc >= c->mod.map_end) {
-		c->have_mod = !module_find(pc, &c->mod);
+	if (c->have_mod != 2 || pc < c->mod.map_start || pc >= c->mod.map_end) {
+		err = module_find(pc, &c->mod, 1);
+		c->have_mod = err > 0 ? err : 0;
 		if (!c->have_mod)
 			return -ENOENT;
 	}
@@ -522,35 +602,38 @@ static int self_is_code(void *ctx, uint64_t pc)
  * row, reading only inside the stack range already validated. Returns 1 on
  * success (*e: the row used), 0 when the generic cursor must take this step.
  */
-__attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, struct ustack_regs *cur,
+__attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, uint64_t *pcp,
+							  uint64_t *spp, uint64_t *fpp,
 							  struct row_entry *e)
 {
-	uint64_t pc = cur->pc - 1, cfa, ra, fp;
+	uint64_t pc = *pcp - 1, sp = *spp, cfa, ra, fp;
 
-	if (!c->have_mod || pc < c->mod.map_start || pc >= c->mod.map_end) {
-		c->have_mod = !module_find(pc, &c->mod);
+	if (__builtin_expect(!c->have_mod || pc < c->mod.map_start || pc >= c->mod.map_end, 0)) {
+		int got = module_find(pc, &c->mod, 0);
+
+		c->have_mod = got > 0 ? got : 0;
 		if (!c->have_mod)
 			return 0;
 	}
 	if (row_cache_get(c->mod.gen, pc, e))
 		return 0;
-	cfa = (e->cfa_fp ? cur->fp : cur->sp) + (int64_t)e->cfa_off;
-	if (cfa <= cur->sp || (cfa & 7) || cfa > c->stack.hi)
+	cfa = (e->cfa_fp ? *fpp : sp) + (int64_t)e->cfa_off;
+	if (cfa <= sp || (cfa & 7) || cfa > c->stack.hi)
 		return 0;
 	__builtin_memcpy(&ra, (const void *)(uintptr_t)(cfa - 8), 8);
-	fp = cur->fp;
+	fp = *fpp;
 	if (e->fp_saved) {
 		uint64_t at = cfa + (int64_t)e->fp_off;
 
-		if (at < cur->sp || at > c->stack.hi - 8)
+		if (at < sp || at > c->stack.hi - 8)
 			return 0;
 		__builtin_memcpy(&fp, (const void *)(uintptr_t)at, 8);
 	}
 	if (!ra)
 		return 0; /* let the cursor report the end of the chain */
-	cur->pc = ra;
-	cur->sp = cfa;
-	cur->fp = fp;
+	*pcp = ra;
+	*spp = cfa;
+	*fpp = fp;
 	return 1;
 }
 
@@ -615,35 +698,6 @@ static struct stk_slot {
 /* Tests only: 0 turns the whole-stack cache off. */
 int ustack_self_stack_cache = 1;
 
-/* the main executable's mapping, found once (it can never be unloaded) */
-static struct {
-	_Atomic int state; /* 0 unknown, 1 being found, 2 known */
-	uint64_t start, end;
-	const void *link_map;
-} stk_main;
-
-static int stk_is_main(const struct self_module *m)
-{
-	int st = atomic_load_explicit(&stk_main.state, memory_order_acquire);
-
-	if (st == 0) {
-		struct dl_find_object o;
-		uint64_t entry = getauxval(AT_ENTRY);
-		int zero = 0;
-
-		if (entry && !_dl_find_object((void *)(uintptr_t)entry, &o) &&
-		    atomic_compare_exchange_strong(&stk_main.state, &zero, 1)) {
-			stk_main.start = (uintptr_t)o.dlfo_map_start;
-			stk_main.end = (uintptr_t)o.dlfo_map_end;
-			stk_main.link_map = o.dlfo_link_map;
-			atomic_store_explicit(&stk_main.state, 2, memory_order_release);
-			st = 2;
-		}
-	}
-	return st == 2 && m->map_start == stk_main.start && m->map_end == stk_main.end &&
-	       m->link_map == stk_main.link_map;
-}
-
 static inline unsigned int stk_slot_of(uint64_t pc)
 {
 	return (unsigned int)(pc * 0x9e3779b97f4a7c15ull >> 58) & (STK_SLOTS - 1);
@@ -659,41 +713,60 @@ static int stk_mod_ok(const struct stk_slot *sl, unsigned int mi, uint64_t pc)
 	       (uintptr_t)o.dlfo_map_end == m->end && o.dlfo_link_map == m->link_map;
 }
 
-/* Record one step into a claimed slot; 0 when the slot cannot hold it. */
-static int stk_record(struct stk_slot *sl, uint32_t *n, const struct self_ctx *c,
-		      const struct row_entry *e, uint64_t ra)
+/* The index of the walk's current module in claimed slot @sl, added if
+ * new; -1 when the slot has no room left. */
+static int stk_mod_index(struct stk_slot *sl, const struct self_ctx *c)
 {
 	unsigned int mi;
 
-	if (*n >= STK_STEPS)
-		return 0;
 	for (mi = 0; mi < sl->nmods; mi++)
 		if (sl->mods[mi].start == c->mod.map_start && sl->mods[mi].end == c->mod.map_end &&
 		    sl->mods[mi].link_map == c->mod.link_map)
-			break;
-	if (mi == sl->nmods) {
-		if (mi == STK_MODS)
-			return 0;
-		sl->mods[mi] = (struct stk_mod){ c->mod.map_start, c->mod.map_end, c->mod.link_map };
-		if (stk_is_main(&c->mod))
-			sl->perm |= 1u << mi;
-		else
-			sl->perm &= ~(1u << mi);
-		sl->nmods = mi + 1;
+			return mi;
+	if (mi == STK_MODS)
+		return -1;
+	sl->mods[mi] = (struct stk_mod){ c->mod.map_start, c->mod.map_end, c->mod.link_map };
+	if (stk_is_main(&c->mod))
+		sl->perm |= 1u << mi;
+	else
+		sl->perm &= ~(1u << mi);
+	sl->nmods = mi + 1;
+	return mi;
+}
+
+/* What a claimed slot is being recorded with */
+struct stk_rec {
+	struct stk_slot *sl;
+	uint32_t seq, n;
+	uint32_t gen; /* module descriptor mi is for (0: none yet) */
+	int mi;
+};
+
+/* Record one step into the claimed slot; 0 when the slot cannot hold it. */
+__attribute__((always_inline)) static inline int stk_record(struct stk_rec *r, const struct self_ctx *c,
+							   const struct row_entry *e, uint64_t ra)
+{
+	if (__builtin_expect(r->gen != c->mod.gen, 0)) {
+		r->mi = stk_mod_index(r->sl, c);
+		r->gen = c->mod.gen;
 	}
-	sl->s[(*n)++] = (struct stk_step){
+	if (r->n >= STK_STEPS || r->mi < 0)
+		return 0;
+	r->sl->s[r->n++] = (struct stk_step){
 		.ra = ra, .cfa_off = e->cfa_off, .fp_off = e->fp_off,
-		.bits = (uint8_t)((e->cfa_fp ? STK_CFA_FP : 0) | (e->fp_saved ? STK_FP_SAVED : 0) | mi << 4),
+		.bits = (uint8_t)((e->cfa_fp ? STK_CFA_FP : 0) | (e->fp_saved ? STK_FP_SAVED : 0) |
+				  r->mi << 4),
 		.method = e->method,
 	};
 	return 1;
 }
 
-static void stk_release(struct stk_slot *sl, uint32_t seq, uint32_t n, int full)
+static void stk_release(struct stk_rec *r, int full)
 {
-	sl->n = n;
-	sl->full = full;
-	atomic_store_explicit(&sl->seq, seq + 2, memory_order_release);
+	r->sl->n = r->n;
+	r->sl->full = full;
+	atomic_store_explicit(&r->sl->seq, r->seq + 2, memory_order_release);
+	r->sl = NULL;
 }
 
 /*
@@ -783,9 +856,10 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 	struct ustack_unwind_cursor cur;
 	struct ustack_regs regs, regs0;
 	struct ustack_frame f;
-	struct stk_slot *sl = NULL, *rec = NULL;
-	uint32_t seq = 0, rec_n = 0;
-	int n = 0, exact = 0, rec_full = 0;
+	struct stk_slot *sl = NULL;
+	struct stk_rec rec = { 0 };
+	uint32_t seq = 0;
+	int n = 0, exact = 0;
 
 	c.have_mod = 0;
 	c.stack = self_stack;
@@ -823,38 +897,45 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 				   atomic_compare_exchange_strong(&sl->seq, &seq, seq + 1)) {
 				/* the k steps replayed are still the slot's: go on
 				 * recording from there */
-				rec = sl;
-				rec_n = k;
+				rec = (struct stk_rec){ .sl = sl, .seq = seq, .n = k };
 			}
 		} else if (atomic_compare_exchange_strong(&sl->seq, &seq, seq + 1)) {
-			rec = sl;
-			rec->key = ra;
-			rec->nmods = 0;
-			rec->perm = 0;
+			rec = (struct stk_rec){ .sl = sl, .seq = seq };
+			sl->key = ra;
+			sl->nmods = 0;
+			sl->perm = 0;
 		}
 	}
 
 	while (n < size) {
-		struct ustack_regs prev = regs;
+		struct ustack_regs prev;
 		struct row_entry e;
 
-		if (!exact && fast_step(&c, &regs, &e)) {
-			f = (struct ustack_frame){ .pc = regs.pc, .sp = regs.sp, .method = e.method };
-			sink(arg, n++, &f);
-			if (rec && !stk_record(rec, &rec_n, &c, &e, regs.pc)) {
-				stk_release(rec, seq, rec_n, 1);
-				rec = NULL;
+		if (!exact) {
+			/* ordinary frames, registers kept in locals */
+			uint64_t pc = regs.pc, sp = regs.sp, fpv = regs.fp;
+
+			while (n < size && fast_step(&c, &pc, &sp, &fpv, &e)) {
+				f = (struct ustack_frame){ .pc = pc, .sp = sp, .method = e.method };
+				sink(arg, n++, &f);
+				if (rec.sl && !stk_record(&rec, &c, &e, pc))
+					stk_release(&rec, 1);
 			}
-			continue;
+			regs.pc = pc;
+			regs.sp = sp;
+			regs.fp = fpv;
+			if (n >= size)
+				break;
 		}
+		prev = regs;
 		/* the generic cursor from the current registers: its first
 		 * frame is the current one, its second the step we want */
 		opts.first_is_return = !exact;
 		opts.stack_lo = regs.sp;
 		ustack_unwind_begin(&cur, &ops, &regs, &opts);
 		if (!ustack_unwind_next(&cur, &f) || !ustack_unwind_next(&cur, &f)) {
-			if (rec)
-				stk_release(rec, seq, rec_n, 1);
+			if (rec.sl)
+				stk_release(&rec, 1);
 			if (stop)
 				*stop = cur.reason;
 			return n;
@@ -862,7 +943,7 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 		regs = cur.cur;
 		exact = !cur.is_return;
 		sink(arg, n++, &f);
-		if (rec) {
+		if (rec.sl) {
 			/* keep recording only a step the compact row reproduces */
 			uint64_t pc = prev.pc - 1, cfa, ra2, fp2 = prev.fp;
 			int ok = !exact && c.have_mod && pc >= c.mod.map_start && pc < c.mod.map_end &&
@@ -883,14 +964,12 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 				}
 				ok = ok && ra2 && ra2 == regs.pc && fp2 == regs.fp;
 			}
-			if (!ok || !stk_record(rec, &rec_n, &c, &e, regs.pc)) {
-				stk_release(rec, seq, rec_n, 1);
-				rec = NULL;
-			}
+			if (!ok || !stk_record(&rec, &c, &e, regs.pc))
+				stk_release(&rec, 1);
 		}
 	}
-	if (rec)
-		stk_release(rec, seq, rec_n, 0);
+	if (rec.sl)
+		stk_release(&rec, 0);
 	if (stop)
 		*stop = USTACK_STOP_DEPTH;
 	return n;
