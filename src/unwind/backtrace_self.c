@@ -159,6 +159,9 @@ static int self_read_range(struct self_range *r, uint64_t addr, void *buf, size_
 struct self_module {
 	uint64_t map_start, map_end;
 	const void *link_map;
+	/* the first 16 bytes of the GNU build ID, where they lie in the
+	 * module's first page (0: no build ID there) */
+	uint64_t bid_addr, bid[2];
 	uint32_t gen;   /* unique per descriptor built: keys the row cache */
 	int has_sframe, has_cfi;
 	struct ustack_sframe sf;
@@ -167,6 +170,59 @@ struct self_module {
 };
 
 static _Atomic uint32_t module_gen;
+
+/*
+ * The same file is still loaded where a descriptor says. The loader's
+ * range and link map are not enough: after dlclose() the next dlopen() of
+ * a library of the same size gets the same address and, from malloc, the
+ * same link map, so the build ID is compared too. It was taken from the
+ * first page of the mapping, which is readable in whatever ELF file is
+ * mapped there now (its ELF header; module_phdrs() reads it too).
+ */
+__attribute__((no_sanitize_address))
+static inline int module_same_file(uint64_t bid_addr, const uint64_t bid[2])
+{
+	uint64_t v[2];
+
+	if (!bid_addr)
+		return 1;
+	__builtin_memcpy(v, (const void *)(uintptr_t)bid_addr, sizeof(v));
+	return v[0] == bid[0] && v[1] == bid[1];
+}
+
+/* Fill m->bid_addr and m->bid from a PT_NOTE inside the first page. */
+__attribute__((no_sanitize_address))
+static void module_build_id(const Elf64_Phdr *ph, unsigned int phnum, uint64_t bias,
+			    struct self_module *m)
+{
+	uint64_t page_end = m->map_start + 4096;
+
+	if (m->map_end < page_end)
+		return;
+	for (unsigned int i = 0; i < phnum; i++) {
+		uint64_t at = bias + ph[i].p_vaddr, end = at + ph[i].p_filesz;
+
+		if (ph[i].p_type != PT_NOTE || at < m->map_start || at > page_end ||
+		    ph[i].p_filesz > page_end - at || (at & 3))
+			continue;
+		while (end - at >= 12) {
+			uint32_t hdr[3], nsz, dsz;
+
+			__builtin_memcpy(hdr, (const void *)(uintptr_t)at, sizeof(hdr));
+			nsz = (hdr[0] + 3) & ~3u;
+			dsz = (hdr[1] + 3) & ~3u;
+			if (hdr[0] > 4096 || hdr[1] > 4096 || 12 + (uint64_t)nsz + dsz > end - at)
+				break;
+			if (hdr[2] == NT_GNU_BUILD_ID && hdr[0] == 4 && hdr[1] >= 16 &&
+			    !memcmp((const void *)(uintptr_t)(at + 12), "GNU", 4)) {
+				m->bid_addr = at + 12 + nsz;
+				__builtin_memcpy(m->bid, (const void *)(uintptr_t)m->bid_addr, 16);
+				return;
+			}
+			at += 12 + nsz + dsz;
+		}
+	}
+}
 
 #define MODULE_SLOTS 64
 
@@ -201,7 +257,8 @@ static int cache_get(const struct dl_find_object *o, struct self_module *out, in
 	if (atomic_load_explicit(&module_cache[i].seq, memory_order_relaxed) != s1)
 		return -ENOENT;
 	if (out->map_start != (uintptr_t)o->dlfo_map_start ||
-	    out->map_end != (uintptr_t)o->dlfo_map_end || out->link_map != o->dlfo_link_map)
+	    out->map_end != (uintptr_t)o->dlfo_map_end || out->link_map != o->dlfo_link_map ||
+	    !module_same_file(out->bid_addr, out->bid))
 		return -ENOENT;
 	return 0;
 }
@@ -418,6 +475,7 @@ static int module_find(uint64_t pc, struct self_module *m, int full)
 	m->link_map = o.dlfo_link_map;
 	m->gen = atomic_fetch_add_explicit(&module_gen, 1, memory_order_relaxed) + 1;
 	if (!module_phdrs(&o, &ph, &phnum, &bias, &lo, &hi)) {
+		module_build_id(ph, phnum, bias, m);
 		for (unsigned int i = 0; i < phnum; i++) {
 			uint64_t addr = bias + ph[i].p_vaddr;
 
@@ -682,6 +740,7 @@ struct stk_step {
 struct stk_mod {
 	uint64_t start, end;
 	const void *link_map;
+	uint64_t bid_addr, bid[2];
 };
 
 static struct stk_slot {
@@ -710,7 +769,8 @@ static int stk_mod_ok(const struct stk_slot *sl, unsigned int mi, uint64_t pc)
 	const struct stk_mod *m = &sl->mods[mi & (STK_MODS - 1)];
 
 	return !_dl_find_object((void *)(uintptr_t)pc, &o) && (uintptr_t)o.dlfo_map_start == m->start &&
-	       (uintptr_t)o.dlfo_map_end == m->end && o.dlfo_link_map == m->link_map;
+	       (uintptr_t)o.dlfo_map_end == m->end && o.dlfo_link_map == m->link_map &&
+	       module_same_file(m->bid_addr, m->bid);
 }
 
 /* The index of the walk's current module in claimed slot @sl, added if
@@ -721,11 +781,13 @@ static int stk_mod_index(struct stk_slot *sl, const struct self_ctx *c)
 
 	for (mi = 0; mi < sl->nmods; mi++)
 		if (sl->mods[mi].start == c->mod.map_start && sl->mods[mi].end == c->mod.map_end &&
-		    sl->mods[mi].link_map == c->mod.link_map)
+		    sl->mods[mi].link_map == c->mod.link_map && sl->mods[mi].bid_addr == c->mod.bid_addr &&
+		    sl->mods[mi].bid[0] == c->mod.bid[0] && sl->mods[mi].bid[1] == c->mod.bid[1])
 			return mi;
 	if (mi == STK_MODS)
 		return -1;
-	sl->mods[mi] = (struct stk_mod){ c->mod.map_start, c->mod.map_end, c->mod.link_map };
+	sl->mods[mi] = (struct stk_mod){ c->mod.map_start, c->mod.map_end, c->mod.link_map,
+					 c->mod.bid_addr, { c->mod.bid[0], c->mod.bid[1] } };
 	if (stk_is_main(&c->mod))
 		sl->perm |= 1u << mi;
 	else
