@@ -244,8 +244,9 @@ static unsigned int slot_of(uint64_t map_start)
 	return (unsigned int)((map_start >> 12) * 0x9e3779b97f4a7c15ull >> 58) % n;
 }
 
-/* @full: copy the tables too, not only what identifies the module */
-static int cache_get(const struct dl_find_object *o, struct self_module *out, int full)
+/* @full: copy the tables too, not only what identifies the module;
+ * @main: the main executable (never unloaded: no build-ID check) */
+static int cache_get(const struct dl_find_object *o, struct self_module *out, int full, int main)
 {
 	unsigned int i = slot_of((uintptr_t)o->dlfo_map_start);
 	uint32_t s1 = atomic_load_explicit(&module_cache[i].seq, memory_order_acquire);
@@ -258,7 +259,7 @@ static int cache_get(const struct dl_find_object *o, struct self_module *out, in
 		return -ENOENT;
 	if (out->map_start != (uintptr_t)o->dlfo_map_start ||
 	    out->map_end != (uintptr_t)o->dlfo_map_end || out->link_map != o->dlfo_link_map ||
-	    !module_same_file(out->bid_addr, out->bid))
+	    (!main && !module_same_file(out->bid_addr, out->bid)))
 		return -ENOENT;
 	return 0;
 }
@@ -462,12 +463,12 @@ static int module_find(uint64_t pc, struct self_module *m, int full)
 		o.dlfo_map_start = (void *)(uintptr_t)stk_main.start;
 		o.dlfo_map_end = (void *)(uintptr_t)stk_main.end;
 		o.dlfo_link_map = (struct link_map *)stk_main.link_map;
-		if (!cache_get(&o, m, full))
+		if (!cache_get(&o, m, full, 1))
 			return full ? 2 : 1;
 	}
 	if (_dl_find_object((void *)(uintptr_t)pc, &o))
 		return -ENOENT;
-	if (!cache_get(&o, m, full))
+	if (!cache_get(&o, m, full, 0))
 		return full ? 2 : 1;
 	memset(m, 0, sizeof(*m));
 	m->map_start = (uintptr_t)o.dlfo_map_start;
@@ -564,14 +565,12 @@ static inline int row_cache_get(uint32_t gen, uint64_t pc, struct row_entry *e)
 	int8_t fp_off;
 	uint8_t bits;
 
-	if (b->e[0].pc == pc)
-		p = &b->e[0];
-	else if (b->e[1].pc == pc)
-		p = &b->e[1];
-	else if (b->e[2].pc == pc)
-		p = &b->e[2];
-	else
+	unsigned int h0 = b->e[0].pc == pc, h1 = b->e[1].pc == pc, h2 = b->e[2].pc == pc;
+
+	if (!(h0 | h1 | h2))
 		return -ENOENT;
+	/* which way, without a branch (it is random on unseen stacks) */
+	p = &b->e[(h0 ^ 1) + ((h0 | h1) ^ 1)];
 	pgen = p->gen;
 	cfa_off = p->cfa_off;
 	fp_off = p->fp_off;
@@ -675,17 +674,24 @@ __attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, u
 	}
 	if (row_cache_get(c->mod.gen, pc, e))
 		return 0;
-	cfa = (e->cfa_fp ? *fpp : sp) + (int64_t)e->cfa_off;
-	if (cfa <= sp || (cfa & 7) || cfa > c->stack.hi)
-		return 0;
-	__builtin_memcpy(&ra, (const void *)(uintptr_t)(cfa - 8), 8);
-	fp = *fpp;
-	if (e->fp_saved) {
-		uint64_t at = cfa + (int64_t)e->fp_off;
+	/*
+	 * Branch-free on what varies between frames (CFA from sp or fp, fp
+	 * saved or not): on stacks not seen before those branches would be
+	 * mispredicted. Without a saved fp, "at" is the return-address slot,
+	 * read for nothing.
+	 */
+	{
+		uint64_t fpm = -(uint64_t)e->cfa_fp, svm = -(uint64_t)e->fp_saved, at, v;
 
+		cfa = ((*fpp & fpm) | (sp & ~fpm)) + (int64_t)e->cfa_off;
+		if (cfa <= sp || (cfa & 7) || cfa > c->stack.hi)
+			return 0;
+		at = cfa - 8 + (((uint64_t)(int64_t)e->fp_off + 8) & svm);
 		if (at < sp || at > c->stack.hi - 8)
 			return 0;
-		__builtin_memcpy(&fp, (const void *)(uintptr_t)at, 8);
+		__builtin_memcpy(&ra, (const void *)(uintptr_t)(cfa - 8), 8);
+		__builtin_memcpy(&v, (const void *)(uintptr_t)at, 8);
+		fp = (v & svm) | (*fpp & ~svm);
 	}
 	if (!ra)
 		return 0; /* let the cursor report the end of the chain */
@@ -750,6 +756,12 @@ static struct stk_slot {
 	uint32_t perm;        /* bit i: mods[i] is the main executable */
 	uint32_t full;        /* the walk went on past what a slot can hold */
 	uint64_t key;         /* pc of frame 0 */
+	/* Hints, written without owning the slot, never trusted for a frame:
+	 * a walk is recorded only when it is seen twice in a row (the same
+	 * first pc, or the same return address where the replay stopped), so
+	 * a stream of stacks that never repeat does not pay for recording. */
+	uint64_t hint_key, hint_ra;
+	uint32_t hint_k;
 	struct stk_mod mods[STK_MODS];
 	struct stk_step s[STK_STEPS];
 } stk_cache[STK_SLOTS];
@@ -847,7 +859,7 @@ typedef void (*frame_sink_fn)(void *sink, int i, const struct ustack_frame *f);
  */
 __attribute__((no_sanitize_address, always_inline))
 static inline uint32_t stk_replay(const struct stk_slot *sl, uint64_t hi, struct ustack_regs *r,
-				  int *n, int size, frame_sink_fn sink, void *arg)
+				  int *n, int size, frame_sink_fn sink, void *arg, uint64_t *other)
 {
 	uint32_t cnt = sl->n, valid = sl->perm, k;
 	uint64_t pc = r->pc, sp = r->sp, fp = r->fp;
@@ -872,8 +884,10 @@ static inline uint32_t stk_replay(const struct stk_slot *sl, uint64_t hi, struct
 		if (cfa <= sp || (cfa & 7) || cfa > hi)
 			break;
 		__builtin_memcpy(&ra, (const void *)(uintptr_t)(cfa - 8), 8);
-		if (ra != st->ra)
+		if (ra != st->ra) {
+			*other = ra;
 			break;
+		}
 		if (st->bits & STK_FP_SAVED) {
 			uint64_t at = cfa + (int64_t)st->fp_off;
 
@@ -946,21 +960,32 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 	}
 	if (sl && !(seq & 1)) {
 		if (seq && sl->key == ra) {
+			uint64_t other = 0;
 			uint32_t k;
+			int again;
 
 			regs0 = regs;
-			k = stk_replay(sl, c.stack.hi, &regs, &n, size, sink, arg);
+			k = stk_replay(sl, c.stack.hi, &regs, &n, size, sink, arg, &other);
 			atomic_thread_fence(memory_order_acquire);
 			if (atomic_load_explicit(&sl->seq, memory_order_relaxed) != seq) {
 				/* rewritten under us: what we replayed may be torn */
 				regs = regs0;
 				n = 1;
-			} else if (n < size && !(k == sl->n && sl->full) &&
-				   atomic_compare_exchange_strong(&sl->seq, &seq, seq + 1)) {
-				/* the k steps replayed are still the slot's: go on
-				 * recording from there */
-				rec = (struct stk_rec){ .sl = sl, .seq = seq, .n = k };
+			} else if (n < size && !(k == sl->n && sl->full)) {
+				/* ran out of steps (the stack goes on as recorded),
+				 * or a stack that differs at k as the last one did */
+				again = k >= sl->n || (sl->hint_k == k && sl->hint_ra == other);
+				if (!again) {
+					sl->hint_k = k;
+					sl->hint_ra = other;
+				} else if (atomic_compare_exchange_strong(&sl->seq, &seq, seq + 1)) {
+					/* the k steps replayed are still the slot's: go
+					 * on recording from there */
+					rec = (struct stk_rec){ .sl = sl, .seq = seq, .n = k };
+				}
 			}
+		} else if (sl->hint_key != ra) {
+			sl->hint_key = ra;
 		} else if (atomic_compare_exchange_strong(&sl->seq, &seq, seq + 1)) {
 			rec = (struct stk_rec){ .sl = sl, .seq = seq };
 			sl->key = ra;
