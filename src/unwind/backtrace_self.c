@@ -922,13 +922,6 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 			  unsigned int *stop)
 {
 	struct self_ctx c;
-	struct ustack_unwind_ops ops = {
-		.find_row = self_find_row,
-		.read = self_read,
-		.is_code = self_is_code,
-		.ctx = &c,
-	};
-	struct ustack_walk_opts opts = { .sz = sizeof(opts), .first_is_return = 1 };
 	struct ustack_unwind_cursor cur;
 	struct ustack_regs regs, regs0;
 	struct ustack_frame f;
@@ -1016,9 +1009,18 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 		}
 		prev = regs;
 		/* the generic cursor from the current registers: its first
-		 * frame is the current one, its second the step we want */
-		opts.first_is_return = !exact;
-		opts.stack_lo = regs.sp;
+		 * frame is the current one, its second the step we want (set
+		 * up here, off the path of cached frames) */
+		struct ustack_unwind_ops ops = {
+			.find_row = self_find_row,
+			.read = self_read,
+			.is_code = self_is_code,
+			.ctx = &c,
+		};
+		struct ustack_walk_opts opts = {
+			.sz = sizeof(opts), .first_is_return = !exact, .stack_lo = regs.sp,
+		};
+
 		ustack_unwind_begin(&cur, &ops, &regs, &opts);
 		if (!ustack_unwind_next(&cur, &f) || !ustack_unwind_next(&cur, &f)) {
 			if (rec.sl)
