@@ -170,6 +170,7 @@ struct self_module {
 };
 
 static _Atomic uint32_t module_gen;
+#define MAIN_GEN 1 /* the main executable's; others count from 2 */
 
 /*
  * The same file is still loaded where a descriptor says. The loader's
@@ -458,8 +459,18 @@ static int module_find(uint64_t pc, struct self_module *m, int full)
 	unsigned int phnum;
 	uint64_t bias, lo, hi;
 
-	/* the main executable is never unloaded: no need to ask the loader */
+	/* the main executable is never unloaded: no need to ask the loader;
+	 * its descriptors all have generation MAIN_GEN (its rows never go
+	 * stale), so its identity is all a fast step needs */
 	if (main_known() && pc >= stk_main.start && pc < stk_main.end) {
+		if (!full) {
+			m->map_start = stk_main.start;
+			m->map_end = stk_main.end;
+			m->link_map = stk_main.link_map;
+			m->bid_addr = 0;
+			m->gen = MAIN_GEN;
+			return 1;
+		}
 		o.dlfo_map_start = (void *)(uintptr_t)stk_main.start;
 		o.dlfo_map_end = (void *)(uintptr_t)stk_main.end;
 		o.dlfo_link_map = (struct link_map *)stk_main.link_map;
@@ -474,7 +485,8 @@ static int module_find(uint64_t pc, struct self_module *m, int full)
 	m->map_start = (uintptr_t)o.dlfo_map_start;
 	m->map_end = (uintptr_t)o.dlfo_map_end;
 	m->link_map = o.dlfo_link_map;
-	m->gen = atomic_fetch_add_explicit(&module_gen, 1, memory_order_relaxed) + 1;
+	m->gen = stk_is_main(m) ? MAIN_GEN
+				: atomic_fetch_add_explicit(&module_gen, 1, memory_order_relaxed) + 2;
 	if (!module_phdrs(&o, &ph, &phnum, &bias, &lo, &hi)) {
 		module_build_id(ph, phnum, bias, m);
 		for (unsigned int i = 0; i < phnum; i++) {
