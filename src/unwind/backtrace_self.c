@@ -545,6 +545,8 @@ struct row_entry { /* decoded */
 
 struct row_packed {
 	uint64_t pc;
+	/* the second word, read as one by row_cache_get() (little endian:
+	 * gen in bits 0-31, cfa_off 32-47, fp_off 48-55, bits 56-63) */
 	uint32_t gen;
 	int16_t cfa_off;
 	int8_t fp_off;
@@ -561,6 +563,7 @@ static struct row_bucket {
 } row_cache[ROW_BUCKETS] __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct row_bucket) == 64, "a bucket is one cache line");
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "row_cache_get() reads the second word as one");
 
 static inline struct row_bucket *row_bucket_of(uint64_t pc)
 {
@@ -571,32 +574,34 @@ static inline int row_cache_get(uint32_t gen, uint64_t pc, struct row_entry *e)
 {
 	const struct row_bucket *b = row_bucket_of(pc);
 	uint32_t s1 = atomic_load_explicit(&b->seq, memory_order_acquire);
-	const struct row_packed *p;
-	uint32_t pgen;
-	int16_t cfa_off;
-	int8_t fp_off;
-	uint8_t bits;
+	uint64_t d0, d1, d2, d;
+	unsigned int h0, h1, h2;
 
-	unsigned int h0 = b->e[0].pc == pc, h1 = b->e[1].pc == pc, h2 = b->e[2].pc == pc;
-
+	/*
+	 * All three ways read at once and the right one selected without a
+	 * branch or a dependent load (which way holds a pc is random on
+	 * unseen stacks, and this load is on the walk's critical path).
+	 */
+	h0 = b->e[0].pc == pc;
+	h1 = b->e[1].pc == pc;
+	h2 = b->e[2].pc == pc;
+	__builtin_memcpy(&d0, &b->e[0].gen, 8);
+	__builtin_memcpy(&d1, &b->e[1].gen, 8);
+	__builtin_memcpy(&d2, &b->e[2].gen, 8);
 	if (!(h0 | h1 | h2))
 		return -ENOENT;
-	/* which way, without a branch (it is random on unseen stacks) */
-	p = &b->e[(h0 ^ 1) + ((h0 | h1) ^ 1)];
-	pgen = p->gen;
-	cfa_off = p->cfa_off;
-	fp_off = p->fp_off;
-	bits = p->bits;
+	d = d0 ^ ((d0 ^ d1) & -(uint64_t)h1);
+	d = d ^ ((d ^ d2) & -(uint64_t)h2);
 	atomic_thread_fence(memory_order_acquire);
-	/* an odd s1 was read while a writer was at work: never equal below */
-	if (atomic_load_explicit(&b->seq, memory_order_relaxed) != (s1 & ~1u) || p->pc != pc ||
-	    pgen != gen)
+	/* an odd s1 was read while a writer was at work: never equal below;
+	 * the seq unchanged, the pcs compared above were the entries' pcs */
+	if (atomic_load_explicit(&b->seq, memory_order_relaxed) != (s1 & ~1u) || (uint32_t)d != gen)
 		return -ENOENT;
-	e->cfa_off = cfa_off;
-	e->fp_off = fp_off;
-	e->cfa_fp = bits & ROW_CFA_FP;
-	e->fp_saved = !!(bits & ROW_FP_SAVED);
-	e->method = bits >> 2;
+	e->cfa_off = (int16_t)(d >> 32);
+	e->fp_off = (int8_t)(d >> 48);
+	e->cfa_fp = (d >> 56) & ROW_CFA_FP;
+	e->fp_saved = (d >> 57) & 1;
+	e->method = (uint8_t)(d >> 58);
 	return 0;
 }
 
