@@ -10,10 +10,14 @@
 # missing), runs every binary RUNS times (default 7, interleaved) and prints
 # the median of each measurement with ratios. Ratios: "glibc/ustack" > 1
 # means ustack is faster; "ustack/fp" is ustack's cost in units of the FP walk.
+# BENCH_CLOCK=cpu (default) times with the thread's CPU clock, so time slices
+# taken by other jobs on a shared machine do not count; BENCH_CLOCK=wall
+# times with CLOCK_MONOTONIC (distinct stacks: each capture on its own).
 set -eu
 cd "$(dirname "$0")/../.."
 RUNS=${1:-7}
 FRAMES=${2:-1000000}
+export BENCH_CLOCK=${BENCH_CLOCK:-cpu}
 CC=${CC:-gcc}
 OUT=build/bench/backtrace
 SRC=bench/backtrace
@@ -99,35 +103,44 @@ for ((r = 1; r <= RUNS; r++)); do
 	done
 done
 
-echo "in-process backtrace, ns per call (median of $RUNS runs), each call storing DEPTH frames"
+echo "in-process backtrace, ns per call (median [min-max] of $RUNS runs), each call storing DEPTH frames, clock: $BENCH_CLOCK"
+echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
 echo "host: $(uname -r), $(nproc) cpus, $($CC --version | head -1)," \
 	"load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 table() { # results file
 	awk -v runs="$RUNS" '
-function median(key,   n, i, j, t, a) {
+function sorted(key, a,   n, i, j, t) {
 	n = split(vals[key], a, " ")
 	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) {
 		t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+	return n
+}
+function median(key,   n, a) {
+	n = sorted(key, a)
 	return n ? (n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2) : -1
+}
+function cell(key,   n, a, m) { # "median [min-max]"
+	n = sorted(key, a)
+	if (!n) return "n/a"
+	m = median(key)
+	return sprintf("%.1f [%.0f-%.0f]", m, a[1], a[n])
 }
 $1 == "RESULT" { k = $2 " " $3 " " $4; vals[k] = vals[k] " " $5; if ($6 != $4) short[$2] = 1 }
 $1 == "DISTINCT" { uniq[$3] = $4 "/" $6 }
 END {
-	printf "| %-8s | %5s | %9s | %9s | %9s | %8s | %12s | %11s | %9s |\n", "stack", "depth",
+	printf "| %-8s | %5s | %-20s | %-22s | %-20s | %-18s | %12s | %10s | %9s |\n", "stack", "depth",
 	       "ustack", "glibc", "libunwind", "fp walk", "glibc/ustack", "unw/ustack", "ustack/fp"
-	printf "|----------|------:|----------:|----------:|----------:|---------:|-------------:|------------:|----------:|\n"
+	printf "|----------|------:|----------------------|------------------------|----------------------|--------------------|-------------:|-----------:|----------:|\n"
 	split("hot distinct", scen, " ")
 	split("8 32 128", dep, " ")
 	for (s = 1; s <= 2; s++) for (d = 1; d <= 3; d++) {
-		u = median("ustack " scen[s] " " dep[d]); g = median("glibc " scen[s] " " dep[d])
-		l = median("libunwind " scen[s] " " dep[d]); f = median("fp " scen[s] " " dep[d])
+		ku = "ustack " scen[s] " " dep[d]; kg = "glibc " scen[s] " " dep[d]
+		kl = "libunwind " scen[s] " " dep[d]; kf = "fp " scen[s] " " dep[d]
+		u = median(ku); g = median(kg); l = median(kl); f = median(kf)
 		rg = u > 0 ? g / u : 0; rl = u > 0 ? l / u : 0; rf = f > 0 ? u / f : 0
-		if (f > 0)
-			printf("| %-8s | %5d | %9.1f | %9.1f | %9.1f | %8.1f | %11.2fx | %10.2fx | %8.2fx |\n",
-			       scen[s], dep[d], u, g, l, f, rg, rl, rf)
-		else
-			printf("| %-8s | %5d | %9.1f | %9.1f | %9.1f | %8s | %11.2fx | %10.2fx | %9s |\n",
-			       scen[s], dep[d], u, g, l, "n/a", rg, rl, "n/a")
+		printf("| %-8s | %5d | %-20s | %-22s | %-20s | %-18s | %11.2fx | %9.2fx | %9s |\n",
+		       scen[s], dep[d], cell(ku), cell(kg), cell(kl), cell(kf), rg, rl,
+		       f > 0 ? sprintf("%.2fx", rf) : "n/a")
 	}
 	printf "distinct stacks per depth (unique/paths): 8: %s, 32: %s, 128: %s\n",
 	       uniq[8], uniq[32], uniq[128]

@@ -18,6 +18,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <link.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -158,6 +159,9 @@ static int self_read_range(struct self_range *r, uint64_t addr, void *buf, size_
 struct self_module {
 	uint64_t map_start, map_end;
 	const void *link_map;
+	/* the first 16 bytes of the GNU build ID, where they lie in the
+	 * module's first page (0: no build ID there) */
+	uint64_t bid_addr, bid[2];
 	uint32_t gen;   /* unique per descriptor built: keys the row cache */
 	int has_sframe, has_cfi;
 	struct ustack_sframe sf;
@@ -166,6 +170,60 @@ struct self_module {
 };
 
 static _Atomic uint32_t module_gen;
+#define MAIN_GEN 1 /* the main executable's; others count from 2 */
+
+/*
+ * The same file is still loaded where a descriptor says. The loader's
+ * range and link map are not enough: after dlclose() the next dlopen() of
+ * a library of the same size gets the same address and, from malloc, the
+ * same link map, so the build ID is compared too. It was taken from the
+ * first page of the mapping, which is readable in whatever ELF file is
+ * mapped there now (its ELF header; module_phdrs() reads it too).
+ */
+__attribute__((no_sanitize_address))
+static inline int module_same_file(uint64_t bid_addr, const uint64_t bid[2])
+{
+	uint64_t v[2];
+
+	if (!bid_addr)
+		return 1;
+	__builtin_memcpy(v, (const void *)(uintptr_t)bid_addr, sizeof(v));
+	return v[0] == bid[0] && v[1] == bid[1];
+}
+
+/* Fill m->bid_addr and m->bid from a PT_NOTE inside the first page. */
+__attribute__((no_sanitize_address))
+static void module_build_id(const Elf64_Phdr *ph, unsigned int phnum, uint64_t bias,
+			    struct self_module *m)
+{
+	uint64_t page_end = m->map_start + 4096;
+
+	if (m->map_end < page_end)
+		return;
+	for (unsigned int i = 0; i < phnum; i++) {
+		uint64_t at = bias + ph[i].p_vaddr, end = at + ph[i].p_filesz;
+
+		if (ph[i].p_type != PT_NOTE || at < m->map_start || at > page_end ||
+		    ph[i].p_filesz > page_end - at || (at & 3))
+			continue;
+		while (end - at >= 12) {
+			uint32_t hdr[3], nsz, dsz;
+
+			__builtin_memcpy(hdr, (const void *)(uintptr_t)at, sizeof(hdr));
+			nsz = (hdr[0] + 3) & ~3u;
+			dsz = (hdr[1] + 3) & ~3u;
+			if (hdr[0] > 4096 || hdr[1] > 4096 || 12 + (uint64_t)nsz + dsz > end - at)
+				break;
+			if (hdr[2] == NT_GNU_BUILD_ID && hdr[0] == 4 && hdr[1] >= 16 &&
+			    !memcmp((const void *)(uintptr_t)(at + 12), "GNU", 4)) {
+				m->bid_addr = at + 12 + nsz;
+				__builtin_memcpy(m->bid, (const void *)(uintptr_t)m->bid_addr, 16);
+				return;
+			}
+			at += 12 + nsz + dsz;
+		}
+	}
+}
 
 #define MODULE_SLOTS 64
 
@@ -187,19 +245,22 @@ static unsigned int slot_of(uint64_t map_start)
 	return (unsigned int)((map_start >> 12) * 0x9e3779b97f4a7c15ull >> 58) % n;
 }
 
-static int cache_get(const struct dl_find_object *o, struct self_module *out)
+/* @full: copy the tables too, not only what identifies the module;
+ * @main: the main executable (never unloaded: no build-ID check) */
+static int cache_get(const struct dl_find_object *o, struct self_module *out, int full, int main)
 {
 	unsigned int i = slot_of((uintptr_t)o->dlfo_map_start);
 	uint32_t s1 = atomic_load_explicit(&module_cache[i].seq, memory_order_acquire);
 
 	if (!s1 || (s1 & 1))
 		return -ENOENT;
-	memcpy(out, &module_cache[i].m, sizeof(*out));
+	memcpy(out, &module_cache[i].m, full ? sizeof(*out) : offsetof(struct self_module, has_sframe));
 	atomic_thread_fence(memory_order_acquire);
 	if (atomic_load_explicit(&module_cache[i].seq, memory_order_relaxed) != s1)
 		return -ENOENT;
 	if (out->map_start != (uintptr_t)o->dlfo_map_start ||
-	    out->map_end != (uintptr_t)o->dlfo_map_end || out->link_map != o->dlfo_link_map)
+	    out->map_end != (uintptr_t)o->dlfo_map_end || out->link_map != o->dlfo_link_map ||
+	    (!main && !module_same_file(out->bid_addr, out->bid)))
 		return -ENOENT;
 	return 0;
 }
@@ -351,23 +412,83 @@ out:
 	return ret;
 }
 
-static int module_find(uint64_t pc, struct self_module *m)
+/* the main executable's mapping, found once (it can never be unloaded) */
+static struct {
+	_Atomic int state; /* 0 unknown, 1 being found, 2 known */
+	uint64_t start, end;
+	const void *link_map;
+} stk_main;
+
+/* 1 when the main executable's mapping is known (in stk_main) */
+static int main_known(void)
+{
+	int st = atomic_load_explicit(&stk_main.state, memory_order_acquire);
+
+	if (st == 0) {
+		struct dl_find_object o;
+		uint64_t entry = getauxval(AT_ENTRY);
+		int zero = 0;
+
+		if (entry && !_dl_find_object((void *)(uintptr_t)entry, &o) &&
+		    atomic_compare_exchange_strong(&stk_main.state, &zero, 1)) {
+			stk_main.start = (uintptr_t)o.dlfo_map_start;
+			stk_main.end = (uintptr_t)o.dlfo_map_end;
+			stk_main.link_map = o.dlfo_link_map;
+			atomic_store_explicit(&stk_main.state, 2, memory_order_release);
+			st = 2;
+		}
+	}
+	return st == 2;
+}
+
+static int stk_is_main(const struct self_module *m)
+{
+	return main_known() && m->map_start == stk_main.start && m->map_end == stk_main.end &&
+	       m->link_map == stk_main.link_map;
+}
+
+/*
+ * The module descriptor of @pc: 1 when only its identity (map range, link
+ * map, gen) was copied, 2 with its tables (@full or freshly built), or a
+ * negative errno.
+ */
+static int module_find(uint64_t pc, struct self_module *m, int full)
 {
 	struct dl_find_object o;
 	const Elf64_Phdr *ph;
 	unsigned int phnum;
 	uint64_t bias, lo, hi;
 
+	/* the main executable is never unloaded: no need to ask the loader;
+	 * its descriptors all have generation MAIN_GEN (its rows never go
+	 * stale), so its identity is all a fast step needs */
+	if (main_known() && pc >= stk_main.start && pc < stk_main.end) {
+		if (!full) {
+			m->map_start = stk_main.start;
+			m->map_end = stk_main.end;
+			m->link_map = stk_main.link_map;
+			m->bid_addr = 0;
+			m->gen = MAIN_GEN;
+			return 1;
+		}
+		o.dlfo_map_start = (void *)(uintptr_t)stk_main.start;
+		o.dlfo_map_end = (void *)(uintptr_t)stk_main.end;
+		o.dlfo_link_map = (struct link_map *)stk_main.link_map;
+		if (!cache_get(&o, m, full, 1))
+			return full ? 2 : 1;
+	}
 	if (_dl_find_object((void *)(uintptr_t)pc, &o))
 		return -ENOENT;
-	if (!cache_get(&o, m))
-		return 0;
+	if (!cache_get(&o, m, full, 0))
+		return full ? 2 : 1;
 	memset(m, 0, sizeof(*m));
 	m->map_start = (uintptr_t)o.dlfo_map_start;
 	m->map_end = (uintptr_t)o.dlfo_map_end;
 	m->link_map = o.dlfo_link_map;
-	m->gen = atomic_fetch_add_explicit(&module_gen, 1, memory_order_relaxed) + 1;
+	m->gen = stk_is_main(m) ? MAIN_GEN
+				: atomic_fetch_add_explicit(&module_gen, 1, memory_order_relaxed) + 2;
 	if (!module_phdrs(&o, &ph, &phnum, &bias, &lo, &hi)) {
+		module_build_id(ph, phnum, bias, m);
 		for (unsigned int i = 0; i < phnum; i++) {
 			uint64_t addr = bias + ph[i].p_vaddr;
 
@@ -384,13 +505,13 @@ static int module_find(uint64_t pc, struct self_module *m)
 			m->has_cfi = !exe_eh_frame(bias, lo, hi, &m->cfi, &m->plt_lo, &m->plt_hi);
 	}
 	cache_put(m);
-	return 0;
+	return 2;
 }
 
 struct self_ctx {
 	struct self_range stack;
 	struct self_module mod; /* last module: stacks stay in one for a while */
-	int have_mod;
+	int have_mod;           /* 0: none; 1: mod's identity only; 2: with its tables */
 };
 
 static int self_read(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -399,86 +520,118 @@ static int self_read(void *ctx, uint64_t addr, void *buf, size_t len)
 }
 
 /*
- * pc -> row cache, shared by all threads (direct-mapped, seqlock slots), in
- * a compact form that covers the ordinary rows (RA at CFA-8, no flags);
- * other rows are looked up every time. Hot stacks hit it instead of
- * decoding the table again. An entry is keyed by the generation of the
- * module descriptor it came from, and used only when that is the
- * descriptor the walk has just validated with _dl_find_object(): an entry
- * left over from an unloaded library is never served.
+ * pc -> row cache, shared by all threads, in a compact form that covers the
+ * ordinary rows (RA at CFA-8, no flags, CFA offset within 16 bits); other
+ * rows are looked up every time. Hot stacks hit it instead of decoding the
+ * table again. An entry is keyed by the generation of the module
+ * descriptor it came from, and used only when that is the descriptor the
+ * walk has just validated with _dl_find_object(): an entry left over from
+ * an unloaded library is never served.
+ *
+ * Set-associative: a bucket is one 64-byte cache line (a sequence counter
+ * and three 16-byte entries), so a look-up costs at most one cache miss,
+ * the cost that dominates a walk over stacks not seen recently.
  */
-#define ROW_SLOTS 4096
+#define ROW_BUCKETS 4096
+#define ROW_WAYS 3
 
-struct row_entry {
-	uint64_t pc;
-	uint32_t gen;
+struct row_entry { /* decoded */
 	int32_t cfa_off;
 	int16_t fp_off;
 	uint8_t cfa_fp;   /* CFA based on fp */
 	uint8_t fp_saved; /* fp restored from CFA + fp_off */
-	uint8_t method;   /* USTACK_METHOD_SFRAME or _CFI */
+	uint8_t method;   /* USTACK_METHOD_SFRAME, _CFI or _PLT */
 };
 
-static struct {
-	_Atomic uint32_t seq; /* odd while being written; 0: empty */
-	struct row_entry e;
-} row_cache[ROW_SLOTS];
+struct row_packed {
+	uint64_t pc;
+	/* the second word, read as one by row_cache_get() (little endian:
+	 * gen in bits 0-31, cfa_off 32-47, fp_off 48-55, bits 56-63) */
+	uint32_t gen;
+	int16_t cfa_off;
+	int8_t fp_off;
+	uint8_t bits; /* ROW_CFA_FP | ROW_FP_SAVED | method << 2 */
+};
+#define ROW_CFA_FP 1u
+#define ROW_FP_SAVED 2u
 
-/* Two candidate slots per pc (two-way): a hot stack of a hundred frames
- * should not evict itself through collisions. */
-static inline unsigned int row_slot(uint64_t pc, int way)
+static struct row_bucket {
+	_Atomic uint32_t seq; /* odd while being written */
+	uint32_t victim;      /* next way to replace */
+	uint64_t pad;
+	struct row_packed e[ROW_WAYS];
+} row_cache[ROW_BUCKETS] __attribute__((aligned(64)));
+
+_Static_assert(sizeof(struct row_bucket) == 64, "a bucket is one cache line");
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "row_cache_get() reads the second word as one");
+
+static inline struct row_bucket *row_bucket_of(uint64_t pc)
 {
-	uint64_t h = pc * 0x9e3779b97f4a7c15ull;
-
-	return (unsigned int)((way ? h >> 20 : h >> 40) & (ROW_SLOTS - 1));
-}
-
-static inline int row_cache_get_way(unsigned int i, uint32_t gen, uint64_t pc, struct row_entry *e)
-{
-	uint32_t s1 = atomic_load_explicit(&row_cache[i].seq, memory_order_acquire);
-
-	if (!s1 || (s1 & 1))
-		return -ENOENT;
-	*e = row_cache[i].e;
-	atomic_thread_fence(memory_order_acquire);
-	if (atomic_load_explicit(&row_cache[i].seq, memory_order_relaxed) != s1 ||
-	    e->pc != pc || e->gen != gen)
-		return -ENOENT;
-	return 0;
+	return &row_cache[(pc * 0x9e3779b97f4a7c15ull) >> 40 & (ROW_BUCKETS - 1)];
 }
 
 static inline int row_cache_get(uint32_t gen, uint64_t pc, struct row_entry *e)
 {
-	return row_cache_get_way(row_slot(pc, 0), gen, pc, e) &&
-	       row_cache_get_way(row_slot(pc, 1), gen, pc, e) ? -ENOENT : 0;
+	const struct row_bucket *b = row_bucket_of(pc);
+	uint32_t s1 = atomic_load_explicit(&b->seq, memory_order_acquire);
+	uint64_t d0, d1, d2, d;
+	unsigned int h0, h1, h2;
+
+	/*
+	 * All three ways read at once and the right one selected without a
+	 * branch or a dependent load (which way holds a pc is random on
+	 * unseen stacks, and this load is on the walk's critical path).
+	 */
+	h0 = b->e[0].pc == pc;
+	h1 = b->e[1].pc == pc;
+	h2 = b->e[2].pc == pc;
+	__builtin_memcpy(&d0, &b->e[0].gen, 8);
+	__builtin_memcpy(&d1, &b->e[1].gen, 8);
+	__builtin_memcpy(&d2, &b->e[2].gen, 8);
+	if (!(h0 | h1 | h2))
+		return -ENOENT;
+	d = d0 ^ ((d0 ^ d1) & -(uint64_t)h1);
+	d = d ^ ((d ^ d2) & -(uint64_t)h2);
+	atomic_thread_fence(memory_order_acquire);
+	/* an odd s1 was read while a writer was at work: never equal below;
+	 * the seq unchanged, the pcs compared above were the entries' pcs */
+	if (atomic_load_explicit(&b->seq, memory_order_relaxed) != (s1 & ~1u) || (uint32_t)d != gen)
+		return -ENOENT;
+	e->cfa_off = (int16_t)(d >> 32);
+	e->fp_off = (int8_t)(d >> 48);
+	e->cfa_fp = (d >> 56) & ROW_CFA_FP;
+	e->fp_saved = (d >> 57) & 1;
+	e->method = (uint8_t)(d >> 58);
+	return 0;
 }
 
 static void row_cache_put(uint32_t gen, uint64_t pc, const struct ustack_row *row,
 			  unsigned int method)
 {
-	unsigned int i = row_slot(pc, 0), j = row_slot(pc, 1);
-	uint32_t s = atomic_load_explicit(&row_cache[i].seq, memory_order_relaxed);
+	struct row_bucket *b = row_bucket_of(pc);
+	uint32_t s = atomic_load_explicit(&b->seq, memory_order_relaxed);
+	unsigned int w;
 
-	/* take the second way when the first is used by a live other entry */
-	if (s && row_cache[i].e.pc != pc && !atomic_load_explicit(&row_cache[j].seq, memory_order_relaxed)) {
-		i = j;
-		s = 0;
-	} else if (s && row_cache[i].e.pc != pc && (pc & 1)) {
-		i = j; /* both used: alternate by a pc bit so neither way always loses */
-		s = atomic_load_explicit(&row_cache[i].seq, memory_order_relaxed);
-	}
 	if (row->flags || row->ra_rule != USTACK_RULE_OFFSET || row->ra_off != -8 ||
-	    (row->fp_rule == USTACK_RULE_OFFSET && (row->fp_off < INT16_MIN || row->fp_off > INT16_MAX)))
+	    row->cfa_off < INT16_MIN || row->cfa_off > INT16_MAX || method > 63 ||
+	    (row->fp_rule == USTACK_RULE_OFFSET && (row->fp_off < INT8_MIN || row->fp_off > INT8_MAX)))
 		return;
-	if ((s & 1) || !atomic_compare_exchange_strong(&row_cache[i].seq, &s, s + 1))
+	/* another writer owns the bucket: just do not cache */
+	if ((s & 1) || !atomic_compare_exchange_strong(&b->seq, &s, s + 1))
 		return;
 	atomic_thread_fence(memory_order_release);
-	row_cache[i].e = (struct row_entry){
-		.pc = pc, .gen = gen, .cfa_off = row->cfa_off,
-		.fp_off = (int16_t)row->fp_off, .cfa_fp = row->cfa_reg == USTACK_CFA_FP,
-		.fp_saved = row->fp_rule == USTACK_RULE_OFFSET, .method = (uint8_t)method,
+	for (w = 0; w < ROW_WAYS; w++)
+		if (b->e[w].pc == pc || !b->e[w].pc)
+			break;
+	if (w == ROW_WAYS)
+		w = b->victim++ % ROW_WAYS;
+	b->e[w] = (struct row_packed){
+		.pc = pc, .gen = gen, .cfa_off = (int16_t)row->cfa_off,
+		.fp_off = row->fp_rule == USTACK_RULE_OFFSET ? (int8_t)row->fp_off : 0,
+		.bits = (uint8_t)((row->cfa_reg == USTACK_CFA_FP ? ROW_CFA_FP : 0) |
+				  (row->fp_rule == USTACK_RULE_OFFSET ? ROW_FP_SAVED : 0) | method << 2),
 	};
-	atomic_store_explicit(&row_cache[i].seq, s + 2, memory_order_release);
+	atomic_store_explicit(&b->seq, s + 2, memory_order_release);
 }
 
 static int self_find_row(void *ctx, uint64_t pc, struct ustack_row *row, unsigned int *method)
@@ -486,8 +639,9 @@ static int self_find_row(void *ctx, uint64_t pc, struct ustack_row *row, unsigne
 	struct self_ctx *c = ctx;
 	int err;
 
-	if (!c->have_mod || pc < c->mod.map_start || pc >= c->mod.map_end) {
-		c->have_mod = !module_find(pc, &c->mod);
+	if (c->have_mod != 2 || pc < c->mod.map_start || pc >= c->mod.map_end) {
+		err = module_find(pc, &c->mod, 1);
+		c->have_mod = err > 0 ? err : 0;
 		if (!c->have_mod)
 			return -ENOENT;
 	}
@@ -520,39 +674,190 @@ static int self_is_code(void *ctx, uint64_t pc)
 /*
  * One step of the fast path: the caller's registers from a cached compact
  * row, reading only inside the stack range already validated. Returns 1 on
- * success, 0 when the generic cursor must take this step.
+ * success (*e: the row used), 0 when the generic cursor must take this step.
  */
-__attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, struct ustack_regs *cur, unsigned int *method)
+__attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, uint64_t *pcp,
+							  uint64_t *spp, uint64_t *fpp,
+							  struct row_entry *e)
 {
-	uint64_t pc = cur->pc - 1, cfa, ra, fp;
-	struct row_entry e;
+	uint64_t pc = *pcp - 1, sp = *spp, cfa, ra, fp;
 
-	if (!c->have_mod || pc < c->mod.map_start || pc >= c->mod.map_end) {
-		c->have_mod = !module_find(pc, &c->mod);
+	if (__builtin_expect(!c->have_mod || pc < c->mod.map_start || pc >= c->mod.map_end, 0)) {
+		int got = module_find(pc, &c->mod, 0);
+
+		c->have_mod = got > 0 ? got : 0;
 		if (!c->have_mod)
 			return 0;
 	}
-	if (row_cache_get(c->mod.gen, pc, &e))
+	if (row_cache_get(c->mod.gen, pc, e))
 		return 0;
-	cfa = (e.cfa_fp ? cur->fp : cur->sp) + (int64_t)e.cfa_off;
-	if (cfa <= cur->sp || (cfa & 7) || cfa > c->stack.hi)
-		return 0;
-	__builtin_memcpy(&ra, (const void *)(uintptr_t)(cfa - 8), 8);
-	fp = cur->fp;
-	if (e.fp_saved) {
-		uint64_t at = cfa + (int64_t)e.fp_off;
+	/*
+	 * Branch-free on what varies between frames (CFA from sp or fp, fp
+	 * saved or not): on stacks not seen before those branches would be
+	 * mispredicted. Without a saved fp, "at" is the return-address slot,
+	 * read for nothing.
+	 */
+	{
+		uint64_t fpm = -(uint64_t)e->cfa_fp, svm = -(uint64_t)e->fp_saved, at, v;
 
-		if (at < cur->sp || at > c->stack.hi - 8)
+		cfa = ((*fpp & fpm) | (sp & ~fpm)) + (int64_t)e->cfa_off;
+		if (cfa <= sp || (cfa & 7) || cfa > c->stack.hi)
 			return 0;
-		__builtin_memcpy(&fp, (const void *)(uintptr_t)at, 8);
+		at = cfa - 8 + (((uint64_t)(int64_t)e->fp_off + 8) & svm);
+		if (at < sp || at > c->stack.hi - 8)
+			return 0;
+		__builtin_memcpy(&ra, (const void *)(uintptr_t)(cfa - 8), 8);
+		__builtin_memcpy(&v, (const void *)(uintptr_t)at, 8);
+		fp = (v & svm) | (*fpp & ~svm);
 	}
 	if (!ra)
 		return 0; /* let the cursor report the end of the chain */
-	cur->pc = ra;
-	cur->sp = cfa;
-	cur->fp = fp;
-	*method = e.method;
+	*pcp = ra;
+	*spp = cfa;
+	*fpp = fp;
 	return 1;
+}
+
+/*
+ * Whole-stack cache. A hot stack is walked again and again through the same
+ * return addresses; instead of looking up each frame's row, a slot keyed by
+ * the first pc keeps the sequence of steps of the last walk from it: per
+ * step the compact row used and the return address it found. A later walk
+ * from the same pc replays the rows against the live stack and checks, step
+ * by step, that the return-address slot still holds the recorded value, so
+ * the next row is the right one again (a row is a function of its pc and
+ * module only; CFA and FP are recomputed from the live registers, so
+ * alloca frames and other stacks work). The first step whose return
+ * address differs ends the replay and the walk goes on from there (and
+ * re-records the rest), so a hit can never produce a frame that a walk
+ * through the row cache would not.
+ *
+ * Modules: each step names the module its row came from (start, end, link
+ * map, as _dl_find_object() reported them when recorded). A replay asks
+ * _dl_find_object() again, once per module per walk, and stops at the
+ * first module that is not what it was (dlclose + dlopen at the same
+ * address), exactly like the module slots above. The main executable
+ * cannot be unloaded: its steps need no look-up.
+ *
+ * Slots are shared by all threads, written under a sequence counter (odd
+ * while written, claimed with a compare-and-swap, never waited for). A
+ * replay reads the slot optimistically; every load it makes is bounds
+ * checked against the stack range, whatever it read, and the counter is
+ * checked at the end: if the slot changed meanwhile, the walk is done
+ * again without the cache.
+ */
+#define STK_SLOTS 64
+#define STK_STEPS 128
+#define STK_MODS 8
+
+struct stk_step {
+	uint64_t ra;     /* the return address this step found (never 0) */
+	int32_t cfa_off;
+	int16_t fp_off;
+	uint8_t bits;    /* STK_CFA_FP | STK_FP_SAVED | module index << 4 */
+	uint8_t method;
+};
+#define STK_CFA_FP 1u
+#define STK_FP_SAVED 2u
+
+struct stk_mod {
+	uint64_t start, end;
+	const void *link_map;
+	uint64_t bid_addr, bid[2];
+};
+
+static struct stk_slot {
+	_Atomic uint32_t seq; /* odd while being written; 0: never written */
+	uint32_t n;           /* steps recorded */
+	uint32_t nmods;
+	uint32_t perm;        /* bit i: mods[i] is the main executable */
+	uint32_t full;        /* the walk went on past what a slot can hold */
+	uint64_t key;         /* pc of frame 0 */
+	/* Hints, written without owning the slot, never trusted for a frame:
+	 * a walk is recorded only when it is seen twice in a row (the same
+	 * first pc, or the same return address where the replay stopped), so
+	 * a stream of stacks that never repeat does not pay for recording. */
+	uint64_t hint_key, hint_ra;
+	uint32_t hint_k;
+	struct stk_mod mods[STK_MODS];
+	struct stk_step s[STK_STEPS];
+} stk_cache[STK_SLOTS];
+
+/* Tests only: 0 turns the whole-stack cache off. */
+int ustack_self_stack_cache = 1;
+
+static inline unsigned int stk_slot_of(uint64_t pc)
+{
+	return (unsigned int)(pc * 0x9e3779b97f4a7c15ull >> 58) & (STK_SLOTS - 1);
+}
+
+/* _dl_find_object() still reports module @mi of @sl for @pc */
+static int stk_mod_ok(const struct stk_slot *sl, unsigned int mi, uint64_t pc)
+{
+	struct dl_find_object o;
+	const struct stk_mod *m = &sl->mods[mi & (STK_MODS - 1)];
+
+	return !_dl_find_object((void *)(uintptr_t)pc, &o) && (uintptr_t)o.dlfo_map_start == m->start &&
+	       (uintptr_t)o.dlfo_map_end == m->end && o.dlfo_link_map == m->link_map &&
+	       module_same_file(m->bid_addr, m->bid);
+}
+
+/* The index of the walk's current module in claimed slot @sl, added if
+ * new; -1 when the slot has no room left. */
+static int stk_mod_index(struct stk_slot *sl, const struct self_ctx *c)
+{
+	unsigned int mi;
+
+	for (mi = 0; mi < sl->nmods; mi++)
+		if (sl->mods[mi].start == c->mod.map_start && sl->mods[mi].end == c->mod.map_end &&
+		    sl->mods[mi].link_map == c->mod.link_map && sl->mods[mi].bid_addr == c->mod.bid_addr &&
+		    sl->mods[mi].bid[0] == c->mod.bid[0] && sl->mods[mi].bid[1] == c->mod.bid[1])
+			return mi;
+	if (mi == STK_MODS)
+		return -1;
+	sl->mods[mi] = (struct stk_mod){ c->mod.map_start, c->mod.map_end, c->mod.link_map,
+					 c->mod.bid_addr, { c->mod.bid[0], c->mod.bid[1] } };
+	if (stk_is_main(&c->mod))
+		sl->perm |= 1u << mi;
+	else
+		sl->perm &= ~(1u << mi);
+	sl->nmods = mi + 1;
+	return mi;
+}
+
+/* What a claimed slot is being recorded with */
+struct stk_rec {
+	struct stk_slot *sl;
+	uint32_t seq, n;
+	uint32_t gen; /* module descriptor mi is for (0: none yet) */
+	int mi;
+};
+
+/* Record one step into the claimed slot; 0 when the slot cannot hold it. */
+__attribute__((always_inline)) static inline int stk_record(struct stk_rec *r, const struct self_ctx *c,
+							   const struct row_entry *e, uint64_t ra)
+{
+	if (__builtin_expect(r->gen != c->mod.gen, 0)) {
+		r->mi = stk_mod_index(r->sl, c);
+		r->gen = c->mod.gen;
+	}
+	if (r->n >= STK_STEPS || r->mi < 0)
+		return 0;
+	r->sl->s[r->n++] = (struct stk_step){
+		.ra = ra, .cfa_off = e->cfa_off, .fp_off = e->fp_off,
+		.bits = (uint8_t)((e->cfa_fp ? STK_CFA_FP : 0) | (e->fp_saved ? STK_FP_SAVED : 0) |
+				  r->mi << 4),
+		.method = e->method,
+	};
+	return 1;
+}
+
+static void stk_release(struct stk_rec *r, int full)
+{
+	r->sl->n = r->n;
+	r->sl->full = full;
+	atomic_store_explicit(&r->sl->seq, r->seq + 2, memory_order_release);
+	r->sl = NULL;
 }
 
 /*
@@ -565,21 +870,81 @@ __attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, s
  */
 typedef void (*frame_sink_fn)(void *sink, int i, const struct ustack_frame *f);
 
+/*
+ * Replay the steps of slot @sl from @r (frame *n - 1) while they match the
+ * live stack; returns the number of steps replayed.
+ */
+__attribute__((no_sanitize_address, always_inline))
+static inline uint32_t stk_replay(const struct stk_slot *sl, uint64_t hi, struct ustack_regs *r,
+				  int *n, int size, frame_sink_fn sink, void *arg, uint64_t *other)
+{
+	uint32_t cnt = sl->n, valid = sl->perm, k;
+	uint64_t pc = r->pc, sp = r->sp, fp = r->fp;
+	int i = *n;
+
+	if (cnt > STK_STEPS)
+		cnt = STK_STEPS;
+	if (cnt > (uint32_t)(size - i))
+		cnt = size - i;
+	for (k = 0; k < cnt; k++) {
+		const struct stk_step *st = &sl->s[k];
+		unsigned int mi = st->bits >> 4;
+		uint64_t cfa, ra, nfp = fp;
+		struct ustack_frame f;
+
+		if (__builtin_expect(!(valid >> mi & 1), 0)) {
+			if (!stk_mod_ok(sl, mi, pc - 1))
+				break;
+			valid |= 1u << mi;
+		}
+		cfa = (st->bits & STK_CFA_FP ? fp : sp) + (int64_t)st->cfa_off;
+		if (cfa <= sp || (cfa & 7) || cfa > hi)
+			break;
+		__builtin_memcpy(&ra, (const void *)(uintptr_t)(cfa - 8), 8);
+		if (ra != st->ra) {
+			*other = ra;
+			break;
+		}
+		if (st->bits & STK_FP_SAVED) {
+			uint64_t at = cfa + (int64_t)st->fp_off;
+
+			if (at < sp || at > hi - 8)
+				break;
+			__builtin_memcpy(&nfp, (const void *)(uintptr_t)at, 8);
+		}
+		pc = ra;
+		sp = cfa;
+		fp = nfp;
+		f = (struct ustack_frame){ .pc = pc, .sp = sp, .method = st->method };
+		sink(arg, i++, &f);
+	}
+	r->pc = pc;
+	r->sp = sp;
+	r->fp = fp;
+	*n = i;
+	return k;
+}
+
+/*
+ * Common body of the public entry points: we start from our caller's
+ * registers, recovered from our own frame (which
+ * __builtin_frame_address(0) forces to have rbp set up). A whole-stack
+ * cache hit replays as many steps as still match; ordinary frames go
+ * through fast_step(); anything else (cache miss, module change, signal
+ * frame, fallback, the end) through the generic cursor, one step at a time,
+ * so all three give the same frames.
+ */
 __attribute__((no_sanitize_address, always_inline))
 static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_fn sink, void *arg,
 			  unsigned int *stop)
 {
 	struct self_ctx c;
-	struct ustack_unwind_ops ops = {
-		.find_row = self_find_row,
-		.read = self_read,
-		.is_code = self_is_code,
-		.ctx = &c,
-	};
-	struct ustack_walk_opts opts = { .sz = sizeof(opts), .first_is_return = 1 };
 	struct ustack_unwind_cursor cur;
-	struct ustack_regs regs;
+	struct ustack_regs regs, regs0;
 	struct ustack_frame f;
+	struct stk_slot *sl = NULL;
+	struct stk_rec rec = { 0 };
+	uint32_t seq = 0;
 	int n = 0, exact = 0;
 
 	c.have_mod = 0;
@@ -599,20 +964,84 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 	f = (struct ustack_frame){ .pc = regs.pc, .sp = regs.sp, .method = USTACK_METHOD_REGS };
 	sink(arg, n++, &f);
 
-	while (n < size) {
-		unsigned int method;
+	if (ustack_self_stack_cache && n < size) {
+		sl = &stk_cache[stk_slot_of(ra)];
+		seq = atomic_load_explicit(&sl->seq, memory_order_acquire);
+	}
+	if (sl && !(seq & 1)) {
+		if (seq && sl->key == ra) {
+			uint64_t other = 0;
+			uint32_t k;
+			int again;
 
-		if (!exact && fast_step(&c, &regs, &method)) {
-			f = (struct ustack_frame){ .pc = regs.pc, .sp = regs.sp, .method = method };
-			sink(arg, n++, &f);
-			continue;
+			regs0 = regs;
+			k = stk_replay(sl, c.stack.hi, &regs, &n, size, sink, arg, &other);
+			atomic_thread_fence(memory_order_acquire);
+			if (atomic_load_explicit(&sl->seq, memory_order_relaxed) != seq) {
+				/* rewritten under us: what we replayed may be torn */
+				regs = regs0;
+				n = 1;
+			} else if (n < size && !(k == sl->n && sl->full)) {
+				/* ran out of steps (the stack goes on as recorded),
+				 * or a stack that differs at k as the last one did */
+				again = k >= sl->n || (sl->hint_k == k && sl->hint_ra == other);
+				if (!again) {
+					sl->hint_k = k;
+					sl->hint_ra = other;
+				} else if (atomic_compare_exchange_strong(&sl->seq, &seq, seq + 1)) {
+					/* the k steps replayed are still the slot's: go
+					 * on recording from there */
+					rec = (struct stk_rec){ .sl = sl, .seq = seq, .n = k };
+				}
+			}
+		} else if (sl->hint_key != ra) {
+			sl->hint_key = ra;
+		} else if (atomic_compare_exchange_strong(&sl->seq, &seq, seq + 1)) {
+			rec = (struct stk_rec){ .sl = sl, .seq = seq };
+			sl->key = ra;
+			sl->nmods = 0;
+			sl->perm = 0;
 		}
+	}
+
+	while (n < size) {
+		struct ustack_regs prev;
+		struct row_entry e;
+
+		if (!exact) {
+			/* ordinary frames, registers kept in locals */
+			uint64_t pc = regs.pc, sp = regs.sp, fpv = regs.fp;
+
+			while (n < size && fast_step(&c, &pc, &sp, &fpv, &e)) {
+				f = (struct ustack_frame){ .pc = pc, .sp = sp, .method = e.method };
+				sink(arg, n++, &f);
+				if (rec.sl && !stk_record(&rec, &c, &e, pc))
+					stk_release(&rec, 1);
+			}
+			regs.pc = pc;
+			regs.sp = sp;
+			regs.fp = fpv;
+			if (n >= size)
+				break;
+		}
+		prev = regs;
 		/* the generic cursor from the current registers: its first
-		 * frame is the current one, its second the step we want */
-		opts.first_is_return = !exact;
-		opts.stack_lo = regs.sp;
+		 * frame is the current one, its second the step we want (set
+		 * up here, off the path of cached frames) */
+		struct ustack_unwind_ops ops = {
+			.find_row = self_find_row,
+			.read = self_read,
+			.is_code = self_is_code,
+			.ctx = &c,
+		};
+		struct ustack_walk_opts opts = {
+			.sz = sizeof(opts), .first_is_return = !exact, .stack_lo = regs.sp,
+		};
+
 		ustack_unwind_begin(&cur, &ops, &regs, &opts);
 		if (!ustack_unwind_next(&cur, &f) || !ustack_unwind_next(&cur, &f)) {
+			if (rec.sl)
+				stk_release(&rec, 1);
 			if (stop)
 				*stop = cur.reason;
 			return n;
@@ -620,7 +1049,33 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 		regs = cur.cur;
 		exact = !cur.is_return;
 		sink(arg, n++, &f);
+		if (rec.sl) {
+			/* keep recording only a step the compact row reproduces */
+			uint64_t pc = prev.pc - 1, cfa, ra2, fp2 = prev.fp;
+			int ok = !exact && c.have_mod && pc >= c.mod.map_start && pc < c.mod.map_end &&
+				 !row_cache_get(c.mod.gen, pc, &e);
+
+			if (ok) {
+				cfa = (e.cfa_fp ? prev.fp : prev.sp) + (int64_t)e.cfa_off;
+				ok = cfa > prev.sp && !(cfa & 7) && cfa <= c.stack.hi && cfa == regs.sp;
+			}
+			if (ok) {
+				__builtin_memcpy(&ra2, (const void *)(uintptr_t)(cfa - 8), 8);
+				if (e.fp_saved) {
+					uint64_t at = cfa + (int64_t)e.fp_off;
+
+					ok = at >= prev.sp && at <= c.stack.hi - 8;
+					if (ok)
+						__builtin_memcpy(&fp2, (const void *)(uintptr_t)at, 8);
+				}
+				ok = ok && ra2 && ra2 == regs.pc && fp2 == regs.fp;
+			}
+			if (!ok || !stk_record(&rec, &c, &e, regs.pc))
+				stk_release(&rec, 1);
+		}
 	}
+	if (rec.sl)
+		stk_release(&rec, 0);
 	if (stop)
 		*stop = USTACK_STOP_DEPTH;
 	return n;

@@ -89,6 +89,9 @@ extern int ustack_self_force_text_maps;
 /* Tests only: how many module slots the in-process backtrace uses (1..64;
  * fewer forces evictions). */
 extern unsigned int ustack_self_module_slots;
+/* Tests only: 0 turns off the in-process backtrace's whole-stack cache
+ * (every walk then goes frame by frame through the row cache). */
+extern int ustack_self_stack_cache;
 
 /*
  * Row of a pc inside a PLT section that has no unwind info (the .plt/.iplt
