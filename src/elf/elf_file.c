@@ -23,6 +23,23 @@ struct elf_sym_entry {
 	int rank; /* which alias to print: lower is preferred */
 };
 
+/* A symbol table section and its string table, checked once. */
+struct elf_symtab {
+	const uint8_t *data;  /* Elf64_Sym[n]; NULL: none */
+	uint64_t n;
+	const uint8_t *strtab;
+	uint64_t strsize;
+};
+
+/*
+ * Lookups answered by scanning the symbol tables before they are sorted
+ * into an index. A scan reads each symbol once; sorting costs about
+ * n log n comparisons of (address, size, rank, name), so for a one-shot
+ * snapshot (a few dozen distinct pcs per file) the index never pays, while
+ * a report over thousands of distinct frames builds it after these.
+ */
+#define ELF_SYM_SCANS 32
+
 struct ustack_elf {
 	const uint8_t *data;
 	size_t size;
@@ -31,7 +48,12 @@ struct ustack_elf {
 	Elf64_Ehdr ehdr;
 	const uint8_t *shstrtab;
 	uint64_t shstrtab_size;
-	/* symbol index (built on first symbolize) */
+	/* function symbols: .symtab and .dynsym, located at the first
+	 * symbolize; the first lookups scan them, later ones use an index
+	 * sorted once (ELF_SYM_SCANS) */
+	struct elf_symtab symtabs[2];
+	int symtabs_found;
+	unsigned int sym_scans;
 	struct elf_sym_entry *syms;
 	size_t nr_syms;
 	int syms_built;
@@ -432,15 +454,14 @@ static int sym_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* Collect the function symbols of one symbol table section into elf->syms. */
-static int elf_add_symtab(struct ustack_elf *elf, const char *secname)
+/* Find and check one symbol table section and its string table. */
+static int elf_symtab_locate(struct ustack_elf *elf, const char *secname, struct elf_symtab *t)
 {
 	struct ustack_elf_section symtab, strtab;
 	Elf64_Shdr sh;
-	uint64_t n;
-	struct elf_sym_entry *grown;
 	int err;
 
+	memset(t, 0, sizeof(*t));
 	err = ustack_elf__section(elf, secname, &symtab);
 	if (err)
 		return err;
@@ -462,36 +483,101 @@ static int elf_add_symtab(struct ustack_elf *elf, const char *secname)
 	err = elf_fill_section(elf, &sh, &strtab, sh.sh_offset);
 	if (err || !strtab.data)
 		return -EBADMSG;
+	t->data = symtab.data;
+	t->n = symtab.size / sizeof(Elf64_Sym);
+	t->strtab = strtab.data;
+	t->strsize = strtab.size;
+	return 0;
+}
 
-	n = symtab.size / sizeof(Elf64_Sym);
+static void elf_symtabs_find(struct ustack_elf *elf)
+{
+	if (elf->symtabs_found)
+		return;
+	elf->symtabs_found = 1;
+	elf_symtab_locate(elf, ".symtab", &elf->symtabs[0]);
+	elf_symtab_locate(elf, ".dynsym", &elf->symtabs[1]);
+}
+
+/* Symbol @i of @t as an index entry; 0 when it is not a named function. */
+static int elf_sym_entry(const struct elf_symtab *t, uint64_t i, struct elf_sym_entry *e)
+{
+	Elf64_Sym sym;
+
+	memcpy(&sym, t->data + i * sizeof(sym), sizeof(sym));
+	if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC && ELF64_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)
+		return 0;
+	if (sym.st_shndx == SHN_UNDEF || sym.st_name >= t->strsize ||
+	    !memchr(t->strtab + sym.st_name, 0, t->strsize - sym.st_name))
+		return 0;
+	*e = (struct elf_sym_entry){
+		.start = sym.st_value,
+		.size = sym.st_size,
+		.name = (const char *)t->strtab + sym.st_name,
+		.rank = sym_rank(&sym, (const char *)t->strtab + sym.st_name),
+	};
+	return 1;
+}
+
+/* Collect the function symbols of one symbol table section into elf->syms. */
+static int elf_add_symtab(struct ustack_elf *elf, const struct elf_symtab *t)
+{
+	struct elf_sym_entry *grown;
+
 	/* an empty table must not reach realloc(p, 0): glibc frees p then and
 	 * returns NULL, and elf->syms would be freed twice */
-	if (!n)
+	if (!t->data || !t->n)
 		return 0;
-	if (n > (SIZE_MAX / sizeof(*grown)) - elf->nr_syms)
-		return elf_bad(elf, symtab.offset, "symbol table too large");
-	grown = realloc(elf->syms, (elf->nr_syms + n) * sizeof(*grown));
+	if (t->n > (SIZE_MAX / sizeof(*grown)) - elf->nr_syms)
+		return -ENOMEM;
+	grown = realloc(elf->syms, (elf->nr_syms + t->n) * sizeof(*grown));
 	if (!grown)
 		return -ENOMEM;
 	elf->syms = grown;
-	for (uint64_t i = 0; i < n; i++) {
-		Elf64_Sym sym;
-
-		memcpy(&sym, symtab.data + i * sizeof(sym), sizeof(sym));
-		if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC &&
-		    ELF64_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)
-			continue;
-		if (sym.st_shndx == SHN_UNDEF || sym.st_name >= strtab.size ||
-		    !memchr(strtab.data + sym.st_name, 0, strtab.size - sym.st_name))
-			continue;
-		elf->syms[elf->nr_syms++] = (struct elf_sym_entry){
-			.start = sym.st_value,
-			.size = sym.st_size,
-			.name = (const char *)strtab.data + sym.st_name,
-			.rank = sym_rank(&sym, (const char *)strtab.data + sym.st_name),
-		};
-	}
+	for (uint64_t i = 0; i < t->n; i++)
+		elf->nr_syms += elf_sym_entry(t, i, &elf->syms[elf->nr_syms]);
 	return 0;
+}
+
+static int sym_covers(const struct elf_sym_entry *s, uint64_t vaddr)
+{
+	return vaddr >= s->start && (vaddr - s->start < s->size || (s->size == 0 && vaddr == s->start));
+}
+
+/*
+ * The symbol the sorted index would give, by one pass over the tables:
+ * among the symbols covering @vaddr the one that starts last, then the
+ * smallest (a local label inside a function), then the first in sym_cmp()
+ * order (the alias a person expects). Cheap checks first: most symbols are
+ * rejected by their address alone, without touching the string table.
+ */
+static int elf_scan_symbols(struct ustack_elf *elf, uint64_t vaddr, struct elf_sym_entry *best)
+{
+	int found = 0;
+
+	for (int k = 0; k < 2; k++) {
+		const struct elf_symtab *t = &elf->symtabs[k];
+
+		for (uint64_t i = 0; t->data && i < t->n; i++) {
+			const uint8_t *p = t->data + i * sizeof(Elf64_Sym);
+			uint64_t value = ld_u64(p + offsetof(Elf64_Sym, st_value));
+			uint64_t size = ld_u64(p + offsetof(Elf64_Sym, st_size));
+			struct elf_sym_entry e;
+
+			if (value > vaddr || (vaddr - value >= size && !(size == 0 && vaddr == value)))
+				continue;
+			if (found && (value < best->start || (value == best->start && size > best->size)))
+				continue;
+			if (!elf_sym_entry(t, i, &e))
+				continue;
+			/* same start and size (checked above): sym_cmp() decides */
+			if (!found || value > best->start || size < best->size || sym_cmp(&e, best) < 0) {
+				*best = e;
+				found = 1;
+			}
+		}
+	}
+	return found ? 0 : -ENOENT;
 }
 
 int ustack_elf__symbolize(struct ustack_elf *elf, uint64_t vaddr, const char **name,
@@ -500,9 +586,20 @@ int ustack_elf__symbolize(struct ustack_elf *elf, uint64_t vaddr, const char **n
 	size_t lo;
 
 	if (!elf->syms_built) {
+		elf_symtabs_find(elf);
+		if (elf->sym_scans < ELF_SYM_SCANS) {
+			struct elf_sym_entry best;
+
+			elf->sym_scans++;
+			if (elf_scan_symbols(elf, vaddr, &best))
+				return -ENOENT;
+			*name = best.name;
+			*sym_start = best.start;
+			return 0;
+		}
 		elf->syms_built = 1;
-		elf_add_symtab(elf, ".symtab");
-		elf_add_symtab(elf, ".dynsym");
+		elf_add_symtab(elf, &elf->symtabs[0]);
+		elf_add_symtab(elf, &elf->symtabs[1]);
 		if (elf->nr_syms)
 			qsort(elf->syms, elf->nr_syms, sizeof(*elf->syms), sym_cmp);
 	}
@@ -514,7 +611,7 @@ int ustack_elf__symbolize(struct ustack_elf *elf, uint64_t vaddr, const char **n
 	for (size_t i = lo, tries = 0; i > 0 && tries < 64; i--, tries++) {
 		const struct elf_sym_entry *s = &elf->syms[i - 1];
 
-		if (vaddr >= s->start && (vaddr - s->start < s->size || (s->size == 0 && vaddr == s->start))) {
+		if (sym_covers(s, vaddr)) {
 			/* prefer the first alias of this start (sorted by name) */
 			while (i > 1 && elf->syms[i - 2].start == s->start &&
 			       elf->syms[i - 2].size == s->size)
