@@ -512,9 +512,15 @@ int cmd_snapshot(int argc, char **argv)
 			return 1;
 		}
 	}
+	/* nothing is read that the output does not print: raw prints
+	 * addresses, folded no source lines */
+	if (out.fmt == FMT_RAW)
+		opts.flags = (opts.flags & ~USTACK_SNAPSHOT_LINES) | USTACK_SNAPSHOT_NO_NAMES;
+	if (out.fmt == FMT_FOLDED)
+		opts.flags &= ~USTACK_SNAPSHOT_LINES;
 	/* JIT code is named from the process's perf map, if it writes one */
 	snprintf(out.jit_path, sizeof(out.jit_path), "/tmp/perf-%d.map", out.pid);
-	out.jit = ustack_perfmap__new();
+	out.jit = out.fmt == FMT_RAW ? NULL : ustack_perfmap__new();
 	if (out.jit && (ret = ustack_perfmap__read_file(out.jit, out.jit_path))) {
 		if (ret != -ENOENT)
 			fprintf(stderr, "ustack: %s: %s (JIT frames stay unnamed)\n", out.jit_path,

@@ -122,6 +122,8 @@ struct snap {
 	 * (symbol names), held until its callback returns */
 	struct ustack_modtab **pins;
 	unsigned int nr_pins;
+	/* USTACK_SNAPSHOT_NO_NAMES: addresses only */
+	int no_names;
 	/* USTACK_SNAPSHOT_LINES: the inline chains of the current thread */
 	int want_lines;
 	struct ustack_snapshot_line *lines;
@@ -392,20 +394,24 @@ static void name_frames(struct snap *s, int n)
 		m = ustack_remote__module(&s->remote, lookup);
 		if (m)
 			s->pins[s->nr_pins++] = m;
-		if (ustack_remote__describe(&s->remote, lookup, &vma, &o->symbol, &o->symbol_off,
-					    &o->file_offset))
+		if (ustack_remote__describe(&s->remote, lookup, &vma, NULL, NULL, &o->file_offset))
 			continue;
 		o->path = vma->name;
-		if (o->symbol)
-			o->symbol_off += f->pc - lookup;
-		/* a separate debug file (by build ID) names what .dynsym
-		 * does not: start_thread, clone3, static functions */
+		if (s->no_names)
+			continue;
+		/* the symbolizer first: a separate debug file (by build ID)
+		 * names what .dynsym does not (start_thread, clone3, static
+		 * functions), and its answers are cached per frame */
 		fid = m && s->sym && vma->kind == USTACK_VMA_FILE ? sym_file_id(s, m) : 0;
 		if (fid && !ustack_symbolizer__symbolize(s->sym, fid, f->pc - vma->start + vma->pgoff,
 							exact ? USTACK_SYM_EXACT_PC : 0, &sym) &&
 		    sym.status == USTACK_SYM_OK) {
 			o->symbol = sym.name;
 			o->symbol_off = sym.sym_offset;
+		} else if (!ustack_remote__describe(&s->remote, lookup, &vma, &o->symbol,
+						    &o->symbol_off, &o->file_offset) && o->symbol) {
+			/* the mapped file's own symbols (the vDSO, no symbolizer) */
+			o->symbol_off += f->pc - lookup;
 		}
 		if (s->want_lines && fid)
 			add_lines(s, i, fid, f->pc - vma->start + vma->pgoff, exact);
@@ -455,6 +461,7 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 	flags = OPTS_GET(opts, flags, 0);
 	s->hold_signals = !!(flags & USTACK_SNAPSHOT_HOLD_SIGNALS);
 	s->want_lines = !!(flags & USTACK_SNAPSHOT_LINES);
+	s->no_names = (flags & USTACK_SNAPSHOT_NO_NAMES) && !s->want_lines;
 	ret = list_tids(pid, &tids, &nr);
 	if (ret) {
 		OPTS_SET_ERR(opts, "pid %d: %s", pid,
@@ -479,7 +486,7 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 		goto out;
 	}
 	s->mc = ustack_modcache__new(max_tables, 0);
-	{
+	if (!s->no_names) {
 		/* names (and lines when asked): may be NULL */
 		struct ustack_symbolizer_opts so = {
 			.sz = sizeof(so), .flags = s->want_lines ? 0 : USTACK_SYMBOLIZER_NO_LINES,

@@ -150,9 +150,11 @@ int ustack_remote__describe(struct ustack_remote *r, uint64_t lookup_pc,
 	if (!v)
 		return -ENOENT;
 	*vma = &v->vma;
+	*file_off = lookup_pc - v->vma.start + v->vma.pgoff;
+	if (!sym) /* no name asked for: no symbol table is read */
+		return 0;
 	*sym = NULL;
 	*sym_off = 0;
-	*file_off = lookup_pc - v->vma.start + v->vma.pgoff;
 	if (v->mod && !remote_vaddr(v, lookup_pc, &vaddr, file_off) &&
 	    !ustack_elf__symbolize(ustack_modtab__elf(v->mod), vaddr, sym, &start))
 		*sym_off = vaddr - start;
