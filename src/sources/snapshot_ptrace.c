@@ -104,6 +104,7 @@ static void vm_reader_flush(struct vm_reader *r)
 
 struct snap {
 	int pid;
+	int task_dir; /* /proc/PID/task, -1 when not open */
 	struct ustack_procmaps *pm;
 	struct ustack_modcache *mc;
 	struct ustack_remote remote;
@@ -139,15 +140,27 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static void read_comm(int pid, int tid, char comm[16])
+/* /proc/PID/task/TID/NAME, opened relative to /proc/PID/task (@task_dir,
+ * or by its whole path when that is not open): fewer path steps per thread */
+static int open_task_file(int task_dir, int pid, int tid, const char *name)
 {
 	char path[64];
+
+	if (task_dir >= 0) {
+		snprintf(path, sizeof(path), "%d/%s", tid, name);
+		return openat(task_dir, path, O_RDONLY | O_CLOEXEC);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", pid, tid, name);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static void read_comm(int task_dir, int pid, int tid, char comm[16])
+{
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
 	comm[0] = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_task_file(task_dir, pid, tid, "comm");
 	if (fd < 0)
 		return;
 	n = read(fd, comm, 15);
@@ -159,14 +172,13 @@ static void read_comm(int pid, int tid, char comm[16])
 }
 
 /* State letter of a thread ('R', 'S', 'Z', ...), 0 when it is gone. */
-static char thread_state(int pid, int tid)
+static char thread_state(int task_dir, int pid, int tid)
 {
-	char path[64], buf[512], *p;
+	char buf[512], *p;
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_task_file(task_dir, pid, tid, "stat");
 	if (fd < 0)
 		return 0;
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -454,6 +466,7 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 	if (!s)
 		return -ENOMEM;
 	s->pid = pid;
+	s->task_dir = -1;
 	depth = OPTS_GET(opts, max_depth, 0);
 	s->max_depth = depth <= 0 ? 256 : depth < USTACK_MAX_DEPTH ? depth : USTACK_MAX_DEPTH;
 	s->hold_ms = OPTS_GET(opts, hold_ms, 0);
@@ -471,8 +484,14 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 	/* The address space is read through a live thread: a leader that
 	 * called pthread_exit() is a zombie with an empty /proc/PID/maps. */
 	s->reader.pid = pid;
+	{
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/task", pid);
+		s->task_dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
 	for (unsigned int i = 0; i < nr; i++) {
-		char state = thread_state(pid, tids[i]);
+		char state = thread_state(s->task_dir, pid, tids[i]);
 
 		if (state && state != 'Z' && state != 'X') {
 			s->reader.pid = tids[i];
@@ -511,12 +530,16 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 		struct ustack_snapshot_thread t = { .tid = tids[i] };
 		int n;
 
-		char state = thread_state(pid, tids[i]);
+		read_comm(s->task_dir, pid, tids[i], t.comm);
+		n = unwind_thread(s, tids[i], &t.stop_reason, &t.stopped_ns);
+		if (n == -EPERM || n == -ESRCH) {
+			/* a zombie thread (exited, not yet reaped) has no stack,
+			 * and ptrace refuses it with EPERM: it has exited */
+			char state = thread_state(s->task_dir, pid, tids[i]);
 
-		read_comm(pid, tids[i], t.comm);
-		/* a zombie thread (exited, not yet reaped) has no stack */
-		n = (!state || state == 'Z' || state == 'X') ? -ESRCH
-				: unwind_thread(s, tids[i], &t.stop_reason, &t.stopped_ns);
+			if (!state || state == 'Z' || state == 'X')
+				n = -ESRCH;
+		}
 		if (n == -EPERM && st.unwound == 0) {
 			ret = -EPERM;
 			OPTS_SET_ERR(opts, "pid %d: not allowed to trace it (ptrace permission, "
@@ -565,6 +588,8 @@ out:
 	ustack_remote__fini(&s->remote);
 	ustack_modcache__free(s->mc);
 	ustack_procmaps__close(s->pm);
+	if (s->task_dir >= 0)
+		close(s->task_dir);
 	free(s->frames);
 	free(s->named);
 	free(s->lines);
