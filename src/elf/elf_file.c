@@ -564,7 +564,10 @@ static int elf_scan_symbols(struct ustack_elf *elf, uint64_t vaddr, struct elf_s
 			uint64_t size = ld_u64(p + offsetof(Elf64_Sym, st_size));
 			struct elf_sym_entry e;
 
-			if (value > vaddr || (vaddr - value >= size && !(size == 0 && vaddr == value)))
+			/* one well-predicted branch: symbols are not in address
+			 * order, so a branch on "value > vaddr" mispredicts half
+			 * the time */
+			if (!((value <= vaddr) & ((vaddr - value < size) | ((size == 0) & (vaddr == value)))))
 				continue;
 			if (found && (value < best->start || (value == best->start && size > best->size)))
 				continue;
