@@ -36,6 +36,7 @@
 #include "common/log.h"
 #include "common/opts.h"
 #include "elf/elf_file.h"
+#include "symbolize/symbolize_internal.h"
 #include "unwind/remote.h"
 
 #define PAGE 4096u
@@ -347,7 +348,9 @@ static uint64_t sym_file_id(struct snap *s, struct ustack_modtab *m)
 		fm.build_id_size = n < USTACK_BUILD_ID_MAX ? n : USTACK_BUILD_ID_MAX;
 		fm.build_id_source = USTACK_BUILD_ID_ELF;
 	}
-	if (ustack_symbolizer__add_file(s->sym, &fm))
+	/* the symbolizer reads the tables' own mapping of the file instead
+	 * of opening it again (the reference is held until after it is freed) */
+	if (ustack_symbolizer__add_file_elf(s->sym, &fm, elf))
 		return 0;
 	s->sym_mods[s->nr_sym_mods++] = ustack_modtab__get(m);
 	return fm.file_id;
