@@ -75,7 +75,18 @@ int ustack_remote__preload(struct ustack_remote *r)
 		/* cached now (as far as the cache holds: a process with more
 		 * files than that has some opened again on use) */
 		n += !!m;
-		ustack_modtab__put(m);
+		if (r->next_slot < REMOTE_VMA_CACHE) {
+			/* and the mapping too: a stop that meets it needs no
+			 * query, path lookup or stat (about 15 us each) */
+			struct remote_vma *v = &r->vmas[r->next_slot++];
+
+			remote_vma_clear(v);
+			v->vma = vma;
+			v->mod = m;
+			v->valid = 1;
+		} else {
+			ustack_modtab__put(m);
+		}
 		if (vma.end <= addr)
 			break;
 		addr = vma.end;
