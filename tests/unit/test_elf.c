@@ -128,7 +128,7 @@ static int sym_both(const char *path, struct ustack_elf **scan, unsigned int *ns
 	uint64_t s1 = 0, s2 = 0;
 	int r1, r2;
 
-	if (*nscan == 16) { /* well below the scans allowed */
+	if (*nscan == 1) { /* a first lookup is always a scan */
 		ustack_elf__close(*scan);
 		*scan = ustack_elf__open(path);
 		*nscan = 0;
