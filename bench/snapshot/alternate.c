@@ -5,9 +5,11 @@
  *
  *   alternate RUNS WARMUP NAME CMD ARGS... [:: NAME CMD ARGS...]...
  *
- * Round r runs every command once, in the order given (A B C A B C ...),
- * so that a change of machine load hits all of them alike. WARMUP rounds
- * first, not printed. Output: one line "NAME MICROSECONDS" per timed run.
+ * Round r runs every command once, starting one further along each round
+ * (A B C, B C A, C A B, ...), so that a change of machine load hits all of
+ * them alike, and each follows each other equally often (a run right after
+ * gdb's was measured slower, whichever tool it was). WARMUP rounds first,
+ * not printed. Output: one line "NAME MICROSECONDS" per timed run.
  */
 #include <fcntl.h>
 #include <spawn.h>
@@ -51,7 +53,8 @@ int main(int argc, char **argv)
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
 	for (int r = 0; r < warmup + runs; r++) {
-		for (int c = 0; c < n; c++) {
+		for (int k = 0; k < n; k++) {
+			int c = (k + r) % n;
 			double t0 = now_us(), t1;
 			pid_t pid;
 			int st;

@@ -9,9 +9,11 @@
 #   gdb         gdb -nx -batch -p PID -ex "thread apply all bt"
 #
 # each run as a whole process, from spawn to exit, output to /dev/null, by
-# bench/snapshot/alternate.c: the tools take turns (ustack, ustack-raw,
-# eu-stack, gdb, ustack, ...), RUNS rounds after 2 warm-up rounds, so that a
-# change of load on a shared machine hits all of them alike. Printed: median,
+# bench/snapshot/alternate.c: the tools take turns, RUNS rounds after 2
+# warm-up rounds, each round starting one tool further (ustack, ustack-raw,
+# eu-stack, gdb; ustack-raw, eu-stack, gdb, ustack; ...), so that a change
+# of load on a shared machine hits all of them alike and each tool follows
+# gdb (whose exit slows the next run) equally often. Printed: median,
 # min and max per tool, ratios of medians, CPU model, load average before
 # and after. Then the longest time one thread was stopped, from
 # `ustack snapshot --stats`.
@@ -87,7 +89,7 @@ total_med=$(awk '{ print $2 }' "$OUT/stops" | median)
 
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 echo "snapshot of snap_futex32 ($nt threads): wall time of the whole process, $RUNS runs each,"
-echo "alternated (ustack, ustack-raw, eu-stack, gdb, ustack, ...) after 2 warm-up rounds"
+echo "alternated (ustack, ustack-raw, eu-stack, gdb; then starting one further each round) after 2 warm-up rounds"
 echo "($USTACK at $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- src include 2>/dev/null || echo '+changes');" \
 	"$(eu-stack --version 2>&1 | head -1); $(gdb --version | head -1))"
 echo "on $cpu, $(nproc) CPUs, $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC'),"
