@@ -33,6 +33,9 @@ done
 if [ -z "${USTACK:-}" ]; then
 	make -s -j2 build/ustack >/dev/null
 	USTACK=build/ustack
+	built="build/ustack at $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- src include 2>/dev/null || echo '+changes')"
+else
+	built="$USTACK (given)"
 fi
 $CC -O2 -pthread -o "$OUT/snap_futex32" tests/integration/progs/snap_futex32.c
 $CC -O2 -Wall -o "$OUT/alternate" bench/snapshot/alternate.c
@@ -90,7 +93,7 @@ total_med=$(awk '{ print $2 }' "$OUT/stops" | median)
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 echo "snapshot of snap_futex32 ($nt threads): wall time of the whole process, $RUNS runs each,"
 echo "alternated (ustack, ustack-raw, eu-stack, gdb; then starting one further each round) after 2 warm-up rounds"
-echo "($USTACK at $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- src include 2>/dev/null || echo '+changes');" \
+echo "($built;" \
 	"$(eu-stack --version 2>&1 | head -1); $(gdb --version | head -1))"
 echo "on $cpu, $(nproc) CPUs, $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC'),"
 echo "load average $load0 before, $load1 after:"
