@@ -33,7 +33,13 @@ BASE_CFLAGS := -std=gnu11 -g -O2 -fPIC -fvisibility=hidden -D_GNU_SOURCE \
             -Iinclude -Isrc $(WARN) $(GSFRAME)
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
             -fno-omit-frame-pointer
-LIB_LDLIBS := -lpthread -ldl -lbpf -ldw -lelf
+LIB_LDLIBS := -lpthread -ldl
+# libbpf and libdw are dlopen()ed at first use (src/common/dl_syms.h), so
+# the library and the release CLI do not link them. Sanitizer builds do: a
+# dlopen()ed libelf's thread-local error state is dynamic TLS, and GCC 12's
+# LeakSanitizer crashes scanning it at exit ("Tracer caught signal 11");
+# linked at start it is static TLS, and dlopen() finds it already loaded.
+SAN_LDLIBS := -Wl,--push-state,--no-as-needed -lbpf -ldw -lelf -Wl,--pop-state
 
 LIB_SRCS := $(filter-out src/cli/% src/bpf/%,$(wildcard src/*/*.c))
 CLI_SRCS := $(wildcard src/cli/*.c)
@@ -101,21 +107,21 @@ $(CHECK)/libustack.a: $(CHK_LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 $(CHECK)/ustack: $(CHK_CLI_OBJS) $(CHECK)/libustack.a
-	$(CC) $(SAN_FLAGS) -o $@ $(CHK_CLI_OBJS) $(CHECK)/libustack.a $(LIB_LDLIBS) $(CLI_LDLIBS)
+	$(CC) $(SAN_FLAGS) -o $@ $(CHK_CLI_OBJS) $(CHECK)/libustack.a $(LIB_LDLIBS) $(SAN_LDLIBS) $(CLI_LDLIBS)
 
 $(CHECK)/tests/%: tests/unit/%.c tests/unit/test.h $(CHECK)/libustack.a
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -Itests/unit -o $@ $< $(CHECK)/libustack.a $(LIB_LDLIBS) $(TEST_LDLIBS)
+	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -Itests/unit -o $@ $< $(CHECK)/libustack.a $(LIB_LDLIBS) $(SAN_LDLIBS) $(TEST_LDLIBS)
 
 $(CHECK)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(CHECK)/libustack.a
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -o $@ $< tests/fuzz/replay_main.c $(CHECK)/libustack.a $(LIB_LDLIBS)
+	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -o $@ $< tests/fuzz/replay_main.c $(CHECK)/libustack.a $(LIB_LDLIBS) $(SAN_LDLIBS)
 
 check-build: deps $(CHECK)/ustack $(CHECK)/libustack.a $(UNIT_BINS) $(FUZZ_REPLAY) all
 
 check: check-build
 	@CHECK_DIR=$(CHECK) CC=$(CC) GSFRAME="$(GSFRAME)" SAN_FLAGS="$(SAN_FLAGS)" \
-	    BASE_CFLAGS="$(BASE_CFLAGS)" LIB_LDLIBS="$(LIB_LDLIBS)" \
+	    BASE_CFLAGS="$(BASE_CFLAGS)" LIB_LDLIBS="$(LIB_LDLIBS) $(SAN_LDLIBS)" \
 	    bash tests/run-tests.sh
 
 # ---- fuzzing (clang + libFuzzer) --------------------------------------------
@@ -130,7 +136,7 @@ $(BUILD)/fuzz/libustack.a: $(FUZZ_LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/fuzz/libustack.a
-	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(BUILD)/fuzz/libustack.a $(LIB_LDLIBS)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(BUILD)/fuzz/libustack.a $(LIB_LDLIBS) $(SAN_LDLIBS)
 
 fuzz: $(FUZZ_BINS)
 	@echo "run e.g.: $(BUILD)/fuzz/fuzz_sframe -max_total_time=60 tests/fuzz/corpus/sframe"

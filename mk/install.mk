@@ -31,10 +31,11 @@ $(BUILD)/man/ustack.1: $(BUILD)/ustack scripts/md2man.py
 	mv $@.tmp $@
 comma := ,
 
-# The libraries a static link of libustack.a needs (Requires.private:
-# their .pc files add what they need in turn, e.g. zlib for libbpf);
-# pthread and dl are part of libc since glibc 2.34, listed for older ones.
-# The library itself uses no zlib (the CLI does, for pprof).
+# The libraries a static link of libustack.a needs: pthread and dl (part
+# of libc since glibc 2.34, listed for older ones). libbpf and libdw are
+# opened with dlopen() when the BPF backend or source lines need them
+# (src/common/dl_syms.h), so they are no link dependency. The library
+# itself uses no zlib (the CLI does, for pprof).
 $(BUILD)/ustack.pc: Makefile mk/install.mk $(USTACK_H)
 	@mkdir -p $(@D)
 	printf '%s\n' \
@@ -45,7 +46,6 @@ $(BUILD)/ustack.pc: Makefile mk/install.mk $(USTACK_H)
 	    'Name: ustack' \
 	    'Description: user-space stack traces without frame pointers (SFrame/CFI unwinding)' \
 	    'Version: $(VERSION)' \
-	    'Requires.private: libbpf libdw libelf' \
 	    'Cflags: -I$${includedir}' \
 	    'Libs: -L$${libdir} -lustack' \
 	    'Libs.private: -lpthread -ldl' >$@

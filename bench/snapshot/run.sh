@@ -3,18 +3,26 @@
 # 33-thread program (tests/integration/progs/snap_futex32.c: 32 threads in
 # futex waits + main, gcc -O2, no frame pointers, no SFrame), by
 #
-#   ustack    build/ustack snapshot -p PID --format raw
-#   eu-stack  eu-stack -p PID
-#   gdb       gdb -nx -batch -p PID -ex "thread apply all bt"
+#   ustack      build/ustack snapshot -p PID                (text, the default)
+#   ustack-raw  build/ustack snapshot -p PID --format raw
+#   eu-stack    eu-stack -p PID
+#   gdb         gdb -nx -batch -p PID -ex "thread apply all bt"
 #
-# in one run, each RUNS times (hyperfine when installed, else a loop timed
-# with date +%s%N), medians and ratios printed as a markdown table. Then the
-# longest time one thread was stopped, from `ustack snapshot --stats`.
+# each run as a whole process, from spawn to exit, output to /dev/null, by
+# bench/snapshot/alternate.c: the tools take turns, RUNS rounds after 2
+# warm-up rounds, each round starting one tool further (ustack, ustack-raw,
+# eu-stack, gdb; ustack-raw, eu-stack, gdb, ustack; ...), so that a change
+# of load on a shared machine hits all of them alike and each tool follows
+# gdb (whose exit slows the next run) equally often. Printed: median,
+# min and max per tool, ratios of medians, CPU model, load average before
+# and after. Then the longest time one thread was stopped, from
+# `ustack snapshot --stats`.
 #
-#   bash bench/snapshot/run.sh [RUNS]        (default 10; needs root/ptrace)
+#   bash bench/snapshot/run.sh [RUNS]        (default 20; needs root/ptrace)
+#   USTACK=/path/to/ustack bash bench/snapshot/run.sh   (another build)
 set -eu
 cd "$(dirname "$0")/../.."
-RUNS=${1:-10}
+RUNS=${1:-20}
 CC=${CC:-gcc}
 OUT=build/bench/snapshot
 mkdir -p "$OUT"
@@ -22,8 +30,15 @@ mkdir -p "$OUT"
 for t in eu-stack gdb; do
 	command -v $t >/dev/null || { echo "bench/snapshot: $t not installed" >&2; exit 1; }
 done
-make -s -j2 build/ustack >/dev/null
+if [ -z "${USTACK:-}" ]; then
+	make -s -j2 build/ustack >/dev/null
+	USTACK=build/ustack
+	built="build/ustack at $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- src include 2>/dev/null || echo '+changes')"
+else
+	built="$USTACK (given)"
+fi
 $CC -O2 -pthread -o "$OUT/snap_futex32" tests/integration/progs/snap_futex32.c
+$CC -O2 -Wall -o "$OUT/alternate" bench/snapshot/alternate.c
 
 "$OUT/snap_futex32" >"$OUT/target.out" &
 pid=$!
@@ -32,73 +47,70 @@ for _ in $(seq 500); do grep -q ready "$OUT/target.out" 2>/dev/null && break; sl
 sleep 0.2
 nt=$(ls /proc/$pid/task | wc -l)
 
-USTACK_CMD="build/ustack snapshot -p $pid --format raw"
-EUSTACK_CMD="eu-stack -p $pid"
-GDB_CMD="gdb -nx -batch -iex 'set debuginfod enabled off' -p $pid -ex 'thread apply all bt'"
+GDB_ARGS=(gdb -nx -batch -iex 'set debuginfod enabled off' -p $pid -ex 'thread apply all bt')
 
 # every tool must really see every thread, or the timing means nothing
-u=$($USTACK_CMD | grep -c '^TID ')
+u=$($USTACK snapshot -p $pid | grep -c '^TID ')
+r=$($USTACK snapshot -p $pid --format raw | grep -c '^TID ')
 e=$(eu-stack -p $pid | grep -c '^TID ')
-g=$(eval "$GDB_CMD" 2>/dev/null | grep -c '^Thread ')
-if [ "$u" -ne "$nt" ] || [ "$e" -ne "$nt" ] || [ "$g" -ne "$nt" ]; then
-	echo "bench/snapshot: threads seen: target $nt, ustack $u, eu-stack $e, gdb $g" >&2
+g=$("${GDB_ARGS[@]}" 2>/dev/null | grep -c '^Thread ')
+if [ "$u" -ne "$nt" ] || [ "$r" -ne "$nt" ] || [ "$e" -ne "$nt" ] || [ "$g" -ne "$nt" ]; then
+	echo "bench/snapshot: threads seen: target $nt, ustack $u, ustack raw $r, eu-stack $e, gdb $g" >&2
 	exit 1
 fi
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+"$OUT/alternate" "$RUNS" 2 \
+	ustack $USTACK snapshot -p $pid :: \
+	ustack-raw $USTACK snapshot -p $pid --format raw :: \
+	eu-stack eu-stack -p $pid :: \
+	gdb "${GDB_ARGS[@]}" >"$OUT/times"
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
 
-declare -A MED
-if command -v hyperfine >/dev/null; then
-	tool="hyperfine $(hyperfine --version | awk '{ print $2 }') -N --warmup 2 --runs $RUNS"
-	hyperfine -N --warmup 2 --runs "$RUNS" --export-csv "$OUT/hyperfine.csv" \
-		-n ustack "$USTACK_CMD" -n eu-stack "$EUSTACK_CMD" -n gdb "$GDB_CMD" \
-		>"$OUT/hyperfine.txt" 2>&1
-	# command,mean,stddev,median,user,system,min,max (seconds)
-	while IFS=, read -r name _ _ med _; do
-		[ "$name" = command ] && continue
-		MED[$name]=$(awk -v m="$med" 'BEGIN { printf "%.2f", m * 1000 }')
-	done <"$OUT/hyperfine.csv"
-else
-	tool="a shell loop, $RUNS runs each after 2 warm-up runs (hyperfine not installed)"
-	for name in ustack eu-stack gdb; do
-		case $name in
-		ustack) cmd=$USTACK_CMD ;; eu-stack) cmd=$EUSTACK_CMD ;; gdb) cmd=$GDB_CMD ;;
-		esac
-		for r in $(seq $((RUNS + 2))); do
-			t0=$(date +%s%N)
-			eval "$cmd" >/dev/null 2>&1
-			t1=$(date +%s%N)
-			[ "$r" -gt 2 ] && echo $(((t1 - t0) / 1000))
-		done | median | awk '{ printf "%.2f\n", $1 / 1000 }' >"$OUT/med"
-		MED[$name]=$(cat "$OUT/med")
-	done
-fi
+# "median min max" in ms of one tool's runs
+stats() {
+	awk -v t="$1" '$1 == t { print $2 }' "$OUT/times" | sort -n |
+		awk '{ v[NR] = $1 } END {
+			m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			printf "%.2f %.2f %.2f\n", m / 1000, v[1] / 1000, v[NR] / 1000 }'
+}
+declare -A MED MIN MAX
+for t in ustack ustack-raw eu-stack gdb; do
+	read -r MED[$t] MIN[$t] MAX[$t] < <(stats $t)
+done
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
 
 # the longest stop of one thread, as ustack measures it (stderr of --stats)
-for r in $(seq "$RUNS"); do
-	build/ustack snapshot -p $pid --format raw --stats 2>&1 >/dev/null |
+for _ in $(seq "$RUNS"); do
+	$USTACK snapshot -p $pid --stats 2>&1 >/dev/null |
 		sed -nE 's/.*longest stop ([0-9.]+) us, total ([0-9.]+) us.*/\1 \2/p'
 done >"$OUT/stops"
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 stop_med=$(awk '{ print $1 }' "$OUT/stops" | median)
 stop_max=$(awk '{ print $1 }' "$OUT/stops" | sort -n | tail -1)
 total_med=$(awk '{ print $2 }' "$OUT/stops" | median)
 
-echo "snapshot of snap_futex32 ($nt threads), median wall time of $RUNS runs ($tool)"
-echo "on $(uname -r), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%d):"
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+echo "snapshot of snap_futex32 ($nt threads): wall time of the whole process, $RUNS runs each,"
+echo "alternated (ustack, ustack-raw, eu-stack, gdb; then starting one further each round) after 2 warm-up rounds"
+echo "($built;" \
+	"$(eu-stack --version 2>&1 | head -1); $(gdb --version | head -1))"
+echo "on $cpu, $(nproc) CPUs, $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC'),"
+echo "load average $load0 before, $load1 after:"
 echo
-echo "| tool | median wall time | time / ustack |"
-echo "|---|---:|---:|"
-for name in ustack eu-stack gdb; do
-	ratio=$(awk -v a="${MED[$name]}" -v b="${MED[ustack]}" 'BEGIN { printf "%.1fx", a / b }')
-	echo "| $name | ${MED[$name]} ms | $ratio |"
+echo "| tool | median | min | max | median / ustack (text) | median / ustack (raw) |"
+echo "|---|---:|---:|---:|---:|---:|"
+for t in ustack ustack-raw eu-stack gdb; do
+	echo "| $t | ${MED[$t]} ms | ${MIN[$t]} ms | ${MAX[$t]} ms |" \
+		"$(ratio ${MED[$t]} ${MED[ustack]})x | $(ratio ${MED[$t]} ${MED[ustack-raw]})x |"
 done
 echo
-echo "longest stop of one thread (ustack --stats, $RUNS snapshots): median $stop_med us, max $stop_max us;"
+echo "longest stop of one thread (ustack --stats, text, $RUNS snapshots): median $stop_med us, max $stop_max us;"
 echo "all $nt threads together stopped for a median $total_med us per snapshot" \
 	"($(awk -v t="$total_med" -v n="$nt" 'BEGIN { printf "%.0f", t / n }') us per thread)"
-eu_ratio=$(awk -v a="${MED[eu-stack]}" -v b="${MED[ustack]}" 'BEGIN { printf "%.1f", a / b }')
-if awk -v r="$eu_ratio" 'BEGIN { exit !(r >= 5) }'; then
-	echo "target (>= 5x faster than eu-stack): met (${eu_ratio}x)"
+eu_ratio=$(ratio ${MED[eu-stack]} ${MED[ustack]})
+if awk -v r="$eu_ratio" 'BEGIN { exit !(r >= 10) }'; then
+	echo "target (text: >= 10x faster than eu-stack, medians): met (${eu_ratio}x)"
 else
-	echo "target (>= 5x faster than eu-stack): NOT met (${eu_ratio}x)"
+	echo "target (text: >= 10x faster than eu-stack, medians): NOT met (${eu_ratio}x)"
 fi

@@ -92,6 +92,13 @@ enum ustack_snapshot_flags {
 	 * while it is stopped; costs the DWARF reading of each file.
 	 */
 	USTACK_SNAPSHOT_LINES = 1u << 1,
+	/**
+	 * No function names: frames get pc, method, flags, path and
+	 * file_offset, and symbol stays NULL. No symbol table and no debug
+	 * file is read, for callers that print addresses only (since 0.2;
+	 * ignored with USTACK_SNAPSHOT_LINES).
+	 */
+	USTACK_SNAPSHOT_NO_NAMES = 1u << 2,
 };
 
 struct ustack_snapshot_opts {

@@ -688,10 +688,16 @@ int cmd_snapshot(int argc, char **argv)
 			return 1;
 		}
 	}
+	/* nothing is read that the output does not print: raw prints
+	 * addresses, folded source lines only with --inline or --srcline */
+	if (out.fmt == FMT_RAW)
+		opts.flags = (opts.flags & ~USTACK_SNAPSHOT_LINES) | USTACK_SNAPSHOT_NO_NAMES;
+	if (out.fmt == FMT_FOLDED && !out.inline_frames && !out.srcline)
+		opts.flags &= ~USTACK_SNAPSHOT_LINES;
 	/* JIT code is named from the process's perf map, if it writes one */
 	snprintf(out.jit_path, sizeof(out.jit_path), "/tmp/perf-%d.map", out.pid);
 	out.jit_uid = proc_uid(out.pid);
-	out.jit = ustack_perfmap__new();
+	out.jit = out.fmt == FMT_RAW ? NULL : ustack_perfmap__new();
 	if (out.jit && (ret = ustack_perfmap__read_file_owned(out.jit, out.jit_path, out.jit_uid))) {
 		/* not a regular file, wrong owner: the library said why */
 		if (ret != -ENOENT && ret != -EINVAL && ret != -EPERM)

@@ -23,6 +23,37 @@ struct elf_sym_entry {
 	int rank; /* which alias to print: lower is preferred */
 };
 
+/* A symbol table section and its string table, checked once. */
+struct elf_symtab {
+	const uint8_t *data;  /* Elf64_Sym[n]; NULL: none */
+	uint64_t n;
+	const uint8_t *strtab;
+	uint64_t strsize;
+};
+
+/*
+ * Lookups answered by scanning the symbol tables before the index is
+ * built. A scan reads each symbol once, in the file's own mapping; the
+ * index costs about three scans of CPU (one pass to collect the function
+ * symbols, a radix sort by address in as many byte passes as the highest
+ * address needs, one pass for pmax) plus two fresh arrays of 32 bytes per
+ * function symbol, whose page faults made a snapshot (11 distinct pcs in
+ * libc) slower on a loaded machine than scanning did. A report over many
+ * distinct frames builds it after these.
+ */
+#define ELF_SYM_SCANS 32
+
+/* A function symbol in the index, which is sorted by start. pmax is the
+ * largest end (start + size, start + 1 when size is 0) of this entry and
+ * every one before it: a lookup walks back from the last start <= vaddr
+ * only while some earlier symbol can still cover vaddr. Names are checked
+ * when an entry is chosen (most never are). */
+struct elf_fsym {
+	uint64_t start, size, pmax;
+	uint32_t tab; /* elf->symtabs[tab] */
+	uint32_t idx; /* symbol index in it */
+};
+
 struct ustack_elf {
 	const uint8_t *data;
 	size_t size;
@@ -31,9 +62,14 @@ struct ustack_elf {
 	Elf64_Ehdr ehdr;
 	const uint8_t *shstrtab;
 	uint64_t shstrtab_size;
-	/* symbol index (built on first symbolize) */
-	struct elf_sym_entry *syms;
-	size_t nr_syms;
+	/* function symbols: .symtab and .dynsym, located at the first
+	 * symbolize; the first lookups scan them, later ones use an index
+	 * built once (ELF_SYM_SCANS) */
+	struct elf_symtab symtabs[2];
+	int symtabs_found;
+	unsigned int sym_scans;
+	struct elf_fsym *fsyms;
+	size_t nr_fsyms;
 	int syms_built;
 };
 
@@ -161,7 +197,7 @@ void ustack_elf__close(struct ustack_elf *elf)
 		munmap((void *)elf->data, elf->size);
 	else if (elf->mapped == 2)
 		free((void *)elf->data);
-	free(elf->syms);
+	free(elf->fsyms);
 	free(elf->path);
 	free(elf);
 }
@@ -432,15 +468,14 @@ static int sym_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* Collect the function symbols of one symbol table section into elf->syms. */
-static int elf_add_symtab(struct ustack_elf *elf, const char *secname)
+/* Find and check one symbol table section and its string table. */
+static int elf_symtab_locate(struct ustack_elf *elf, const char *secname, struct elf_symtab *t)
 {
 	struct ustack_elf_section symtab, strtab;
 	Elf64_Shdr sh;
-	uint64_t n;
-	struct elf_sym_entry *grown;
 	int err;
 
+	memset(t, 0, sizeof(*t));
 	err = ustack_elf__section(elf, secname, &symtab);
 	if (err)
 		return err;
@@ -462,69 +497,220 @@ static int elf_add_symtab(struct ustack_elf *elf, const char *secname)
 	err = elf_fill_section(elf, &sh, &strtab, sh.sh_offset);
 	if (err || !strtab.data)
 		return -EBADMSG;
-
-	n = symtab.size / sizeof(Elf64_Sym);
-	/* an empty table must not reach realloc(p, 0): glibc frees p then and
-	 * returns NULL, and elf->syms would be freed twice */
-	if (!n)
-		return 0;
-	if (n > (SIZE_MAX / sizeof(*grown)) - elf->nr_syms)
-		return elf_bad(elf, symtab.offset, "symbol table too large");
-	grown = realloc(elf->syms, (elf->nr_syms + n) * sizeof(*grown));
-	if (!grown)
-		return -ENOMEM;
-	elf->syms = grown;
-	for (uint64_t i = 0; i < n; i++) {
-		Elf64_Sym sym;
-
-		memcpy(&sym, symtab.data + i * sizeof(sym), sizeof(sym));
-		if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC &&
-		    ELF64_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)
-			continue;
-		if (sym.st_shndx == SHN_UNDEF || sym.st_name >= strtab.size ||
-		    !memchr(strtab.data + sym.st_name, 0, strtab.size - sym.st_name))
-			continue;
-		elf->syms[elf->nr_syms++] = (struct elf_sym_entry){
-			.start = sym.st_value,
-			.size = sym.st_size,
-			.name = (const char *)strtab.data + sym.st_name,
-			.rank = sym_rank(&sym, (const char *)strtab.data + sym.st_name),
-		};
-	}
+	t->data = symtab.data;
+	t->n = symtab.size / sizeof(Elf64_Sym);
+	t->strtab = strtab.data;
+	t->strsize = strtab.size;
 	return 0;
+}
+
+static void elf_symtabs_find(struct ustack_elf *elf)
+{
+	if (elf->symtabs_found)
+		return;
+	elf->symtabs_found = 1;
+	elf_symtab_locate(elf, ".symtab", &elf->symtabs[0]);
+	elf_symtab_locate(elf, ".dynsym", &elf->symtabs[1]);
+}
+
+/* Symbol @i of @t as an index entry; 0 when it is not a named function. */
+static int elf_sym_entry(const struct elf_symtab *t, uint64_t i, struct elf_sym_entry *e)
+{
+	Elf64_Sym sym;
+
+	memcpy(&sym, t->data + i * sizeof(sym), sizeof(sym));
+	if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC && ELF64_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)
+		return 0;
+	if (sym.st_shndx == SHN_UNDEF || sym.st_name >= t->strsize ||
+	    !memchr(t->strtab + sym.st_name, 0, t->strsize - sym.st_name))
+		return 0;
+	*e = (struct elf_sym_entry){
+		.start = sym.st_value,
+		.size = sym.st_size,
+		.name = (const char *)t->strtab + sym.st_name,
+		.rank = sym_rank(&sym, (const char *)t->strtab + sym.st_name),
+	};
+	return 1;
+}
+
+/* (value, size) covers vaddr: without short-circuit, one branch */
+static inline int sym_covers(uint64_t value, uint64_t size, uint64_t vaddr)
+{
+	return (value <= vaddr) & ((vaddr - value < size) | ((size == 0) & (vaddr == value)));
+}
+
+/*
+ * The symbol a lookup gives, by one pass over the tables:
+ * among the symbols covering @vaddr the one that starts last, then the
+ * smallest (a local label inside a function), then the first in sym_cmp()
+ * order (the alias a person expects). Cheap checks first: most symbols are
+ * rejected by their address alone, without touching the string table.
+ */
+static int elf_scan_symbols(struct ustack_elf *elf, uint64_t vaddr, struct elf_sym_entry *best)
+{
+	int found = 0;
+
+	for (int k = 0; k < 2; k++) {
+		const struct elf_symtab *t = &elf->symtabs[k];
+
+		for (uint64_t i = 0; t->data && i < t->n; i++) {
+			const uint8_t *p = t->data + i * sizeof(Elf64_Sym);
+			uint64_t value = ld_u64(p + offsetof(Elf64_Sym, st_value));
+			uint64_t size = ld_u64(p + offsetof(Elf64_Sym, st_size));
+			struct elf_sym_entry e;
+
+			/* one well-predicted branch: symbols are not in address
+			 * order, so a branch on "value > vaddr" mispredicts half
+			 * the time */
+			if (!sym_covers(value, size, vaddr))
+				continue;
+			if (found && (value < best->start || (value == best->start && size > best->size)))
+				continue;
+			if (!elf_sym_entry(t, i, &e))
+				continue;
+			/* same start and size (checked above): sym_cmp() decides */
+			if (!found || value > best->start || size < best->size || sym_cmp(&e, best) < 0) {
+				*best = e;
+				found = 1;
+			}
+		}
+	}
+	return found ? 0 : -ENOENT;
+}
+
+/* Sort @n entries by start: LSD radix, one pass per byte up to the highest
+ * set bit of any start (three for a shared library below 16 MiB). Stable. */
+static int fsym_radix_sort(struct elf_fsym *a, size_t n)
+{
+	struct elf_fsym *tmp = malloc(n * sizeof(*tmp)), *from = a, *to = tmp;
+	uint64_t all = 0;
+
+	if (!tmp)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		all |= a[i].start;
+	for (unsigned int shift = 0; shift < 64 && (all >> shift); shift += 8) {
+		size_t pos[256] = { 0 }, sum = 0;
+
+		for (size_t i = 0; i < n; i++)
+			pos[(from[i].start >> shift) & 255]++;
+		for (int d = 0; d < 256; d++) {
+			size_t c = pos[d];
+
+			pos[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			to[pos[(from[i].start >> shift) & 255]++] = from[i];
+		from = to;
+		to = from == a ? tmp : a;
+	}
+	if (from != a)
+		memcpy(a, from, n * sizeof(*a));
+	free(tmp);
+	return 0;
+}
+
+static int elf_build_index(struct ustack_elf *elf)
+{
+	size_t cap = 0, n = 0;
+	uint64_t pmax = 0;
+	struct elf_fsym *a;
+
+	for (int k = 0; k < 2; k++) {
+		const struct elf_symtab *t = &elf->symtabs[k];
+
+		if (t->data && (t->n > UINT32_MAX || t->n > SIZE_MAX / sizeof(*a) - cap))
+			return -ENOMEM;
+		cap += t->data ? t->n : 0;
+	}
+	if (!cap)
+		return 0;
+	a = malloc(cap * sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < 2; k++) {
+		const struct elf_symtab *t = &elf->symtabs[k];
+
+		for (uint64_t i = 0; t->data && i < t->n; i++) {
+			const uint8_t *p = t->data + i * sizeof(Elf64_Sym);
+			unsigned int type = ELF64_ST_TYPE(p[offsetof(Elf64_Sym, st_info)]);
+
+			if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+			    ld_u16(p + offsetof(Elf64_Sym, st_shndx)) == SHN_UNDEF)
+				continue;
+			a[n++] = (struct elf_fsym){ .start = ld_u64(p + offsetof(Elf64_Sym, st_value)),
+						    .size = ld_u64(p + offsetof(Elf64_Sym, st_size)),
+						    .tab = k, .idx = (uint32_t)i };
+		}
+	}
+	if (fsym_radix_sort(a, n)) {
+		free(a);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t end = a[i].start + (a[i].size ? a[i].size : 1);
+
+		if (end < a[i].start) /* wraps: reaches the top */
+			end = UINT64_MAX;
+		if (end > pmax)
+			pmax = end;
+		a[i].pmax = pmax;
+	}
+	elf->fsyms = a;
+	elf->nr_fsyms = n;
+	return 0;
+}
+
+/* The same choice as elf_scan_symbols(), from the index. */
+static int elf_index_lookup(struct ustack_elf *elf, uint64_t vaddr, struct elf_sym_entry *best)
+{
+	size_t i = ustack_count_le_u64(elf->fsyms, elf->nr_fsyms, sizeof(*elf->fsyms),
+				       offsetof(struct elf_fsym, start), vaddr);
+	int found = 0;
+
+	while (i > 0) {
+		const struct elf_fsym *f = &elf->fsyms[--i];
+		struct elf_sym_entry e;
+
+		/* the covering symbol that starts last was found: only its
+		 * aliases (same start, adjacent) remain; or nothing at or
+		 * before i reaches vaddr */
+		if ((found && f->start != best->start) || f->pmax <= vaddr)
+			break;
+		if (!sym_covers(f->start, f->size, vaddr) || (found && f->size > best->size))
+			continue;
+		if (!elf_sym_entry(&elf->symtabs[f->tab], f->idx, &e))
+			continue;
+		if (!found || e.size < best->size || sym_cmp(&e, best) < 0) {
+			*best = e;
+			found = 1;
+		}
+	}
+	return found ? 0 : -ENOENT;
 }
 
 int ustack_elf__symbolize(struct ustack_elf *elf, uint64_t vaddr, const char **name,
 			  uint64_t *sym_start)
 {
-	size_t lo;
+	struct elf_sym_entry best;
 
-	if (!elf->syms_built) {
-		elf->syms_built = 1;
-		elf_add_symtab(elf, ".symtab");
-		elf_add_symtab(elf, ".dynsym");
-		if (elf->nr_syms)
-			qsort(elf->syms, elf->nr_syms, sizeof(*elf->syms), sym_cmp);
-	}
-	/* last symbol with start <= vaddr */
-	lo = ustack_count_le_u64(elf->syms, elf->nr_syms, sizeof(*elf->syms),
-				 offsetof(struct elf_sym_entry, start), vaddr);
-	/* walk back over zero-sized or non-covering entries at the same start
-	 * and nested symbols; stop at a few to stay cheap */
-	for (size_t i = lo, tries = 0; i > 0 && tries < 64; i--, tries++) {
-		const struct elf_sym_entry *s = &elf->syms[i - 1];
-
-		if (vaddr >= s->start && (vaddr - s->start < s->size || (s->size == 0 && vaddr == s->start))) {
-			/* prefer the first alias of this start (sorted by name) */
-			while (i > 1 && elf->syms[i - 2].start == s->start &&
-			       elf->syms[i - 2].size == s->size)
-				s = &elf->syms[--i - 1];
-			*name = s->name;
-			*sym_start = s->start;
-			return 0;
+	elf_symtabs_find(elf);
+	if (!elf->syms_built && elf->sym_scans < ELF_SYM_SCANS) {
+		elf->sym_scans++;
+		if (elf_scan_symbols(elf, vaddr, &best))
+			return -ENOENT;
+	} else {
+		if (!elf->syms_built) {
+			elf->syms_built = 1;
+			elf_build_index(elf); /* out of memory: no index, no names */
 		}
+		if (elf_index_lookup(elf, vaddr, &best))
+			return -ENOENT;
 	}
-	return -ENOENT;
+	*name = best.name;
+	*sym_start = best.start;
+	return 0;
 }
 
 void ustack_hex(const uint8_t *bytes, size_t len, char *out)

@@ -26,10 +26,48 @@
 #include <bpf/libbpf.h>
 
 #include "common/compiler.h"
+#include "common/dl_syms.h"
 #include "common/log.h"
 #include "elf/elf_file.h"
 #include "sources/bpf_backend.h"
 #include "sources/perf_record.h"
+
+/* libbpf (and the libelf it loads) opened by the first ustack_bpf__open():
+ * commands that never load the BPF program do not load it either. The
+ * calls below, the skeleton's included, go through this table. */
+#define LIBBPF_FNS(X)                                                                          \
+	X(libbpf_set_print) X(libbpf_num_possible_cpus) X(bpf_object__open_skeleton)          \
+	X(bpf_object__load_skeleton) X(bpf_object__attach_skeleton)                           \
+	X(bpf_object__detach_skeleton) X(bpf_object__destroy_skeleton) X(bpf_map__fd)         \
+	X(bpf_map__set_max_entries) X(bpf_map_update_elem) X(bpf_map_lookup_elem)              \
+	X(bpf_map_delete_elem) X(bpf_map_create) X(bpf_program__attach)                       \
+	X(bpf_program__attach_tracepoint_opts) X(bpf_program__attach_perf_event)              \
+	X(bpf_link__destroy) X(ring_buffer__new) X(ring_buffer__free) X(ring_buffer__epoll_fd) \
+	X(ring_buffer__consume)
+DL_SYMS_STRUCT(libbpf, LIBBPF_FNS)
+DL_SYMS_LOAD(libbpf_load, libbpf, LIBBPF_FNS, "libbpf.so.1")
+#define libbpf_set_print (libbpf.libbpf_set_print)
+#define libbpf_num_possible_cpus (libbpf.libbpf_num_possible_cpus)
+#define bpf_object__open_skeleton (libbpf.bpf_object__open_skeleton)
+#define bpf_object__load_skeleton (libbpf.bpf_object__load_skeleton)
+#define bpf_object__attach_skeleton (libbpf.bpf_object__attach_skeleton)
+#define bpf_object__detach_skeleton (libbpf.bpf_object__detach_skeleton)
+#define bpf_object__destroy_skeleton (libbpf.bpf_object__destroy_skeleton)
+#define bpf_map__fd (libbpf.bpf_map__fd)
+#define bpf_map__set_max_entries (libbpf.bpf_map__set_max_entries)
+#define bpf_map_update_elem (libbpf.bpf_map_update_elem)
+#define bpf_map_lookup_elem (libbpf.bpf_map_lookup_elem)
+#define bpf_map_delete_elem (libbpf.bpf_map_delete_elem)
+#define bpf_map_create (libbpf.bpf_map_create)
+#define bpf_program__attach (libbpf.bpf_program__attach)
+#define bpf_program__attach_tracepoint_opts (libbpf.bpf_program__attach_tracepoint_opts)
+#define bpf_program__attach_perf_event (libbpf.bpf_program__attach_perf_event)
+#define bpf_link__destroy (libbpf.bpf_link__destroy)
+#define ring_buffer__new (libbpf.ring_buffer__new)
+#define ring_buffer__free (libbpf.ring_buffer__free)
+#define ring_buffer__epoll_fd (libbpf.ring_buffer__epoll_fd)
+#define ring_buffer__consume (libbpf.ring_buffer__consume)
+
 #include "record.skel.h"
 #include <ustack/ustack.h>
 
@@ -116,6 +154,12 @@ struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, 
 	if (!b) {
 		snprintf(err, errlen, "BPF backend: out of memory");
 		errno = ENOMEM;
+		return NULL;
+	}
+	if (libbpf_load()) {
+		snprintf(err, errlen, "BPF backend: libbpf.so.1 not found (or too old)");
+		free(b);
+		errno = ENOSYS;
 		return NULL;
 	}
 	libbpf_set_print(libbpf_print);

@@ -36,6 +36,7 @@
 #include "common/log.h"
 #include "common/opts.h"
 #include "elf/elf_file.h"
+#include "symbolize/symbolize_internal.h"
 #include "unwind/remote.h"
 
 #define PAGE 4096u
@@ -104,6 +105,7 @@ static void vm_reader_flush(struct vm_reader *r)
 
 struct snap {
 	int pid;
+	int task_dir; /* /proc/PID/task, -1 when not open */
 	struct ustack_procmaps *pm;
 	struct ustack_modcache *mc;
 	struct ustack_remote remote;
@@ -122,6 +124,8 @@ struct snap {
 	 * (symbol names), held until its callback returns */
 	struct ustack_modtab **pins;
 	unsigned int nr_pins;
+	/* USTACK_SNAPSHOT_NO_NAMES: addresses only */
+	int no_names;
 	/* USTACK_SNAPSHOT_LINES: the inline chains of the current thread */
 	int want_lines;
 	struct ustack_snapshot_line *lines;
@@ -138,15 +142,27 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static void read_comm(int pid, int tid, char comm[16])
+/* /proc/PID/task/TID/NAME, opened relative to /proc/PID/task (@task_dir,
+ * or by its whole path when that is not open): fewer path steps per thread */
+static int open_task_file(int task_dir, int pid, int tid, const char *name)
 {
 	char path[64];
+
+	if (task_dir >= 0) {
+		snprintf(path, sizeof(path), "%d/%s", tid, name);
+		return openat(task_dir, path, O_RDONLY | O_CLOEXEC);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", pid, tid, name);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static void read_comm(int task_dir, int pid, int tid, char comm[16])
+{
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
 	comm[0] = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_task_file(task_dir, pid, tid, "comm");
 	if (fd < 0)
 		return;
 	n = read(fd, comm, 15);
@@ -158,14 +174,13 @@ static void read_comm(int pid, int tid, char comm[16])
 }
 
 /* State letter of a thread ('R', 'S', 'Z', ...), 0 when it is gone. */
-static char thread_state(int pid, int tid)
+static char thread_state(int task_dir, int pid, int tid)
 {
-	char path[64], buf[512], *p;
+	char buf[512], *p;
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_task_file(task_dir, pid, tid, "stat");
 	if (fd < 0)
 		return 0;
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -334,7 +349,9 @@ static uint64_t sym_file_id(struct snap *s, struct ustack_modtab *m)
 		fm.build_id_size = n < USTACK_BUILD_ID_MAX ? n : USTACK_BUILD_ID_MAX;
 		fm.build_id_source = USTACK_BUILD_ID_ELF;
 	}
-	if (ustack_symbolizer__add_file(s->sym, &fm))
+	/* the symbolizer reads the tables' own mapping of the file instead
+	 * of opening it again (the reference is held until after it is freed) */
+	if (ustack_symbolizer__add_file_elf(s->sym, &fm, elf))
 		return 0;
 	s->sym_mods[s->nr_sym_mods++] = ustack_modtab__get(m);
 	return fm.file_id;
@@ -403,20 +420,24 @@ static void name_frames(struct snap *s, int n)
 		m = ustack_remote__module(&s->remote, lookup);
 		if (m)
 			s->pins[s->nr_pins++] = m;
-		if (ustack_remote__describe(&s->remote, lookup, &vma, &o->symbol, &o->symbol_off,
-					    &o->file_offset))
+		if (ustack_remote__describe(&s->remote, lookup, &vma, NULL, NULL, &o->file_offset))
 			continue;
 		o->path = vma->name;
-		if (o->symbol)
-			o->symbol_off += f->pc - lookup;
-		/* a separate debug file (by build ID) names what .dynsym
-		 * does not: start_thread, clone3, static functions */
+		if (s->no_names)
+			continue;
+		/* the symbolizer first: a separate debug file (by build ID)
+		 * names what .dynsym does not (start_thread, clone3, static
+		 * functions), and its answers are cached per frame */
 		fid = m && s->sym && vma->kind == USTACK_VMA_FILE ? sym_file_id(s, m) : 0;
 		if (fid && !ustack_symbolizer__symbolize(s->sym, fid, f->pc - vma->start + vma->pgoff,
 							exact ? USTACK_SYM_EXACT_PC : 0, &sym) &&
 		    sym.status == USTACK_SYM_OK) {
 			o->symbol = sym.name;
 			o->symbol_off = sym.sym_offset;
+		} else if (!ustack_remote__describe(&s->remote, lookup, &vma, &o->symbol,
+						    &o->symbol_off, &o->file_offset) && o->symbol) {
+			/* the mapped file's own symbols (the vDSO, no symbolizer) */
+			o->symbol_off += f->pc - lookup;
 		}
 		if (s->want_lines && fid)
 			add_lines(s, i, fid, f->pc - vma->start + vma->pgoff, exact);
@@ -461,6 +482,7 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 	if (!s)
 		return -ENOMEM;
 	s->pid = pid;
+	s->task_dir = -1;
 	depth = OPTS_GET(opts, max_depth, 0);
 	s->max_depth = depth <= 0 ? 256 : depth < USTACK_MAX_DEPTH ? depth : USTACK_MAX_DEPTH;
 	s->hold_ms = OPTS_GET(opts, hold_ms, 0);
@@ -468,6 +490,7 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 	flags = OPTS_GET(opts, flags, 0);
 	s->hold_signals = !!(flags & USTACK_SNAPSHOT_HOLD_SIGNALS);
 	s->want_lines = !!(flags & USTACK_SNAPSHOT_LINES);
+	s->no_names = (flags & USTACK_SNAPSHOT_NO_NAMES) && !s->want_lines;
 	ret = list_tids(pid, &tids, &nr);
 	if (ret) {
 		OPTS_SET_ERR(opts, "pid %d: %s", pid,
@@ -477,8 +500,14 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 	/* The address space is read through a live thread: a leader that
 	 * called pthread_exit() is a zombie with an empty /proc/PID/maps. */
 	s->reader.pid = pid;
+	{
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/task", pid);
+		s->task_dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
 	for (unsigned int i = 0; i < nr; i++) {
-		char state = thread_state(pid, tids[i]);
+		char state = thread_state(s->task_dir, pid, tids[i]);
 
 		if (state && state != 'Z' && state != 'X') {
 			s->reader.pid = tids[i];
@@ -492,7 +521,7 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 		goto out;
 	}
 	s->mc = ustack_modcache__new(max_tables, 0);
-	{
+	if (!s->no_names) {
 		/* names (and lines when asked): may be NULL */
 		struct ustack_symbolizer_opts so = {
 			.sz = sizeof(so), .flags = s->want_lines ? 0 : USTACK_SYMBOLIZER_NO_LINES,
@@ -517,12 +546,16 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 		struct ustack_snapshot_thread t = { .tid = tids[i] };
 		int n;
 
-		char state = thread_state(pid, tids[i]);
+		read_comm(s->task_dir, pid, tids[i], t.comm);
+		n = unwind_thread(s, tids[i], &t.stop_reason, &t.stopped_ns);
+		if (n == -EPERM || n == -ESRCH) {
+			/* a zombie thread (exited, not yet reaped) has no stack,
+			 * and ptrace refuses it with EPERM: it has exited */
+			char state = thread_state(s->task_dir, pid, tids[i]);
 
-		read_comm(pid, tids[i], t.comm);
-		/* a zombie thread (exited, not yet reaped) has no stack */
-		n = (!state || state == 'Z' || state == 'X') ? -ESRCH
-				: unwind_thread(s, tids[i], &t.stop_reason, &t.stopped_ns);
+			if (!state || state == 'Z' || state == 'X')
+				n = -ESRCH;
+		}
 		if (n == -EPERM && st.unwound == 0) {
 			ret = -EPERM;
 			OPTS_SET_ERR(opts, "pid %d: not allowed to trace it (ptrace permission, "
@@ -572,6 +605,8 @@ out:
 	ustack_remote__fini(&s->remote);
 	ustack_modcache__free(s->mc);
 	ustack_procmaps__close(s->pm);
+	if (s->task_dir >= 0)
+		close(s->task_dir);
 	free(s->frames);
 	free(s->named);
 	free(s->lines);

@@ -28,6 +28,7 @@
 #include "common/opts.h"
 #include "elf/elf_file.h"
 #include "symbolize/symbolize_dwarf.h"
+#include "symbolize/symbolize_internal.h"
 #include "symbolize/debugfind.h"
 
 struct sym_file {
@@ -38,6 +39,7 @@ struct sym_file {
 	uint8_t build_id[USTACK_BUILD_ID_MAX];
 	int opened;
 	int status;              /* enum ustack_sym_status, once opened */
+	int image_borrowed;      /* image is the caller's (add_file_elf) */
 	struct ustack_elf *image; /* offset -> vaddr (and symbols without debug) */
 	struct ustack_elf *debug; /* separate debug file: symbols */
 	struct ustack_dwarf *dw;  /* DWARF of the symbols' file, opened at first need */
@@ -137,7 +139,8 @@ USTACK_API void ustack_symbolizer__free(struct ustack_symbolizer *s)
 		/* the debug file may be the image (a debug-only lookup) */
 		if (f->debug != f->image)
 			ustack_elf__close(f->debug);
-		ustack_elf__close(f->image);
+		if (!f->image_borrowed)
+			ustack_elf__close(f->image);
 		ustack_dwarf__close(f->dw);
 		ustack_elf__close(f->dwarf_elf);
 		free(f->debug_name);
@@ -191,6 +194,24 @@ USTACK_API int ustack_symbolizer__add_file(struct ustack_symbolizer *s,
 		return -ENOMEM;
 	}
 	s->nfiles++;
+	return 0;
+}
+
+int ustack_symbolizer__add_file_elf(struct ustack_symbolizer *s, const struct ustack_file_map *fm,
+				    struct ustack_elf *image)
+{
+	uint64_t idx;
+	int err;
+
+	if (!image)
+		return -EINVAL;
+	if (s && fm && ustack_u64map__get(s->file_idx, fm->file_id, &idx))
+		return 0; /* known already: as add_file() */
+	err = ustack_symbolizer__add_file(s, fm);
+	if (err)
+		return err;
+	s->files[s->nfiles - 1].image = image;
+	s->files[s->nfiles - 1].image_borrowed = 1;
 	return 0;
 }
 
@@ -278,7 +299,9 @@ static void sym_file_open(struct ustack_symbolizer *s, struct sym_file *f)
 	f->opened = 1;
 	if (f->build_id_size) {
 		ustack_hex(f->build_id, f->build_id_size, hex);
-		if (f->kind == USTACK_VMA_VDSO)
+		if (f->image)
+			; /* the caller's (add_file_elf) */
+		else if (f->kind == USTACK_VMA_VDSO)
 			f->image = open_own_vdso(f, &seen);
 		else if (f->path[0] == '/')
 			f->image = open_checked(f, f->path, &seen);
@@ -294,10 +317,11 @@ static void sym_file_open(struct ustack_symbolizer *s, struct sym_file *f)
 		 * say NO_SYMBOL otherwise */
 		if (!f->image && f->debug)
 			f->image = f->debug;
-	} else if (f->path[0] == '/') {
+	} else if (f->image || f->path[0] == '/') {
 		/* no build ID recorded: the path is all there is; its own build
 		 * ID still finds its separate debug file for the symbols */
-		f->image = ustack_elf__open(f->path);
+		if (!f->image)
+			f->image = ustack_elf__open(f->path);
 		if (f->image && !(s->flags & USTACK_SYMBOLIZER_NO_DEBUG_DIR)) {
 			uint8_t id[USTACK_BUILD_ID_MAX];
 			int n = ustack_elf__build_id(f->image, id, sizeof(id));

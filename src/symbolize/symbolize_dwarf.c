@@ -26,8 +26,50 @@
 
 #include <ustack/hashmap.h>
 
+#include "common/dl_syms.h"
 #include "common/log.h"
 #include "symbolize/symbolize_dwarf.h"
+
+/* libdw (and the libelf it loads) opened at the first DWARF file: the
+ * default snapshot and report print no lines and never load it. */
+#define LIBDW_FNS(X)                                                                           \
+	X(dwarf_addrdie) X(dwarf_attr) X(dwarf_attr_integrate) X(dwarf_begin_elf) X(dwarf_end) \
+	X(dwarf_errmsg) X(dwarf_filesrc) X(dwarf_formstring) X(dwarf_formudata)                 \
+	X(dwarf_get_units) X(dwarf_getscopes) X(dwarf_getscopes_die) X(dwarf_getsrc_die)        \
+	X(dwarf_getsrcfiles) X(dwarf_linecol) X(dwarf_lineno) X(dwarf_linesrc) X(dwarf_ranges)  \
+	X(dwarf_tag) X(elf_begin) X(elf_end) X(elf_errmsg) X(elf_getshdrstrndx) X(elf_kind)     \
+	X(elf_nextscn) X(elf_strptr) X(elf_version) X(gelf_getshdr) X(gelf_update_shdr)
+DL_SYMS_STRUCT(libdw, LIBDW_FNS)
+DL_SYMS_LOAD(libdw_load, libdw, LIBDW_FNS, "libdw.so.1")
+#define dwarf_addrdie (libdw.dwarf_addrdie)
+#define dwarf_attr (libdw.dwarf_attr)
+#define dwarf_attr_integrate (libdw.dwarf_attr_integrate)
+#define dwarf_begin_elf (libdw.dwarf_begin_elf)
+#define dwarf_end (libdw.dwarf_end)
+#define dwarf_errmsg (libdw.dwarf_errmsg)
+#define dwarf_filesrc (libdw.dwarf_filesrc)
+#define dwarf_formstring (libdw.dwarf_formstring)
+#define dwarf_formudata (libdw.dwarf_formudata)
+#define dwarf_get_units (libdw.dwarf_get_units)
+#define dwarf_getscopes (libdw.dwarf_getscopes)
+#define dwarf_getscopes_die (libdw.dwarf_getscopes_die)
+#define dwarf_getsrc_die (libdw.dwarf_getsrc_die)
+#define dwarf_getsrcfiles (libdw.dwarf_getsrcfiles)
+#define dwarf_linecol (libdw.dwarf_linecol)
+#define dwarf_lineno (libdw.dwarf_lineno)
+#define dwarf_linesrc (libdw.dwarf_linesrc)
+#define dwarf_ranges (libdw.dwarf_ranges)
+#define dwarf_tag (libdw.dwarf_tag)
+#define elf_begin (libdw.elf_begin)
+#define elf_end (libdw.elf_end)
+#define elf_errmsg (libdw.elf_errmsg)
+#define elf_getshdrstrndx (libdw.elf_getshdrstrndx)
+#define elf_kind (libdw.elf_kind)
+#define elf_nextscn (libdw.elf_nextscn)
+#define elf_strptr (libdw.elf_strptr)
+#define elf_version (libdw.elf_version)
+#define gelf_getshdr (libdw.gelf_getshdr)
+#define gelf_update_shdr (libdw.gelf_update_shdr)
 
 struct cu_range {
 	uint64_t lo, hi; /* [lo, hi) */
@@ -112,6 +154,14 @@ struct ustack_dwarf *ustack_dwarf__open(const char *path)
 	struct ustack_dwarf *d;
 	int err;
 
+	if (libdw_load()) {
+		static int warned;
+
+		if (!warned++)
+			pr_warn("libdw.so.1 not found (elfutils): no source lines\n");
+		errno = ENOSYS;
+		return NULL;
+	}
 	elf_version(EV_CURRENT);
 	d = calloc(1, sizeof(*d));
 	if (!d || !(d->path = strdup(path)) || !(d->joined = ustack_u64map__new())) {

@@ -59,6 +59,7 @@ int ustack_remote__read(void *ctx, uint64_t addr, void *buf, size_t len);
  * *sym points into the file's tables: valid while a reference to them is
  * held (ustack_remote__module()).
  * @param lookup_pc pc to name (a return address minus one)
+ * @param sym NULL: no symbol is looked up (nor @sym_off set)
  * @return 0 with *vma filled (and *sym NULL when no symbol covers it),
  *         -ENOENT when @pc is not mapped
  */

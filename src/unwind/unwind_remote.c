@@ -75,7 +75,18 @@ int ustack_remote__preload(struct ustack_remote *r)
 		/* cached now (as far as the cache holds: a process with more
 		 * files than that has some opened again on use) */
 		n += !!m;
-		ustack_modtab__put(m);
+		if (r->next_slot < REMOTE_VMA_CACHE) {
+			/* and the mapping too: a stop that meets it needs no
+			 * query, path lookup or stat (about 15 us each) */
+			struct remote_vma *v = &r->vmas[r->next_slot++];
+
+			remote_vma_clear(v);
+			v->vma = vma;
+			v->mod = m;
+			v->valid = 1;
+		} else {
+			ustack_modtab__put(m);
+		}
 		if (vma.end <= addr)
 			break;
 		addr = vma.end;
@@ -150,9 +161,11 @@ int ustack_remote__describe(struct ustack_remote *r, uint64_t lookup_pc,
 	if (!v)
 		return -ENOENT;
 	*vma = &v->vma;
+	*file_off = lookup_pc - v->vma.start + v->vma.pgoff;
+	if (!sym) /* no name asked for: no symbol table is read */
+		return 0;
 	*sym = NULL;
 	*sym_off = 0;
-	*file_off = lookup_pc - v->vma.start + v->vma.pgoff;
 	if (v->mod && !remote_vaddr(v, lookup_pc, &vaddr, file_off) &&
 	    !ustack_elf__symbolize(ustack_modtab__elf(v->mod), vaddr, sym, &start))
 		*sym_off = vaddr - start;

@@ -118,6 +118,86 @@ static void test_symbolize_matches_nm(void)
 	ustack_elf__close(e);
 }
 
+/* One lookup by a scan of the symbol tables (a file opened afresh, whose
+ * first lookups scan) and by the sorted index (a file that answered more
+ * than the scans allow) must give the same symbol. */
+static int sym_both(const char *path, struct ustack_elf **scan, unsigned int *nscan,
+		    struct ustack_elf *index, uint64_t vaddr)
+{
+	const char *n1 = NULL, *n2 = NULL;
+	uint64_t s1 = 0, s2 = 0;
+	int r1, r2;
+
+	if (*nscan == 1) { /* a first lookup is always a scan */
+		ustack_elf__close(*scan);
+		*scan = ustack_elf__open(path);
+		*nscan = 0;
+	}
+	(*nscan)++;
+	r1 = ustack_elf__symbolize(*scan, vaddr, &n1, &s1);
+	r2 = ustack_elf__symbolize(index, vaddr, &n2, &s2);
+	if (r1 != r2 || (!r1 && (s1 != s2 || strcmp(n1, n2)))) {
+		printf("  %s 0x%llx: scan %d %s 0x%llx, index %d %s 0x%llx\n", path,
+		       (unsigned long long)vaddr, r1, r1 ? "-" : n1, (unsigned long long)s1, r2,
+		       r2 ? "-" : n2, (unsigned long long)s2);
+		return 1;
+	}
+	return 0;
+}
+
+static void test_symbolize_scan_matches_index(void)
+{
+	char dbg[4096] = "";
+	const char *lib = "/lib/x86_64-linux-gnu/libc.so.6";
+	const char *files[] = { self_path, lib, dbg };
+	struct ustack_elf *e = ustack_elf__open(lib);
+	uint8_t id[64];
+	int n = e ? ustack_elf__build_id(e, id, sizeof(id)) : -1;
+
+	/* libc's separate debug file, when installed: a large .symtab */
+	if (n > 2) {
+		char hex[129];
+
+		ustack_hex(id, n, hex);
+		snprintf(dbg, sizeof(dbg), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+		if (access(dbg, R_OK))
+			dbg[0] = 0;
+	}
+	ustack_elf__close(e);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct ustack_elf *scan, *index;
+		struct ustack_elf_section text;
+		unsigned int nscan = 0, bad = 0, found = 0;
+		const char *name;
+		uint64_t start;
+
+		if (!files[i][0])
+			continue;
+		scan = ustack_elf__open(files[i]);
+		index = ustack_elf__open(files[i]);
+		CHECK(scan && index);
+		if (!scan || !index)
+			break;
+		CHECK_EQ(ustack_elf__section(index, ".text", &text), 0);
+		/* past the scans: the index is built */
+		for (int k = 0; k < 40; k++)
+			ustack_elf__symbolize(index, text.addr + k, &name, &start);
+		for (uint64_t a = text.addr; a < text.addr + text.size; a += text.size / 1500 + 7) {
+			bad += sym_both(files[i], &scan, &nscan, index, a);
+			if (!ustack_elf__symbolize(index, a, &name, &start)) {
+				found++;
+				/* aliases and zero-sized symbols at a start */
+				bad += sym_both(files[i], &scan, &nscan, index, start);
+				bad += sym_both(files[i], &scan, &nscan, index, start - 1);
+			}
+		}
+		CHECK(found > 100);
+		CHECK_EQ(bad, 0);
+		ustack_elf__close(scan);
+		ustack_elf__close(index);
+	}
+}
+
 static void test_debuglink(void)
 {
 	struct ustack_elf *e = ustack_elf__open(self_path);
@@ -203,6 +283,7 @@ int main(void)
 	RUN(test_section_matches_readelf);
 	RUN(test_offset_vaddr_roundtrip);
 	RUN(test_symbolize_matches_nm);
+	RUN(test_symbolize_scan_matches_index);
 	RUN(test_debuglink);
 	RUN(test_damaged);
 	TEST_EXIT();

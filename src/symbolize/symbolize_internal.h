@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/* The symbolizer's functions for the library's own sources (not exported). */
+#ifndef USTACK_SYMBOLIZE_INTERNAL_H
+#define USTACK_SYMBOLIZE_INTERNAL_H
+
+#include <ustack/symbolize.h>
+
+struct ustack_elf;
+
+/**
+ * ustack_symbolizer__add_file() for a file the caller has open already
+ * (a snapshot's unwind tables): @image is used instead of opening
+ * fm->path again. Borrowed: it must stay open until the symbolizer is
+ * freed, and carry fm's build ID (it is where that ID was read from).
+ * @return 0, -EINVAL, -ENOMEM
+ */
+int ustack_symbolizer__add_file_elf(struct ustack_symbolizer *s, const struct ustack_file_map *fm,
+				    struct ustack_elf *image);
+
+#endif
