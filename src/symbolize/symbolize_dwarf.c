@@ -38,10 +38,20 @@
 	X(dwarf_get_units) X(dwarf_getscopes) X(dwarf_getscopes_die) X(dwarf_getsrc_die)        \
 	X(dwarf_getsrcfiles) X(dwarf_linecol) X(dwarf_lineno) X(dwarf_linesrc) X(dwarf_ranges)  \
 	X(dwarf_tag) X(elf_begin) X(elf_end) X(elf_errmsg) X(elf_getshdrstrndx) X(elf_kind)     \
-	X(elf_nextscn) X(elf_strptr) X(elf_version) X(gelf_getshdr) X(gelf_update_shdr)
+	X(elf_nextscn) X(elf_strptr) X(elf_version) X(gelf_getshdr) X(gelf_update_shdr)         \
+	X(dwarf_decl_line) X(dwarf_dieoffset) X(dwarf_getarange_addr) X(dwarf_getarangeinfo)     \
+	X(dwarf_getaranges) X(dwarf_getsrclines) X(dwarf_next_unit) X(dwarf_offdie)
 DL_SYMS_STRUCT(libdw, LIBDW_FNS)
 DL_SYMS_LOAD(libdw_load, libdw, LIBDW_FNS, "libdw.so.1")
 #define dwarf_addrdie (libdw.dwarf_addrdie)
+#define dwarf_decl_line (libdw.dwarf_decl_line)
+#define dwarf_dieoffset (libdw.dwarf_dieoffset)
+#define dwarf_getarange_addr (libdw.dwarf_getarange_addr)
+#define dwarf_getarangeinfo (libdw.dwarf_getarangeinfo)
+#define dwarf_getaranges (libdw.dwarf_getaranges)
+#define dwarf_getsrclines (libdw.dwarf_getsrclines)
+#define dwarf_next_unit (libdw.dwarf_next_unit)
+#define dwarf_offdie (libdw.dwarf_offdie)
 #define dwarf_attr (libdw.dwarf_attr)
 #define dwarf_attr_integrate (libdw.dwarf_attr_integrate)
 #define dwarf_begin_elf (libdw.dwarf_begin_elf)
