@@ -57,7 +57,7 @@ esac
 
 # 1. ustack's own record on this kernel: copy and bpf backends, FP and no-FP
 passes=3
-for b in ${KTEST_BACKENDS:-copy bpf}; do
+for b in copy bpf; do
 	for p in fp nofp; do
 		t=own/$b/$p
 		nm=own_${b}_$p
@@ -93,7 +93,7 @@ for p in fp nofp; do
 done
 
 # 2. cpu-clock: the spinning threads' samples end in kfp_start;kfp_work;kfp_spin
-for b in ${KTEST_BACKENDS:-copy bpf}; do
+for b in copy bpf; do
 	for p in fp nofp; do
 		t=own-cpu/$b/$p
 		nm=cpu_${b}_$p
