@@ -2,6 +2,7 @@
 #
 #   make            build/ustack, build/libustack.a, build/libustack.so
 #   make check      install missing packages, build with ASan+UBSan, run every test
+#   make check-kernel  the real-kernel tests: Debian sid's 7.x kernel in QEMU
 #   make demo       install missing packages, build, run the bundled demo
 #   make bench      run every benchmark in bench/
 #   make fuzz       build libFuzzer targets (clang) into build/fuzz/
@@ -56,7 +57,7 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAY := $(patsubst tests/fuzz/%.c,$(CHECK)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all check demo bench fuzz deps clean check-build version soname abi-baseline
+.PHONY: all check check-kernel demo bench fuzz deps clean check-build version soname abi-baseline
 
 # the version, for scripts (tests/integration/abi_exports.sh)
 version:
@@ -123,6 +124,13 @@ check: check-build
 	@CHECK_DIR=$(CHECK) CC=$(CC) GSFRAME="$(GSFRAME)" SAN_FLAGS="$(SAN_FLAGS)" \
 	    BASE_CFLAGS="$(BASE_CFLAGS)" LIB_LDLIBS="$(LIB_LDLIBS) $(SAN_LDLIBS)" \
 	    bash tests/run-tests.sh
+
+# ---- a real newer kernel (Debian sid's 7.x) in QEMU ----------------------------
+# tests/kernel/run.sh: downloads the kernel once (build/kernel), boots it
+# with an initramfs holding build/ustack and the test programs, runs
+# tests/kernel/guest.sh inside; SKIP with the reason where it cannot run.
+check-kernel: all
+	@bash tests/kernel/run.sh
 
 # ---- fuzzing (clang + libFuzzer) --------------------------------------------
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -Isrc -fsanitize=fuzzer-no-link,address,undefined

@@ -39,6 +39,9 @@ PKGS=(
   abigail-tools      # abidw/abidiff: ABI of libustack.so against abi/libustack.abi (abi_check test, make abi-baseline)
   pkgconf            # pkg-config: builds an outside program against the installed ustack.pc (install test)
   man-db             # man -l --warnings: renders the generated man pages (install test)
+  qemu-system-x86    # make check-kernel: boots Debian sid's 7.x kernel (tests/kernel/run.sh, TCG)
+  busybox-static     # make check-kernel: the guest's shell and tools (initramfs)
+  cpio               # make check-kernel: packs the initramfs (newc)
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -73,6 +73,36 @@ struct ustack_record_stats {
 	uint64_t copies_skipped; /**< bpf: walks that stopped (not-loaded,
 	                              maps-busy) while the ring buffer was
 	                              half full: no copy, the partial stack kept */
+	/** the kernel's deferred user callchains (Linux 6.19+): enum
+	 *  ustack_record_kernel_callchains */
+	uint32_t kernel_callchains;
+	uint64_t kfp_requests;  /**< samples whose user callchain the kernel deferred */
+	uint64_t kfp_entries;   /**< of those, distinct kernel entries (one cookie each) */
+	uint64_t kfp_cookie_mismatch; /**< samples of one entry with another kernel cookie */
+	uint64_t kfp_records;   /**< PERF_RECORD_CALLCHAIN_DEFERRED records read */
+	uint64_t kfp_matched;   /**< of those, matched to an entry by tid, then cookie */
+	uint64_t kfp_stacks;    /**< user stacks written with frames from the kernel
+	                             (method kernel-fp) */
+	uint64_t kfp_whole;     /**< of those, every frame from the kernel */
+	uint64_t kfp_untrusted; /**< stacks whose kernel frames end at a frame that
+	                             keeps no frame pointer (ustack's frames used
+	                             beyond it) */
+	uint64_t kfp_disagree;  /**< kernel callchains whose trusted frames differ from
+	                             ustack's unwind (ustack's stack kept) */
+	uint64_t kfp_missing;   /**< entries whose kernel callchain never came (ustack's
+	                             own stack written) */
+	uint64_t kfp_extended;  /**< stacks the kernel's frames continued past the end
+	                             of ustack's unwind (stack copy too short) */
+	uint64_t kfp_moved;     /**< kernel callchains not starting at the sample's user
+	                             pc (it went back to user space elsewhere: a sample
+	                             inside execve(), a signal): ustack's stack kept */
+};
+
+/** ustack_record_stats.kernel_callchains */
+enum ustack_record_kernel_callchains {
+	USTACK_KCC_NOT_ASKED = 0,   /**< bpf backend, or turned off (kernel_callchains opt) */
+	USTACK_KCC_UNSUPPORTED = 1, /**< the kernel refused defer_callchain (before 6.19) */
+	USTACK_KCC_USED = 2,        /**< asked for, consumed (copy backend) */
 };
 
 /** Progress callback. @st is the library's own full struct (read-only;
@@ -111,6 +141,9 @@ struct ustack_record_opts {
 	 *  full, the oldest tables are evicted (their frames then end the
 	 *  walk as not-loaded, finished from a stack copy) */
 	uint64_t table_memory;
+	/** 1: do not ask the kernel for its deferred user callchains even
+	 *  where it has them (0: ask, copy backend, Linux 6.19+) */
+	unsigned int no_kernel_callchains;
 };
 
 /**

@@ -82,6 +82,9 @@ enum ustack_method {
 	USTACK_METHOD_FP = 3,     /**< caller found by the frame-pointer heuristic */
 	USTACK_METHOD_SIGNAL = 4, /**< caller restored from a signal frame */
 	USTACK_METHOD_PLT = 5,    /**< PLT stub without unwind info: the x86-64 PLT rule */
+	USTACK_METHOD_KERNEL_FP = 6, /**< record: from the kernel's deferred user callchain
+	                                  (its frame-pointer walk, Linux 6.19+), trusted
+	                                  where ustack's tables say the frame keeps rbp */
 };
 
 /** Flags of a frame. */

@@ -906,9 +906,16 @@ struct bpf_map {
 	int unused;
 };
 typedef int (*bpf_task_work_callback_t)(struct bpf_map *map, void *key, void *value);
+/* 6.18: the program's aux is an argument (NULL: the verifier fills it in) */
 extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw,
 					      void *map__map, bpf_task_work_callback_t callback,
 					      void *aux__prog) __ksym __weak;
+/* 7.x: implicit (KF_IMPLICIT_ARGS). The _impl name stays in its BTF without
+ * an address the verifier could call: on such a kernel the loader renames
+ * that extern in its copy of this object, so that it resolves to nothing
+ * and its call is dead code (bpf_backend.c, skel_open) */
+extern int bpf_task_work_schedule_resume(struct task_struct *task, struct bpf_task_work *tw,
+					 void *map__map, bpf_task_work_callback_t callback) __ksym __weak;
 
 extern void bpf_preempt_disable(void) __ksym __weak;
 extern void bpf_preempt_enable(void) __ksym __weak;
@@ -950,6 +957,7 @@ int ustack_sample(struct bpf_perf_event_data *ctx)
 	struct uctx u = {};
 	struct deferred *d, nd = {};
 	__u32 tid;
+	int ret;
 
 	if (user) {
 		u.ip = ctx->regs.rip;
@@ -965,8 +973,6 @@ int ustack_sample(struct bpf_perf_event_data *ctx)
 		goto now;
 	if (use_vcache && !finish(&e, ip, sp, bp, tag, user, SLOT_IRQ))
 		return 0;
-	if (!bpf_task_work_schedule_resume_impl)
-		goto now;
 	tid = e.tid;
 	d = bpf_map_lookup_elem(&deferreds, &tid);
 	if (!d) {
@@ -982,8 +988,17 @@ int ustack_sample(struct bpf_perf_event_data *ctx)
 	d->tag = tag;
 	d->user_mode = user;
 	d->busy = 1;
-	if (!bpf_task_work_schedule_resume_impl(bpf_get_current_task_btf(), &d->tw, &deferreds,
-						deferred_cb, NULL)) {
+	/* one test per symbol and branch: the verifier removes the call of
+	 * the one that did not resolve only when its test stands alone */
+	if (bpf_task_work_schedule_resume)
+		ret = bpf_task_work_schedule_resume(bpf_get_current_task_btf(), &d->tw, &deferreds,
+						    deferred_cb);
+	else if (bpf_task_work_schedule_resume_impl)
+		ret = bpf_task_work_schedule_resume_impl(bpf_get_current_task_btf(), &d->tw,
+							 &deferreds, deferred_cb, NULL);
+	else
+		ret = -1; /* neither (before 6.18): walked in the interrupt */
+	if (!ret) {
 		count(UB_C_DEFERRED, 1);
 		return 0;
 	}

@@ -54,6 +54,11 @@ static void usage(FILE *f)
 		"                        more are opened again when needed)\n"
 		"      --table-memory MIB  bpf: MiB of unwind rows kept in the kernel (default\n"
 		"                        256); when full the oldest tables are evicted\n"
+		"      --no-kernel-callchains  copy: do not use the kernel's deferred user\n"
+		"                        callchains (Linux 6.19+, frame pointers), which are\n"
+		"                        otherwise checked against ustack's tables and used\n"
+		"                        where the frames keep frame pointers (method kernel-fp)\n"
+		"      --stats           print every counter of the recording (stat NAME VALUE)\n"
 		"\n"
 		"Ctrl-C, SIGTERM, the end of the command or of the processes finish the file.\n"
 		"Read it with 'ustack report'. The JIT symbol map /tmp/perf-PID.map of a\n"
@@ -74,6 +79,42 @@ static void progress(void *ctx, const struct ustack_record_stats *st)
 		(unsigned long long)st->lost);
 }
 
+/* --stats: every counter, one "name value" per line on stderr */
+static void print_stats(const struct ustack_record_stats *st)
+{
+	static const char *const methods[8] = { "regs", "sframe", "cfi", "fp", "signal", "plt",
+						"kernel-fp", "7" };
+	static const char *const kcc[] = { "not-asked", "unsupported", "used" };
+	const struct {
+		const char *name;
+		uint64_t v;
+	} rows[] = {
+		{ "samples", st->samples }, { "events", st->events },
+		{ "user_stacks", st->user_stacks }, { "unwinds", st->unwinds },
+		{ "shared", st->shared }, { "no_user_stack", st->no_user_stack },
+		{ "kernel_stacks", st->kernel_stacks },
+		{ "distinct_user_stacks", st->distinct_user_stacks }, { "lost", st->lost },
+		{ "bad_records", st->bad_records }, { "bytes", st->bytes },
+		{ "kernel_bytes", st->kernel_bytes }, { "frames", st->frames },
+		{ "kfp_requests", st->kfp_requests }, { "kfp_entries", st->kfp_entries },
+		{ "kfp_cookie_mismatch", st->kfp_cookie_mismatch },
+		{ "kfp_records", st->kfp_records }, { "kfp_matched", st->kfp_matched },
+		{ "kfp_stacks", st->kfp_stacks }, { "kfp_whole", st->kfp_whole },
+		{ "kfp_untrusted", st->kfp_untrusted }, { "kfp_disagree", st->kfp_disagree },
+		{ "kfp_missing", st->kfp_missing }, { "kfp_extended", st->kfp_extended },
+		{ "kfp_moved", st->kfp_moved },
+	};
+
+	fprintf(stderr, "stat backend %s\n", st->backend == USTACK_RECORD_BPF ? "bpf" : "copy");
+	fprintf(stderr, "stat kernel_callchains %s\n",
+		st->kernel_callchains < 3 ? kcc[st->kernel_callchains] : "?");
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		fprintf(stderr, "stat %s %llu\n", rows[i].name, (unsigned long long)rows[i].v);
+	for (int m = 0; m < 7; m++)
+		fprintf(stderr, "stat frames_%s %llu\n", methods[m],
+			(unsigned long long)st->frames_by_method[m]);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -88,6 +129,8 @@ int cmd_record(int argc, char **argv)
 		{ "max-tables", required_argument, NULL, 'T' },
 		{ "backend", required_argument, NULL, 'B' },
 		{ "table-memory", required_argument, NULL, 'M' },
+		{ "no-kernel-callchains", no_argument, NULL, 'K' },
+		{ "stats", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -98,7 +141,7 @@ int cmd_record(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	char err[512] = "", cmdline[1024] = "ustack";
 	unsigned long long v;
-	int c, ret, quiet = 0;
+	int c, ret, quiet = 0, stats = 0;
 	char *end;
 
 	for (int i = 0, n = 6; i < argc && n < (int)sizeof(cmdline) - 2; i++)
@@ -178,6 +221,12 @@ int cmd_record(int argc, char **argv)
 		case 'q':
 			quiet = 1;
 			break;
+		case 'K':
+			o.no_kernel_callchains = 1;
+			break;
+		case 'S':
+			stats = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -246,6 +295,19 @@ int cmd_record(int argc, char **argv)
 			(unsigned long long)st.kernel_bytes,
 			st.events ? (double)st.kernel_bytes / st.events : 0.0,
 			st.backend_note[0] ? "; bpf not used: " : "", st.backend_note);
+	if (!quiet && st.kernel_callchains == USTACK_KCC_USED)
+		fprintf(stderr, "ustack: kernel deferred callchains: %llu records for %llu entries, "
+				"%llu user stacks with kernel-fp frames (%llu entirely), %llu cut at a frame "
+				"without frame pointers, %llu disagreed, %llu of other registers (exec, signal), "
+				"%llu came too late or never: ustack's own unwind used there\n",
+			(unsigned long long)st.kfp_records, (unsigned long long)st.kfp_entries,
+			(unsigned long long)st.kfp_stacks, (unsigned long long)st.kfp_whole,
+			(unsigned long long)st.kfp_untrusted, (unsigned long long)st.kfp_disagree,
+			(unsigned long long)st.kfp_moved, (unsigned long long)st.kfp_missing);
+	else if (!quiet && st.kernel_callchains == USTACK_KCC_UNSUPPORTED && stats)
+		fprintf(stderr, "ustack: kernel deferred callchains: not available (Linux 6.19+)\n");
+	if (stats)
+		print_stats(&st);
 	/* a recorded command's failure is the command's, not ours: report it */
 	if (o.argv && WIFEXITED(st.child_status) && WEXITSTATUS(st.child_status))
 		fprintf(stderr, "ustack: %s exited with status %d\n", o.argv[0],

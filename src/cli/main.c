@@ -67,8 +67,19 @@ int cli_not_yet(const char *cmd)
 	return 2;
 }
 
+/* USTACK_DEBUG=1: every message of the library, debug ones included (the
+ * BPF verifier's log, for one) */
+static int debug_print(enum ustack_print_level level, const char *fmt, va_list ap)
+{
+	return vfprintf(stderr, fmt, ap);
+}
+
 int main(int argc, char **argv)
 {
+	const char *dbg = getenv("USTACK_DEBUG");
+
+	if (dbg && *dbg && strcmp(dbg, "0"))
+		ustack_set_print(debug_print);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "common/compiler.h"
@@ -43,7 +44,8 @@
 	X(bpf_map_delete_elem) X(bpf_map_create) X(bpf_program__attach)                       \
 	X(bpf_program__attach_tracepoint_opts) X(bpf_program__attach_perf_event)              \
 	X(bpf_link__destroy) X(ring_buffer__new) X(ring_buffer__free) X(ring_buffer__epoll_fd) \
-	X(ring_buffer__consume)
+	X(ring_buffer__consume) X(btf__find_by_name_kind) X(btf__free) X(btf__load_vmlinux_btf)   \
+	X(btf__type_by_id)
 DL_SYMS_STRUCT(libbpf, LIBBPF_FNS)
 DL_SYMS_LOAD(libbpf_load, libbpf, LIBBPF_FNS, "libbpf.so.1")
 #define libbpf_set_print (libbpf.libbpf_set_print)
@@ -67,6 +69,10 @@ DL_SYMS_LOAD(libbpf_load, libbpf, LIBBPF_FNS, "libbpf.so.1")
 #define ring_buffer__free (libbpf.ring_buffer__free)
 #define ring_buffer__epoll_fd (libbpf.ring_buffer__epoll_fd)
 #define ring_buffer__consume (libbpf.ring_buffer__consume)
+#define btf__find_by_name_kind (libbpf.btf__find_by_name_kind)
+#define btf__free (libbpf.btf__free)
+#define btf__load_vmlinux_btf (libbpf.btf__load_vmlinux_btf)
+#define btf__type_by_id (libbpf.btf__type_by_id)
 
 #include "record.skel.h"
 #include <ustack/ustack.h>
@@ -83,6 +89,7 @@ struct loaded {
 
 struct ustack_bpf {
 	struct ustack_record_bpf *skel;
+	void *elf_copy; /* the object libbpf reads on 7.x kernels (skel_open) */
 	struct ring_buffer *ring;
 	int epfd; /* the ring's epoll fd and the fds of ustack_bpf__watch_fd */
 	struct bpf_link *links[MAX_LINKS];
@@ -114,15 +121,22 @@ static char last_libbpf_msg[512];
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char buf[480];
+	char buf[480], *all = NULL;
+	va_list aq;
 
 	if (level == LIBBPF_DEBUG)
 		return 0;
+	va_copy(aq, ap);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	buf[strcspn(buf, "\n")] = 0;
 	if (buf[0] && strncmp(buf, "libbpf: prog '", 14) && strstr(buf, "failed"))
 		snprintf(last_libbpf_msg, sizeof(last_libbpf_msg), "%s", buf);
-	ustack_log(USTACK_DEBUG, "ustack: %s\n", buf);
+	/* the whole message for the debug log: a verifier log is many lines */
+	if (vasprintf(&all, fmt, aq) < 0)
+		all = NULL;
+	va_end(aq);
+	ustack_log(USTACK_DEBUG, "ustack: %s%s", all ? all : buf, all ? "" : "\n");
+	free(all);
 	return 0;
 }
 
@@ -141,6 +155,93 @@ static void load_error(int ret, char *err, size_t errlen)
 	else
 		snprintf(err, errlen, "BPF backend: loading the program failed: %s%s%s",
 			 strerror(-ret), last_libbpf_msg[0] ? ": " : "", last_libbpf_msg);
+}
+
+/*
+ * The task-work kfunc the deferred walks use changed between kernels:
+ *   6.18: bpf_task_work_schedule_resume_impl(task, tw, map, cb, void *aux__prog)
+ *   7.x:  bpf_task_work_schedule_resume(task, tw, map, cb), the program's
+ *         aux implicit (KF_IMPLICIT_ARGS); the _impl name is still in BTF,
+ *         with `struct bpf_prog_aux *aux` (libbpf refuses the program's
+ *         void * declaration), and has no address the verifier could call.
+ * The program declares both, weak, and calls the one that resolved. On a
+ * 7.x kernel the _impl extern is renamed in a copy of the object before it
+ * is opened (shortened by one letter in place: the string tables keep
+ * their offsets), so that it resolves to nothing and its call is dead code.
+ */
+static const char tw_impl[] = "bpf_task_work_schedule_resume_impl";
+static const char tw_plain[] = "bpf_task_work_schedule_resume";
+
+/* 1 when the running kernel has the implicit-argument form */
+static int task_work_implicit(void)
+{
+	struct btf *kbtf = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	int id, ret = 0;
+
+	if (!kbtf)
+		return 0;
+	id = btf__find_by_name_kind(kbtf, tw_plain, BTF_KIND_FUNC);
+	if (id > 0 && (t = btf__type_by_id(kbtf, btf__type_by_id(kbtf, id)->type)) &&
+	    btf_is_func_proto(t) && btf_vlen(t) == 4)
+		ret = 1;
+	btf__free(kbtf);
+	return ret;
+}
+
+/* A copy of the object's ELF with the _impl extern's name cut by its last
+ * letter (a name no kernel has), or NULL */
+static void *elf_renamed(const void *elf, size_t sz)
+{
+	uint8_t *copy = malloc(sz);
+	size_t n = sizeof(tw_impl); /* with its NUL */
+	int found = 0;
+
+	if (!copy)
+		return NULL;
+	memcpy(copy, elf, sz);
+	for (size_t i = 0; i + n <= sz; i++)
+		if (!memcmp(copy + i, tw_impl, n) && (i == 0 || copy[i - 1] == 0)) {
+			copy[i + n - 2] = 0;
+			found = 1;
+		}
+	if (!found) {
+		free(copy);
+		return NULL;
+	}
+	ustack_log(USTACK_DEBUG, "ustack: BPF backend: %s() with the program's aux implicit "
+		   "(7.x)\n", tw_plain);
+	return copy;
+}
+
+/* ustack_record_bpf__open(), from the renamed copy on a 7.x kernel */
+static struct ustack_record_bpf *skel_open(void **elf_copy)
+{
+	struct ustack_record_bpf *obj;
+	int err;
+
+	*elf_copy = NULL;
+	if (!task_work_implicit())
+		return ustack_record_bpf__open();
+	obj = calloc(1, sizeof(*obj));
+	if (!obj)
+		return NULL;
+	err = ustack_record_bpf__create_skeleton(obj);
+	if (!err) {
+		/* libbpf reads the object from this buffer: kept until destroy */
+		*elf_copy = elf_renamed(obj->skeleton->data, obj->skeleton->data_sz);
+		if (*elf_copy)
+			obj->skeleton->data = *elf_copy;
+		err = bpf_object__open_skeleton(obj->skeleton, NULL);
+	}
+	if (err) {
+		ustack_record_bpf__destroy(obj);
+		free(*elf_copy);
+		*elf_copy = NULL;
+		errno = err < 0 ? -err : EINVAL;
+		return NULL;
+	}
+	return obj;
 }
 
 struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, size_t errlen)
@@ -165,7 +266,7 @@ struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, 
 	libbpf_set_print(libbpf_print);
 	b->nr_cpus = libbpf_num_possible_cpus();
 	b->max_table_bytes = o->table_bytes ? o->table_bytes : DEFAULT_TABLE_BYTES;
-	b->skel = ustack_record_bpf__open();
+	b->skel = skel_open(&b->elf_copy);
 	if (!b->skel) {
 		ret = -errno;
 		load_error(ret, err, errlen);
@@ -205,6 +306,7 @@ void ustack_bpf__close(struct ustack_bpf *b)
 	if (b->epfd > 0)
 		close(b->epfd);
 	ustack_record_bpf__destroy(b->skel);
+	free(b->elf_copy);
 	free(b->fifo);
 	free(b);
 }

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "common/compiler.h"
+#include "common/log.h"
 #include "sources/perf_events.h"
 #include "sources/perf_record.h"
 
@@ -236,6 +237,20 @@ static int ring_for_cpu(struct ustack_perf_session *s, int cpu, int fd)
 	return 0;
 }
 
+/* Sets bits of the attr's flag word (the u64 of bit fields after
+ * read_format) that this system's header may not name yet. memcpy: the
+ * bit fields are not to be aliased by a uint64_t lvalue (the compiler
+ * would be free to keep its own stores to them in flight). */
+static void set_attr_bits(struct perf_event_attr *a, uint64_t bits)
+{
+	size_t off = offsetof(struct perf_event_attr, read_format) + sizeof(a->read_format);
+	uint64_t w;
+
+	memcpy(&w, (char *)a + off, sizeof(w));
+	w |= bits;
+	memcpy((char *)a + off, &w, sizeof(w));
+}
+
 static void fill_attr(struct perf_event_attr *a, const struct ustack_perf_event_spec *ev,
 		      const struct ustack_perf_opts *o, int first, int per_task,
 		      uint32_t pages_bytes)
@@ -265,6 +280,15 @@ static void fill_attr(struct perf_event_attr *a, const struct ustack_perf_event_
 	 * sample */
 	a->watermark = 1;
 	a->wakeup_watermark = o->wake_each ? 1 : pages_bytes / 4;
+	if (o->defer_callchain) {
+		/* the user part of the callchain comes deferred, unwound by
+		 * the kernel on the way back to user space (frame pointers) */
+		a->exclude_callchain_user = 0;
+		/* CALLCHAIN_DEFERRED records are side-band: they go to the
+		 * events with defer_output, like MMAP2 to those with mmap */
+		set_attr_bits(a, (1ull << USTACK_PERF_ATTR_DEFER_CALLCHAIN_BIT) |
+				 (first ? 1ull << USTACK_PERF_ATTR_DEFER_OUTPUT_BIT : 0));
+	}
 	/* Side-band records come from event 0 of every task/CPU: the kernel
 	 * delivers them to the events of the task that mapped or forked. */
 	if (first) {
@@ -312,6 +336,32 @@ static int open_one(struct ustack_perf_session *s, const struct ustack_perf_opts
 		close(fd);
 	}
 	return ret;
+}
+
+int ustack_perf_probe_defer_callchain(void)
+{
+	struct perf_event_attr a;
+	int fd, err;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.sample_period = 1000000;
+	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN;
+	a.disabled = 1;
+	a.exclude_kernel = 1; /* allowed at perf_event_paranoid 2 */
+	a.exclude_hv = 1;
+	set_attr_bits(&a, (1ull << USTACK_PERF_ATTR_DEFER_CALLCHAIN_BIT) |
+			  (1ull << USTACK_PERF_ATTR_DEFER_OUTPUT_BIT));
+	fd = perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	err = errno;
+	/* an older kernel refuses the reserved bits it does not know */
+	return err == EINVAL || err == E2BIG ? 0 : -err;
 }
 
 /* Threads of @pid now (new ones are followed through inherit). */
@@ -641,7 +691,11 @@ int ustack_perf_session__poll_until(struct ustack_perf_session *s, int timeout_m
 		if (ret == -ENOENT)
 			continue;
 		if (ret) {
-			s->bad++;
+			const struct perf_event_header *h = (const void *)(s->buf + s->pend[i].off);
+
+			if (s->bad++ < 8)
+				ustack_log(USTACK_DEBUG, "ustack: perf record type %u misc 0x%x size %u "
+					   "refused: %s\n", h->type, h->misc, h->size, strerror(-ret));
 			continue;
 		}
 		fn(ctx, &rec);

@@ -47,6 +47,8 @@ struct ustack_perf_opts {
 	pid_t child;          /* a child stopped before exec: enabled on its exec */
 	unsigned int pages;   /* data pages per CPU ring buffer (power of 2; 0: 1024, 256 above 16 CPUs) */
 	int wake_each;        /* wake the reader at every record (side-band only sessions) */
+	int defer_callchain;  /* ask the kernel for deferred user callchains
+	                         (PERF_RECORD_CALLCHAIN_DEFERRED; 6.19+) */
 };
 
 enum ustack_perf_rec_type {
@@ -56,7 +58,16 @@ enum ustack_perf_rec_type {
 	USTACK_PREC_FORK,
 	USTACK_PREC_EXIT,
 	USTACK_PREC_LOST,
+	USTACK_PREC_DEFERRED, /* PERF_RECORD_CALLCHAIN_DEFERRED (Linux 6.19+) */
 };
+
+/* perf's deferred user callchains (Linux 6.19+; not in older uapi headers):
+ * attr flag bits (the u64 of bit fields after read_format), the record
+ * type, and the callchain marker followed by the entry's cookie */
+#define USTACK_PERF_ATTR_DEFER_CALLCHAIN_BIT 38
+#define USTACK_PERF_ATTR_DEFER_OUTPUT_BIT 39
+#define USTACK_PERF_RECORD_CALLCHAIN_DEFERRED 22
+#define USTACK_PERF_CONTEXT_USER_DEFERRED ((uint64_t)-640)
 
 struct ustack_perf_sample {
 	int event;              /* index into opts.events */
@@ -69,6 +80,8 @@ struct ustack_perf_sample {
 	uint64_t uip, usp, ubp; /* user ip, sp, bp */
 	const uint8_t *stack;   /* copy of user memory at [usp, usp + stack_size) */
 	uint64_t stack_size;    /* valid bytes (the kernel's dyn_size) */
+	int has_kcookie;        /* the callchain ended with PERF_CONTEXT_USER_DEFERRED: */
+	uint64_t kcookie;       /* the kernel's cookie of its deferred user callchain */
 };
 
 struct ustack_perf_record {
@@ -97,6 +110,12 @@ struct ustack_perf_record {
 			uint32_t cpu;
 			uint64_t lost;
 		} lost;
+		struct {
+			uint32_t pid, tid, cpu;
+			uint64_t cookie;
+			const uint64_t *ips; /* user pcs, innermost first (markers removed) */
+			uint32_t nr;
+		} deferred;
 	};
 };
 
@@ -148,5 +167,14 @@ uint64_t ustack_perf_session__bad_records(const struct ustack_perf_session *s);
 uint64_t ustack_perf_session__bytes(const struct ustack_perf_session *s);
 
 void ustack_perf_session__close(struct ustack_perf_session *s);
+
+/**
+ * Whether this kernel accepts perf_event_attr.defer_callchain and
+ * defer_output (Linux 6.19+): a cpu-clock event on the calling thread is
+ * opened with both bits set and closed again.
+ * @return 1 accepted, 0 refused (EINVAL/E2BIG: an older kernel), or a
+ *         negative errno when it could not be told (no permission)
+ */
+int ustack_perf_probe_defer_callchain(void);
 
 #endif

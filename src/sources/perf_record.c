@@ -116,12 +116,26 @@ static int parse_sample(struct ustack_perf_parser *p, const uint8_t *r, uint32_t
 	if (grow_kips(p, nr))
 		return -ENOMEM;
 	sm->nr_kips = 0;
-	for (uint64_t i = 0; i < nr; i++) {
+	for (uint64_t i = 0, in_user = 0; i < nr; i++) {
 		uint64_t ip = take64(&c);
 
-		if (ustack_callchain_is_marker(ip))
+		if (ip == USTACK_PERF_CONTEXT_USER_DEFERRED) {
+			/* the user part comes later, in a CALLCHAIN_DEFERRED
+			 * record with this cookie */
+			if (++i == nr)
+				return -EBADMSG;
+			sm->kcookie = take64(&c);
+			sm->has_kcookie = 1;
 			continue;
-		p->kips[sm->nr_kips++] = ip;
+		}
+		if (ustack_callchain_is_marker(ip)) {
+			/* PERF_CONTEXT_KERNEL / _USER markers; user ips (a
+			 * deferral the kernel could not make) are not kept */
+			in_user = ip == (uint64_t)PERF_CONTEXT_USER;
+			continue;
+		}
+		if (!in_user)
+			p->kips[sm->nr_kips++] = ip;
 	}
 	sm->kips = p->kips;
 	abi = take64(&c);
@@ -161,7 +175,7 @@ int ustack_perf_record__parse(struct ustack_perf_parser *p, const uint8_t *r, ui
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE: case PERF_RECORD_COMM: case PERF_RECORD_MMAP2:
 	case PERF_RECORD_FORK: case PERF_RECORD_EXIT: case PERF_RECORD_LOST:
-	case PERF_RECORD_LOST_SAMPLES:
+	case PERF_RECORD_LOST_SAMPLES: case USTACK_PERF_RECORD_CALLCHAIN_DEFERRED:
 		break;
 	default:
 		return -ENOENT; /* not ours: skip */
@@ -239,6 +253,31 @@ int ustack_perf_record__parse(struct ustack_perf_parser *p, const uint8_t *r, ui
 		out->task.ptid = (uint32_t)(v >> 32);
 		out->time = take64(&c);
 		return c.bad ? -EBADMSG : 0;
+	case USTACK_PERF_RECORD_CALLCHAIN_DEFERRED: {
+		/* cookie, nr, ips[nr]; sample_id: pid/tid at len - 32, cpu at len - 16 */
+		uint64_t nr;
+
+		out->type = USTACK_PREC_DEFERRED;
+		out->deferred.cookie = take64(&c);
+		nr = take64(&c);
+		if (c.bad || nr > (uint64_t)(c.end - c.p) / 8)
+			return -EBADMSG;
+		if (grow_kips(p, nr ? nr : 1))
+			return -ENOMEM;
+		out->deferred.nr = 0;
+		for (uint64_t i = 0; i < nr; i++) {
+			uint64_t ip = take64(&c);
+
+			if (!ustack_callchain_is_marker(ip))
+				p->kips[out->deferred.nr++] = ip;
+		}
+		out->deferred.ips = p->kips;
+		v = ld_u64(r + len - SAMPLE_ID_SIZE);
+		out->deferred.pid = (uint32_t)v;
+		out->deferred.tid = (uint32_t)(v >> 32);
+		out->deferred.cpu = ld_u32(r + len - 16);
+		return c.bad ? -EBADMSG : 0;
+	}
 	case PERF_RECORD_LOST:
 		out->type = USTACK_PREC_LOST;
 		take64(&c); /* id */

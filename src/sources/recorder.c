@@ -271,6 +271,21 @@ int rec_store_frames(struct rec *r, uint32_t pid, const struct ustack_frame *fra
 	return ustack_stackmap__insert(r->umap, r->words, 2 * n, id) < 0 ? -ENOMEM : 0;
 }
 
+void rec_write_user_stack(struct rec *r, struct ustack_trace_user_stack *u,
+			  const struct ustack_frame *frames, uint32_t n, uint32_t nr_requests)
+{
+	int ret;
+
+	if (rec_store_frames(r, u->pid, frames, n, &u->stack_id)) {
+		r->st.no_user_stack += nr_requests;
+		return;
+	}
+	ret = ustack_trace_writer__add_user_stack(r->w, u);
+	if (ret && !r->werr)
+		r->werr = ret;
+	r->st.user_stacks++;
+}
+
 /* The deferred engine delivers a cookie's stack: normalize, dedup, write. */
 static void on_user_stack(struct ustack_deferred_consumer *c, uint64_t cookie,
 			  const struct ustack_deferred_task *task, uint32_t cpu, uint64_t time,
@@ -281,7 +296,6 @@ static void on_user_stack(struct ustack_deferred_consumer *c, uint64_t cookie,
 		.time = time, .pid = task->pid, .tid = task->tid, .cpu = cpu,
 		.stop_reason = stack->stop, .cookie = cookie, .stack_id = USTACK_TRACE_NO_STACK,
 	};
-	int ret;
 
 	if (stack->err) {
 		/* withheld (lost records, misordered) or unwind error: the
@@ -289,14 +303,10 @@ static void on_user_stack(struct ustack_deferred_consumer *c, uint64_t cookie,
 		r->st.no_user_stack += stack->nr_requests;
 		return;
 	}
-	if (rec_store_frames(r, task->pid, stack->frames, stack->nr, &u.stack_id)) {
-		r->st.no_user_stack += stack->nr_requests;
+	/* the kernel deferred this entry's user callchain too: combined there */
+	if (r->kfp && rec_kfp_user_stack(r, cookie, task, &u, stack))
 		return;
-	}
-	ret = ustack_trace_writer__add_user_stack(r->w, &u);
-	if (ret && !r->werr)
-		r->werr = ret;
-	r->st.user_stacks++;
+	rec_write_user_stack(r, &u, stack->frames, stack->nr, stack->nr_requests);
 }
 
 /* ---- perf records ------------------------------------------------------------- */
@@ -326,11 +336,22 @@ static void on_sample(struct rec *r, const struct ustack_perf_record *rec)
 		 * same ip/sp apart when no user-mode sample separated them */
 		if (s->stack_size >= 8)
 			memcpy(&ds.tag, s->stack, 8);
+		/* The kernel's deferred-callchain cookie names the kernel entry
+		 * exactly (6.19+): the samples of one entry share it, also
+		 * those a system call's tracepoints take with the user
+		 * registers (user-mode samples to the engine otherwise), and
+		 * two entries from the same registers differ in it. */
+		if (r->kfp && s->has_kcookie) {
+			ds.flags = USTACK_DEFERRED_KERNEL;
+			ds.tag = s->kcookie;
+		}
 		ret = ustack_deferred__request(r->def, &r->consumer, &ds, &ev.cookie);
 		if (ret == 1)
 			r->st.shared++;
 		else if (ret < 0)
 			ev.cookie = 0;
+		if (r->kfp && s->has_kcookie && ev.cookie)
+			rec_kfp_sample(r, s, ev.cookie);
 	}
 	if (!ev.cookie)
 		r->st.no_user_stack++;
@@ -390,6 +411,8 @@ void rec_on_record(void *ctx, const struct ustack_perf_record *rec)
 			end_entry_before_remap(r, rec->comm.tid);
 			ustack_recmaps__exec(r->rm, rec->comm.pid);
 		}
+		if (rec->comm.exec)
+			rec_kfp_exec(r, rec->comm.tid);
 		rec_write_thread(r, rec->time, rec->comm.pid, rec->comm.tid,
 			     rec->comm.exec ? USTACK_TRACE_THREAD_EXEC : 0, rec->comm.comm);
 		break;
@@ -421,6 +444,7 @@ void rec_on_record(void *ctx, const struct ustack_perf_record *rec)
 		struct tid_comm *t = comm_slot(r, rec->task.tid, 0);
 
 		ustack_deferred__task_exit(r->def, rec->task.tid);
+		rec_kfp_exit(r, rec->task.tid);
 		rec_bpf_exit(r, rec->task.tid);
 		rec_write_thread(r, rec->time, rec->task.pid, rec->task.tid, USTACK_TRACE_THREAD_EXIT,
 			     t ? t->comm : "");
@@ -430,6 +454,10 @@ void rec_on_record(void *ctx, const struct ustack_perf_record *rec)
 		}
 		break;
 	}
+	case USTACK_PREC_DEFERRED:
+		if (r->kfp)
+			rec_kfp_deferred(r, rec);
+		break;
 	case USTACK_PREC_LOST: {
 		struct ustack_trace_lost l = { .time = rec->time, .what = USTACK_TRACE_LOST_KERNEL,
 					       .cpu = rec->lost.cpu, .count = rec->lost.lost };
@@ -689,6 +717,18 @@ static int rec_setup(struct rec *r)
 		}
 	}
 	r->st.backend = r->bpf ? USTACK_RECORD_BPF : USTACK_RECORD_COPY;
+	/* the kernel's deferred user callchains, where it has them (6.19+):
+	 * consumed by the copy backend beside its own unwind */
+	if (!r->bpf && !OPTS_GET(o, no_kernel_callchains, 0)) {
+		int k = ustack_perf_probe_defer_callchain();
+
+		r->st.kernel_callchains = k > 0 ? USTACK_KCC_USED : USTACK_KCC_UNSUPPORTED;
+		if (k > 0 && rec_kfp_init(r)) {
+			ret = -ENOMEM;
+			set_err(r, "setting up the kernel's callchains: %s%s", strerror(-ret), "");
+			goto out;
+		}
+	}
 	r->ksyms_thread_started = !pthread_create(&r->ksyms_thread, NULL, ksyms_load, r);
 
 	r->mc = ustack_modcache__new(OPTS_GET(o, max_tables, 0), USTACK_MODCACHE_COMPILE_CFI);
@@ -818,6 +858,7 @@ static int rec_setup(struct rec *r)
 	po.nr_pids = o->nr_pids;
 	po.system_wide = o->system_wide;
 	po.child = r->child;
+	po.defer_callchain = r->kfp != NULL;
 	r->ps = ustack_perf_session__open(&po, err, sizeof(err));
 	if (!r->ps) {
 		ret = -errno;
@@ -965,6 +1006,7 @@ static int rec_finish(struct rec *r)
 	while (!r->werr && ustack_perf_session__poll(r->ps, 0, rec_on_record, r) > 0)
 		;
 	ustack_deferred__flush(r->def);
+	rec_kfp_finish(r);
 	if (r->bpf)
 		rec_bpf_finish(r);
 	rec_end_child(r);
@@ -1032,6 +1074,7 @@ static void rec_free(struct rec *r)
 		close(r->pidfd);
 	ustack_perf_session__close(r->ps);
 	rec_bpf_close(r);
+	rec_kfp_free(r);
 	ustack_deferred__free(r->def);
 	ustack_stackmap__free(r->kmap);
 	ustack_stackmap__free(r->umap);

@@ -23,6 +23,7 @@
 
 struct ustack_bpf;
 struct rec_bpf;
+struct rec_kfp;
 
 #define MAX_USER_FRAMES 127
 /* user stack words: two per frame, ustack_trace_pack_frame() */
@@ -66,6 +67,8 @@ struct rec {
 	/* the BPF backend (NULL: copy) */
 	struct ustack_bpf *bpf;
 	struct rec_bpf *rb;
+	/* the kernel's deferred user callchains (recorder_kfp.c; NULL: not used) */
+	struct rec_kfp *kfp;
 	/* pid -> JIT map state (jitmap_record.c) */
 	struct ustack_u64map *jit_pids;
 	/* the recording itself (struct ustack_recorder) */
@@ -83,6 +86,10 @@ enum rec_state { REC_RUNNING, REC_OVER, REC_FINISHED };
 
 
 /* recorder.c, for both backends */
+/* Store @n frames and write the USER_STACK @u (its stack id set here);
+ * @nr_requests events counted as without a user stack when it fails. */
+void rec_write_user_stack(struct rec *r, struct ustack_trace_user_stack *u,
+			  const struct ustack_frame *frames, uint32_t n, uint32_t nr_requests);
 void rec_write_thread(struct rec *r, uint64_t time, uint32_t pid, uint32_t tid, uint32_t flags,
 		      const char *comm);
 /* A THREAD record names @tid already. */
@@ -132,5 +139,21 @@ void rec_bpf_drain(struct rec *r);
 void rec_bpf_finish(struct rec *r);
 void rec_bpf_stats(struct rec *r);
 void rec_bpf_close(struct rec *r);
+
+/* recorder_kfp.c: the kernel's deferred user callchains (copy backend) */
+int rec_kfp_init(struct rec *r);
+void rec_kfp_free(struct rec *r);
+/* a sample with a kernel cookie that got ustack's @cookie */
+void rec_kfp_sample(struct rec *r, const struct ustack_perf_sample *s, uint64_t cookie);
+/* a PERF_RECORD_CALLCHAIN_DEFERRED */
+void rec_kfp_deferred(struct rec *r, const struct ustack_perf_record *rec);
+/* ustack's own stack of an entry: 1 when written (or kept) here, 0 when
+ * the entry had no kernel cookie (the caller writes it) */
+int rec_kfp_user_stack(struct rec *r, uint64_t cookie, const struct ustack_deferred_task *task,
+		       struct ustack_trace_user_stack *u, const struct ustack_deferred_stack *stack);
+void rec_kfp_exec(struct rec *r, uint32_t tid);
+void rec_kfp_exit(struct rec *r, uint32_t tid);
+/* the end: stacks still waiting for the kernel's are written */
+void rec_kfp_finish(struct rec *r);
 
 #endif

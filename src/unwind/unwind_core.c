@@ -22,6 +22,7 @@ static const char *const method_names[] = {
 	[USTACK_METHOD_FP] = "fp",
 	[USTACK_METHOD_SIGNAL] = "signal",
 	[USTACK_METHOD_PLT] = "plt",
+	[USTACK_METHOD_KERNEL_FP] = "kernel-fp",
 };
 
 static const char *const stop_names[] = {

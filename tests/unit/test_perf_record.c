@@ -371,6 +371,115 @@ static void test_lost(void)
 	check_prefixes(&r);
 }
 
+/* Linux 6.19+ deferred user callchains: a sample whose callchain ends with
+ * PERF_CONTEXT_USER_DEFERRED + cookie (kernel ips kept, the cookie taken),
+ * one with immediate user ips (not kept as kernel ips), and the
+ * CALLCHAIN_DEFERRED record {cookie, nr, ips[]} + sample_id */
+static void test_deferred_callchain(void)
+{
+	const uint64_t cookie = 0x0000000500000002ull;
+	struct ustack_perf_record rec;
+	struct rb r;
+	uint8_t *copy;
+
+	begin(&r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	put64(&r, ID0);
+	put64(&r, 0x401234);
+	put_pair(&r, 100, 101);
+	put64(&r, 900);
+	put_pair(&r, 1, 0);
+	put64(&r, 1);
+	put64(&r, 5);
+	put64(&r, (uint64_t)PERF_CONTEXT_KERNEL);
+	put64(&r, 0xffffffff81000010ull);
+	put64(&r, 0xffffffff81000020ull);
+	put64(&r, USTACK_PERF_CONTEXT_USER_DEFERRED);
+	put64(&r, cookie);
+	put64(&r, PERF_SAMPLE_REGS_ABI_64);
+	put64(&r, 0x7ffd0100);
+	put64(&r, 0x7ffd0000);
+	put64(&r, 0x401230);
+	put64(&r, 0);
+	finish(&r);
+	CHECK_EQ(parse(&r, r.n, &rec, &copy), 0);
+	CHECK_EQ(rec.sample.nr_kips, 2);
+	CHECK_EQ_U64(rec.sample.kips[1], 0xffffffff81000020ull);
+	CHECK_EQ(rec.sample.has_kcookie, 1);
+	CHECK_EQ_U64(rec.sample.kcookie, cookie);
+	free(copy);
+	check_prefixes(&r);
+
+	/* the marker as the last entry: its cookie is missing */
+	begin(&r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	put64(&r, ID0);
+	put64(&r, 0x401234);
+	put_pair(&r, 100, 101);
+	put64(&r, 900);
+	put_pair(&r, 1, 0);
+	put64(&r, 1);
+	put64(&r, 1);
+	put64(&r, USTACK_PERF_CONTEXT_USER_DEFERRED);
+	put64(&r, PERF_SAMPLE_REGS_ABI_NONE);
+	put64(&r, 0);
+	finish(&r);
+	CHECK_EQ(parse(&r, r.n, &rec, &copy), -EBADMSG);
+	free(copy);
+
+	/* immediate user ips after PERF_CONTEXT_USER are not kernel ips */
+	begin(&r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
+	put64(&r, ID0);
+	put64(&r, 0xffffffff81000010ull);
+	put_pair(&r, 100, 101);
+	put64(&r, 900);
+	put_pair(&r, 1, 0);
+	put64(&r, 1);
+	put64(&r, 5);
+	put64(&r, (uint64_t)PERF_CONTEXT_KERNEL);
+	put64(&r, 0xffffffff81000010ull);
+	put64(&r, (uint64_t)PERF_CONTEXT_USER);
+	put64(&r, 0x401230);
+	put64(&r, 0x401500);
+	put64(&r, PERF_SAMPLE_REGS_ABI_NONE);
+	put64(&r, 0);
+	finish(&r);
+	CHECK_EQ(parse(&r, r.n, &rec, &copy), 0);
+	CHECK_EQ(rec.sample.nr_kips, 1);
+	CHECK_EQ(rec.sample.has_kcookie, 0);
+	free(copy);
+
+	/* PERF_RECORD_CALLCHAIN_DEFERRED */
+	begin(&r, USTACK_PERF_RECORD_CALLCHAIN_DEFERRED, PERF_RECORD_MISC_USER);
+	put64(&r, cookie);
+	put64(&r, 3);
+	put64(&r, 0x401230);
+	put64(&r, 0x401500);
+	put64(&r, 0x401600);
+	end_with_id(&r, 100, 101, 950, 1);
+	finish(&r);
+	CHECK_EQ(parse(&r, r.n, &rec, &copy), 0);
+	CHECK_EQ(rec.type, USTACK_PREC_DEFERRED);
+	CHECK_EQ_U64(rec.deferred.cookie, cookie);
+	CHECK_EQ(rec.deferred.nr, 3);
+	CHECK_EQ_U64(rec.deferred.ips[0], 0x401230);
+	CHECK_EQ_U64(rec.deferred.ips[2], 0x401600);
+	CHECK_EQ(rec.deferred.pid, 100);
+	CHECK_EQ(rec.deferred.tid, 101);
+	CHECK_EQ(rec.deferred.cpu, 1);
+	CHECK_EQ_U64(rec.time, 950);
+	free(copy);
+	check_prefixes(&r);
+
+	/* nr larger than the record */
+	begin(&r, USTACK_PERF_RECORD_CALLCHAIN_DEFERRED, PERF_RECORD_MISC_USER);
+	put64(&r, cookie);
+	put64(&r, 1000);
+	put64(&r, 0x401230);
+	end_with_id(&r, 100, 101, 950, 1);
+	finish(&r);
+	CHECK_EQ(parse(&r, r.n, &rec, &copy), -EBADMSG);
+	free(copy);
+}
+
 static void test_other_types(void)
 {
 	struct ustack_perf_record rec;
@@ -401,6 +510,7 @@ int main(void)
 	RUN(test_fork_exit);
 	RUN(test_lost);
 	RUN(test_other_types);
+	RUN(test_deferred_callchain);
 	ustack_perf_parser__fini(&parser);
 	TEST_EXIT();
 }
