@@ -209,7 +209,8 @@ static int inflate_and_write(Elf *elf, size_t shstrndx, const char *dir, const c
 	 * their headers say), then each inflated section, then the headers */
 	err = write_all(fd, raw, rawsize);
 	off = rawsize;
-	for (size_t i = 1; i < shnum && !err; i++) {
+	/* from section 0: it holds e_shstrndx when that is SHN_XINDEX */
+	for (size_t i = 0; i < shnum && !err; i++) {
 		Elf_Scn *scn = elf_getscn(elf, i);
 		GElf_Shdr sh;
 		Elf_Data *data;
