@@ -110,7 +110,7 @@ fi
 #   ustack report (text)          on ustack8k.data     [u8k]
 # (REPORT_RUNS rounds, default 2 * RUNS + 1, after one warm-up round that
 # is not counted), each a whole process from start to exit: wall time
-# (EPOCHREALTIME) and CPU time (user + sys, bash's time). perf script is
+# and CPU time (user + sys from the process's rusage). perf script is
 # the peer of both ustack formats: text and folded are compared with the
 # same perf script run (perf script | stackcollapse-perf.pl would only add
 # to perf's side).
@@ -129,12 +129,22 @@ rcmd() {
 : >"$OUT/report-times"
 for r in $(seq 0 "$REPORT_RUNS"); do
 	for p in $RPEERS; do
-		{ TIMEFORMAT='%U %S'; time {
-			t0=$EPOCHREALTIME
-			$(rcmd $p) >"$OUT/$p.stdout" 2>/dev/null
-			t1=$EPOCHREALTIME
-		}; } 2>"$OUT/$p.time"
-		[ "$r" -gt 0 ] && echo "$p ${t0/./} ${t1/./} $(awk '{ print ($1 + $2) * 1e6 }' "$OUT/$p.time")" >>"$OUT/report-times"
+		# wall time around the whole process, CPU time (user + sys, to the
+		# microsecond) from its rusage (wait4)
+		python3 -c '
+import os, sys, time, shlex
+out = open(sys.argv[2], "wb")
+t0 = time.time_ns()
+pid = os.posix_spawnp(sys.argv[3], sys.argv[3:], os.environ, file_actions=[
+    (os.POSIX_SPAWN_DUP2, out.fileno(), 1),
+    (os.POSIX_SPAWN_OPEN, 2, "/dev/null", os.O_WRONLY, 0)])
+_, status, ru = os.wait4(pid, 0)
+t1 = time.time_ns()
+if status:
+    sys.exit("bench/record: %s exited with status %d" % (" ".join(sys.argv[3:]), status))
+print(sys.argv[1], t0 // 1000, t1 // 1000, round((ru.ru_utime + ru.ru_stime) * 1e6))
+' "$p" "$OUT/$p.stdout" $(rcmd $p) >"$OUT/$p.t"
+		[ "$r" -gt 0 ] && cat "$OUT/$p.t" >>"$OUT/report-times"
 	done
 done
 cp "$OUT/pdwarf.stdout" "$OUT/perf-dwarf-script.txt"
