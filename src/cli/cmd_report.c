@@ -29,6 +29,21 @@
 #include "cli/out_viewers.h"
 #include "cli/out_pprof.h"
 
+/*
+ * The symbolizer is left to the process's exit, which frees it at once:
+ * freeing it piece by piece is libdw's dwarf_end() walking the trees of
+ * every CU it read (libc's DWARF has 2083 CUs): 0.7 ms of an 11 ms text
+ * report. Builds with AddressSanitizer free it, so that its leak check
+ * keeps covering the symbolizer.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define REPORT_FREE_SYMBOLIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define REPORT_FREE_SYMBOLIZER 1
+#endif
+#endif
+
 enum report_format {
 	FMT_TEXT,
 	FMT_RAW,
@@ -1373,7 +1388,9 @@ out:
 	report_pprof__free(rp.pprof);
 	ustack_jitsyms__free(rp.jit);
 	free(rp.line.p);
+#ifdef REPORT_FREE_SYMBOLIZER
 	ustack_symbolizer__free(rp.sym);
+#endif
 	ustack_trace_stitcher__free(rp.st);
 	ustack_trace_reader__close(rp.r);
 	return status;
