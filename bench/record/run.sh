@@ -24,10 +24,14 @@
 # bytes per sample (file size / samples; ustack: EVENT records from
 # `ustack report --stats`, perf: SAMPLE events from `perf report --stats`);
 # the time to turn the traces into symbolized stacks, `ustack report`
-# (text) vs `perf script` on the same recording's files, per sample.
+# (text and folded) vs `perf script` on the last round's files, per sample,
+# peers run alternately (see "Report times" below).
 #
 #   bash bench/record/run.sh [RUNS]     (default 3; needs root or perf_event_paranoid <= 1)
-#   env: ROUNDS (default 12000), THREADS (2), CC
+#   env: ROUNDS (default 12000), THREADS (2), CC,
+#        REPORT_RUNS (report rounds, default 2 * RUNS + 1),
+#        REPORT_ONLY=1 (no recordings: time the reports of the files the
+#        last run left in build/bench/record)
 set -eu
 cd "$(dirname "$0")/../.."
 RUNS=${1:-3}
@@ -62,7 +66,10 @@ run_round() { # tool, command...
 	C[$tool]+="$(cputime "$OUT/$tool.out") "
 	A[$tool]+="$(awk '{ print $1 + $2 }' "$OUT/$tool.time") "
 }
-for i in $(seq "$RUNS"); do
+# REPORT_ONLY=1: no recordings, only the report timings, on the files a
+# previous run left in build/bench/record
+[ -n "${REPORT_ONLY:-}" ] && RECORD_RUNS=0 || RECORD_RUNS=$RUNS
+for i in $(seq "$RECORD_RUNS"); do
 	run_round bare $WL
 	run_round ustack $U record -e cpu-clock -F 999 -o "$OUT/ustack.data" -- $WL
 	run_round ustack8k $U record -e cpu-clock -F 999 --stack-size 8192 -o "$OUT/ustack8k.data" -- $WL
@@ -89,36 +96,79 @@ SAMPLES[dwarf]=$(perf_samples "$OUT/perf-dwarf.data")
 SAMPLES[fp]=$(perf_samples "$OUT/perf-fp.data")
 SAMPLES[ustack]=$($U report -i "$OUT/ustack.data" --stats 2>/dev/null | awk '$1 == "events:" { print $2; exit }')
 rec_events=$(sed -n 's/.*: \([0-9][0-9]*\) events,.*/\1/p' "$OUT/ustack.err")
-if [ "${SAMPLES[ustack]:-x}" != "$rec_events" ]; then
+if [ -z "${REPORT_ONLY:-}" ] && [ "${SAMPLES[ustack]:-x}" != "$rec_events" ]; then
 	echo "bench/record: report --stats counts ${SAMPLES[ustack]:-no} events, record wrote $rec_events" >&2
 	exit 1
 fi
 
-# report times: each tool over its own files of the same round, RUNS times
-declare -A RT
-time_cmd() { # out, cmd...
-	local out=$1 t0 t1 all=""; shift
-	for _ in $(seq "$RUNS"); do
-		t0=$(now_ns); "$@" >"$out" 2>/dev/null; t1=$(now_ns)
-		all+="$(( (t1 - t0) / 1000 )) "
-	done
-	echo $all | tr ' ' '\n' | median
+# Report times, peers alternately: each round runs, in this order,
+#   ustack report (text)          on ustack.data       [utext]
+#   perf script                   on perf-dwarf.data   [pdwarf]
+#   ustack report --format folded on ustack.data       [ufold]
+#   perf script                   on perf-fp.data      [pfp]
+#   ustack report --no-lines      on ustack.data       [unolines]
+#   ustack report (text)          on ustack8k.data     [u8k]
+# (REPORT_RUNS rounds, default 2 * RUNS + 1, after one warm-up round that
+# is not counted), each a whole process from start to exit: wall time
+# and CPU time (user + sys from the process's rusage). perf script is
+# the peer of both ustack formats: text and folded are compared with the
+# same perf script run (perf script | stackcollapse-perf.pl would only add
+# to perf's side).
+REPORT_RUNS=${REPORT_RUNS:-$((2 * RUNS + 1))}
+RPEERS="utext pdwarf ufold pfp unolines u8k"
+rcmd() {
+	case $1 in
+	utext) echo "$U report -i $OUT/ustack.data -o $OUT/ustack-report.txt" ;;
+	pdwarf) echo "perf script -i $OUT/perf-dwarf.data" ;;
+	ufold) echo "$U report -i $OUT/ustack.data --format folded -o $OUT/ustack-report.folded" ;;
+	pfp) echo "perf script -i $OUT/perf-fp.data" ;;
+	unolines) echo "$U report -i $OUT/ustack.data --no-lines -o $OUT/ustack-report-nolines.txt" ;;
+	u8k) echo "$U report -i $OUT/ustack8k.data -o $OUT/ustack8k-report.txt" ;;
+	esac
 }
-RT[ustack]=$(time_cmd "$OUT/ustack-report.txt" $U report -i "$OUT/ustack.data")
-RT[ustack8k]=$(time_cmd "$OUT/ustack8k-report.txt" $U report -i "$OUT/ustack8k.data")
-RT[dwarf]=$(time_cmd "$OUT/perf-dwarf-script.txt" perf script -i "$OUT/perf-dwarf.data")
-RT[fp]=$(time_cmd "$OUT/perf-fp-script.txt" perf script -i "$OUT/perf-fp.data")
+: >"$OUT/report-times"
+for r in $(seq 0 "$REPORT_RUNS"); do
+	for p in $RPEERS; do
+		# wall time around the whole process, CPU time (user + sys, to the
+		# microsecond) from its rusage (wait4)
+		python3 -c '
+import os, sys, time, shlex
+out = open(sys.argv[2], "wb")
+t0 = time.time_ns()
+pid = os.posix_spawnp(sys.argv[3], sys.argv[3:], os.environ, file_actions=[
+    (os.POSIX_SPAWN_DUP2, out.fileno(), 1),
+    (os.POSIX_SPAWN_OPEN, 2, "/dev/null", os.O_WRONLY, 0)])
+_, status, ru = os.wait4(pid, 0)
+t1 = time.time_ns()
+if status:
+    sys.exit("bench/record: %s exited with status %d" % (" ".join(sys.argv[3:]), status))
+print(sys.argv[1], t0 // 1000, t1 // 1000, round((ru.ru_utime + ru.ru_stime) * 1e6))
+' "$p" "$OUT/$p.stdout" $(rcmd $p) >"$OUT/$p.t"
+		[ "$r" -gt 0 ] && cat "$OUT/$p.t" >>"$OUT/report-times"
+	done
+done
+cp "$OUT/pdwarf.stdout" "$OUT/perf-dwarf-script.txt"
+# median [min-max] of a peer's wall (field 2) or CPU (field 3) times, us
+rstat() { awk -v p="$1" -v f="$2" '$1 == p { print f == 2 ? $3 - $2 : $4 }' "$OUT/report-times" | sort -n |
+	awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%d %d %d\n", m, v[1], v[NR] }'; }
+declare -A RT RTC
+for p in $RPEERS; do RT[$p]=$(rstat $p 2); RTC[$p]=$(rstat $p 3); done
+RT[ustack]=${RT[utext]%% *}; RT[ustack8k]=${RT[u8k]%% *}; RT[dwarf]=${RT[pdwarf]%% *}; RT[fp]=${RT[pfp]%% *}
 # the reports must hold what was recorded, or the timing means nothing
 u_lines=$(grep -c 'spin' "$OUT/ustack-report.txt" || true)
 d_lines=$(grep -c 'spin' "$OUT/perf-dwarf-script.txt" || true)
+f_count=$(awk '/spin/ { n += $NF } END { print n + 0 }' "$OUT/ustack-report.folded")
 
 load=$(cut -d' ' -f1-3 /proc/loadavg)
+cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 echo "workload: $WL"
-echo "kernel $(uname -r), $(nproc) CPUs, load average $load, $(date +%F); $(perf --version); $RUNS runs each, interleaved"
+echo "CPU $cpu, $(nproc) CPUs; kernel $(uname -r); $(perf --version); $(date -u +%F); commit $(git rev-parse --short HEAD 2>/dev/null || echo -)"
+echo "load average at the end: $load; recordings: $RECORD_RUNS runs each, interleaved; reports: $REPORT_RUNS rounds, alternating"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? a / b : 0 }'; }
+if [ "$RECORD_RUNS" -gt 0 ]; then
 echo
 echo "| recorder | wall median | wall min | slowdown (median / min) | workload CPU | CPU slowdown | CPU, recorder + workload | samples | bytes/sample | report time | report us/sample |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? a / b : 0 }'; }
 for tool in $TOOLS; do
 	case $tool in
 	bare) name="none (bare workload)" ;;
@@ -141,14 +191,42 @@ echo
 awk -v ub="${BYTES[ustack]}" -v us="${SAMPLES[ustack]:-0}" -v db="${BYTES[dwarf]}" -v ds="${SAMPLES[dwarf]:-0}" \
     -v ut="${MED[ustack]}" -v dt="${MED[dwarf]}" -v bt="${MED[bare]}" \
     -v umt="${MIN[ustack]}" -v dmt="${MIN[dwarf]}" -v bmt="${MIN[bare]}" \
-    -v uc="${CMED[ustack]}" -v dc="${CMED[dwarf]}" -v bc="${CMED[bare]}" \
-    -v ur="${RT[ustack]}" -v dr="${RT[dwarf]}" 'BEGIN {
+    -v uc="${CMED[ustack]}" -v dc="${CMED[dwarf]}" -v bc="${CMED[bare]}" 'BEGIN {
 	ubs = us ? ub / us : 0; dbs = ds ? db / ds : 0
-	urs = us ? ur / us : 0; drs = ds ? dr / ds : 0
 	printf "bytes/sample: perf dwarf / ustack = %.0fx (target >= 50x)\n", ubs ? dbs / ubs : 0
 	printf "wall-time slowdown, median: ustack %+.1f%%, perf dwarf %+.1f%%; min: ustack %+.1f%%, perf dwarf %+.1f%% (target: ustack <= perf dwarf)\n",
 		(ut / bt - 1) * 100, (dt / bt - 1) * 100, (umt / bmt - 1) * 100, (dmt / bmt - 1) * 100
 	printf "workload CPU time, median: ustack %+.1f%%, perf dwarf %+.1f%%\n", (uc / bc - 1) * 100, (dc / bc - 1) * 100
-	printf "report per sample: perf script / ustack report = %.1fx (target >= 10x)\n", urs ? drs / urs : 0
 }'
-echo "report outputs checked: ustack report has $u_lines lines naming spin, perf script (dwarf) $d_lines"
+fi
+
+# the report table: median [min-max] per whole process, and per sample
+echo
+echo "| report command | trace | samples | wall, median [min-max] | wall us/sample | CPU (user+sys), median [min-max] | CPU us/sample |"
+echo "|---|---|---:|---:|---:|---:|---:|"
+for p in $RPEERS; do
+	case $p in
+	utext) name="ustack report"; tr=ustack.data; s=${SAMPLES[ustack]} ;;
+	pdwarf) name="perf script"; tr=perf-dwarf.data; s=${SAMPLES[dwarf]} ;;
+	ufold) name="ustack report --format folded"; tr=ustack.data; s=${SAMPLES[ustack]} ;;
+	pfp) name="perf script"; tr=perf-fp.data; s=${SAMPLES[fp]} ;;
+	unolines) name="ustack report --no-lines"; tr=ustack.data; s=${SAMPLES[ustack]} ;;
+	u8k) name="ustack report"; tr=ustack8k.data; s=${SAMPLES[ustack8k]} ;;
+	esac
+	set -- ${RT[$p]}; w=$1 wmin=$2 wmax=$3
+	set -- ${RTC[$p]}; c=$1 cmin=$2 cmax=$3
+	awk -v n="$name" -v tr="$tr" -v s="$s" -v w=$w -v wmin=$wmin -v wmax=$wmax -v c=$c -v cmin=$cmin -v cmax=$cmax 'BEGIN {
+		printf "| %s | %s | %d | %.1f ms [%.1f-%.1f] | %.2f | %.1f ms [%.1f-%.1f] | %.2f |\n",
+			n, tr, s, w / 1e3, wmin / 1e3, wmax / 1e3, s ? w / s : 0, c / 1e3, cmin / 1e3, cmax / 1e3, s ? c / s : 0 }'
+done
+echo
+# per-sample ratios against perf script of the perf --call-graph dwarf trace
+per() { awk -v t="$1" -v s="$2" 'BEGIN { printf "%.6f", s ? t / s : 0 }'; }
+for f in 2 3; do
+	[ $f = 2 ] && { what=wall; set -- "${RT[pdwarf]%% *}" "${RT[utext]%% *}" "${RT[ufold]%% *}" "${RT[unolines]%% *}"; } ||
+		{ what="CPU"; set -- "${RTC[pdwarf]%% *}" "${RTC[utext]%% *}" "${RTC[ufold]%% *}" "${RTC[unolines]%% *}"; }
+	pd=$(per "$1" "${SAMPLES[dwarf]}")
+	echo "report per sample ($what, medians): perf script / ustack report: text $(ratio "$pd" "$(per "$2" "${SAMPLES[ustack]}")")x," \
+		"folded $(ratio "$pd" "$(per "$3" "${SAMPLES[ustack]}")")x, text --no-lines $(ratio "$pd" "$(per "$4" "${SAMPLES[ustack]}")")x (target >= 50x)"
+done
+echo "report outputs checked: ustack report has $u_lines lines naming spin, its folded output $f_count samples in stacks naming spin, perf script (dwarf) $d_lines lines naming spin"

@@ -28,6 +28,7 @@
 
 #include "common/dl_syms.h"
 #include "common/log.h"
+#include "symbolize/dwarf_cache.h"
 #include "symbolize/symbolize_dwarf.h"
 
 /* libdw (and the libelf it loads) opened at the first DWARF file: the
@@ -162,7 +163,8 @@ static int has_debug_info(Elf *elf)
 struct ustack_dwarf *ustack_dwarf__open(const char *path)
 {
 	struct ustack_dwarf *d;
-	int err;
+	Elf *copy;
+	int err, cfd;
 
 	if (libdw_load()) {
 		static int warned;
@@ -197,6 +199,14 @@ struct ustack_dwarf *ustack_dwarf__open(const char *path)
 		/* stripped libraries are common: no lines, and nothing wrong */
 		err = ENOENT;
 		goto fail;
+	}
+	/* compressed DWARF: read from its inflated copy (dwarf_cache.c) */
+	copy = ustack_dwarf_cache__open(d->elf, path, &cfd, has_debug_info);
+	if (copy) {
+		elf_end(d->elf);
+		close(d->fd);
+		d->elf = copy;
+		d->fd = cfd;
 	}
 	d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
 	if (!d->dw) {
