@@ -33,6 +33,32 @@
 #include "common/log.h"
 #include "symbolize/dwarf_cache.h"
 
+#include "common/dl_syms.h"
+
+/* libelf as symbolize_dwarf.c reaches it: opened at first use (the DWARF
+ * reader has loaded it by then, through libdw), never linked */
+#define LIBELF_FNS(X)                                                                          \
+	X(elf_begin) X(elf_compress) X(elf_end) X(elf_getdata) X(elf_getscn) X(elf_getshdrnum) \
+	X(elf_getshdrstrndx) X(elf_kind) X(elf_nextscn) X(elf_rawfile) X(elf_strptr) \
+	X(gelf_getchdr) X(gelf_getehdr) X(gelf_getnote) X(gelf_getshdr)
+DL_SYMS_STRUCT(libelf, LIBELF_FNS)
+DL_SYMS_LOAD(libelf_load, libelf, LIBELF_FNS, "libelf.so.1")
+#define elf_begin (libelf.elf_begin)
+#define elf_compress (libelf.elf_compress)
+#define elf_end (libelf.elf_end)
+#define elf_getdata (libelf.elf_getdata)
+#define elf_getscn (libelf.elf_getscn)
+#define elf_getshdrnum (libelf.elf_getshdrnum)
+#define elf_getshdrstrndx (libelf.elf_getshdrstrndx)
+#define elf_kind (libelf.elf_kind)
+#define elf_nextscn (libelf.elf_nextscn)
+#define elf_rawfile (libelf.elf_rawfile)
+#define elf_strptr (libelf.elf_strptr)
+#define gelf_getchdr (libelf.gelf_getchdr)
+#define gelf_getehdr (libelf.gelf_getehdr)
+#define gelf_getnote (libelf.gelf_getnote)
+#define gelf_getshdr (libelf.gelf_getshdr)
+
 /* below this much inflated DWARF, inflating is cheaper than a cache file */
 #define MIN_INFLATED (256u << 10)
 /* a bound on what one cache file may hold */
@@ -279,7 +305,7 @@ Elf *ustack_dwarf_cache__open(Elf *elf, const char *path, int *fd_out, int (*pre
 	Elf *copy;
 
 	*fd_out = -1;
-	if (elf_getshdrstrndx(elf, &shstrndx) || inflated_size(elf, shstrndx) < MIN_INFLATED ||
+	if (libelf_load() || elf_getshdrstrndx(elf, &shstrndx) || inflated_size(elf, shstrndx) < MIN_INFLATED ||
 	    (n = build_id(elf, id)) <= 0 || cache_path(id, n, dir, sizeof(dir), cpath, sizeof(cpath)))
 		return NULL;
 	fd = open(cpath, O_RDONLY | O_CLOEXEC);
