@@ -690,8 +690,95 @@ static int elf_index_lookup(struct ustack_elf *elf, uint64_t vaddr, struct elf_s
 	return found ? 0 : -ENOENT;
 }
 
+/*
+ * Hand-written assembly often has symbols without a size: ld.so's `_start`
+ * and `_dl_start_user` (the outermost frame of every process while ld.so
+ * runs), glibc's `__restore_rt`. When no sized symbol covers @vaddr, the
+ * code symbol (FUNC, or NOTYPE in an executable section) with a size of 0
+ * that starts last at or before @vaddr reaches it, unless a sized symbol
+ * starts there too or any symbol starts in between: the next symbol ends
+ * it, as gdb's minimal symbols and perf's symbol-end fix-up take it. At
+ * most ZERO_SIZE_REACH bytes, so that padding after the last symbol of a
+ * section is not taken for it. One more pass, on the lookups that found
+ * nothing only.
+ */
+#define ZERO_SIZE_REACH 4096
+
+static int elf_symbolize_sized(struct ustack_elf *elf, uint64_t vaddr, struct elf_sym_entry *out);
+
+static int elf_exec_section(const struct ustack_elf *elf, unsigned int shndx)
+{
+	Elf64_Shdr sh;
+
+	if (shndx == SHN_UNDEF || shndx >= SHN_LORESERVE || shndx >= elf->ehdr.e_shnum)
+		return 0;
+	elf_shdr(elf, shndx, &sh);
+	return (sh.sh_flags & SHF_EXECINSTR) != 0;
+}
+
+static int elf_zero_size_symbol(struct ustack_elf *elf, uint64_t vaddr, struct elf_sym_entry *best)
+{
+	uint64_t last = 0;
+	int have = 0, found = 0, blocked = 0;
+
+	for (int k = 0; k < 2; k++) {
+		const struct elf_symtab *t = &elf->symtabs[k];
+
+		for (uint64_t i = 0; t->data && i < t->n; i++) {
+			Elf64_Sym sym;
+			unsigned int type;
+			const char *nm;
+			struct elf_sym_entry e;
+
+			memcpy(&sym, t->data + i * sizeof(sym), sizeof(sym));
+			if (sym.st_value > vaddr || vaddr - sym.st_value >= ZERO_SIZE_REACH ||
+			    (have && sym.st_value < last))
+				continue;
+			type = ELF64_ST_TYPE(sym.st_info);
+			if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
+				continue;
+			if (sym.st_name == 0 || sym.st_name >= t->strsize ||
+			    !memchr(t->strtab + sym.st_name, 0, t->strsize - sym.st_name) ||
+			    !elf_exec_section(elf, sym.st_shndx))
+				continue;
+			if (!have || sym.st_value > last) {
+				last = sym.st_value;
+				have = 1;
+				found = blocked = 0;
+			}
+			if (sym.st_size) { /* a sized symbol here did not cover vaddr */
+				blocked = 1;
+				continue;
+			}
+			nm = (const char *)t->strtab + sym.st_name;
+			e = (struct elf_sym_entry){ .start = sym.st_value, .size = 0, .name = nm,
+						    .rank = sym_rank(&sym, nm) };
+			if (!found || sym_cmp(&e, best) < 0) {
+				*best = e;
+				found = 1;
+			}
+		}
+	}
+	return found && !blocked ? 0 : -ENOENT;
+}
+
 int ustack_elf__symbolize(struct ustack_elf *elf, uint64_t vaddr, const char **name,
 			  uint64_t *sym_start)
+{
+	struct elf_sym_entry best;
+	int err;
+
+	err = elf_symbolize_sized(elf, vaddr, &best);
+	if (err == -ENOENT)
+		err = elf_zero_size_symbol(elf, vaddr, &best);
+	if (err)
+		return err;
+	*name = best.name;
+	*sym_start = best.start;
+	return 0;
+}
+
+static int elf_symbolize_sized(struct ustack_elf *elf, uint64_t vaddr, struct elf_sym_entry *out)
 {
 	struct elf_sym_entry best;
 
@@ -708,8 +795,7 @@ int ustack_elf__symbolize(struct ustack_elf *elf, uint64_t vaddr, const char **n
 		if (elf_index_lookup(elf, vaddr, &best))
 			return -ENOENT;
 	}
-	*name = best.name;
-	*sym_start = best.start;
+	*out = best;
 	return 0;
 }
 

@@ -272,6 +272,60 @@ static void test_damaged(void)
 
 static int quiet(enum ustack_print_level l, const char *f, va_list ap) { return 0; }
 
+/* Zero-size code symbols, as hand-written assembly leaves them (ld.so's
+ * _start and _dl_start_user): each reaches up to the next symbol. The
+ * addresses come from nm, the oracle. */
+__asm__(".text\n"
+	".globl ustack_test_zs_a\n"
+	"ustack_test_zs_a: nop; nop; nop; nop\n"
+	".globl ustack_test_zs_b\n"
+	"ustack_test_zs_b: nop; nop; nop; nop; ret\n"
+	".type ustack_test_zs_sized, @function\n"
+	"ustack_test_zs_sized: ret\n"
+	".size ustack_test_zs_sized, 1\n"
+	"nop; nop; nop\n");
+
+static uint64_t nm_addr(const char *sym)
+{
+	char cmd[512];
+	const char *v;
+
+	snprintf(cmd, sizeof(cmd), "nm %%s 2>/dev/null | awk '$3 == \"%s\" { print $1 }'", sym);
+	v = sh1(cmd, self_path);
+	return v && *v ? strtoull(v, NULL, 16) : 0;
+}
+
+static void test_symbolize_zero_size(void)
+{
+	struct ustack_elf *e = ustack_elf__open(self_path);
+	uint64_t a = nm_addr("ustack_test_zs_a"), b = nm_addr("ustack_test_zs_b");
+	uint64_t z = nm_addr("ustack_test_zs_sized"), start;
+	const char *name;
+
+	CHECK(e);
+	CHECK(a && b && z);
+	if (!e || !a || !b || !z) {
+		ustack_elf__close(e);
+		return;
+	}
+	CHECK_EQ(b, a + 4);
+	for (uint64_t v = a; v < b; v++) {
+		CHECK_EQ(ustack_elf__symbolize(e, v, &name, &start), 0);
+		CHECK(!strcmp(name, "ustack_test_zs_a"));
+		CHECK_EQ_U64(start, a);
+	}
+	for (uint64_t v = b; v < z; v++) {
+		CHECK_EQ(ustack_elf__symbolize(e, v, &name, &start), 0);
+		CHECK(!strcmp(name, "ustack_test_zs_b"));
+	}
+	CHECK_EQ(ustack_elf__symbolize(e, z, &name, &start), 0);
+	CHECK(!strcmp(name, "ustack_test_zs_sized"));
+	/* past a sized symbol's end: no zero-size symbol reaches over it */
+	CHECK(ustack_elf__symbolize(e, z + 2, &name, &start) != 0 ||
+	      strcmp(name, "ustack_test_zs_b") != 0);
+	ustack_elf__close(e);
+}
+
 int main(void)
 {
 	ssize_t n = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
@@ -284,6 +338,7 @@ int main(void)
 	RUN(test_offset_vaddr_roundtrip);
 	RUN(test_symbolize_matches_nm);
 	RUN(test_symbolize_scan_matches_index);
+	RUN(test_symbolize_zero_size);
 	RUN(test_debuglink);
 	RUN(test_damaged);
 	TEST_EXIT();
