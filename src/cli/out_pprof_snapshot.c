@@ -12,7 +12,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <time.h>
+#include <elf.h>
 
 #include <ustack/procmaps.h>
 #include "cli/out_pprof.h"
@@ -22,6 +24,26 @@ struct snapshot_pprof {
 	struct pprof *pp;
 	struct ustack_procmaps *pm; /* NULL when the maps cannot be read */
 };
+
+static uint64_t vma_mapping(struct snapshot_pprof *sp, uint64_t addr);
+
+/* The program's entry point from /proc/PID/auxv (AT_ENTRY), 0 if unknown. */
+static uint64_t auxv_entry(int pid)
+{
+	uint64_t av[2], entry = 0;
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fread(av, sizeof(av), 1, f) == 1 && av[0] != AT_NULL)
+		if (av[0] == AT_ENTRY)
+			entry = av[1];
+	fclose(f);
+	return entry;
+}
 
 struct snapshot_pprof *snapshot_pprof__new(int pid)
 {
@@ -38,6 +60,14 @@ struct snapshot_pprof *snapshot_pprof__new(int pid)
 	}
 	/* without the maps, locations are plain addresses (no mapping) */
 	sp->pm = ustack_procmaps__open(pid, NULL);
+	/* pprof takes the first mapping for the profiled binary ("File:"):
+	 * the executable's, found from its entry point (AT_ENTRY) */
+	if (sp->pm) {
+		uint64_t entry = auxv_entry(pid);
+
+		if (entry)
+			vma_mapping(sp, entry);
+	}
 	return sp;
 }
 

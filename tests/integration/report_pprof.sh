@@ -25,6 +25,8 @@
 #   pprof_protoc    protoc --decode_raw decodes the same message: string
 #                   table starts with "", as many samples as pprof -raw shows
 #   pprof_snapshot  snapshot of a 4-thread process: 4 samples of value 1, one
+#                   (pprof_snapshot_main: its first mapping is the executable's,
+#                   found from AT_ENTRY: "File: prog")
 #                   per thread, thread labels = /proc/PID/task, comm labels
 #   pprof_start_line (report and snapshot) every function of pprof_prog.c in
 #                   `go tool pprof -raw`'s locations (inlined ones included)
@@ -359,6 +361,13 @@ else
 		fail pprof_snapshot "no worker -> pthread_cond_wait frames: $(grep -m3 ' M=' "$tmp/sraw")"
 	else
 		pass pprof_snapshot
+	fi
+	# the first mapping is the executable's (pprof's "File:"), not libc's
+	f3=$(pp -top "$tmp/s.pb.gz" 2>/dev/null | grep -m1 '^File: ')
+	if [ "$f3" = "File: prog" ]; then
+		pass pprof_snapshot_main
+	else
+		fail pprof_snapshot_main "go tool pprof -top says '$f3', want 'File: prog'"
 	fi
 	start_line "$tmp/sraw" pprof_start_line_snapshot 2
 fi
