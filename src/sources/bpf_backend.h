@@ -46,7 +46,7 @@ int ustack_bpf__attach_perf(struct ustack_bpf *b, int fd, char *err, size_t errl
 
 /** What loading a file's table did. */
 enum ustack_bpf_load {
-	USTACK_BPF_LOADED = 0,   /* rows in the kernel */
+	USTACK_BPF_LOADED = 0,   /* rows built, on their way into the kernel */
 	USTACK_BPF_NO_TABLE = 1, /* the file has no unwind information: heuristic only */
 };
 
@@ -58,7 +58,13 @@ enum ustack_bpf_load {
  */
 int ustack_bpf__set_file(struct ustack_bpf *b, uint64_t dev, uint64_t ino, uint64_t file_id,
 			 struct ustack_modtab *m);
-/** The file (dev, ino) has an entry (loaded, or known to have no table). */
+/**
+ * Wait until every table given by ustack_bpf__set_file() is in the kernel
+ * (they are written by a thread of their own: the kernel waits for an RCU
+ * grace period at each).
+ */
+void ustack_bpf__sync(struct ustack_bpf *b);
+/** The file (dev, ino) has an entry (loaded, queued, or known to have no table). */
 int ustack_bpf__has_file(struct ustack_bpf *b, uint64_t dev, uint64_t ino);
 
 /**

@@ -16,12 +16,17 @@
  *   unwound here from the copy with the mapping picture, after the perf
  *   side-band records that came before have been applied.
  * Side-band (MMAP2, COMM, FORK, EXIT, LOST) still comes from perf through
- * a dummy event; new executable mappings get their tables loaded.
+ * a dummy event; new executable mappings get their tables loaded, a few
+ * milliseconds' worth per read (LOAD_BUDGET_NS): a burst of dlopens (a
+ * python3 import) must not stall a caller's event loop. The rest waits in
+ * a queue while an eventfd keeps the recorder's fd readable; walks that
+ * meet a file not loaded yet end in a COPY record, unwound here.
  */
 #include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -63,7 +68,13 @@ struct rec_bpf {
 	uint64_t kips[UB_MAX_FRAMES];
 	struct ustack_frame frames[UB_MAX_FRAMES];
 	int loaded, failed_load;
+	/* executable mappings whose tables are still to be loaded */
+	struct pending_load { uint32_t pid; uint64_t start; } *pending;
+	size_t pending_head, nr_pending, cap_pending;
+	int efd; /* readable while pending is not empty */
 };
+
+#define LOAD_BUDGET_NS 15000000ull
 
 int rec_bpf_open(struct rec *r, char *err, size_t errlen)
 {
@@ -89,6 +100,11 @@ int rec_bpf_open(struct rec *r, char *err, size_t errlen)
 		snprintf(err, errlen, "BPF backend: out of memory");
 		return -ENOMEM;
 	}
+	r->rb->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (r->rb->efd < 0) {
+		snprintf(err, errlen, "BPF backend: eventfd: %s", strerror(errno));
+		return -errno;
+	}
 	bo.table_bytes = o->table_memory; /* o: the recorder's full-size copy */
 	r->bpf = ustack_bpf__open(&bo, err, errlen);
 	return r->bpf ? 0 : -errno;
@@ -103,6 +119,9 @@ void rec_bpf_close(struct rec *r)
 		ustack_u64map__free(r->rb->kstack_of);
 		ustack_u64map__free(r->rb->entry_of);
 		free(r->rb->entries);
+		free(r->rb->pending);
+		if (r->rb->efd > 0)
+			close(r->rb->efd);
 		free(r->rb);
 		r->rb = NULL;
 	}
@@ -139,11 +158,61 @@ static void load_vma(struct rec *r, uint32_t pid, const struct pm_vma *v)
 			"from a stack copy instead)\n", f->path, strerror(-ret));
 }
 
+static uint64_t mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Queued: loaded by load_pending(), from the picture as it is then (a
+ * mapping gone by then needs no table). */
 void rec_bpf_mapped(struct rec *r, uint32_t pid, uint64_t start)
 {
-	if (r->bpf)
-		load_vma(r, pid, ustack_recmaps__find(r->rm, pid, start));
+	struct rec_bpf *b = r->rb;
+	uint64_t one = 1;
 
+	if (!r->bpf)
+		return;
+	if (b->nr_pending == b->cap_pending) {
+		size_t cap = b->cap_pending ? 2 * b->cap_pending : 64;
+		struct pending_load *q = malloc(cap * sizeof(*q));
+
+		if (!q) {
+			load_vma(r, pid, ustack_recmaps__find(r->rm, pid, start));
+			return;
+		}
+		for (size_t i = 0; i < b->nr_pending; i++)
+			q[i] = b->pending[(b->pending_head + i) % b->cap_pending];
+		free(b->pending);
+		b->pending = q;
+		b->cap_pending = cap;
+		b->pending_head = 0;
+	}
+	b->pending[(b->pending_head + b->nr_pending) % b->cap_pending] =
+		(struct pending_load){ .pid = pid, .start = start };
+	if (!b->nr_pending++ && write(b->efd, &one, sizeof(one)) < 0)
+		pr_debug("BPF tables: eventfd: %s\n", strerror(errno));
+}
+
+/* Queued tables, for at most @budget_ns (at least one). */
+static void load_pending(struct rec *r, uint64_t budget_ns)
+{
+	struct rec_bpf *b = r->rb;
+	uint64_t t0 = mono_now(), n;
+
+	while (b->nr_pending) {
+		struct pending_load p = b->pending[b->pending_head];
+
+		b->pending_head = (b->pending_head + 1) % b->cap_pending;
+		b->nr_pending--;
+		load_vma(r, p.pid, ustack_recmaps__find(r->rm, p.pid, p.start));
+		if (mono_now() - t0 >= budget_ns)
+			break;
+	}
+	if (!b->nr_pending && read(b->efd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		pr_debug("BPF tables: eventfd: %s\n", strerror(errno));
 }
 
 /* Every executable mapping of @pid now (the picture has them: synthesized). */
@@ -314,6 +383,9 @@ int rec_bpf_start(struct rec *r, pid_t child, char *err, size_t errlen)
 	} else {
 		preload_command(r, o->argv[0]);
 	}
+	/* those tables in the kernel before the first event (later ones are
+	 * written behind the reader's back: ustack_bpf__set_file()) */
+	ustack_bpf__sync(r->bpf);
 	for (int i = 0; i < r->nr_events; i++) {
 		char sys[128], *name;
 
@@ -333,6 +405,8 @@ int rec_bpf_start(struct rec *r, pid_t child, char *err, size_t errlen)
 	/* the side-band (event 0, the dummy) wakes the poll too: its MMAP2s
 	 * load tables, and the ring wakes the reader only in batches */
 	ret = ustack_perf_session__for_each_fd(r->ps, 0, watch_fd, r->bpf);
+	if (!ret)
+		ret = ustack_bpf__watch_fd(r->bpf, r->rb->efd); /* tables still to load */
 	if (ret)
 		snprintf(err, errlen, "BPF backend: polling the side-band: %s", strerror(-ret));
 	return ret;
@@ -575,7 +649,10 @@ int rec_bpf_epoll_fd(struct rec *r)
 
 int rec_bpf_poll(struct rec *r, int timeout_ms)
 {
-	int ret = ustack_bpf__poll(r->bpf, timeout_ms, on_ring_record, r);
+	int ret;
+
+	load_pending(r, LOAD_BUDGET_NS);
+	ret = ustack_bpf__poll(r->bpf, timeout_ms, on_ring_record, r);
 
 	lost_check(r);
 	return ret;
