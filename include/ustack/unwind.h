@@ -46,7 +46,9 @@ struct ustack_mapping {
 	size_t sz;             /**< sizeof(struct ustack_mapping) */
 	uint64_t start, end;   /**< runtime range [start, end) */
 	uint64_t file_offset;  /**< offset in the file mapped at @start */
-	const char *path;      /**< file to read tables from (NULL: none, or @image) */
+	const char *path;      /**< file to read tables from (NULL: none, or @image);
+	                            with @image, only the name its frames get
+	                            ("[vdso]"; NULL: "[image]") */
 	const void *image;     /**< or an ELF image in memory (the vDSO), @image_size bytes,
 	                            mapped from its offset 0 at @start */
 	size_t image_size;
@@ -142,7 +144,8 @@ USTACK_API int ustack_unwinder__unwind(struct ustack_unwinder *u, const struct u
 /** Where a frame's pc lies. */
 struct ustack_frame_info {
 	size_t sz;            /**< sizeof(struct ustack_frame_info), set by the caller */
-	const char *path;     /**< mapping's path ("[vdso]" for an image) */
+	const char *path;     /**< mapping's path; an image's name ("[vdso]" from a pid
+	                           or a core; "[image]" when given without one) */
 	uint64_t map_start;   /**< start of the mapping */
 	uint64_t file_offset; /**< offset in the file of pc (of pc - 1 for a return address) */
 	const char *symbol;   /**< ELF symbol (.symtab, else .dynsym), or NULL */
