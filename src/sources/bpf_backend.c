@@ -17,8 +17,10 @@
  * grace period on every update and delete of a map-in-map (10-50 ms each,
  * measured on 6.x), which made a python3 import burst block the reader for
  * half a second. So every write to `files` and `tables` goes, in order,
- * through a queue that one writer thread applies; ustack_bpf__set_file()
- * only builds the rows and their inner map and returns. A walk that meets
+ * through a queue that one writer thread applies. ustack_bpf__set_file_fd()
+ * queues the whole load: the writer opens the file in a module cache of
+ * its own (the recorder's is not shared across threads), compiles its
+ * rows, fills the inner map, then writes the maps. A walk that meets
  * a file whose entry is still queued stops with "not-loaded" and the stack
  * comes as a COPY record, as for any table not loaded yet.
  */
@@ -54,12 +56,13 @@ struct loaded {
 
 /* A write to the kernel's maps, applied by the writer thread in order. */
 struct map_op {
-	enum { OP_SET, OP_EVICT } kind;
+	/* OP_BUILD: build the rows first, from the file open at @fd */
+	enum { OP_SET, OP_EVICT, OP_BUILD } kind;
 	struct ub_file_key key;
 	struct ub_file_val val; /* OP_SET: the files entry (after tables[table_id] = fd) */
 	uint32_t table_id;
 	uint32_t nr_rows;
-	int fd; /* OP_SET with a table: the inner map, closed once in */
+	int fd; /* OP_SET with a table: the inner map, closed once in; OP_BUILD: the file */
 };
 
 struct ustack_bpf {
@@ -86,6 +89,9 @@ struct ustack_bpf {
 	pthread_cond_t cond; /* an op queued, the queue empty, stop */
 	pthread_t writer;
 	int writer_started, writer_busy, stopping;
+	struct ustack_modcache *wmc; /* the writer's own module cache */
+	uint64_t loaded;
+	int warned_load;
 	struct map_op *ops;
 	size_t ops_head, ops_len, ops_cap;
 };
@@ -194,10 +200,11 @@ void ustack_bpf__close(struct ustack_bpf *b)
 	for (size_t i = 0; i < b->ops_len; i++) {
 		struct map_op *op = &b->ops[(b->ops_head + i) % b->ops_cap];
 
-		if (op->kind == OP_SET && op->fd >= 0)
+		if (op->kind != OP_EVICT && op->fd >= 0)
 			close(op->fd);
 	}
 	free(b->ops);
+	ustack_modcache__free(b->wmc);
 	pthread_cond_destroy(&b->cond);
 	pthread_mutex_destroy(&b->lock);
 	for (int i = 0; i < b->nr_links; i++)
@@ -279,7 +286,7 @@ int ustack_bpf__has_file(struct ustack_bpf *b, uint64_t dev, uint64_t ino)
 	for (size_t i = 0; i < b->ops_len && !queued; i++) {
 		const struct map_op *op = &b->ops[(b->ops_head + i) % b->ops_cap];
 
-		queued = op->kind == OP_SET && op->key.dev == dev && op->key.ino == ino;
+		queued = op->kind != OP_EVICT && op->key.dev == dev && op->key.ino == ino;
 	}
 	pthread_mutex_unlock(&b->lock);
 	return queued || !bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.files), &k, &v);
@@ -302,12 +309,21 @@ static void unaccount(struct ustack_bpf *b, uint32_t table_id)
 	b->refused++;
 }
 
+static int prepare_set(struct ustack_bpf *b, struct ustack_modtab *m, struct map_op *op);
+
+/* OP_BUILD: the file's tables, from the writer's own cache, then OP_SET. */
+static void build_op(struct ustack_bpf *b, struct map_op *op);
+
 static void apply_op(struct ustack_bpf *b, struct map_op *op)
 {
 	int files = bpf_map__fd(b->skel->maps.files), tables = bpf_map__fd(b->skel->maps.tables);
 	struct ub_file_val v;
 	int ret = 0;
 
+	if (op->kind == OP_BUILD) {
+		build_op(b, op);
+		return;
+	}
 	if (op->kind == OP_EVICT) {
 		if (!bpf_map_lookup_elem(files, &op->key, &v) && v.table_id == op->table_id) {
 			v.flags &= ~UB_FILE_TABLE;
@@ -574,81 +590,142 @@ static int rows_map(const struct ub_row *rows, uint32_t nr)
 	return fd;
 }
 
-int ustack_bpf__set_file(struct ustack_bpf *b, uint64_t dev, uint64_t ino, uint64_t file_id,
-			 struct ustack_modtab *m)
+/*
+ * The rows of @m into a new inner map (op->fd) and op->val, the budget
+ * taken (evicting the oldest tables, queued), for the OP_SET @op.
+ * enum ustack_bpf_load or -errno. Main thread or writer.
+ */
+static int prepare_set(struct ustack_bpf *b, struct ustack_modtab *m, struct map_op *op)
 {
-	struct map_op op = { .kind = OP_SET, .key = { .dev = dev, .ino = ino },
-			     .val = { .file_id = file_id }, .fd = -1 };
 	struct ub_row *rows = NULL;
-	uint64_t t0 = now_ns(), need = 0;
+	uint64_t need = 0;
 	int ret;
 
+	op->kind = OP_SET;
+	op->fd = -1;
 	if (!m) {
-		op.val.flags = UB_FILE_NO_TABLE;
-		ret = USTACK_BPF_NO_TABLE;
-		goto set;
+		op->val.flags = UB_FILE_NO_TABLE;
+		return USTACK_BPF_NO_TABLE;
 	}
-	ret = build_rows(m, &rows, &op.val.nr_rows, &op.val.base, &op.val.limit);
+	ret = build_rows(m, &rows, &op->val.nr_rows, &op->val.base, &op->val.limit);
 	if (ret)
-		goto out;
-	if (!op.val.nr_rows) {
-		op.val.flags = UB_FILE_NO_TABLE;
-		ret = USTACK_BPF_NO_TABLE;
-		goto set;
+		return ret;
+	if (!op->val.nr_rows) {
+		op->val.flags = UB_FILE_NO_TABLE;
+		free(rows);
+		return USTACK_BPF_NO_TABLE;
 	}
-	need = (uint64_t)op.val.nr_rows * sizeof(struct ub_row);
+	need = (uint64_t)op->val.nr_rows * sizeof(struct ub_row);
 	if (need > b->max_table_bytes) {
-		pthread_mutex_lock(&b->lock);
-		b->refused++;
-		pthread_mutex_unlock(&b->lock);
 		ret = -ENOSPC;
 		goto out;
 	}
-	op.fd = rows_map(rows, op.val.nr_rows);
-	if (op.fd < 0) {
-		ret = op.fd;
+	op->fd = rows_map(rows, op->val.nr_rows);
+	if (op->fd < 0) {
+		ret = op->fd;
+		op->fd = -1;
 		goto out;
 	}
-	op.val.table_id = op.table_id = ++b->next_table;
-	if (!op.val.table_id)
-		op.val.table_id = op.table_id = ++b->next_table;
-	op.val.flags = UB_FILE_TABLE;
-	ret = USTACK_BPF_LOADED;
-set:
 	pthread_mutex_lock(&b->lock);
-	if (op.val.flags & UB_FILE_TABLE) {
-		while (b->table_bytes + need > b->max_table_bytes && b->fifo_len) {
-			if (!b->warned_budget++)
-				pr_warn("BPF tables: budget of %llu MiB full: evicting the oldest tables "
-					"(their frames stop with 'not-loaded')\n",
-					(unsigned long long)(b->max_table_bytes >> 20));
-			evict_oldest(b);
-		}
-		if (fifo_push(b, (struct loaded){ .key = op.key, .table_id = op.table_id,
-						  .nr_rows = op.val.nr_rows })) {
-			pthread_mutex_unlock(&b->lock);
-			close(op.fd);
-			ret = -ENOMEM;
-			goto out;
-		}
-		b->table_bytes += need;
+	op->val.table_id = op->table_id = ++b->next_table;
+	if (!op->val.table_id)
+		op->val.table_id = op->table_id = ++b->next_table;
+	op->val.flags = UB_FILE_TABLE;
+	while (b->table_bytes + need > b->max_table_bytes && b->fifo_len) {
+		if (!b->warned_budget++)
+			pr_warn("BPF tables: budget of %llu MiB full: evicting the oldest tables "
+				"(their frames stop with 'not-loaded')\n",
+				(unsigned long long)(b->max_table_bytes >> 20));
+		evict_oldest(b);
 	}
-	if (queue_op(b, &op)) {
+	ret = fifo_push(b, (struct loaded){ .key = op->key, .table_id = op->table_id,
+					    .nr_rows = op->val.nr_rows });
+	if (!ret) {
+		b->table_bytes += need;
+		b->loaded++;
+		ret = USTACK_BPF_LOADED;
+	}
+	pthread_mutex_unlock(&b->lock);
+	if (ret < 0) {
+		close(op->fd);
+		op->fd = -1;
+	}
+out:
+	if (ret == -ENOSPC) {
+		pthread_mutex_lock(&b->lock);
+		b->refused++;
+		pthread_mutex_unlock(&b->lock);
+	}
+	free(rows);
+	return ret;
+}
+
+static void build_op(struct ustack_bpf *b, struct map_op *op)
+{
+	struct map_op set = { .key = op->key, .val = { .file_id = op->val.file_id } };
+	struct ustack_modtab *m = NULL;
+	char path[64];
+	int ret;
+
+	if (!b->wmc)
+		b->wmc = ustack_modcache__new(8, USTACK_MODCACHE_COMPILE_CFI);
+	char name[512];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", op->fd);
+	if (b->wmc)
+		m = ustack_modcache__get(b->wmc, path);
+	n = readlink(path, name, sizeof(name) - 1);
+	name[n > 0 ? n : 0] = 0;
+	close(op->fd);
+	op->fd = -1;
+	ret = prepare_set(b, m, &set);
+	ustack_modtab__put(m);
+	if (ret >= 0) {
+		apply_op(b, &set);
+	} else {
+		pthread_mutex_lock(&b->lock);
+		n = b->warned_load++;
+		pthread_mutex_unlock(&b->lock);
+		if (!n)
+			pr_warn("%s: unwind table not given to the kernel: %s (its frames are "
+				"unwound from a stack copy instead)\n", name, strerror(-ret));
+	}
+}
+
+int ustack_bpf__set_file(struct ustack_bpf *b, uint64_t dev, uint64_t ino, uint64_t file_id,
+			 struct ustack_modtab *m)
+{
+	struct map_op op = { .key = { .dev = dev, .ino = ino }, .val = { .file_id = file_id } };
+	uint64_t t0 = now_ns();
+	int ret = prepare_set(b, m, &op);
+
+	pthread_mutex_lock(&b->lock);
+	if (ret >= 0 && queue_op(b, &op)) {
 		if (op.val.flags & UB_FILE_TABLE)
 			unaccount(b, op.table_id);
-		pthread_mutex_unlock(&b->lock);
 		if (op.fd >= 0)
 			close(op.fd);
 		ret = -ENOMEM;
-		goto out;
 	}
-	pthread_mutex_unlock(&b->lock);
-out:
-	free(rows);
-	pthread_mutex_lock(&b->lock);
 	b->load_ns += now_ns() - t0;
 	pthread_mutex_unlock(&b->lock);
 	return ret;
+}
+
+int ustack_bpf__set_file_fd(struct ustack_bpf *b, uint64_t dev, uint64_t ino, uint64_t file_id,
+			    int fd)
+{
+	struct map_op op = { .kind = OP_BUILD, .key = { .dev = dev, .ino = ino },
+			     .val = { .file_id = file_id }, .fd = fd };
+	int ret;
+
+	pthread_mutex_lock(&b->lock);
+	ret = queue_op(b, &op);
+	pthread_mutex_unlock(&b->lock);
+	if (ret)
+		close(fd);
+	return ret ? ret : USTACK_BPF_LOADED;
 }
 
 /* ---- ring buffer ------------------------------------------------------------------ */
@@ -755,6 +832,7 @@ void ustack_bpf__stats(struct ustack_bpf *b, struct ustack_bpf_stats *st)
 	st->tables_evicted = b->evicted;
 	st->tables_refused = b->refused;
 	st->load_ns = b->load_ns;
+	st->tables_loaded = b->loaded;
 	pthread_mutex_unlock(&b->lock);
 }
 

@@ -67,7 +67,7 @@ struct rec_bpf {
 	uint64_t lost_seen, kernel_bytes;
 	uint64_t kips[UB_MAX_FRAMES];
 	struct ustack_frame frames[UB_MAX_FRAMES];
-	int loaded, failed_load;
+	int failed_load;
 	/* executable mappings whose tables are still to be loaded */
 	struct pending_load { uint32_t pid; uint64_t start; } *pending;
 	size_t pending_head, nr_pending, cap_pending;
@@ -134,7 +134,7 @@ static void load_vma(struct rec *r, uint32_t pid, const struct pm_vma *v)
 	struct pm_file *f = v ? ustack_recmaps__file(r->rm, v->file) : NULL;
 	uint64_t dev, ino;
 	struct ustack_modtab *m;
-	int ret;
+	int ret, fd;
 
 	if (!f)
 		return; /* anonymous code: the heuristic, as in user space */
@@ -149,11 +149,16 @@ static void load_vma(struct rec *r, uint32_t pid, const struct pm_vma *v)
 		return;
 	ustack_recmaps__file_info(r->rm, f, pid);
 	m = ustack_recmaps__tables(r->rm, pid, v);
-	ret = ustack_bpf__set_file(r->bpf, dev, ino, f->id, m);
+	/* the rows are compiled by the backend's thread, from the file open
+	 * here (the process may be gone by then); the vDSO is an image */
+	fd = m && f->kind != USTACK_VMA_VDSO
+		     ? open(ustack_elf__path(ustack_modtab__elf(m)), O_RDONLY | O_CLOEXEC) : -1;
+	if (fd >= 0)
+		ret = ustack_bpf__set_file_fd(r->bpf, dev, ino, f->id, fd);
+	else
+		ret = ustack_bpf__set_file(r->bpf, dev, ino, f->id, m);
 	ustack_modtab__put(m);
-	if (ret == USTACK_BPF_LOADED)
-		r->rb->loaded++;
-	else if (ret < 0 && !r->rb->failed_load++)
+	if (ret < 0 && !r->rb->failed_load++)
 		pr_warn("%s: unwind table not given to the kernel: %s (its frames are unwound "
 			"from a stack copy instead)\n", f->path, strerror(-ret));
 }
@@ -242,7 +247,6 @@ static void preload_path(struct rec *r, const char *path)
 	struct ustack_modtab *m;
 	struct pm_file *f;
 	struct stat sb;
-	int ret;
 
 	if (!realpath(path, real) || stat(real, &sb) || !S_ISREG(sb.st_mode))
 		return;
@@ -257,11 +261,9 @@ static void preload_path(struct rec *r, const char *path)
 	if (!f)
 		return;
 	ustack_recmaps__file_info(r->rm, f, (uint32_t)getpid());
-	ret = ustack_bpf__set_file(r->bpf, ((uint64_t)major(sb.st_dev) << 20) | minor(sb.st_dev),
-				   sb.st_ino, f->id, m);
+	ustack_bpf__set_file(r->bpf, ((uint64_t)major(sb.st_dev) << 20) | minor(sb.st_dev),
+			     sb.st_ino, f->id, m);
 	ustack_modtab__put(m);
-	if (ret == USTACK_BPF_LOADED)
-		r->rb->loaded++;
 }
 
 /* The file execvp() would run for @cmd. */
@@ -673,7 +675,7 @@ void rec_bpf_stats(struct rec *r)
 	r->st.walks_late = bs.c[UB_C_STALE];
 	r->st.maps_busy = bs.c[UB_C_MAPS_BUSY];
 	r->st.copies_skipped = bs.c[UB_C_COPY_SKIPPED];
-	r->st.tables_loaded = r->rb->loaded;
+	r->st.tables_loaded = bs.tables_loaded;
 	r->st.table_bytes = bs.table_bytes;
 	r->st.tables_evicted = bs.tables_evicted;
 	r->st.table_seconds = bs.load_ns / 1e9;
