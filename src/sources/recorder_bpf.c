@@ -660,25 +660,25 @@ int rec_bpf_poll(struct rec *r, int timeout_ms)
 	return ret;
 }
 
-void rec_bpf_stats(struct rec *r)
+void rec_bpf_stats(const struct rec *r, struct ustack_record_stats *st)
 {
 	struct ustack_bpf_stats bs;
 
 	if (!r->bpf)
 		return;
 	ustack_bpf__stats(r->bpf, &bs);
-	r->st.kernel_bytes = bs.ring_bytes + bs.kstack_bytes;
-	r->st.not_loaded = bs.c[UB_C_NOT_LOADED];
-	r->st.read_faults = bs.c[UB_C_READ_FAULT];
-	r->st.walks_at_once = bs.c[UB_C_IRQ_WALKS];
-	r->st.walks_deferred = bs.c[UB_C_DEFERRED];
-	r->st.walks_late = bs.c[UB_C_STALE];
-	r->st.maps_busy = bs.c[UB_C_MAPS_BUSY];
-	r->st.copies_skipped = bs.c[UB_C_COPY_SKIPPED];
-	r->st.tables_loaded = bs.tables_loaded;
-	r->st.table_bytes = bs.table_bytes;
-	r->st.tables_evicted = bs.tables_evicted;
-	r->st.table_seconds = bs.load_ns / 1e9;
+	st->kernel_bytes = bs.ring_bytes + bs.kstack_bytes;
+	st->not_loaded = bs.c[UB_C_NOT_LOADED];
+	st->read_faults = bs.c[UB_C_READ_FAULT];
+	st->walks_at_once = bs.c[UB_C_IRQ_WALKS];
+	st->walks_deferred = bs.c[UB_C_DEFERRED];
+	st->walks_late = bs.c[UB_C_STALE];
+	st->maps_busy = bs.c[UB_C_MAPS_BUSY];
+	st->copies_skipped = bs.c[UB_C_COPY_SKIPPED];
+	st->tables_loaded = bs.tables_loaded;
+	st->table_bytes = bs.table_bytes;
+	st->tables_evicted = bs.tables_evicted;
+	st->table_seconds = bs.load_ns / 1e9;
 }
 
 void rec_bpf_drain(struct rec *r)
@@ -694,5 +694,5 @@ void rec_bpf_finish(struct rec *r)
 	rec_bpf_drain(r);
 	for (size_t i = 0; i < b->nr_entries; i++)
 		close_entry(r, &b->entries[i]);
-	rec_bpf_stats(r);
+	rec_bpf_stats(r, &r->st);
 }

@@ -19,6 +19,10 @@
 #                            a map of maps waits for an RCU grace period);
 #                            docs/api.md says __read never blocks (linked
 #                            with build/libustack.a: a time, not ASan's)
+#   record_eventloop_free_without_stop_copy, _bpf  ustack_recorder__free()
+#                            without __stop(), the command still running
+#                            with its last entry open: all 300 getppid
+#                            events have their user stacks, as with __stop
 #   record_eventloop_badopts opts from a "newer header" (sz larger, a
 #                            non-zero unknown byte) are refused with EINVAL
 set -u
@@ -137,6 +141,81 @@ elif run_loop "${T}_stall" -b bpf "$tmp/py.data" cpu-clock -- python3 -c "$py"; 
 	else
 		echo "FAIL ${T}_stall: longest ustack_recorder__read() ${ms:-?} ms (want < $STALL_MS), backend ${ran:-?}: $(echo "$out" | tr '\n' '|')"
 	fi
+fi
+
+# __free without __stop: the same trace as with __stop (docs/api.md: "frees,
+# stopping first if needed"). The command makes its 300 getppid() calls,
+# says so through a file, then sleeps: the recorder is freed while the
+# thread's last entry is still open (its user stack is written at the
+# thread's next entry or exit, or by __stop).
+cat >"$tmp/nostop.c" <<'N'
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <ustack/record.h>
+int main(int argc, char **argv) /* BACKEND TRACE EVENT DONEFILE -- CMD... */
+{
+	const char *ev[1] = { argv[3] };
+	struct ustack_record_opts o = { .sz = sizeof(o), .output = argv[2], .events = ev,
+					.nr_events = 1, .argv = argv + 6 };
+	struct ustack_recorder *r;
+
+	o.backend = !strcmp(argv[1], "bpf") ? USTACK_RECORD_BPF : USTACK_RECORD_COPY;
+	r = ustack_recorder__new(&o);
+	if (!r) {
+		perror("ustack_recorder__new");
+		return 1;
+	}
+	while (!ustack_recorder__poll(r, 100))
+		if (!access(argv[4], F_OK)) {
+			ustack_recorder__poll(r, 100); /* what came before the file */
+			break;
+		}
+	ustack_recorder__free(r); /* no __stop */
+	return 0;
+}
+N
+cat >"$tmp/hold.c" <<'H'
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+__attribute__((noinline)) static void ping(void)
+{
+	struct timespec ts = { 0, 3000000 };
+
+	getppid();
+	nanosleep(&ts, 0);
+}
+int main(int argc, char **argv)
+{
+	for (int i = 0; i < 300; i++)
+		ping();
+	close(open(argv[1], O_CREAT | O_WRONLY, 0600));
+	sleep(3);
+	return 0;
+}
+H
+if [ $event != syscalls:sys_enter_getppid ]; then
+	echo "SKIP ${T}_free_without_stop: needs the syscalls:sys_enter_getppid tracepoint"
+elif ! $CC -O2 $san -I"$TOP/include" -o "$tmp/nostop" "$tmp/nostop.c" "$LIB" $libs 2>"$tmp/cc3.err" ||
+     ! $CC -O2 -o "$tmp/hold" "$tmp/hold.c" 2>>"$tmp/cc3.err"; then
+	echo "FAIL ${T}_free_without_stop: does not compile: $(head -2 "$tmp/cc3.err")"
+else
+	for b in copy bpf; do
+		rm -f "$tmp/done"
+		if ! "$tmp/nostop" $b "$tmp/ns_$b.data" $event "$tmp/done" -- "$tmp/hold" "$tmp/done" \
+			>"$tmp/ns.out" 2>&1; then
+			echo "SKIP ${T}_free_without_stop_$b: cannot record: $(head -1 "$tmp/ns.out")"
+			continue
+		fi
+		n=$("$USTACK" report -i "$tmp/ns_$b.data" --format folded --no-lines 2>"$tmp/ns.err" |
+			awk '/main/ && /getppid/ { s += $NF } END { print s + 0 }')
+		if [ "$n" = 300 ]; then
+			echo "PASS ${T}_free_without_stop_$b: 300 getppid events with their stacks"
+		else
+			echo "FAIL ${T}_free_without_stop_$b: getppid stacks through main $n (want 300); report: $(head -2 "$tmp/ns.err" | tr '\n' '|')"
+		fi
+	done
 fi
 
 cat >"$tmp/badopts.c" <<'B'
