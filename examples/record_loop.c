@@ -5,10 +5,11 @@
  * for whatever else the program does), with the non-blocking recorder of
  * <ustack/record.h>. It records one command:
  *
- *   record_loop TRACE EVENT -- CMD [ARGS...]
+ *   record_loop [-b auto|bpf|copy] TRACE EVENT -- CMD [ARGS...]
  *
- * and prints how many ticks its own timer saw while recording, then the
- * recorder's totals.
+ * and prints how many ticks its own timer saw while recording, the longest
+ * ustack_recorder__read() call (the time the loop could not serve its
+ * other fds), then the recorder's totals and which backend ran.
  */
 #include <errno.h>
 #include <poll.h>
@@ -16,9 +17,18 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <ustack/record.h>
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
 
 int main(int argc, char **argv)
 {
@@ -29,10 +39,18 @@ int main(int argc, char **argv)
 	struct ustack_record_stats st;
 	struct ustack_recorder *rec;
 	unsigned long ticks = 0;
+	double longest = 0;
 	int tfd, ret;
 
+	if (argc > 2 && !strcmp(argv[1], "-b")) {
+		o.backend = !strcmp(argv[2], "bpf")    ? USTACK_RECORD_BPF
+			    : !strcmp(argv[2], "copy") ? USTACK_RECORD_COPY
+						       : USTACK_RECORD_AUTO;
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc < 5 || strcmp(argv[3], "--")) {
-		fprintf(stderr, "usage: %s TRACE EVENT -- CMD [ARGS...]\n", argv[0]);
+		fprintf(stderr, "usage: record_loop [-b auto|bpf|copy] TRACE EVENT -- CMD [ARGS...]\n");
 		return 2;
 	}
 	events[0] = argv[2];
@@ -65,7 +83,11 @@ int main(int argc, char **argv)
 		if ((p[1].revents & POLLIN) && read(tfd, &n, sizeof(n)) == sizeof(n))
 			ticks += n; /* the program's own work */
 		if (p[0].revents & POLLIN) {
+			double t0 = now_ms();
+
 			ret = ustack_recorder__read(rec); /* never blocks */
+			if (now_ms() - t0 > longest)
+				longest = now_ms() - t0;
 			if (ret)
 				break; /* 1: over; < 0: failed */
 		}
@@ -79,8 +101,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("record_loop: %lu ticks of our own timer while recording\n", ticks);
-	printf("record_loop: %llu events, %llu user stacks, %llu lost, command status %d\n",
+	printf("record_loop: longest ustack_recorder__read() %.1f ms\n", longest);
+	printf("record_loop: %llu events, %llu user stacks, %llu lost, command status %d, backend %s\n",
 	       (unsigned long long)st.events, (unsigned long long)st.user_stacks,
-	       (unsigned long long)st.lost, st.child_status);
+	       (unsigned long long)st.lost, st.child_status,
+	       st.backend == USTACK_RECORD_BPF ? "bpf" : "copy");
 	return 0;
 }

@@ -161,9 +161,9 @@ USTACK_API struct ustack_procmaps *ustack_procmaps__open(int pid, const struct u
  * @param buf maps text (need not be NUL-terminated)
  * @param len its length in bytes
  * @param opts options or NULL
- * @return the object, or NULL with errno EBADMSG (a malformed line: the
- *         warning names the line number, also given by
- *         ustack_procmaps__error_line()), ENOMEM
+ * @return the object, or NULL with errno EBADMSG (a malformed line:
+ *         opts->errbuf names it, or without an errbuf a warning through
+ *         the print callback), ENOMEM
  */
 USTACK_API struct ustack_procmaps *ustack_procmaps__open_text(const char *buf, size_t len,
 							       const struct ustack_procmaps_opts *opts);
@@ -180,8 +180,9 @@ USTACK_API struct ustack_procmaps *ustack_procmaps__open_text(const char *buf, s
 USTACK_API int ustack_procmaps__reload(struct ustack_procmaps *pm, const char *buf, size_t len);
 
 /**
- * Line number (1-based) of the last malformed line met by a text parse in
- * this thread, or 0.
+ * Deprecated since 0.2 (kept for the ABI): use opts->errbuf, whose message
+ * names the line. Line number (1-based) of the last malformed line met by
+ * a text parse in this thread, or 0.
  * @return line number
  */
 USTACK_API unsigned int ustack_procmaps__error_line(void);

@@ -46,7 +46,9 @@ struct ustack_mapping {
 	size_t sz;             /**< sizeof(struct ustack_mapping) */
 	uint64_t start, end;   /**< runtime range [start, end) */
 	uint64_t file_offset;  /**< offset in the file mapped at @start */
-	const char *path;      /**< file to read tables from (NULL: none, or @image) */
+	const char *path;      /**< file to read tables from (NULL: none, or @image);
+	                            with @image, only the name its frames get
+	                            ("[vdso]"; NULL: "[image]") */
 	const void *image;     /**< or an ELF image in memory (the vDSO), @image_size bytes,
 	                            mapped from its offset 0 at @start */
 	size_t image_size;
@@ -68,6 +70,18 @@ typedef int (*ustack_find_mapping_fn)(void *ctx, uint64_t pc, struct ustack_mapp
 /** Read @len bytes at @addr of the target: 0 or -EFAULT. */
 typedef int (*ustack_read_mem_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
 
+/**
+ * Where the unwind tables of mapping @m come from (libdwfl's find_elf):
+ * write the path of the ELF file to read SFrame and DWARF CFI from into
+ * @path (@path_sz bytes, NUL-terminated) and return 0, or return -ENOENT
+ * for the default (@m's own path). Called once per file mapping, when a pc
+ * first needs its tables. The file must have @m's build ID when @m has one
+ * (a copy of the mapped file, or its separate debug file with
+ * .debug_frame). Not called for in-memory images.
+ */
+typedef int (*ustack_find_table_file_fn)(void *ctx, const struct ustack_mapping *m, char *path,
+					 size_t path_sz);
+
 struct ustack_unwinder_opts {
 	size_t sz;            /**< sizeof(struct ustack_unwinder_opts) */
 	/** > 0: the mappings of this live process (/proc/PID/maps), looked up
@@ -78,6 +92,9 @@ struct ustack_unwinder_opts {
 	void *find_mapping_ctx;
 	/** files whose tables stay open at once (0: 256) */
 	unsigned int max_tables;
+	/** where a mapping's tables come from (NULL: its path); since 0.2 */
+	ustack_find_table_file_fn find_table_file;
+	void *find_table_file_ctx;
 };
 
 struct ustack_unwinder;
@@ -142,7 +159,8 @@ USTACK_API int ustack_unwinder__unwind(struct ustack_unwinder *u, const struct u
 /** Where a frame's pc lies. */
 struct ustack_frame_info {
 	size_t sz;            /**< sizeof(struct ustack_frame_info), set by the caller */
-	const char *path;     /**< mapping's path ("[vdso]" for an image) */
+	const char *path;     /**< mapping's path; an image's name ("[vdso]" from a pid
+	                           or a core; "[image]" when given without one) */
 	uint64_t map_start;   /**< start of the mapping */
 	uint64_t file_offset; /**< offset in the file of pc (of pc - 1 for a return address) */
 	const char *symbol;   /**< ELF symbol (.symtab, else .dynsym), or NULL */

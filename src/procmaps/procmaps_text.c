@@ -132,9 +132,12 @@ uint32_t pm_kind_of_name(const char *name, size_t len, uint32_t flags, int file_
 
 static int bad_line(struct ustack_procmaps *pm, unsigned int line, const char *why)
 {
-	pr_warn("%s: line %u: %s\n", pm->name, line, why);
+	/* the failure's message goes one way: the caller's errbuf when it
+	 * gave one, else (callers from before 0.2) the print callback */
 	if (pm->errbuf && pm->errbuf_sz)
 		snprintf(pm->errbuf, pm->errbuf_sz, "%s: line %u: %s", pm->name, line, why);
+	else
+		pr_warn("%s: line %u: %s\n", pm->name, line, why);
 	pm_set_error_line(line);
 	return -EBADMSG;
 }

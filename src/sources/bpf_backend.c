@@ -12,8 +12,20 @@
  * evicts the oldest loaded tables first (their files' frames then stop with
  * "not-loaded" until the file is mapped again), one bigger than the whole
  * budget is refused. Neither can produce a wrong frame.
+ *
+ * Writes to `tables` (a hash of maps) are slow: the kernel waits for an RCU
+ * grace period on every update and delete of a map-in-map (10-50 ms each,
+ * measured on 6.x), which made a python3 import burst block the reader for
+ * half a second. So every write to `files` and `tables` goes, in order,
+ * through a queue that one writer thread applies. ustack_bpf__set_file_fd()
+ * queues the whole load: the writer opens the file in a module cache of
+ * its own (the recorder's is not shared across threads), compiles its
+ * rows, fills the inner map, then writes the maps. A walk that meets
+ * a file whose entry is still queued stops with "not-loaded" and the stack
+ * comes as a COPY record, as for any table not loaded yet.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +99,17 @@ struct loaded {
 	uint32_t nr_rows;
 };
 
+/* A write to the kernel's maps, applied by the writer thread in order. */
+struct map_op {
+	/* OP_BUILD: build the rows first, from the file open at @fd */
+	enum { OP_SET, OP_EVICT, OP_BUILD } kind;
+	struct ub_file_key key;
+	struct ub_file_val val; /* OP_SET: the files entry (after tables[table_id] = fd) */
+	uint32_t table_id;
+	uint32_t nr_rows;
+	int fd; /* OP_SET with a table: the inner map, closed once in; OP_BUILD: the file */
+};
+
 struct ustack_bpf {
 	struct ustack_record_bpf *skel;
 	void *elf_copy; /* the object libbpf reads on 7.x kernels (skel_open) */
@@ -106,6 +129,17 @@ struct ustack_bpf {
 	uint64_t ring_bytes, kstack_bytes;
 	uint64_t evicted, refused, load_ns;
 	int warned_budget;
+	/* the writer: ops[] (a ring, under lock), fifo and the counters above
+	 * are shared with it */
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* an op queued, the queue empty, stop */
+	pthread_t writer;
+	int writer_started, writer_busy, stopping;
+	struct ustack_modcache *wmc; /* the writer's own module cache */
+	uint64_t loaded;
+	int warned_load;
+	struct map_op *ops;
+	size_t ops_head, ops_len, ops_cap;
 };
 
 static uint64_t now_ns(void)
@@ -263,6 +297,8 @@ struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, 
 		errno = ENOSYS;
 		return NULL;
 	}
+	pthread_mutex_init(&b->lock, NULL);
+	pthread_cond_init(&b->cond, NULL);
 	libbpf_set_print(libbpf_print);
 	b->nr_cpus = libbpf_num_possible_cpus();
 	b->max_table_bytes = o->table_bytes ? o->table_bytes : DEFAULT_TABLE_BYTES;
@@ -300,6 +336,23 @@ void ustack_bpf__close(struct ustack_bpf *b)
 {
 	if (!b)
 		return;
+	if (b->writer_started) {
+		pthread_mutex_lock(&b->lock);
+		b->stopping = 1;
+		pthread_cond_broadcast(&b->cond);
+		pthread_mutex_unlock(&b->lock);
+		pthread_join(b->writer, NULL);
+	}
+	for (size_t i = 0; i < b->ops_len; i++) {
+		struct map_op *op = &b->ops[(b->ops_head + i) % b->ops_cap];
+
+		if (op->kind != OP_EVICT && op->fd >= 0)
+			close(op->fd);
+	}
+	free(b->ops);
+	ustack_modcache__free(b->wmc);
+	pthread_cond_destroy(&b->cond);
+	pthread_mutex_destroy(&b->lock);
 	for (int i = 0; i < b->nr_links; i++)
 		bpf_link__destroy(b->links[i]);
 	ring_buffer__free(b->ring);
@@ -374,8 +427,150 @@ int ustack_bpf__has_file(struct ustack_bpf *b, uint64_t dev, uint64_t ino)
 {
 	struct ub_file_key k = { .dev = dev, .ino = ino };
 	struct ub_file_val v;
+	int queued = 0;
 
-	return !bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.files), &k, &v);
+	pthread_mutex_lock(&b->lock);
+	for (size_t i = 0; i < b->ops_len && !queued; i++) {
+		const struct map_op *op = &b->ops[(b->ops_head + i) % b->ops_cap];
+
+		queued = op->kind != OP_EVICT && op->key.dev == dev && op->key.ino == ino;
+	}
+	pthread_mutex_unlock(&b->lock);
+	return queued || !bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.files), &k, &v);
+}
+
+/* ---- the writer: every write to files and tables, in order --------------------- */
+
+/* Take back the budget of a table that never made it in (under lock). */
+static void unaccount(struct ustack_bpf *b, uint32_t table_id)
+{
+	for (size_t i = 0; i < b->fifo_len; i++) {
+		struct loaded *l = &b->fifo[(b->fifo_head + i) % b->fifo_cap];
+
+		if (l->table_id == table_id) {
+			b->table_bytes -= (uint64_t)l->nr_rows * sizeof(struct ub_row);
+			l->nr_rows = 0; /* evicting it deletes nothing */
+			break;
+		}
+	}
+	b->refused++;
+}
+
+static int prepare_set(struct ustack_bpf *b, struct ustack_modtab *m, struct map_op *op);
+
+/* OP_BUILD: the file's tables, from the writer's own cache, then OP_SET. */
+static void build_op(struct ustack_bpf *b, struct map_op *op);
+
+static void apply_op(struct ustack_bpf *b, struct map_op *op)
+{
+	int files = bpf_map__fd(b->skel->maps.files), tables = bpf_map__fd(b->skel->maps.tables);
+	struct ub_file_val v;
+	int ret = 0;
+
+	if (op->kind == OP_BUILD) {
+		build_op(b, op);
+		return;
+	}
+	if (op->kind == OP_EVICT) {
+		if (!bpf_map_lookup_elem(files, &op->key, &v) && v.table_id == op->table_id) {
+			v.flags &= ~UB_FILE_TABLE;
+			v.table_id = 0;
+			bpf_map_update_elem(files, &op->key, &v, BPF_ANY);
+		}
+		bpf_map_delete_elem(tables, &op->table_id);
+		return;
+	}
+	if (op->fd >= 0) {
+		ret = bpf_map_update_elem(tables, &op->table_id, &op->fd, BPF_ANY) ? -errno : 0;
+		close(op->fd); /* the outer map holds it now */
+		op->fd = -1;
+	}
+	if (!ret && bpf_map_update_elem(files, &op->key, &op->val, BPF_ANY)) {
+		ret = -errno;
+		if (op->val.flags & UB_FILE_TABLE)
+			bpf_map_delete_elem(tables, &op->table_id); /* nothing names it */
+	}
+	if (ret) {
+		pthread_mutex_lock(&b->lock);
+		if (op->val.flags & UB_FILE_TABLE)
+			unaccount(b, op->table_id);
+		else
+			b->refused++;
+		pthread_mutex_unlock(&b->lock);
+		pr_debug("BPF tables: file %llu not given to the kernel: %s\n",
+			 (unsigned long long)op->val.file_id, strerror(-ret));
+	}
+}
+
+static void *writer_main(void *arg)
+{
+	struct ustack_bpf *b = arg;
+
+	pthread_mutex_lock(&b->lock);
+	for (;;) {
+		struct map_op op;
+		uint64_t t0;
+
+		while (!b->ops_len && !b->stopping)
+			pthread_cond_wait(&b->cond, &b->lock);
+		if (b->stopping)
+			break;
+		op = b->ops[b->ops_head]; /* stays queued (has_file) until applied */
+		b->writer_busy = 1;
+		pthread_mutex_unlock(&b->lock);
+		t0 = now_ns();
+		apply_op(b, &op);
+		pthread_mutex_lock(&b->lock);
+		b->load_ns += now_ns() - t0;
+		b->ops_head = (b->ops_head + 1) % b->ops_cap;
+		b->ops_len--;
+		b->writer_busy = 0;
+		if (!b->ops_len)
+			pthread_cond_broadcast(&b->cond);
+	}
+	pthread_mutex_unlock(&b->lock);
+	return NULL;
+}
+
+/* Queue @op (under lock); without a writer thread, apply it now. */
+static int queue_op(struct ustack_bpf *b, const struct map_op *op)
+{
+	if (!b->writer_started) {
+		if (pthread_create(&b->writer, NULL, writer_main, b)) {
+			struct map_op now = *op;
+
+			pthread_mutex_unlock(&b->lock);
+			apply_op(b, &now);
+			pthread_mutex_lock(&b->lock);
+			return 0;
+		}
+		b->writer_started = 1;
+	}
+	if (b->ops_len == b->ops_cap) {
+		size_t cap = b->ops_cap ? 2 * b->ops_cap : 64;
+		struct map_op *q = malloc(cap * sizeof(*q));
+
+		if (!q)
+			return -ENOMEM;
+		for (size_t i = 0; i < b->ops_len; i++)
+			q[i] = b->ops[(b->ops_head + i) % b->ops_cap];
+		free(b->ops);
+		b->ops = q;
+		b->ops_cap = cap;
+		b->ops_head = 0;
+	}
+	b->ops[(b->ops_head + b->ops_len) % b->ops_cap] = *op;
+	b->ops_len++;
+	pthread_cond_broadcast(&b->cond);
+	return 0;
+}
+
+void ustack_bpf__sync(struct ustack_bpf *b)
+{
+	pthread_mutex_lock(&b->lock);
+	while (b->ops_len && b->writer_started)
+		pthread_cond_wait(&b->cond, &b->lock);
+	pthread_mutex_unlock(&b->lock);
 }
 
 /* Row flags of a span; FALLBACK where the kernel's form cannot say it. */
@@ -484,19 +679,15 @@ out:
 	return ret;
 }
 
-/* Drop the oldest table (its file's entry loses UB_FILE_TABLE). */
+/* Drop the oldest table (its file's entry loses UB_FILE_TABLE); under lock. */
 static void evict_oldest(struct ustack_bpf *b)
 {
 	struct loaded *l = &b->fifo[b->fifo_head];
-	struct ub_file_val v;
-	int files = bpf_map__fd(b->skel->maps.files);
+	struct map_op op = { .kind = OP_EVICT, .key = l->key, .table_id = l->table_id, .fd = -1 };
 
-	if (!bpf_map_lookup_elem(files, &l->key, &v) && v.table_id == l->table_id) {
-		v.flags &= ~UB_FILE_TABLE;
-		v.table_id = 0;
-		bpf_map_update_elem(files, &l->key, &v, BPF_ANY);
-	}
-	bpf_map_delete_elem(bpf_map__fd(b->skel->maps.tables), &l->table_id);
+	/* out of memory for the op: the kernel keeps the table past the
+	 * budget (its rows stay right), the budget forgets it */
+	queue_op(b, &op);
 	b->table_bytes -= (uint64_t)l->nr_rows * sizeof(struct ub_row);
 	b->fifo_head = (b->fifo_head + 1) % b->fifo_cap;
 	b->fifo_len--;
@@ -546,34 +737,47 @@ static int rows_map(const struct ub_row *rows, uint32_t nr)
 	return fd;
 }
 
-int ustack_bpf__set_file(struct ustack_bpf *b, uint64_t dev, uint64_t ino, uint64_t file_id,
-			 struct ustack_modtab *m)
+/*
+ * The rows of @m into a new inner map (op->fd) and op->val, the budget
+ * taken (evicting the oldest tables, queued), for the OP_SET @op.
+ * enum ustack_bpf_load or -errno. Main thread or writer.
+ */
+static int prepare_set(struct ustack_bpf *b, struct ustack_modtab *m, struct map_op *op)
 {
-	struct ub_file_key k = { .dev = dev, .ino = ino };
-	struct ub_file_val v = { .file_id = file_id };
 	struct ub_row *rows = NULL;
-	uint64_t t0 = now_ns(), need = 0;
-	int files = bpf_map__fd(b->skel->maps.files), fd, ret;
+	uint64_t need = 0;
+	int ret;
 
+	op->kind = OP_SET;
+	op->fd = -1;
 	if (!m) {
-		v.flags = UB_FILE_NO_TABLE;
-		ret = USTACK_BPF_NO_TABLE;
-		goto set;
+		op->val.flags = UB_FILE_NO_TABLE;
+		return USTACK_BPF_NO_TABLE;
 	}
-	ret = build_rows(m, &rows, &v.nr_rows, &v.base, &v.limit);
+	ret = build_rows(m, &rows, &op->val.nr_rows, &op->val.base, &op->val.limit);
 	if (ret)
-		goto out;
-	if (!v.nr_rows) {
-		v.flags = UB_FILE_NO_TABLE;
-		ret = USTACK_BPF_NO_TABLE;
-		goto set;
+		return ret;
+	if (!op->val.nr_rows) {
+		op->val.flags = UB_FILE_NO_TABLE;
+		free(rows);
+		return USTACK_BPF_NO_TABLE;
 	}
-	need = (uint64_t)v.nr_rows * sizeof(struct ub_row);
+	need = (uint64_t)op->val.nr_rows * sizeof(struct ub_row);
 	if (need > b->max_table_bytes) {
-		b->refused++;
 		ret = -ENOSPC;
 		goto out;
 	}
+	op->fd = rows_map(rows, op->val.nr_rows);
+	if (op->fd < 0) {
+		ret = op->fd;
+		op->fd = -1;
+		goto out;
+	}
+	pthread_mutex_lock(&b->lock);
+	op->val.table_id = op->table_id = ++b->next_table;
+	if (!op->val.table_id)
+		op->val.table_id = op->table_id = ++b->next_table;
+	op->val.flags = UB_FILE_TABLE;
 	while (b->table_bytes + need > b->max_table_bytes && b->fifo_len) {
 		if (!b->warned_budget++)
 			pr_warn("BPF tables: budget of %llu MiB full: evicting the oldest tables "
@@ -581,46 +785,94 @@ int ustack_bpf__set_file(struct ustack_bpf *b, uint64_t dev, uint64_t ino, uint6
 				(unsigned long long)(b->max_table_bytes >> 20));
 		evict_oldest(b);
 	}
-	fd = rows_map(rows, v.nr_rows);
-	if (fd < 0) {
-		ret = fd;
-		goto out;
+	ret = fifo_push(b, (struct loaded){ .key = op->key, .table_id = op->table_id,
+					    .nr_rows = op->val.nr_rows });
+	if (!ret) {
+		b->table_bytes += need;
+		b->loaded++;
+		ret = USTACK_BPF_LOADED;
 	}
-	v.table_id = ++b->next_table;
-	if (!v.table_id)
-		v.table_id = ++b->next_table;
-	ret = bpf_map_update_elem(bpf_map__fd(b->skel->maps.tables), &v.table_id, &fd, BPF_ANY)
-		      ? -errno : 0;
-	close(fd); /* the outer map holds it now */
-	if (ret) {
-		b->refused++;
-		ret = ret == -E2BIG ? -ENOSPC : ret;
-		goto out;
-	}
-	ret = fifo_push(b, (struct loaded){ .key = k, .table_id = v.table_id,
-					    .nr_rows = v.nr_rows });
-	if (ret) {
-		bpf_map_delete_elem(bpf_map__fd(b->skel->maps.tables), &v.table_id);
-		goto out;
-	}
-	b->table_bytes += need;
-	v.flags = UB_FILE_TABLE;
-	ret = USTACK_BPF_LOADED;
-set:
-	if (bpf_map_update_elem(files, &k, &v, BPF_ANY)) {
-		ret = errno == E2BIG ? -ENOSPC : -errno;
-		b->refused++;
-		if (v.flags & UB_FILE_TABLE) {
-			/* nothing names the table: take it back (it is the newest) */
-			bpf_map_delete_elem(bpf_map__fd(b->skel->maps.tables), &v.table_id);
-			b->fifo_len--;
-			b->table_bytes -= need;
-		}
+	pthread_mutex_unlock(&b->lock);
+	if (ret < 0) {
+		close(op->fd);
+		op->fd = -1;
 	}
 out:
+	if (ret == -ENOSPC) {
+		pthread_mutex_lock(&b->lock);
+		b->refused++;
+		pthread_mutex_unlock(&b->lock);
+	}
 	free(rows);
-	b->load_ns += now_ns() - t0;
 	return ret;
+}
+
+static void build_op(struct ustack_bpf *b, struct map_op *op)
+{
+	struct map_op set = { .key = op->key, .val = { .file_id = op->val.file_id } };
+	struct ustack_modtab *m = NULL;
+	char path[64];
+	int ret;
+
+	if (!b->wmc)
+		b->wmc = ustack_modcache__new(8, USTACK_MODCACHE_COMPILE_CFI);
+	char name[512];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", op->fd);
+	if (b->wmc)
+		m = ustack_modcache__get(b->wmc, path);
+	n = readlink(path, name, sizeof(name) - 1);
+	name[n > 0 ? n : 0] = 0;
+	close(op->fd);
+	op->fd = -1;
+	ret = prepare_set(b, m, &set);
+	ustack_modtab__put(m);
+	if (ret >= 0) {
+		apply_op(b, &set);
+	} else {
+		pthread_mutex_lock(&b->lock);
+		n = b->warned_load++;
+		pthread_mutex_unlock(&b->lock);
+		if (!n)
+			pr_warn("%s: unwind table not given to the kernel: %s (its frames are "
+				"unwound from a stack copy instead)\n", name, strerror(-ret));
+	}
+}
+
+int ustack_bpf__set_file(struct ustack_bpf *b, uint64_t dev, uint64_t ino, uint64_t file_id,
+			 struct ustack_modtab *m)
+{
+	struct map_op op = { .key = { .dev = dev, .ino = ino }, .val = { .file_id = file_id } };
+	uint64_t t0 = now_ns();
+	int ret = prepare_set(b, m, &op);
+
+	pthread_mutex_lock(&b->lock);
+	if (ret >= 0 && queue_op(b, &op)) {
+		if (op.val.flags & UB_FILE_TABLE)
+			unaccount(b, op.table_id);
+		if (op.fd >= 0)
+			close(op.fd);
+		ret = -ENOMEM;
+	}
+	b->load_ns += now_ns() - t0;
+	pthread_mutex_unlock(&b->lock);
+	return ret;
+}
+
+int ustack_bpf__set_file_fd(struct ustack_bpf *b, uint64_t dev, uint64_t ino, uint64_t file_id,
+			    int fd)
+{
+	struct map_op op = { .kind = OP_BUILD, .key = { .dev = dev, .ino = ino },
+			     .val = { .file_id = file_id }, .fd = fd };
+	int ret;
+
+	pthread_mutex_lock(&b->lock);
+	ret = queue_op(b, &op);
+	pthread_mutex_unlock(&b->lock);
+	if (ret)
+		close(fd);
+	return ret ? ret : USTACK_BPF_LOADED;
 }
 
 /* ---- ring buffer ------------------------------------------------------------------ */
@@ -720,11 +972,14 @@ void ustack_bpf__stats(struct ustack_bpf *b, struct ustack_bpf_stats *st)
 		st->c[c] = ustack_bpf__counter(b, c);
 	st->ring_bytes = b->ring_bytes;
 	st->kstack_bytes = b->kstack_bytes;
+	pthread_mutex_lock(&b->lock);
 	st->tables = b->fifo_len;
 	st->table_bytes = b->table_bytes;
 	st->rows = b->table_bytes / sizeof(struct ub_row);
 	st->tables_evicted = b->evicted;
 	st->tables_refused = b->refused;
 	st->load_ns = b->load_ns;
+	st->tables_loaded = b->loaded;
+	pthread_mutex_unlock(&b->lock);
 }
 

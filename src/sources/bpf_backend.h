@@ -46,7 +46,7 @@ int ustack_bpf__attach_perf(struct ustack_bpf *b, int fd, char *err, size_t errl
 
 /** What loading a file's table did. */
 enum ustack_bpf_load {
-	USTACK_BPF_LOADED = 0,   /* rows in the kernel */
+	USTACK_BPF_LOADED = 0,   /* rows built, on their way into the kernel */
 	USTACK_BPF_NO_TABLE = 1, /* the file has no unwind information: heuristic only */
 };
 
@@ -58,7 +58,21 @@ enum ustack_bpf_load {
  */
 int ustack_bpf__set_file(struct ustack_bpf *b, uint64_t dev, uint64_t ino, uint64_t file_id,
 			 struct ustack_modtab *m);
-/** The file (dev, ino) has an entry (loaded, or known to have no table). */
+/**
+ * The same for the file open at @fd (owned: closed by the call), all of it
+ * done by the writer thread: opening, compiling the rows, the maps. The
+ * call only queues it (the file is "had" from now on).
+ * @return USTACK_BPF_LOADED (queued), or -ENOMEM
+ */
+int ustack_bpf__set_file_fd(struct ustack_bpf *b, uint64_t dev, uint64_t ino, uint64_t file_id,
+			    int fd);
+/**
+ * Wait until every table given by ustack_bpf__set_file() is in the kernel
+ * (they are written by a thread of their own: the kernel waits for an RCU
+ * grace period at each).
+ */
+void ustack_bpf__sync(struct ustack_bpf *b);
+/** The file (dev, ino) has an entry (loaded, queued, or known to have no table). */
 int ustack_bpf__has_file(struct ustack_bpf *b, uint64_t dev, uint64_t ino);
 
 /**
@@ -89,6 +103,7 @@ struct ustack_bpf_stats {
 	uint64_t tables, rows, table_bytes; /* tables in the kernel now */
 	uint64_t tables_evicted, tables_refused;
 	uint64_t load_ns;           /* time spent loading tables */
+	uint64_t tables_loaded;     /* tables built and given to the kernel */
 };
 void ustack_bpf__stats(struct ustack_bpf *b, struct ustack_bpf_stats *st);
 /** One counter (enum ub_counter) summed over CPUs: one map lookup. */

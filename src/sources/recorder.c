@@ -540,30 +540,31 @@ static int synthesize_all(struct rec *r)
 	return 0;
 }
 
-static void fill_stats(struct rec *r)
+/* The totals now into @st (r->st, or a copy of it for a const caller). */
+static void fill_stats(const struct rec *r, struct ustack_record_stats *st)
 {
 	struct ustack_trace_stats ts;
 	struct ustack_stackmap_stats ks, us;
 
 	if (r->w) {
 		ustack_trace_writer__stats(r->w, &ts, sizeof(ts));
-		r->st.bytes = ts.bytes;
+		st->bytes = ts.bytes;
 	}
 	if (r->kmap && !ustack_stackmap__stats(r->kmap, &ks, sizeof(ks)))
-		r->st.kernel_stacks = ks.entries;
+		st->kernel_stacks = ks.entries;
 	if (r->umap && !ustack_stackmap__stats(r->umap, &us, sizeof(us)))
-		r->st.distinct_user_stacks = us.entries;
-	r->st.bad_records = r->bad_maps + r->bad_ring;
+		st->distinct_user_stacks = us.entries;
+	st->bad_records = r->bad_maps + r->bad_ring;
 	if (r->ps)
-		r->st.bad_records += ustack_perf_session__bad_records(r->ps);
-	r->st.kernel_bytes = r->ps ? ustack_perf_session__bytes(r->ps) : 0;
+		st->bad_records += ustack_perf_session__bad_records(r->ps);
+	st->kernel_bytes = r->ps ? ustack_perf_session__bytes(r->ps) : 0;
 	if (r->bpf) {
-		uint64_t perf_bytes = r->st.kernel_bytes;
+		uint64_t perf_bytes = st->kernel_bytes;
 
-		rec_bpf_stats(r);
-		r->st.kernel_bytes += perf_bytes; /* the side-band's too */
+		rec_bpf_stats(r, st);
+		st->kernel_bytes += perf_bytes; /* the side-band's too */
 	}
-	r->st.seconds = (mono_ns() - r->t0) / 1e9;
+	st->seconds = (mono_ns() - r->t0) / 1e9;
 }
 
 /* Fork the command, stopped on a pipe until the events are open. *report_fd
@@ -982,7 +983,7 @@ static int rec_step(struct rec *r, int timeout_ms)
 		ret = ustack_trace_writer__flush(r->w);
 		if (ret && !r->werr)
 			r->werr = ret;
-		fill_stats(r);
+		fill_stats(r, &r->st);
 		if (o->progress)
 			o->progress(o->progress_ctx, &r->st);
 		r->last_progress = mono_ns();
@@ -1011,7 +1012,7 @@ static int rec_finish(struct rec *r)
 		rec_bpf_finish(r);
 	rec_end_child(r);
 	rec_jit_finish(r);
-	fill_stats(r);
+	fill_stats(r, &r->st);
 	if (r->w) {
 		int cret = ustack_trace_writer__close(r->w);
 		struct stat sb;
@@ -1167,18 +1168,23 @@ USTACK_API int ustack_recorder__stop(struct ustack_recorder *rec)
 USTACK_API int ustack_recorder__stats(const struct ustack_recorder *rec,
 				      struct ustack_record_stats *st, size_t sz)
 {
-	struct rec *r = (struct rec *)rec;
+	const struct rec *r = (const struct rec *)rec;
+	struct ustack_record_stats now;
 
 	if (!r || !st)
 		return -EINVAL;
+	now = r->st;
 	if (r->state != REC_FINISHED)
-		fill_stats(r);
-	ustack_copy_out(st, sz, &r->st, sizeof(r->st));
+		fill_stats(r, &now);
+	ustack_copy_out(st, sz, &now, sizeof(now));
 	return 0;
 }
 
 USTACK_API void ustack_recorder__free(struct ustack_recorder *rec)
 {
+	/* the open user stacks and the end record first, as __stop writes them */
+	if (rec)
+		ustack_recorder__stop(rec);
 	rec_free((struct rec *)rec);
 }
 

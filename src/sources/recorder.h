@@ -137,7 +137,8 @@ int rec_bpf_epoll_fd(struct rec *r);
 void rec_bpf_drain(struct rec *r);
 /* End: the last user stacks, the counters into r->st. */
 void rec_bpf_finish(struct rec *r);
-void rec_bpf_stats(struct rec *r);
+/* The backend's counters into @st. */
+void rec_bpf_stats(const struct rec *r, struct ustack_record_stats *st);
 void rec_bpf_close(struct rec *r);
 
 /* recorder_kfp.c: the kernel's deferred user callchains (copy backend) */

@@ -16,12 +16,17 @@
  *   unwound here from the copy with the mapping picture, after the perf
  *   side-band records that came before have been applied.
  * Side-band (MMAP2, COMM, FORK, EXIT, LOST) still comes from perf through
- * a dummy event; new executable mappings get their tables loaded.
+ * a dummy event; new executable mappings get their tables loaded, a few
+ * milliseconds' worth per read (LOAD_BUDGET_NS): a burst of dlopens (a
+ * python3 import) must not stall a caller's event loop. The rest waits in
+ * a queue while an eventfd keeps the recorder's fd readable; walks that
+ * meet a file not loaded yet end in a COPY record, unwound here.
  */
 #include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -62,8 +67,14 @@ struct rec_bpf {
 	uint64_t lost_seen, kernel_bytes;
 	uint64_t kips[UB_MAX_FRAMES];
 	struct ustack_frame frames[UB_MAX_FRAMES];
-	int loaded, failed_load;
+	int failed_load;
+	/* executable mappings whose tables are still to be loaded */
+	struct pending_load { uint32_t pid; uint64_t start; } *pending;
+	size_t pending_head, nr_pending, cap_pending;
+	int efd; /* readable while pending is not empty */
 };
+
+#define LOAD_BUDGET_NS 15000000ull
 
 int rec_bpf_open(struct rec *r, char *err, size_t errlen)
 {
@@ -89,6 +100,11 @@ int rec_bpf_open(struct rec *r, char *err, size_t errlen)
 		snprintf(err, errlen, "BPF backend: out of memory");
 		return -ENOMEM;
 	}
+	r->rb->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (r->rb->efd < 0) {
+		snprintf(err, errlen, "BPF backend: eventfd: %s", strerror(errno));
+		return -errno;
+	}
 	bo.table_bytes = o->table_memory; /* o: the recorder's full-size copy */
 	r->bpf = ustack_bpf__open(&bo, err, errlen);
 	return r->bpf ? 0 : -errno;
@@ -103,6 +119,9 @@ void rec_bpf_close(struct rec *r)
 		ustack_u64map__free(r->rb->kstack_of);
 		ustack_u64map__free(r->rb->entry_of);
 		free(r->rb->entries);
+		free(r->rb->pending);
+		if (r->rb->efd > 0)
+			close(r->rb->efd);
 		free(r->rb);
 		r->rb = NULL;
 	}
@@ -115,7 +134,7 @@ static void load_vma(struct rec *r, uint32_t pid, const struct pm_vma *v)
 	struct pm_file *f = v ? ustack_recmaps__file(r->rm, v->file) : NULL;
 	uint64_t dev, ino;
 	struct ustack_modtab *m;
-	int ret;
+	int ret, fd;
 
 	if (!f)
 		return; /* anonymous code: the heuristic, as in user space */
@@ -130,20 +149,75 @@ static void load_vma(struct rec *r, uint32_t pid, const struct pm_vma *v)
 		return;
 	ustack_recmaps__file_info(r->rm, f, pid);
 	m = ustack_recmaps__tables(r->rm, pid, v);
-	ret = ustack_bpf__set_file(r->bpf, dev, ino, f->id, m);
+	/* the rows are compiled by the backend's thread, from the file open
+	 * here (the process may be gone by then); the vDSO is an image */
+	fd = m && f->kind != USTACK_VMA_VDSO
+		     ? open(ustack_elf__path(ustack_modtab__elf(m)), O_RDONLY | O_CLOEXEC) : -1;
+	if (fd >= 0)
+		ret = ustack_bpf__set_file_fd(r->bpf, dev, ino, f->id, fd);
+	else
+		ret = ustack_bpf__set_file(r->bpf, dev, ino, f->id, m);
 	ustack_modtab__put(m);
-	if (ret == USTACK_BPF_LOADED)
-		r->rb->loaded++;
-	else if (ret < 0 && !r->rb->failed_load++)
+	if (ret < 0 && !r->rb->failed_load++)
 		pr_warn("%s: unwind table not given to the kernel: %s (its frames are unwound "
 			"from a stack copy instead)\n", f->path, strerror(-ret));
 }
 
+static uint64_t mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Queued: loaded by load_pending(), from the picture as it is then (a
+ * mapping gone by then needs no table). */
 void rec_bpf_mapped(struct rec *r, uint32_t pid, uint64_t start)
 {
-	if (r->bpf)
-		load_vma(r, pid, ustack_recmaps__find(r->rm, pid, start));
+	struct rec_bpf *b = r->rb;
+	uint64_t one = 1;
 
+	if (!r->bpf)
+		return;
+	if (b->nr_pending == b->cap_pending) {
+		size_t cap = b->cap_pending ? 2 * b->cap_pending : 64;
+		struct pending_load *q = malloc(cap * sizeof(*q));
+
+		if (!q) {
+			load_vma(r, pid, ustack_recmaps__find(r->rm, pid, start));
+			return;
+		}
+		for (size_t i = 0; i < b->nr_pending; i++)
+			q[i] = b->pending[(b->pending_head + i) % b->cap_pending];
+		free(b->pending);
+		b->pending = q;
+		b->cap_pending = cap;
+		b->pending_head = 0;
+	}
+	b->pending[(b->pending_head + b->nr_pending) % b->cap_pending] =
+		(struct pending_load){ .pid = pid, .start = start };
+	if (!b->nr_pending++ && write(b->efd, &one, sizeof(one)) < 0)
+		pr_debug("BPF tables: eventfd: %s\n", strerror(errno));
+}
+
+/* Queued tables, for at most @budget_ns (at least one). */
+static void load_pending(struct rec *r, uint64_t budget_ns)
+{
+	struct rec_bpf *b = r->rb;
+	uint64_t t0 = mono_now(), n;
+
+	while (b->nr_pending) {
+		struct pending_load p = b->pending[b->pending_head];
+
+		b->pending_head = (b->pending_head + 1) % b->cap_pending;
+		b->nr_pending--;
+		load_vma(r, p.pid, ustack_recmaps__find(r->rm, p.pid, p.start));
+		if (mono_now() - t0 >= budget_ns)
+			break;
+	}
+	if (!b->nr_pending && read(b->efd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		pr_debug("BPF tables: eventfd: %s\n", strerror(errno));
 }
 
 /* Every executable mapping of @pid now (the picture has them: synthesized). */
@@ -173,7 +247,6 @@ static void preload_path(struct rec *r, const char *path)
 	struct ustack_modtab *m;
 	struct pm_file *f;
 	struct stat sb;
-	int ret;
 
 	if (!realpath(path, real) || stat(real, &sb) || !S_ISREG(sb.st_mode))
 		return;
@@ -188,11 +261,9 @@ static void preload_path(struct rec *r, const char *path)
 	if (!f)
 		return;
 	ustack_recmaps__file_info(r->rm, f, (uint32_t)getpid());
-	ret = ustack_bpf__set_file(r->bpf, ((uint64_t)major(sb.st_dev) << 20) | minor(sb.st_dev),
-				   sb.st_ino, f->id, m);
+	ustack_bpf__set_file(r->bpf, ((uint64_t)major(sb.st_dev) << 20) | minor(sb.st_dev),
+			     sb.st_ino, f->id, m);
 	ustack_modtab__put(m);
-	if (ret == USTACK_BPF_LOADED)
-		r->rb->loaded++;
 }
 
 /* The file execvp() would run for @cmd. */
@@ -314,6 +385,9 @@ int rec_bpf_start(struct rec *r, pid_t child, char *err, size_t errlen)
 	} else {
 		preload_command(r, o->argv[0]);
 	}
+	/* those tables in the kernel before the first event (later ones are
+	 * written behind the reader's back: ustack_bpf__set_file()) */
+	ustack_bpf__sync(r->bpf);
 	for (int i = 0; i < r->nr_events; i++) {
 		char sys[128], *name;
 
@@ -333,6 +407,8 @@ int rec_bpf_start(struct rec *r, pid_t child, char *err, size_t errlen)
 	/* the side-band (event 0, the dummy) wakes the poll too: its MMAP2s
 	 * load tables, and the ring wakes the reader only in batches */
 	ret = ustack_perf_session__for_each_fd(r->ps, 0, watch_fd, r->bpf);
+	if (!ret)
+		ret = ustack_bpf__watch_fd(r->bpf, r->rb->efd); /* tables still to load */
 	if (ret)
 		snprintf(err, errlen, "BPF backend: polling the side-band: %s", strerror(-ret));
 	return ret;
@@ -575,31 +651,34 @@ int rec_bpf_epoll_fd(struct rec *r)
 
 int rec_bpf_poll(struct rec *r, int timeout_ms)
 {
-	int ret = ustack_bpf__poll(r->bpf, timeout_ms, on_ring_record, r);
+	int ret;
+
+	load_pending(r, LOAD_BUDGET_NS);
+	ret = ustack_bpf__poll(r->bpf, timeout_ms, on_ring_record, r);
 
 	lost_check(r);
 	return ret;
 }
 
-void rec_bpf_stats(struct rec *r)
+void rec_bpf_stats(const struct rec *r, struct ustack_record_stats *st)
 {
 	struct ustack_bpf_stats bs;
 
 	if (!r->bpf)
 		return;
 	ustack_bpf__stats(r->bpf, &bs);
-	r->st.kernel_bytes = bs.ring_bytes + bs.kstack_bytes;
-	r->st.not_loaded = bs.c[UB_C_NOT_LOADED];
-	r->st.read_faults = bs.c[UB_C_READ_FAULT];
-	r->st.walks_at_once = bs.c[UB_C_IRQ_WALKS];
-	r->st.walks_deferred = bs.c[UB_C_DEFERRED];
-	r->st.walks_late = bs.c[UB_C_STALE];
-	r->st.maps_busy = bs.c[UB_C_MAPS_BUSY];
-	r->st.copies_skipped = bs.c[UB_C_COPY_SKIPPED];
-	r->st.tables_loaded = r->rb->loaded;
-	r->st.table_bytes = bs.table_bytes;
-	r->st.tables_evicted = bs.tables_evicted;
-	r->st.table_seconds = bs.load_ns / 1e9;
+	st->kernel_bytes = bs.ring_bytes + bs.kstack_bytes;
+	st->not_loaded = bs.c[UB_C_NOT_LOADED];
+	st->read_faults = bs.c[UB_C_READ_FAULT];
+	st->walks_at_once = bs.c[UB_C_IRQ_WALKS];
+	st->walks_deferred = bs.c[UB_C_DEFERRED];
+	st->walks_late = bs.c[UB_C_STALE];
+	st->maps_busy = bs.c[UB_C_MAPS_BUSY];
+	st->copies_skipped = bs.c[UB_C_COPY_SKIPPED];
+	st->tables_loaded = bs.tables_loaded;
+	st->table_bytes = bs.table_bytes;
+	st->tables_evicted = bs.tables_evicted;
+	st->table_seconds = bs.load_ns / 1e9;
 }
 
 void rec_bpf_drain(struct rec *r)
@@ -615,5 +694,5 @@ void rec_bpf_finish(struct rec *r)
 	rec_bpf_drain(r);
 	for (size_t i = 0; i < b->nr_entries; i++)
 		close_entry(r, &b->entries[i]);
-	rec_bpf_stats(r);
+	rec_bpf_stats(r, &r->st);
 }

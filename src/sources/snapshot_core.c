@@ -81,8 +81,9 @@ static int add_mappings(struct core_snap *s)
 		while (size < 64 * 1024 && !ustack_core__read(c, c->vdso + size, img + size, 4096))
 			size += 4096;
 		if (size) {
+			/* path: the name its frames get, as in /proc/PID/maps */
 			struct ustack_mapping m = { .sz = sizeof(m), .start = c->vdso,
-						    .end = c->vdso + size, .image = img,
+						    .end = c->vdso + size, .path = "[vdso]", .image = img,
 						    .image_size = size, .flags = USTACK_MAPPING_EXEC };
 
 			ustack_unwinder__add_mapping(s->u, &m);

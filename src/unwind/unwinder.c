@@ -48,6 +48,8 @@ struct ustack_unwinder {
 	int pid;
 	ustack_find_mapping_fn find_mapping;
 	void *find_ctx;
+	ustack_find_table_file_fn find_table_file;
+	void *find_table_ctx;
 	struct uw_map *maps;        /* sorted by start, non-overlapping */
 	size_t nr, cap;
 	/* the walk in progress */
@@ -68,6 +70,8 @@ USTACK_API struct ustack_unwinder *ustack_unwinder__new(const struct ustack_unwi
 	u->pid = OPTS_GET(opts, pid, 0);
 	u->find_mapping = OPTS_GET(opts, find_mapping, NULL);
 	u->find_ctx = OPTS_GET(opts, find_mapping_ctx, NULL);
+	u->find_table_file = OPTS_GET(opts, find_table_file, NULL);
+	u->find_table_ctx = OPTS_GET(opts, find_table_file_ctx, NULL);
 	u->mc = ustack_modcache__new(OPTS_GET(opts, max_tables, 0), 0);
 	if (!u->mc)
 		goto fail;
@@ -260,13 +264,29 @@ static struct uw_map *map_of(struct ustack_unwinder *u, uint64_t pc)
 static struct ustack_modtab *map_tables(struct ustack_unwinder *u, struct uw_map *m)
 {
 	struct ustack_modtab *t;
+	const char *path = m->path;
+	char alt[4096];
 	int n;
 
 	if (m->tried)
 		return m->mod;
 	m->tried = 1;
+	if (!m->image && u->find_table_file) {
+		/* the embedder's file for this mapping's tables, if it has one */
+		struct ustack_mapping q = {
+			.sz = sizeof(q), .start = m->start, .end = m->end, .file_offset = m->off,
+			.path = m->path, .flags = m->flags,
+			.build_id = m->build_id_size ? m->build_id : NULL,
+			.build_id_size = m->build_id_size,
+		};
+
+		alt[0] = 0;
+		if (!u->find_table_file(u->find_table_ctx, &q, alt, sizeof(alt)) && alt[0] &&
+		    memchr(alt, 0, sizeof(alt)))
+			path = alt;
+	}
 	t = m->image ? ustack_modcache__get_mem(u->mc, m->start, m->image, m->image_size, m->name)
-		     : ustack_modcache__get(u->mc, m->path);
+		     : ustack_modcache__get(u->mc, path);
 	if (!t)
 		return NULL;
 	n = ustack_elf__build_id(ustack_modtab__elf(t), m->file_bid, sizeof(m->file_bid));

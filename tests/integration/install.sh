@@ -9,6 +9,12 @@
 #              SONAME) and its ustack_backtrace() agrees with glibc's
 #   static     the same with `pkg-config --static` and libustack.a: no
 #              NEEDED libustack
+#   unwinder_shared, unwinder_static  a program using <ustack/unwind.h>
+#              (unwinds itself from /proc/self through process_vm_readv,
+#              names main through __describe) and <ustack/record.h> (opts
+#              refused with EINVAL): the objects that need libbpf, libdw,
+#              libelf, so the static link holds only with Requires.private
+#              and Libs.private right
 #   man        man -l --warnings renders every page without a warning
 #   uninstall  make uninstall leaves no file behind
 set -u
@@ -104,6 +110,73 @@ if [ -n "${slibs:-}" ] && $CC $flags $cflags -o "$tmp/prog_static" "$tmp/prog.c"
 	fi
 else
 	echo "FAIL $T/static: does not build with '$slibs': $(head -3 "$tmp/cc.err" 2>/dev/null)"
+fi
+
+cat >"$tmp/prog2.c" <<'C'
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <ustack/record.h>
+#include <ustack/unwind.h>
+
+static int rd(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+
+	return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+__attribute__((noinline)) static int walk(void)
+{
+	struct ustack_unwinder_opts uo = { .sz = sizeof(uo), .pid = getpid() };
+	struct ustack_unwind_opts wo = { .sz = sizeof(wo), .read = rd };
+	struct ustack_unwinder *u = ustack_unwinder__new(&uo);
+	struct ustack_frame f[32];
+	struct ustack_regs regs;
+	unsigned int stop;
+	int n, named_main = 0;
+
+	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+			 : "=r"(regs.pc), "=r"(regs.sp), "=r"(regs.fp));
+	if (!u)
+		return -1;
+	n = ustack_unwinder__unwind(u, &regs, &wo, f, 32, &stop);
+	for (int i = 0; i < n; i++) {
+		struct ustack_frame_info fi = { .sz = sizeof(fi) };
+
+		if (!ustack_unwinder__describe(u, &f[i], &fi) && fi.symbol &&
+		    !strcmp(fi.symbol, "main"))
+			named_main = 1;
+	}
+	ustack_unwinder__free(u);
+	return named_main ? n : -n;
+}
+
+int main(void)
+{
+	struct ustack_recorder *r = ustack_recorder__new(NULL); /* no target: EINVAL */
+	int e = errno, n = walk();
+
+	printf("%d frames through main, recorder: %s\n", n, r ? "?" : strerror(e));
+	__asm__ volatile("");
+	return !(n >= 2 && !r && e == EINVAL);
+}
+C
+if [ -n "$libs" ] && $CC -O2 -g $cflags -o "$tmp/prog2_shared" "$tmp/prog2.c" $libs 2>"$tmp/cc.err" &&
+   out=$(LD_LIBRARY_PATH=$stage/usr/lib "$tmp/prog2_shared" 2>&1); then
+	echo "PASS $T/unwinder_shared ($out)"
+else
+	echo "FAIL $T/unwinder_shared: ${out:-$(head -3 "$tmp/cc.err" 2>/dev/null)}"
+fi
+out=
+if [ -n "${slibs:-}" ] && $CC -O2 -g $cflags -o "$tmp/prog2_static" "$tmp/prog2.c" $slibs 2>"$tmp/cc.err" &&
+   out=$("$tmp/prog2_static" 2>&1) && ! readelf -d "$tmp/prog2_static" | grep -q 'NEEDED.*libustack'; then
+	echo "PASS $T/unwinder_static ($out; libs '$slibs')"
+else
+	echo "FAIL $T/unwinder_static: ${out:-$(head -3 "$tmp/cc.err" 2>/dev/null)}"
 fi
 
 bad=

@@ -31,7 +31,9 @@
 #     address on the stack) are dropped, since ustack and eu-stack report
 #     physical frames only; gdb is asked to go past main and the entry point.
 # Then: truncated cores (cut inside a PT_LOAD, cut inside the notes), a
-# non-core ELF and a random file give one clear error line and exit 1.
+# non-core ELF, a random file and foreign cores (a real core's header
+# patched to another e_machine, to ELFCLASS32, to big-endian) give one
+# clear error line and exit 1.
 set -u
 USTACK=${USTACK:-build/check/ustack}
 CC=${CC:-gcc}
@@ -302,5 +304,53 @@ if [ -n "$any" ]; then
 	check_error random "$tmp/random.bin" "random.bin: offset 0x0: not an ELF file"
 	check_error tiny "$tmp/tiny.core" "tiny.core: offset 0x0: ELF header cut"
 	check_error missing "$tmp/nonexistent" "nonexistent: No such file"
+	# foreign cores: the header of a real core with other bytes
+	patch_core() { # out offset bytes(printf escapes)
+		cp "$any" "$tmp/$1"
+		printf "$3" | dd of="$tmp/$1" bs=1 seek=$2 conv=notrunc status=none
+	}
+	patch_core aarch64.core 18 '\xb7\x00'   # e_machine EM_AARCH64 (183)
+	patch_core class32.core 4 '\x01'         # EI_CLASS ELFCLASS32
+	patch_core bigendian.core 5 '\x02'       # EI_DATA ELFDATA2MSB
+	check_error aarch64 "$tmp/aarch64.core" "aarch64.core: offset 0x12: core of machine 183; only x86-64 \(62\) is read"
+	check_error class32 "$tmp/class32.core" "class32.core: offset 0x4: not a 64-bit little-endian ELF file"
+	check_error bigendian "$tmp/bigendian.core" "bigendian.core: offset 0x4: not a 64-bit little-endian ELF file"
+fi
+
+# --- a thread inside the vDSO: its frames are named [vdso], as in
+# /proc/PID/maps (the core holds the vDSO's pages, not a file)
+if [ $have_gdb = 1 ]; then
+	cat >"$tmp/vspin.c" <<'EOF'
+#include <time.h>
+int main(void)
+{
+	struct timespec ts;
+
+	for (;;)
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+}
+EOF
+	$CC -O2 -o "$tmp/vspin" "$tmp/vspin.c"
+	"$tmp/vspin" &
+	vp=$!
+	pids+=("$vp")
+	sleep 0.3
+	# most of its time is in __vdso_clock_gettime: a few tries at most
+	for try in 1 2 3 4 5 6 7 8; do
+		rm -f "$tmp"/vspin.core.*
+		gcore -o "$tmp/vspin.core" "$vp" >/dev/null 2>&1 || break
+		"$USTACK" snapshot --core "$tmp/vspin.core.$vp" --exe "$tmp/vspin" >"$tmp/vdso.out" 2>&1
+		grep -q '^#0 .*(\[vdso\]\|(\[image\])' "$tmp/vdso.out" && break
+	done
+	if grep -q '^#0 0x[0-9a-f]* [a-z_]*clock_gettime[a-z_0-9]*+0x[0-9a-f]* (\[vdso\])$' "$tmp/vdso.out" &&
+	   grep -q ' main+0x[0-9a-f]* (' "$tmp/vdso.out" && ! grep -q '\[image\]' "$tmp/vdso.out"; then
+		pass ${T}_vdso
+	elif ! grep -q '^#0 .*(\[vdso\]\|(\[image\])' "$tmp/vdso.out"; then
+		skip ${T}_vdso "no core of 8 caught the thread inside the vDSO: $(grep -m1 '^#0' "$tmp/vdso.out")"
+	else
+		fail ${T}_vdso "$(head -4 "$tmp/vdso.out" | tr '\n' '|')"
+	fi
+else
+	skip ${T}_vdso "gdb (gcore) not installed"
 fi
 exit 0

@@ -453,6 +453,24 @@ static void test_malformed(void)
 			CHECK(!"message names the file, line and problem");
 		}
 	}
+	/* with an errbuf, the message goes there and not to the print
+	 * callback too (one error, one channel: docs/api.md "Errors") */
+	{
+		char err[128] = "";
+		struct ustack_procmaps_opts o = { .sz = sizeof(o), .name = "bad_range.txt",
+						  .errbuf = err, .errbuf_sz = sizeof(err) };
+		struct ustack_procmaps *pm;
+
+		logbuf[0] = 0;
+		pm = open_fixture("bad_range.txt", &o);
+		if (pm)
+			ustack_procmaps__close(pm);
+		CHECK(!pm);
+		CHECK_STR(err, "bad_range.txt: line 3: bad address range");
+		if (logbuf[0])
+			printf("# log was: %s", logbuf);
+		CHECK(!logbuf[0]);
+	}
 	ustack_set_print(old);
 }
 

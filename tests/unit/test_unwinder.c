@@ -286,6 +286,57 @@ static void test_build_id_mismatch(void)
 	ustack_unwinder__free(u);
 }
 
+/* The table-file hook: our executable's mappings name a path that does
+ * not exist; the hook gives the real file, whose tables then unwind
+ * every frame (without it, no table: see test_build_id_mismatch). */
+struct table_hook {
+	const char *real;
+	int asked;
+};
+
+static int table_file_cb(void *ctx, const struct ustack_mapping *m, char *path, size_t path_sz)
+{
+	struct table_hook *h = ctx;
+
+	h->asked++;
+	if (!m->path || strncmp(m->path, "/nonexistent", 12))
+		return -ENOENT;
+	return snprintf(path, path_sz, "%s", h->real) < (int)path_sz ? 0 : -ENOENT;
+}
+
+static void test_table_file_hook(void)
+{
+	static struct maps mp;
+	static char exe[256];
+	struct table_hook h = { .real = exe };
+	struct ustack_unwinder_opts o = { .sz = sizeof(o), .find_table_file = table_file_cb,
+					  .find_table_file_ctx = &h };
+	struct ustack_unwind_opts uo = { .sz = sizeof(uo), .stack = cap.copy,
+					 .stack_size = cap.copy_size, .stack_addr = cap.copy_addr };
+	struct ustack_unwinder *u;
+	struct ustack_frame f[64];
+	unsigned int stop;
+	int n, moved = 0;
+
+	CHECK_EQ(read_maps(&mp), 0);
+	u = ustack_unwinder__new(&o);
+	CHECK(u);
+	for (int i = 0; i < mp.n; i++) {
+		if (strstr(mp.paths[i], program_invocation_short_name)) {
+			snprintf(exe, sizeof(exe), "%s", mp.paths[i]);
+			mp.m[i].path = "/nonexistent/test_unwinder";
+			moved++;
+		}
+		CHECK_EQ(ustack_unwinder__add_mapping(u, &mp.m[i]), 0);
+	}
+	CHECK(moved > 0);
+	n = ustack_unwinder__unwind(u, &cap.regs, &uo, f, 64, &stop);
+	check_frames(f, n, stop);
+	CHECK(n >= 2 && f[1].method != USTACK_METHOD_FP);
+	CHECK(h.asked >= 2); /* our executable and libc, once each */
+	ustack_unwinder__free(u);
+}
+
 static void test_opts_sz(void)
 {
 	struct {
@@ -342,6 +393,7 @@ int main(void)
 	RUN(test_list_and_read_callback);
 	RUN(test_find_callback);
 	RUN(test_build_id_mismatch);
+	RUN(test_table_file_hook);
 	RUN(test_opts_sz);
 	free(cap.copy);
 	free(cap.stack);
