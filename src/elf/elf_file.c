@@ -716,10 +716,13 @@ static int elf_exec_section(const struct ustack_elf *elf, unsigned int shndx)
 	return (sh.sh_flags & SHF_EXECINSTR) != 0;
 }
 
-static int elf_zero_size_symbol(struct ustack_elf *elf, uint64_t vaddr, struct elf_sym_entry *best)
+static int elf_zero_size_symbol(struct ustack_elf *elf, uint64_t vaddr, struct elf_sym_entry *best,
+				uint64_t *nearest)
 {
 	uint64_t last = 0;
 	int have = 0, found = 0, blocked = 0;
+
+	elf_symtabs_find(elf);
 
 	for (int k = 0; k < 2; k++) {
 		const struct elf_symtab *t = &elf->symtabs[k];
@@ -759,23 +762,44 @@ static int elf_zero_size_symbol(struct ustack_elf *elf, uint64_t vaddr, struct e
 			}
 		}
 	}
+	*nearest = have ? last : 0;
 	return found && !blocked ? 0 : -ENOENT;
 }
 
-int ustack_elf__symbolize(struct ustack_elf *elf, uint64_t vaddr, const char **name,
-			  uint64_t *sym_start)
+int ustack_elf__symbolize_sized(struct ustack_elf *elf, uint64_t vaddr, const char **name,
+				uint64_t *sym_start)
 {
 	struct elf_sym_entry best;
-	int err;
+	int err = elf_symbolize_sized(elf, vaddr, &best);
 
-	err = elf_symbolize_sized(elf, vaddr, &best);
-	if (err == -ENOENT)
-		err = elf_zero_size_symbol(elf, vaddr, &best);
 	if (err)
 		return err;
 	*name = best.name;
 	*sym_start = best.start;
 	return 0;
+}
+
+int ustack_elf__symbolize_zero_size(struct ustack_elf *elf, uint64_t vaddr, const char **name,
+				    uint64_t *sym_start, uint64_t *nearest)
+{
+	struct elf_sym_entry best;
+	int err = elf_zero_size_symbol(elf, vaddr, &best, nearest);
+
+	if (err)
+		return err;
+	*name = best.name;
+	*sym_start = best.start;
+	return 0;
+}
+
+int ustack_elf__symbolize(struct ustack_elf *elf, uint64_t vaddr, const char **name,
+			  uint64_t *sym_start)
+{
+	uint64_t nearest;
+
+	if (!ustack_elf__symbolize_sized(elf, vaddr, name, sym_start))
+		return 0;
+	return ustack_elf__symbolize_zero_size(elf, vaddr, name, sym_start, &nearest);
 }
 
 static int elf_symbolize_sized(struct ustack_elf *elf, uint64_t vaddr, struct elf_sym_entry *out)

@@ -113,6 +113,24 @@ int ustack_elf__debuglink(const struct ustack_elf *elf, const char **name, uint3
 int ustack_elf__symbolize(struct ustack_elf *elf, uint64_t vaddr, const char **name,
 			  uint64_t *sym_start);
 
+/**
+ * ustack_elf__symbolize() in two halves, for a caller that looks in two
+ * files (a debug file, then the image): first the sized symbols of both,
+ * then the zero-size fallback of the file whose nearest symbol start is
+ * the closest, so that a zero-size symbol of one file never reaches over
+ * a symbol of the other.
+ */
+int ustack_elf__symbolize_sized(struct ustack_elf *elf, uint64_t vaddr, const char **name,
+				uint64_t *sym_start);
+/**
+ * The zero-size code symbol reaching @vaddr (see elf_file.c), if any.
+ * @param nearest receives the start of the closest code symbol at or
+ *        before @vaddr (within the reach), 0 when none: compare files by it
+ * @return 0, -ENOENT
+ */
+int ustack_elf__symbolize_zero_size(struct ustack_elf *elf, uint64_t vaddr, const char **name,
+				    uint64_t *sym_start, uint64_t *nearest);
+
 /** Format a build ID as lowercase hex into @out (2*len+1 bytes). */
 void ustack_hex(const uint8_t *bytes, size_t len, char *out);
 

@@ -598,12 +598,34 @@ static int resolve(struct ustack_symbolizer *s, struct sym_file *f, uint64_t off
 		return 0;
 	}
 	if (f->debug) {
-		err = ustack_elf__symbolize(f->debug, vlook, &name, &start);
+		err = ustack_elf__symbolize_sized(f->debug, vlook, &name, &start);
 		out->elf_path = f->debug_name ? f->debug_name : ustack_elf__path(f->debug);
 	}
 	if (err && f->image != f->debug) {
-		err = ustack_elf__symbolize(f->image, vlook, &name, &start);
+		err = ustack_elf__symbolize_sized(f->image, vlook, &name, &start);
 		out->elf_path = ustack_elf__path(f->image);
+	}
+	if (err) {
+		/* a zero-size symbol (hand-written assembly), from the file
+		 * whose nearest symbol is closest: one of the debug file must
+		 * not reach over a sized symbol of the image, or the reverse */
+		const char *n2 = NULL;
+		uint64_t s2 = 0, near1 = 0, near2 = 0;
+		int e1 = -ENOENT, e2 = -ENOENT;
+
+		if (f->debug)
+			e1 = ustack_elf__symbolize_zero_size(f->debug, vlook, &name, &start, &near1);
+		if (f->image != f->debug)
+			e2 = ustack_elf__symbolize_zero_size(f->image, vlook, &n2, &s2, &near2);
+		if (!e1 && near1 >= near2) {
+			err = 0;
+			out->elf_path = f->debug_name ? f->debug_name : ustack_elf__path(f->debug);
+		} else if (!e2 && near2 >= near1) {
+			err = 0;
+			name = n2;
+			start = s2;
+			out->elf_path = ustack_elf__path(f->image);
+		}
 	}
 	if (err) {
 		out->elf_path = NULL;
