@@ -17,6 +17,7 @@
 #include <ustack/snapshot.h>
 #include <ustack/symbolize.h>
 #include <ustack/unwind.h>
+#include "sources/snapshot_lines.h"
 #include "common/grow.h"
 #include "common/log.h"
 #include "common/opts.h"
@@ -129,19 +130,8 @@ static uint64_t sym_file(struct core_snap *s, const struct ustack_frame_info *fi
 
 static int grow_lines(struct core_snap *s, int more)
 {
-	void *p = s->lines;
-	int ret = ustack_grow(&p, &s->cap_lines, (size_t)s->nr_lines + more, sizeof(*s->lines), 256);
-
-	s->lines = p;
-	if (!ret && s->cap_decls < s->cap_lines) {
-		uint32_t *d = realloc(s->decls, s->cap_lines * sizeof(*d));
-
-		if (!d)
-			return -ENOMEM;
-		s->decls = d;
-		s->cap_decls = s->cap_lines;
-	}
-	return ret;
+	return ustack_snapshot_lines_grow(&s->lines, &s->decls, &s->cap_lines, &s->cap_decls,
+					  (size_t)s->nr_lines + more);
 }
 
 static void name_frame(struct core_snap *s, int i, const struct ustack_frame *f,

@@ -32,6 +32,7 @@
 #include <ustack/procmaps.h>
 #include <ustack/snapshot.h>
 #include <ustack/symbolize.h>
+#include "sources/snapshot_lines.h"
 #include "common/grow.h"
 #include "common/log.h"
 #include "common/opts.h"
@@ -365,19 +366,8 @@ static void unpin_frames(struct snap *s)
 
 static int grow_lines(struct snap *s, int more)
 {
-	void *p = s->lines;
-	int ret = ustack_grow(&p, &s->cap_lines, (size_t)s->nr_lines + more, sizeof(*s->lines), 256);
-
-	s->lines = p;
-	if (!ret && s->cap_decls < s->cap_lines) {
-		uint32_t *d = realloc(s->decls, s->cap_lines * sizeof(*d));
-
-		if (!d)
-			return -ENOMEM;
-		s->decls = d;
-		s->cap_decls = s->cap_lines;
-	}
-	return ret;
+	return ustack_snapshot_lines_grow(&s->lines, &s->decls, &s->cap_lines, &s->cap_decls,
+					  (size_t)s->nr_lines + more);
 }
 
 /* The inline chain of frame @i (file offset @off in file @fid). */

@@ -267,15 +267,21 @@ static struct ustack_elf *open_own_vdso(const struct sym_file *f, int *seen)
 	return NULL;
 }
 
-/* Which file holds the symbols (and DWARF) of @f: debugfind.h. */
-static void sym_file_find_debug(struct ustack_symbolizer *s, struct sym_file *f)
+/* Where debugfind may look, as this symbolizer was told. */
+static struct ustack_debugfind_opts debugfind_opts(const struct ustack_symbolizer *s)
 {
-	struct ustack_debugfind_opts o = {
-		.sz = sizeof(o),
+	return (struct ustack_debugfind_opts){
+		.sz = sizeof(struct ustack_debugfind_opts),
 		.debug_dir = s->debug_dir,
 		.flags = (s->flags & USTACK_SYMBOLIZER_NO_DEBUG_DIR ? USTACK_DEBUGFIND_NO_DEBUG_DIR : 0) |
 			 (s->debuginfod_failed ? USTACK_DEBUGFIND_NO_DEBUGINFOD : 0),
 	};
+}
+
+/* Which file holds the symbols (and DWARF) of @f: debugfind.h. */
+static void sym_file_find_debug(struct ustack_symbolizer *s, struct sym_file *f)
+{
+	struct ustack_debugfind_opts o = debugfind_opts(s);
 	struct ustack_debug_found d;
 
 	if (!ustack_debugfind(&o, f->image ? ustack_elf__path(f->image) : NULL, f->image,
@@ -460,12 +466,7 @@ static struct ustack_dwarf *sym_file_dwarf(struct ustack_symbolizer *s, struct s
 	} else if (path && errno == ENOENT) {
 		/* names without DWARF (.symtab, MiniDebugInfo): lines may
 		 * still be elsewhere (debugfind.h) */
-		struct ustack_debugfind_opts o = {
-			.sz = sizeof(o),
-			.debug_dir = s->debug_dir,
-			.flags = (s->flags & USTACK_SYMBOLIZER_NO_DEBUG_DIR ? USTACK_DEBUGFIND_NO_DEBUG_DIR : 0) |
-				 (s->debuginfod_failed ? USTACK_DEBUGFIND_NO_DEBUGINFOD : 0),
-		};
+		struct ustack_debugfind_opts o = debugfind_opts(s);
 		struct ustack_debug_found d;
 
 		if (!ustack_debugfind_dwarf(&o, f->source, ustack_elf__path(f->image), f->image,
