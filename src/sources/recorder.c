@@ -407,19 +407,20 @@ void rec_on_record(void *ctx, const struct ustack_perf_record *rec)
 			on_sample(r, rec);
 		break;
 	case USTACK_PREC_COMM:
-		if (rec->comm.exec && rec->comm.pid == rec->comm.tid) {
+		if (rec->comm.exec) {
+			/* both write what waits for this task, named from
+			 * the mapping picture before the exec changes it */
 			end_entry_before_remap(r, rec->comm.tid);
-			ustack_recmaps__exec(r->rm, rec->comm.pid);
-		}
-		if (rec->comm.exec)
 			rec_kfp_exec(r, rec->comm.tid);
+			if (rec->comm.pid == rec->comm.tid)
+				ustack_recmaps__exec(r->rm, rec->comm.pid);
+		}
 		rec_write_thread(r, rec->time, rec->comm.pid, rec->comm.tid,
 			     rec->comm.exec ? USTACK_TRACE_THREAD_EXEC : 0, rec->comm.comm);
 		break;
 	case USTACK_PREC_MMAP2:
-		if (rec->mmap2.prot & 4 /* PROT_EXEC */)
+		if (rec->mmap2.prot & 4 /* PROT_EXEC */) {
 			end_entry_before_remap(r, rec->mmap2.tid);
-		if (rec->mmap2.prot & 4 /* PROT_EXEC */)
 			rec_map_result(r, ustack_recmaps__mmap(r->rm, rec->mmap2.pid, rec->mmap2.start,
 							   rec->mmap2.len, rec->mmap2.pgoff,
 							   rec->mmap2.maj, rec->mmap2.min,
@@ -427,8 +428,9 @@ void rec_on_record(void *ctx, const struct ustack_perf_record *rec)
 							   rec->mmap2.build_id_size,
 							   rec->mmap2.filename),
 				   rec->mmap2.pid, rec->mmap2.filename);
-		if (r->bpf && (rec->mmap2.prot & 4))
-			rec_bpf_mapped(r, rec->mmap2.pid, rec->mmap2.start);
+			if (r->bpf)
+				rec_bpf_mapped(r, rec->mmap2.pid, rec->mmap2.start);
+		}
 		break;
 	case USTACK_PREC_FORK: {
 		struct tid_comm *parent = comm_slot(r, rec->task.ptid, 0);
