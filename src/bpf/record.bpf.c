@@ -161,6 +161,8 @@ struct {
 	__type(value, struct vcache);
 } vcaches SEC(".maps");
 
+#define WIN_BYTES 1024
+
 /* The walk's state: too big for the 512-byte BPF stack. One per CPU and
  * context, as an interrupt can come in the middle of a task-context walk:
  * tracepoint programs, interrupts (samples) and deferred walks. */
@@ -181,6 +183,12 @@ struct walk {
 	__u32 vc_ok;      /* vc is valid for the mm as it is now */
 	__u32 vc_dirty;   /* vc gained entries: write it back */
 	struct vcache vc;
+	/* user stack memory read so far, one read per window (WIN_BYTES,
+	 * never across a page): a bpf_probe_read_user() costs about as much
+	 * for 8 bytes as for a window, and the frames of a walk are close */
+	__u64 win_lo;
+	__u32 win_len, win_pad;
+	__u8 win[WIN_BYTES];
 };
 
 struct {
@@ -267,7 +275,7 @@ static __always_inline void vc_add(struct walk *w, const struct vma_out *o)
 
 /* Make w's VMA the one holding @pc. 0, -ENOENT (none), -EBUSY (locked) or
  * -EAGAIN (an interrupt's walk, and not in the cache). */
-static __always_inline int vma_of(struct walk *w, __u64 pc)
+__noinline int vma_of(struct walk *w, __u64 pc)
 {
 	struct vma_out o = {};
 	struct task_struct *task;
@@ -275,6 +283,8 @@ static __always_inline int vma_of(struct walk *w, __u64 pc)
 	struct ub_file_val *fv;
 	long ret;
 
+	if (!w)
+		return -ENOENT;
 	if (w->vend && pc >= w->vstart && pc < w->vend)
 		return 0;
 	if (!w->vc_ok || !vc_find(w, pc, &o)) {
@@ -319,13 +329,16 @@ struct row {
 enum { R_ROW, R_NONE, R_BAD, R_NOT_LOADED };
 
 /* The row of file offset @off in w's current file. */
-static __always_inline int find_row(struct walk *w, __u64 off, struct row *out)
+__noinline int find_row(struct walk *w, __u64 off, struct row *out)
 {
-	__u32 lo = 0, hi, mid, id = w->fv.table_id;
+	__u32 lo = 0, hi, mid, id;
 	struct ub_row *r;
 	void *inner;
 	__u64 rel;
 
+	if (!w || !out)
+		return R_BAD;
+	id = w->fv.table_id;
 	if (w->fv.flags & UB_FILE_NO_TABLE)
 		return R_NONE;
 	if (!(w->fv.flags & UB_FILE_TABLE))
@@ -424,6 +437,31 @@ static __always_inline int read_user(__u64 addr, __u64 *v)
 	return bpf_probe_read_user(v, sizeof(*v), (const void *)addr);
 }
 
+/* The user word at @addr, through w's window: the rest of addr's page, at
+ * most WIN_BYTES, is read at once (a page is readable whole or not at all). */
+static __always_inline int read_stack(struct walk *w, __u64 addr, __u64 *v)
+{
+	__u64 off = addr - w->win_lo, len;
+
+	if (addr >= w->win_lo && off + 8 <= w->win_len && off <= WIN_BYTES - 8) {
+		*v = *(__u64 *)(w->win + off);
+		return 0;
+	}
+	len = 4096 - (addr & 4095);
+	if (len > WIN_BYTES)
+		len = WIN_BYTES;
+	if (len < 8)
+		return read_user(addr, v); /* a word across two pages */
+	if (bpf_probe_read_user(w->win, len, (const void *)addr)) {
+		w->win_len = 0;
+		return -1;
+	}
+	w->win_lo = addr;
+	w->win_len = len;
+	*v = *(__u64 *)w->win;
+	return 0;
+}
+
 /* One step: find the caller of the current frame and emit it. @ctx: the
  * walk's slot. */
 static long step(__u32 i, void *ctx)
@@ -469,8 +507,9 @@ static long step(__u32 i, void *ctx)
 		 * rsp 15, rip 16 (src/unwind/unwind_arch_x86_64.c) */
 		if (++w->signals > UB_MAX_SIGNAL_FRAMES)
 			return stop(w, S_BAD_STEP);
-		if (read_user(w->sp + 40 + 8 * 10, &nfp) || read_user(w->sp + 40 + 8 * 15, &nsp) ||
-		    read_user(w->sp + 40 + 8 * 16, &npc)) {
+		if (read_stack(w, w->sp + 40 + 8 * 10, &nfp) ||
+		    read_stack(w, w->sp + 40 + 8 * 15, &nsp) ||
+		    read_stack(w, w->sp + 40 + 8 * 16, &npc)) {
 			count(UB_C_READ_FAULT, 1);
 			return stop(w, S_BAD_STEP);
 		}
@@ -485,13 +524,13 @@ static long step(__u32 i, void *ctx)
 		cfa = base + (__s64)row.cfa_off;
 		if (cfa <= w->sp || (cfa & 7) || !in_stack(w, cfa - 1))
 			return stop(w, S_BAD_STEP);
-		if (read_user(cfa - 8, &npc)) {
+		if (read_stack(w, cfa - 8, &npc)) {
 			count(UB_C_READ_FAULT, 1);
 			return stop(w, S_READ_FAULT);
 		}
 		/* a slot below sp was popped already: as unwind_core.c */
 		if ((row.flags & UB_RF_FP_SAVED) && cfa + (__s64)row.fp_off >= w->sp) {
-			if (read_user(cfa + (__s64)row.fp_off, &nfp)) {
+			if (read_stack(w, cfa + (__s64)row.fp_off, &nfp)) {
 				count(UB_C_READ_FAULT, 1);
 				return stop(w, S_READ_FAULT);
 			}
@@ -506,7 +545,7 @@ static long step(__u32 i, void *ctx)
 
 		if (fp < w->sp || (fp & 7) || !in_stack(w, fp) || !in_stack(w, fp + 15))
 			return stop(w, S_NO_INFO);
-		if (read_user(fp, &nfp) || read_user(fp + 8, &npc))
+		if (read_stack(w, fp, &nfp) || read_stack(w, fp + 8, &npc))
 			return stop(w, S_NO_INFO);
 		if (!npc)
 			return stop(w, S_NO_INFO);
@@ -749,6 +788,7 @@ static __always_inline int finish(struct ub_event *e, __u64 ip, __u64 sp, __u64 
 	w->done = 0;
 	w->is_return = 0;
 	w->signals = 0;
+	w->win_len = 0;
 	w->vend = 0;
 	/* the stack's own mapping bounds the walk as the copy does */
 	if (!vma_of(w, sp))
@@ -847,7 +887,9 @@ static __always_inline int collect(void *ctx, const struct uctx *u, __u32 event,
 	}
 	if (!*ip && !*sp)
 		return 1;
-	read_user(*sp, tag);
+	/* the tag is for the entry test, which a user-mode sample skips */
+	if (!u->have)
+		read_user(*sp, tag);
 	e->flags = UB_EV_USER;
 	return 1;
 }
