@@ -20,6 +20,12 @@
 
 #include "kernel_types.h"
 #include "record_abi.h"
+#define UB_ELEM(ctx, i)                                                                        \
+	({                                                                                     \
+		__u32 __k = (i);                                                               \
+		(void *)bpf_map_lookup_elem((ctx), &__k);                                      \
+	})
+#include "rows_layout.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -74,16 +80,16 @@ struct {
 	__type(value, struct ub_file_val);
 } files SEC(".maps");
 
-/* keeps struct ub_row's full type in the BTF (the inner map's value type
+/* keeps struct ub_chunk's full type in the BTF (the inner map's value type
  * is otherwise only a forward declaration) */
-struct ub_row ub_row_btf_anchor;
+struct ub_chunk ub_chunk_btf_anchor;
 
 struct rows_inner {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct ub_row);
+	__type(value, struct ub_chunk);
 };
 
 struct {
@@ -320,21 +326,15 @@ __noinline int vma_of(struct walk *w, __u64 pc)
 
 /* ---- rows ---------------------------------------------------------------------- */
 
-struct row {
-	__s32 cfa_off;
-	__s32 fp_off;
-	__u8 method, flags;
-};
 
 enum { R_ROW, R_NONE, R_BAD, R_NOT_LOADED };
 
-/* The row of file offset @off in w's current file. */
-__noinline int find_row(struct walk *w, __u64 off, struct row *out)
+/* The row of file offset @off in w's current file. A global function: the
+ * verifier checks it once, not once per path that reaches it. */
+__noinline int find_row(struct walk *w, __u64 off, struct ub_row *out)
 {
-	__u32 lo = 0, hi, mid, id;
-	struct ub_row *r;
+	__u32 id;
 	void *inner;
-	__u64 rel;
 
 	if (!w || !out)
 		return R_BAD;
@@ -343,40 +343,19 @@ __noinline int find_row(struct walk *w, __u64 off, struct row *out)
 		return R_NONE;
 	if (!(w->fv.flags & UB_FILE_TABLE))
 		return R_NOT_LOADED;
-	if (off < w->fv.base || off >= w->fv.limit)
+	if (off < w->fv.base || off >= w->fv.limit || off - w->fv.base > 0xffffffffull)
 		return R_NONE;
-	rel = off - w->fv.base;
 	inner = bpf_map_lookup_elem(&tables, &id);
 	if (!inner)
 		return R_NOT_LOADED; /* evicted meanwhile */
-	hi = w->fv.nr_rows;
-	for (int i = 0; i < UB_SEARCH_STEPS; i++) {
-		if (lo >= hi)
-			break;
-		mid = lo + (hi - lo) / 2;
-		r = bpf_map_lookup_elem(inner, &mid);
-		if (!r)
-			return R_BAD;
-		if (r->start <= rel)
-			lo = mid + 1;
-		else
-			hi = mid;
+	switch (ub_rows_find(inner, w->fv.nr_rows, w->fv.levels, (__u32)(off - w->fv.base), out)) {
+	case UB_FIND_ROW:
+		return R_ROW;
+	case UB_FIND_NONE:
+		return R_NONE;
+	default:
+		return R_BAD;
 	}
-	if (!lo)
-		return R_NONE;
-	mid = lo - 1;
-	r = bpf_map_lookup_elem(inner, &mid);
-	if (!r)
-		return R_BAD;
-	if (r->method == UB_ROW_GAP)
-		return R_NONE;
-	if (r->method == UB_ROW_BAD)
-		return R_BAD;
-	out->cfa_off = r->cfa_off;
-	out->fp_off = r->fp_off;
-	out->method = r->method;
-	out->flags = r->flags;
-	return R_ROW;
 }
 
 /* ---- the walk ------------------------------------------------------------------- */
@@ -468,7 +447,7 @@ static long step(__u32 i, void *ctx)
 {
 	__u32 slot = *(__u32 *)ctx, method = M_FP, exact = 0;
 	__u64 lookup, npc = 0, nsp = 0, nfp = 0, cfa, base;
-	struct row row = {};
+	struct ub_row row = {};
 	struct walk *w;
 	int kind;
 

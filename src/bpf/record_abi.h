@@ -29,7 +29,6 @@ typedef uint64_t ub_u64;
 
 #define UB_MAX_FRAMES 127
 /* binary search steps over a table: tables hold at most 2^24 rows */
-#define UB_SEARCH_STEPS 24
 #define UB_MAX_ROWS (1u << 24)
 #define UB_MAX_SIGNAL_FRAMES 16
 
@@ -128,7 +127,7 @@ struct ub_file_val {
 	ub_u32 table_id;  /* key in the tables map */
 	ub_u32 nr_rows;
 	ub_u32 flags;     /* enum ub_file_flags */
-	ub_u32 pad;
+	ub_u32 levels;    /* directory levels of the table (rows_layout.h) */
 };
 
 /* Row kinds (ub_row.method): what find_row answers from start up to the

@@ -7,8 +7,9 @@
  * are turned into struct ub_row in *file offset* space (so the kernel side
  * needs no segment arithmetic: offset = pc - vm_start + vm_pgoff * page),
  * with explicit gap rows where no span covers, and copied into an array map
- * of their own (mmap'd, one memcpy), which becomes an inner map of `tables`.
- * The budget (table_bytes) counts 16 bytes a row; a table that does not fit
+ * of their own (mmap'd), which becomes an inner map of `tables`, laid out in
+ * 4 KiB chunks under directories (src/bpf/rows_layout.h). The budget
+ * (table_bytes) counts the bytes of those maps; a table that does not fit
  * evicts the oldest loaded tables first (their files' frames then stop with
  * "not-loaded" until the file is mapped again), one bigger than the whole
  * budget is refused. Neither can produce a wrong frame.
@@ -44,6 +45,7 @@
 #include "elf/elf_file.h"
 #include "sources/bpf_backend.h"
 #include "sources/perf_record.h"
+#include "bpf/rows_layout.h"
 
 /* libbpf (and the libelf it loads) opened by the first ustack_bpf__open():
  * commands that never load the BPF program do not load it either. The
@@ -96,7 +98,8 @@ DL_SYMS_LOAD(libbpf_load, libbpf, LIBBPF_FNS, "libbpf.so.1")
 struct loaded {
 	struct ub_file_key key; /* its file's entry in the files map */
 	uint32_t table_id;
-	uint32_t nr_rows;
+	uint32_t rows;
+	uint64_t bytes; /* of its inner map (the budget's unit) */
 };
 
 /* A write to the kernel's maps, applied by the writer thread in order. */
@@ -106,7 +109,6 @@ struct map_op {
 	struct ub_file_key key;
 	struct ub_file_val val; /* OP_SET: the files entry (after tables[table_id] = fd) */
 	uint32_t table_id;
-	uint32_t nr_rows;
 	int fd; /* OP_SET with a table: the inner map, closed once in; OP_BUILD: the file */
 };
 
@@ -118,7 +120,7 @@ struct ustack_bpf {
 	struct bpf_link *links[MAX_LINKS];
 	int nr_links;
 	int nr_cpus;
-	uint64_t table_bytes, max_table_bytes;
+	uint64_t table_bytes, max_table_bytes, table_rows;
 	uint32_t next_table;
 	/* loaded tables, oldest first (eviction order) */
 	struct loaded *fifo;
@@ -448,8 +450,10 @@ static void unaccount(struct ustack_bpf *b, uint32_t table_id)
 		struct loaded *l = &b->fifo[(b->fifo_head + i) % b->fifo_cap];
 
 		if (l->table_id == table_id) {
-			b->table_bytes -= (uint64_t)l->nr_rows * sizeof(struct ub_row);
-			l->nr_rows = 0; /* evicting it deletes nothing */
+			b->table_bytes -= l->bytes;
+			b->table_rows -= l->rows;
+			l->bytes = 0; /* evicting it deletes nothing */
+			l->rows = 0;
 			break;
 		}
 	}
@@ -688,7 +692,8 @@ static void evict_oldest(struct ustack_bpf *b)
 	/* out of memory for the op: the kernel keeps the table past the
 	 * budget (its rows stay right), the budget forgets it */
 	queue_op(b, &op);
-	b->table_bytes -= (uint64_t)l->nr_rows * sizeof(struct ub_row);
+	b->table_bytes -= l->bytes;
+	b->table_rows -= l->rows;
 	b->fifo_head = (b->fifo_head + 1) % b->fifo_cap;
 	b->fifo_len--;
 	b->evicted++;
@@ -714,13 +719,22 @@ static int fifo_push(struct ustack_bpf *b, struct loaded l)
 	return 0;
 }
 
-/* An array map holding @rows, filled through mmap. fd or -errno. */
+/* Bytes of the inner map of @nr rows (rows_layout.h). */
+static uint64_t rows_map_bytes(uint32_t nr)
+{
+	uint32_t levels, groups, chunks;
+
+	return (uint64_t)ub_rows_shape(nr, &levels, &groups, &chunks) * UB_CHUNK_BYTES;
+}
+
+/* An array map holding @rows in the layout of rows_layout.h (chunks and
+ * their directories), filled through mmap. fd or -errno. */
 static int rows_map(const struct ub_row *rows, uint32_t nr)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-	size_t len = ((size_t)nr * sizeof(*rows) + 4095) & ~(size_t)4095;
-	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ustack_rows", sizeof(uint32_t), sizeof(*rows),
-				nr, &mo);
+	size_t len = rows_map_bytes(nr);
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ustack_rows", sizeof(uint32_t), UB_CHUNK_BYTES,
+				(uint32_t)(len / UB_CHUNK_BYTES), &mo);
 	void *p;
 
 	if (fd < 0)
@@ -732,7 +746,7 @@ static int rows_map(const struct ub_row *rows, uint32_t nr)
 		close(fd);
 		return -e;
 	}
-	memcpy(p, rows, (size_t)nr * sizeof(*rows));
+	ub_rows_layout(rows, nr, p); /* a new map is zeroed */
 	munmap(p, len);
 	return fd;
 }
@@ -762,7 +776,13 @@ static int prepare_set(struct ustack_bpf *b, struct ustack_modtab *m, struct map
 		free(rows);
 		return USTACK_BPF_NO_TABLE;
 	}
-	need = (uint64_t)op->val.nr_rows * sizeof(struct ub_row);
+	need = rows_map_bytes(op->val.nr_rows);
+	op->val.levels = 0;
+	{
+		uint32_t groups, chunks;
+
+		ub_rows_shape(op->val.nr_rows, &op->val.levels, &groups, &chunks);
+	}
 	if (need > b->max_table_bytes) {
 		ret = -ENOSPC;
 		goto out;
@@ -786,9 +806,11 @@ static int prepare_set(struct ustack_bpf *b, struct ustack_modtab *m, struct map
 		evict_oldest(b);
 	}
 	ret = fifo_push(b, (struct loaded){ .key = op->key, .table_id = op->table_id,
-					    .nr_rows = op->val.nr_rows });
+					    .rows = op->val.nr_rows,
+					    .bytes = need });
 	if (!ret) {
 		b->table_bytes += need;
+		b->table_rows += op->val.nr_rows;
 		b->loaded++;
 		ret = USTACK_BPF_LOADED;
 	}
@@ -975,7 +997,7 @@ void ustack_bpf__stats(struct ustack_bpf *b, struct ustack_bpf_stats *st)
 	pthread_mutex_lock(&b->lock);
 	st->tables = b->fifo_len;
 	st->table_bytes = b->table_bytes;
-	st->rows = b->table_bytes / sizeof(struct ub_row);
+	st->rows = b->table_rows;
 	st->tables_evicted = b->evicted;
 	st->tables_refused = b->refused;
 	st->load_ns = b->load_ns;
