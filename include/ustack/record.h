@@ -96,6 +96,9 @@ struct ustack_record_stats {
 	uint64_t kfp_moved;     /**< kernel callchains not starting at the sample's user
 	                             pc (it went back to user space elsewhere: a sample
 	                             inside execve(), a signal): ustack's stack kept */
+	uint64_t walks_hot;     /**< bpf: walks finished from the task's hot stack (the
+	                             frames above the leaf's caller, kept from its last
+	                             walk and checked word by word against the stack) */
 };
 
 /** ustack_record_stats.kernel_callchains */

@@ -60,6 +60,9 @@ const volatile __u64 copy_limit = 0;
 const volatile __u32 use_vcache = 1;
 
 __u32 next_stack_id = 0;
+/* bumped by user space after every write to `files` (bpf_backend.c,
+ * apply_op): a hot stack (below) is valid under one value only */
+__u32 files_gen = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -168,6 +171,8 @@ struct {
 } vcaches SEC(".maps");
 
 #define WIN_BYTES 1024
+#define HOT_READS 64  /* power of two */
+#define HOT_FRAMES 48 /* frames after the first step a hot stack keeps */
 
 /* The walk's state: too big for the 512-byte BPF stack. One per CPU and
  * context, as an interrupt can come in the middle of a task-context walk:
@@ -195,6 +200,12 @@ struct walk {
 	__u64 win_lo;
 	__u32 win_len, win_pad;
 	__u8 win[WIN_BYTES];
+	/* the hot stack (below): the state after the first step, and the
+	 * reads after it (nreads > HOT_READS: too many, or a fault) */
+	__u32 rec, nreads;
+	__u64 pc1, sp1, fp1, hi1, mm;
+	__u32 is_return1, gen;
+	__u64 raddr[HOT_READS], rval[HOT_READS];
 };
 
 struct {
@@ -441,11 +452,32 @@ static __always_inline int read_stack(struct walk *w, __u64 addr, __u64 *v)
 	return 0;
 }
 
+/* read_stack, the read kept for the hot stack */
+static __always_inline int read_word(struct walk *w, __u64 addr, __u64 *v)
+{
+	__u32 i;
+
+	if (read_stack(w, addr, v)) {
+		w->nreads = HOT_READS + 1; /* a fault: the walk is not kept */
+		return -1;
+	}
+	if (w->rec) {
+		i = w->nreads;
+		if (i < HOT_READS) {
+			w->raddr[i & (HOT_READS - 1)] = addr;
+			w->rval[i & (HOT_READS - 1)] = *v;
+		}
+		if (i <= HOT_READS)
+			w->nreads = i + 1;
+	}
+	return 0;
+}
+
 /* One step: find the caller of the current frame and emit it. @ctx: the
  * walk's slot. */
-static long step(__u32 i, void *ctx)
+__noinline long step_one(__u32 slot)
 {
-	__u32 slot = *(__u32 *)ctx, method = M_FP, exact = 0;
+	__u32 method = M_FP, exact = 0;
 	__u64 lookup, npc = 0, nsp = 0, nfp = 0, cfa, base;
 	struct ub_row row = {};
 	struct walk *w;
@@ -486,9 +518,9 @@ static long step(__u32 i, void *ctx)
 		 * rsp 15, rip 16 (src/unwind/unwind_arch_x86_64.c) */
 		if (++w->signals > UB_MAX_SIGNAL_FRAMES)
 			return stop(w, S_BAD_STEP);
-		if (read_stack(w, w->sp + 40 + 8 * 10, &nfp) ||
-		    read_stack(w, w->sp + 40 + 8 * 15, &nsp) ||
-		    read_stack(w, w->sp + 40 + 8 * 16, &npc)) {
+		if (read_word(w, w->sp + 40 + 8 * 10, &nfp) ||
+		    read_word(w, w->sp + 40 + 8 * 15, &nsp) ||
+		    read_word(w, w->sp + 40 + 8 * 16, &npc)) {
 			count(UB_C_READ_FAULT, 1);
 			return stop(w, S_BAD_STEP);
 		}
@@ -503,13 +535,13 @@ static long step(__u32 i, void *ctx)
 		cfa = base + (__s64)row.cfa_off;
 		if (cfa <= w->sp || (cfa & 7) || !in_stack(w, cfa - 1))
 			return stop(w, S_BAD_STEP);
-		if (read_stack(w, cfa - 8, &npc)) {
+		if (read_word(w, cfa - 8, &npc)) {
 			count(UB_C_READ_FAULT, 1);
 			return stop(w, S_READ_FAULT);
 		}
 		/* a slot below sp was popped already: as unwind_core.c */
 		if ((row.flags & UB_RF_FP_SAVED) && cfa + (__s64)row.fp_off >= w->sp) {
-			if (read_stack(w, cfa + (__s64)row.fp_off, &nfp)) {
+			if (read_word(w, cfa + (__s64)row.fp_off, &nfp)) {
 				count(UB_C_READ_FAULT, 1);
 				return stop(w, S_READ_FAULT);
 			}
@@ -524,7 +556,7 @@ static long step(__u32 i, void *ctx)
 
 		if (fp < w->sp || (fp & 7) || !in_stack(w, fp) || !in_stack(w, fp + 15))
 			return stop(w, S_NO_INFO);
-		if (read_stack(w, fp, &nfp) || read_stack(w, fp + 8, &npc))
+		if (read_word(w, fp, &nfp) || read_word(w, fp + 8, &npc))
 			return stop(w, S_NO_INFO);
 		if (!npc)
 			return stop(w, S_NO_INFO);
@@ -551,6 +583,140 @@ static long step(__u32 i, void *ctx)
 	w->fp = nfp;
 	w->is_return = !exact;
 	return 0;
+}
+
+/* bpf_loop's callback; the step itself is a global function, which the
+ * verifier checks once */
+static long step(__u32 i, void *ctx)
+{
+	return step_one(*(__u32 *)ctx) ? 1 : 0;
+}
+
+/* ---- the hot stack ------------------------------------------------------------------ */
+
+/*
+ * A task sampled again and again in the same call path (a CPU-bound loop)
+ * has a new leaf each time, and the same frames above it. After the first
+ * step, the rest of a walk is a function of the registers that step gave
+ * (pc, sp, fp), the stack words it reads, the VMAs (unchanged while the mm's
+ * mm_lock_seq is) and the rows (unchanged while files_gen is). So the task
+ * keeps its last walk's state after the first step, every (address, word)
+ * read after it and the frames it made; a walk whose first step ends in the
+ * same state re-reads those addresses, and where every word is the same the
+ * frames are the same: they are taken without a table lookup. One word
+ * differing, or anything else, and the walk goes on as always.
+ *
+ * Written by the task's own walks, which an interrupt on its CPU can come
+ * in the middle of: @ver is odd while it is written, and a reader that sees
+ * it move takes nothing.
+ */
+struct hot {
+	__u32 ver, seq;
+	__u64 mm;
+	__u64 pc, sp, fp, hi;
+	__u32 is_return, gen, nreads, n, stop, pad;
+	__u64 raddr[HOT_READS], rval[HOT_READS];
+	__u64 words[2 * HOT_FRAMES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct hot);
+} hots SEC(".maps");
+
+/* 1: w's walk finished from @h (frames, hash, stop). A global function:
+ * verified once. */
+__noinline int hot_take(struct walk *w, struct hot *h, __u32 seq)
+{
+	__u64 h1, h2, v, word;
+	__u32 ver, nr, n;
+
+	if (!w || !h)
+		return 0;
+	ver = h->ver;
+	asm volatile("" ::: "memory");
+	if ((ver & 1) || (seq & 1) || h->mm != w->mm || h->seq != seq || h->gen != w->gen || h->pc != w->pc ||
+	    h->sp != w->sp || h->fp != w->fp || h->is_return != w->is_return || h->hi != w->hi ||
+	    w->n != 2 || w->signals)
+		return 0;
+	nr = h->nreads;
+	n = h->n;
+	if (nr > HOT_READS || n < 2 || n > 2 + HOT_FRAMES)
+		return 0;
+	for (__u32 i = 0; i < HOT_READS; i++) {
+		if (i >= nr)
+			break;
+		if (read_stack(w, h->raddr[i], &v) || v != h->rval[i])
+			return 0;
+	}
+	h1 = w->h1;
+	h2 = w->h2;
+	for (__u32 i = 0; i < 2 * HOT_FRAMES; i++) {
+		if (4 + i >= 2 * n)
+			break;
+		word = h->words[i];
+		w->words[4 + i] = word;
+		h1 = (h1 ^ word) * 0x9e3779b97f4a7c15ull;
+		h1 ^= h1 >> 29;
+		h2 = (h2 + word) * 0xc2b2ae3d27d4eb4full;
+		h2 ^= h2 >> 31;
+	}
+	asm volatile("" ::: "memory");
+	if (h->ver != ver)
+		return 0; /* written meanwhile (the words may be torn) */
+	w->h1 = h1;
+	w->h2 = h2;
+	w->stop = h->stop;
+	w->n = n;
+	w->done = 1;
+	return 1;
+}
+
+/* Keep w's finished walk in @h, if it can be taken again. */
+__noinline int hot_keep(struct walk *w, struct hot *h, __u32 seq)
+{
+	__u32 ver, nr, n;
+
+	if (!w || !h)
+		return 0;
+	nr = w->nreads;
+	n = w->n;
+	if (!w->rec || nr > HOT_READS || n < 2 || n > 2 + HOT_FRAMES || w->defer ||
+	    w->stop == S_READ_FAULT || w->stop == UB_STOP_NOT_LOADED ||
+	    w->stop == UB_STOP_MAPS_BUSY)
+		return 0;
+	ver = h->ver;
+	if ((ver & 1) || (seq & 1))
+		return 0; /* this interrupts a write */
+	h->ver = ver + 1;
+	asm volatile("" ::: "memory");
+	h->mm = w->mm;
+	h->seq = seq;
+	h->gen = w->gen;
+	h->pc = w->pc1;
+	h->sp = w->sp1;
+	h->fp = w->fp1;
+	h->is_return = w->is_return1;
+	h->hi = w->hi1;
+	h->nreads = nr;
+	h->n = n;
+	h->stop = w->stop;
+	for (__u32 i = 0; i < HOT_READS; i++) {
+		if (i >= nr)
+			break;
+		h->raddr[i] = w->raddr[i];
+		h->rval[i] = w->rval[i];
+	}
+	for (__u32 i = 0; i < 2 * HOT_FRAMES; i++) {
+		if (4 + i >= 2 * n)
+			break;
+		h->words[i] = w->words[4 + i];
+	}
+	asm volatile("" ::: "memory");
+	h->ver = ver + 2;
+	return 1;
 }
 
 /* ---- stacks, stored once ----------------------------------------------------------- */
@@ -702,15 +868,34 @@ struct uctx {
  * reports with the user registers): nothing joins it. @slot: the walk's
  * scratch (SLOT_*); SLOT_IRQ walks only with the VMA cache and returns
  * -EAGAIN, having sent nothing, where that is not enough. */
-static __always_inline int finish(struct ub_event *e, __u64 ip, __u64 sp, __u64 bp, __u64 tag,
-				  int user_mode, __u32 slot)
+struct regs_in {
+	__u64 ip, sp, bp, tag;
+	__u32 user_mode, slot;
+};
+
+/* A global function (the verifier checks it once, not at each caller);
+ * @r: the user registers, the entry tag and the walk's slot. */
+__noinline int finish(struct ub_event *e, struct regs_in *r)
 {
+	__u64 ip, sp, bp, tag;
+	__u32 slot;
+	int user_mode;
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct ub_event *ev;
 	struct ub_task *ts;
 	struct vcache *vc;
+	struct hot *hot;
 	struct walk *w;
 	__u32 seq;
+
+	if (!e || !r)
+		return 0;
+	ip = r->ip;
+	sp = r->sp;
+	bp = r->bp;
+	tag = r->tag;
+	slot = r->slot;
+	user_mode = r->user_mode;
 
 	if (!(e->flags & UB_EV_USER))
 		goto send;
@@ -773,13 +958,33 @@ static __always_inline int finish(struct ub_event *e, __u64 ip, __u64 sp, __u64 
 	if (!vma_of(w, sp))
 		w->hi = w->vend;
 	w->vend = 0;
+	w->rec = 0;
+	w->nreads = 0;
+	w->gen = files_gen;
+	w->mm = (__u64)task->mm;
+	hot = seq & 1 ? NULL
+		      : bpf_task_storage_get(&hots, task, 0,
+					     w->cache_only ? 0 : BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!w->defer)
 		emit(w, ip, M_REGS, EXACT_PC);
 	if (!w->defer)
+		step_one(slot);
+	if (!w->defer && !w->done && !hot_take(w, hot, seq)) {
+		w->pc1 = w->pc;
+		w->sp1 = w->sp;
+		w->fp1 = w->fp;
+		w->hi1 = w->hi;
+		w->is_return1 = w->is_return;
+		w->rec = hot && w->n == 2 && !w->signals;
 		bpf_loop(UB_MAX_FRAMES, step, &slot, 0);
+	} else if (w->done && !w->defer && w->n > 2) {
+		count(UB_C_HOT, 1);
+	}
 	/* the mappings moved during the walk: done again in task context */
 	if (w->cache_only && (w->defer || mm_seq(task) != seq))
 		return -EAGAIN;
+	if (w->rec && !w->defer && mm_seq(task) == seq)
+		hot_keep(w, hot, seq);
 	if (w->vc_dirty && vc && mm_seq(task) == seq) {
 		/* an interrupt on this CPU may read it: never half written */
 		w->vc.busy = 1;
@@ -885,7 +1090,7 @@ int ustack_tp(void *ctx)
 	 * only the entry path that leads to the tracepoint would be there */
 	if (collect(ctx, &u, (__u32)cookie & ~UB_TP_SYSCALL, !(cookie & UB_TP_SYSCALL), &e, &ip,
 		    &sp, &bp, &tag))
-		finish(&e, ip, sp, bp, tag, !!(cookie & UB_TP_SYSCALL), SLOT_TP);
+		finish(&e, &(struct regs_in){ ip, sp, bp, tag, !!(cookie & UB_TP_SYSCALL), SLOT_TP });
 	/* 1: the tracepoint's programs are shared by every perf event on it,
 	 * and 0 would take their samples away from other perf users (perf
 	 * record, another ustack) while we run; our own attachment event has
@@ -960,7 +1165,7 @@ static int deferred_cb(struct bpf_map *map, void *key, void *value)
 	/* SLOT_CB is this CPU's: no other task's walk may come in between */
 	if (bpf_preempt_disable)
 		bpf_preempt_disable();
-	finish(&d->e, d->ip, d->sp, d->bp, d->tag, d->user_mode, SLOT_CB);
+	finish(&d->e, &(struct regs_in){ d->ip, d->sp, d->bp, d->tag, d->user_mode, SLOT_CB });
 	if (bpf_preempt_enable)
 		bpf_preempt_enable();
 	d->busy = 0;
@@ -992,7 +1197,7 @@ int ustack_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	if (!(e.flags & UB_EV_USER))
 		goto now;
-	if (use_vcache && !finish(&e, ip, sp, bp, tag, user, SLOT_IRQ))
+	if (use_vcache && !finish(&e, &(struct regs_in){ ip, sp, bp, tag, user, SLOT_IRQ }))
 		return 0;
 	tid = e.tid;
 	d = bpf_map_lookup_elem(&deferreds, &tid);
@@ -1027,7 +1232,7 @@ int ustack_sample(struct bpf_perf_event_data *ctx)
 now:
 	/* the one bpf_find_vma() an interrupt may do (SLOT_TP: tracepoint
 	 * programs cannot run while this one does) */
-	finish(&e, ip, sp, bp, tag, user, SLOT_TP);
+	finish(&e, &(struct regs_in){ ip, sp, bp, tag, user, SLOT_TP });
 	return 0;
 }
 

@@ -189,6 +189,7 @@ enum ub_counter {
 	UB_C_DEFERRED,      /* samples whose walk went to task context */
 	UB_C_STALE,         /* of those, user code had run before the walk: no user stack */
 	UB_C_COPY_SKIPPED,  /* copies not sent: the ring was half full (partial stack kept) */
+	UB_C_HOT,           /* walks finished from the task's hot stack */
 	UB_NR_COUNTERS
 };
 

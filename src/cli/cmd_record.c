@@ -288,6 +288,9 @@ int cmd_record(int argc, char **argv)
 	if (!quiet && st.backend == USTACK_RECORD_BPF && st.walks_late)
 		fprintf(stderr, " (%llu too late: user code ran first, no user stack kept)",
 			(unsigned long long)st.walks_late);
+	if (!quiet && st.backend == USTACK_RECORD_BPF && st.walks_hot)
+		fprintf(stderr, "; %llu walks finished from the task's hot stack",
+			(unsigned long long)st.walks_hot);
 	if (!quiet && st.backend == USTACK_RECORD_BPF)
 		fputc('\n', stderr);
 	else if (!quiet)

@@ -465,6 +465,14 @@ static int prepare_set(struct ustack_bpf *b, struct ustack_modtab *m, struct map
 /* OP_BUILD: the file's tables, from the writer's own cache, then OP_SET. */
 static void build_op(struct ustack_bpf *b, struct map_op *op);
 
+/* After a write to `files`: walks kept as hot stacks under the old entries
+ * are not taken again (record.bpf.c, hot_take). */
+static void files_changed(struct ustack_bpf *b)
+{
+	if (b->skel->bss)
+		__atomic_add_fetch(&b->skel->bss->files_gen, 1, __ATOMIC_SEQ_CST);
+}
+
 static void apply_op(struct ustack_bpf *b, struct map_op *op)
 {
 	int files = bpf_map__fd(b->skel->maps.files), tables = bpf_map__fd(b->skel->maps.tables);
@@ -480,6 +488,7 @@ static void apply_op(struct ustack_bpf *b, struct map_op *op)
 			v.flags &= ~UB_FILE_TABLE;
 			v.table_id = 0;
 			bpf_map_update_elem(files, &op->key, &v, BPF_ANY);
+			files_changed(b);
 		}
 		bpf_map_delete_elem(tables, &op->table_id);
 		return;
@@ -493,6 +502,8 @@ static void apply_op(struct ustack_bpf *b, struct map_op *op)
 		ret = -errno;
 		if (op->val.flags & UB_FILE_TABLE)
 			bpf_map_delete_elem(tables, &op->table_id); /* nothing names it */
+	} else if (!ret) {
+		files_changed(b);
 	}
 	if (ret) {
 		pthread_mutex_lock(&b->lock);

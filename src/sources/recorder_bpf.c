@@ -673,6 +673,7 @@ void rec_bpf_stats(const struct rec *r, struct ustack_record_stats *st)
 	st->walks_at_once = bs.c[UB_C_IRQ_WALKS];
 	st->walks_deferred = bs.c[UB_C_DEFERRED];
 	st->walks_late = bs.c[UB_C_STALE];
+	st->walks_hot = bs.c[UB_C_HOT];
 	st->maps_busy = bs.c[UB_C_MAPS_BUSY];
 	st->copies_skipped = bs.c[UB_C_COPY_SKIPPED];
 	st->tables_loaded = bs.tables_loaded;

@@ -20,6 +20,12 @@
 #   cpu/same-stacks
 #        the sets of distinct leaf stacks (user part) of the three runs are
 #        equal (counts differ by timing, sets do not)
+#   hot/bpf
+#        progs/rec_hot.c: two call paths alike after the leaf's step
+#        (same pc, sp, fp) but for one caller's return address; every
+#        leaf1 sample under top1, every leaf2 under top2 (>= 100 each),
+#        and some walks finished from the task's hot stack (the frames
+#        above the leaf's caller kept from its last walk, each word re-read)
 #   cpu-churn/bpf
 #        the same program with a thread that maps and unmaps anonymous
 #        memory all the time (the VMA cache invalidated at every change;
@@ -125,6 +131,7 @@ mkdir -p "$tmp/cpu" "$tmp/big" "$tmp/sf"
 build cpu "$CC" "${CF[@]}" -fPIC -shared -Wl,-soname,librec_cpu.so -o "$tmp/cpu/librec_cpu.so" "$P/rec_cpu_lib.c"
 build cpu "$CC" "${CF[@]}" -pthread -o "$tmp/rec_cpu" "$P/rec_cpu.c" -L"$tmp/cpu" -lrec_cpu -Wl,-rpath,"$tmp/cpu"
 build all "$CC" "${CF[@]}" -o "$tmp/allping" "$P/rec_chain.c"
+build hot "$CC" "${CF[@]}" -o "$tmp/rec_hot" "$P/rec_hot.c"
 build all "$CC" "${CF[@]}" -o "$tmp/allmark" "$P/rec_chain.c"
 # the big library: 1200 functions of three calls each, every one with its
 # pushes and pops (about 11000 rows, 0.17 MiB in the kernel); six copies
@@ -150,7 +157,7 @@ if [ -n "$GSFRAME" ]; then
 	build bad_sframe "$CC" "${CF[@]}" -o "$tmp/badsf" "$P/rec_lib_main.c" -L"$tmp/sf" -lrec_lib \
 		-Wl,-rpath,"$tmp/sf"
 fi
-for f in rec_cpu cpu/librec_cpu.so allmark big/libbig1.so big/librec_lib.so budget; do
+for f in rec_cpu rec_hot cpu/librec_cpu.so allmark big/libbig1.so big/librec_lib.so budget; do
 	if has_sframe "$tmp/$f"; then
 		fail build/no-sframe "$f has an .sframe section (the toolchain adds SFrame by itself?)"
 		exit 1
@@ -315,6 +322,31 @@ if bpf_ok cpu/bpf; then
 		fi
 	fi
 	verdict cpu-churn/bpf cpu-churn.bpf
+
+	# the hot stack: two paths alike after the leaf's step but for one
+	# caller's return address (progs/rec_hot.c); each leaf under its own top
+	"$USTACK" record --backend bpf -e cpu-clock -F 999 -o "$tmp/hot.data" -- "$tmp/rec_hot" 2 \
+		>"$tmp/hot.out" 2>"$tmp/hot.err"
+	echo $? >"$tmp/hot.rc"
+	ustacks hot
+	hot_path="rec_hot;$MAIN;rec_hot_top"
+	# (grep: mawk has no {m,n} in its regular expressions)
+	c1=$(grep -E "^${hot_path}1;rec_hot_mid;rec_hot_leaf1 [0-9]+\$" "$tmp/hot.ustk" | awk '{ s += $NF } END { print s + 0 }')
+	c2=$(grep -E "^${hot_path}2;rec_hot_mid;rec_hot_leaf2 [0-9]+\$" "$tmp/hot.ustk" | awk '{ s += $NF } END { print s + 0 }')
+	wrong=$(grep -E ';rec_hot_top1;rec_hot_mid;rec_hot_leaf2|;rec_hot_top2;rec_hot_mid;rec_hot_leaf1' "$tmp/hot.ustk")
+	hot=$(sed -n "s/.*; \([0-9]*\) walks finished from the task's hot stack.*/\1/p" "$tmp/hot.err")
+	echo "# hot/bpf: leaf1 under top1 $c1, leaf2 under top2 $c2, walks from the hot stack ${hot:-0}"
+	why=
+	if [ "$(cat "$tmp/hot.rc")" -ne 0 ] || ! grep -q '^rec_hot: [0-9]* rounds' "$tmp/hot.out"; then
+		why="record or program failed: $(head -3 "$tmp/hot.err" "$tmp/hot.out" | tr '\n' '|')"
+	elif [ -n "$wrong" ]; then
+		why="$(grep -c . <<<"$wrong") wrong stacks (a leaf under the other top): $(head -2 <<<"$wrong" | tr '\n' '|')"
+	elif [ "$c1" -lt 100 ] || [ "$c2" -lt 100 ]; then
+		why="leaf1 under top1 $c1, leaf2 under top2 $c2 samples (want >= 100 each of a 2 s run at 999 Hz)"
+	elif [ "${hot:-0}" -eq 0 ] && kernel_at_least 6 13; then
+		why="no walk finished from the hot stack (summary: $(grep -o 'samples walked.*' "$tmp/hot.err"))"
+	fi
+	verdict hot/bpf hot
 fi
 
 # ---- shared by the marker cases ---------------------------------------------------
