@@ -172,7 +172,8 @@ cpu_round() {
 py_round() {
 	local t=$1 o=$OUT/py-$1
 	rec "$t" "py-$t" -e cpu-clock -F 999 -- "$PY" bench/record/py_work.py $PY_ARGS
-	python3 $CHECK reach "$o.folded" --label "$t" >"$o.check"
+	# the stacks that did not reach _start, kept per round ($i: the round)
+	python3 $CHECK reach "$o.folded" --label "$t" --missed "$o.round$i.missed" >"$o.check"
 	add py "$t" events "$(cat "$o.events")"
 	add py "$t" lost "$(cat "$o.lost")"
 	add py "$t" reach "$(awk '/^REACH/ { for (i = 3; i <= NF; i++) if ($i ~ /^share=/) print substr($i, 7) }' "$o.check")"
@@ -294,6 +295,16 @@ if on py; then
 	echo "|---|---:|---:|---:|---:|"
 	for t in $TOOLS; do
 		echo "| $(name $t) | $(stat py $t events) | $(stat py $t lost) | $(stat py $t reach %.4f) | $(stat py $t k2u %.1f) |"
+	done
+	echo
+	# which stacks missed, for bpf and copy (perf's are most of its samples)
+	for t in $TOOLS; do
+		[ "$t" = perf ] && continue
+		for f in "$OUT"/py-"$t".round*.missed; do
+			[ -s "$f" ] || continue
+			echo "$(name $t), ${f##*/py-$t.}: samples that did not reach _start (first 5 stacks):"
+			sort -t' ' -k2 -nr "$f" | head -5 | sed 's/^/    /'
+		done
 	done
 	echo
 fi

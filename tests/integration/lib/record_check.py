@@ -7,7 +7,7 @@ and how many stacks reach the program's entry.
 
   record_check.py paths COUNTS FOLDED [--label L] [--min-share X] [--show N]
   record_check.py futex FOLDED [--lost N] [--label L] [--show N]
-  record_check.py reach FOLDED [--frame _start] [--label L]
+  record_check.py reach FOLDED [--frame _start] [--label L] [--missed FILE]
   record_check.py perf2folded [PERF_SCRIPT_OUTPUT]      (stdin when omitted)
 
 FOLDED: one line per distinct stack, "comm;root;...;leaf COUNT", as
@@ -250,7 +250,7 @@ def cmd_futex(args):
 
 
 def cmd_reach(args):
-    label, frame = "", "_start"
+    label, frame, missed = "", "_start", None
     pos = []
     i = 0
     while i < len(args):
@@ -258,15 +258,23 @@ def cmd_reach(args):
             label = args[i + 1]; i += 2
         elif args[i] == "--frame":
             frame = args[i + 1]; i += 2
+        elif args[i] == "--missed":
+            missed = args[i + 1]; i += 2
         else:
             pos.append(args[i]); i += 1
     if len(pos) != 1:
-        sys.exit("usage: record_check.py reach FOLDED [--frame NAME] [--label L]")
+        sys.exit("usage: record_check.py reach FOLDED [--frame NAME] [--label L] [--missed FILE]")
     events = reached = 0
-    for _, frames, n in read_folded(pos[0]):
+    lines = []
+    for comm, frames, n in read_folded(pos[0]):
         events += n
         if frame in frames:
             reached += n
+        else:
+            lines.append(f"{';'.join([comm] + list(frames))} {n}")
+    if missed:
+        with open(missed, "w") as f:
+            f.writelines(line + "\n" for line in lines)
     share = reached / events if events else 0.0
     print(f"REACH {label or '-'} events={events} reached={reached} share={share:.4f}")
     return 0
