@@ -181,8 +181,9 @@ enum { SLOT_TP, SLOT_IRQ, SLOT_CB, NR_SLOTS };
 struct walk {
 	__u64 words[2 * UB_MAX_FRAMES];
 	__u64 pc, sp, fp, lo, hi;
+	__u64 bx;       /* rbx, where bx_known (an rbx-based CFA needs it) */
 	__u64 h1, h2;
-	__u32 n, stop, done, is_return, signals, pad;
+	__u32 n, stop, done, is_return, signals, bx_known;
 	/* the last VMA seen (the seeds' "keep the last VMA") */
 	__u64 vstart, vend, vpgoff;
 	__u32 vexec, vknown;     /* vknown: fv holds the file's entry */
@@ -203,8 +204,8 @@ struct walk {
 	/* the hot stack (below): the state after the first step, and the
 	 * reads after it (nreads > HOT_READS: too many, or a fault) */
 	__u32 rec, nreads;
-	__u64 pc1, sp1, fp1, hi1, mm;
-	__u32 is_return1, gen;
+	__u64 pc1, sp1, fp1, hi1, mm, bx1;
+	__u32 is_return1, gen, bx_known1, pad1;
 	__u64 raddr[HOT_READS], rval[HOT_READS];
 };
 
@@ -477,8 +478,8 @@ static __always_inline int read_word(struct walk *w, __u64 addr, __u64 *v)
  * walk's slot. */
 __noinline long step_one(__u32 slot)
 {
-	__u32 method = M_FP, exact = 0;
-	__u64 lookup, npc = 0, nsp = 0, nfp = 0, cfa, base;
+	__u32 method = M_FP, exact = 0, nbx_known = 0;
+	__u64 lookup, npc = 0, nsp = 0, nfp = 0, nbx = 0, cfa, base;
 	struct ub_row row = {};
 	struct walk *w;
 	int kind;
@@ -526,12 +527,14 @@ __noinline long step_one(__u32 slot)
 		}
 		if (!nsp)
 			return stop(w, S_BAD_STEP);
+		nbx_known = !read_word(w, w->sp + 40 + 8 * 11, &nbx);
 		w->lo = nsp;
 		w->hi = 0;
 		method = M_SIGNAL;
 		exact = 1;
-	} else if (kind == R_ROW && !(row.flags & UB_RF_FALLBACK)) {
-		base = (row.flags & UB_RF_CFA_FP) ? w->fp : w->sp;
+	} else if (kind == R_ROW && !(row.flags & UB_RF_FALLBACK) &&
+		   (!(row.flags & UB_RF_CFA_BX) || w->bx_known)) {
+		base = (row.flags & UB_RF_CFA_FP) ? w->fp : (row.flags & UB_RF_CFA_BX) ? w->bx : w->sp;
 		cfa = base + (__s64)row.cfa_off;
 		if (cfa <= w->sp || (cfa & 7) || !in_stack(w, cfa - 1))
 			return stop(w, S_BAD_STEP);
@@ -547,6 +550,16 @@ __noinline long step_one(__u32 slot)
 			}
 		} else {
 			nfp = w->fp;
+		}
+		/* the caller's rbx, as fp; unknown where the row does not say */
+		nbx = w->bx;
+		nbx_known = w->bx_known && (row.flags & UB_RF_BX_SAME);
+		if ((row.flags & UB_RF_BX_SAVED) && cfa + (__s64)row.bx_off >= w->sp) {
+			if (read_word(w, cfa + (__s64)row.bx_off, &nbx)) {
+				count(UB_C_READ_FAULT, 1);
+				return stop(w, S_READ_FAULT);
+			}
+			nbx_known = 1;
 		}
 		nsp = cfa;
 		method = row.method;
@@ -581,6 +594,8 @@ __noinline long step_one(__u32 slot)
 	w->pc = npc;
 	w->sp = nsp;
 	w->fp = nfp;
+	w->bx = nbx;
+	w->bx_known = nbx_known;
 	w->is_return = !exact;
 	return 0;
 }
@@ -613,8 +628,8 @@ static long step(__u32 i, void *ctx)
 struct hot {
 	__u32 ver, seq;
 	__u64 mm;
-	__u64 pc, sp, fp, hi;
-	__u32 is_return, gen, nreads, n, stop, pad;
+	__u64 pc, sp, fp, hi, bx;
+	__u32 is_return, gen, nreads, n, stop, bx_known;
 	__u64 raddr[HOT_READS], rval[HOT_READS];
 	__u64 words[2 * HOT_FRAMES];
 };
@@ -639,6 +654,7 @@ __noinline int hot_take(struct walk *w, struct hot *h, __u32 seq)
 	asm volatile("" ::: "memory");
 	if ((ver & 1) || (seq & 1) || h->mm != w->mm || h->seq != seq || h->gen != w->gen || h->pc != w->pc ||
 	    h->sp != w->sp || h->fp != w->fp || h->is_return != w->is_return || h->hi != w->hi ||
+	    h->bx_known != w->bx_known || (w->bx_known && h->bx != w->bx) ||
 	    w->n != 2 || w->signals)
 		return 0;
 	nr = h->nreads;
@@ -700,6 +716,8 @@ __noinline int hot_keep(struct walk *w, struct hot *h, __u32 seq)
 	h->fp = w->fp1;
 	h->is_return = w->is_return1;
 	h->hi = w->hi1;
+	h->bx = w->bx1;
+	h->bx_known = w->bx_known1;
 	h->nreads = nr;
 	h->n = n;
 	h->stop = w->stop;
@@ -797,7 +815,7 @@ static __always_inline __u32 copy_stack(struct ub_copy *c, __u64 sp)
 	return got > UB_COPY_BYTES ? UB_COPY_BYTES : got;
 }
 
-static __noinline int send_copy(struct ub_event *e, __u64 ip, __u64 sp, __u64 bp)
+static __noinline int send_copy(struct ub_event *e, __u64 ip, __u64 sp, __u64 bp, __u64 bx)
 {
 	struct ub_copy *c;
 
@@ -825,6 +843,7 @@ static __noinline int send_copy(struct ub_event *e, __u64 ip, __u64 sp, __u64 bp
 	c->ip = ip;
 	c->sp = sp;
 	c->bp = bp;
+	c->bx = bx;
 	c->size = copy_stack(c, sp);
 	bpf_ringbuf_submit(c, wake_flags());
 	count(UB_C_COPIES, 1);
@@ -857,7 +876,7 @@ static __always_inline __u64 next_cookie(__u32 cpu)
 }
 
 struct uctx {
-	__u64 ip, sp, bp;
+	__u64 ip, sp, bp, bx;
 	int have; /* the event's own user registers (a user-mode sample) */
 };
 
@@ -871,13 +890,14 @@ struct uctx {
 struct regs_in {
 	__u64 ip, sp, bp, tag;
 	__u32 user_mode, slot;
+	__u64 bx; /* rbx: for an rbx-based CFA (CFI rows, rare) */
 };
 
 /* A global function (the verifier checks it once, not at each caller);
  * @r: the user registers, the entry tag and the walk's slot. */
 __noinline int finish(struct ub_event *e, struct regs_in *r)
 {
-	__u64 ip, sp, bp, tag;
+	__u64 ip, sp, bp, tag, bx;
 	__u32 slot;
 	int user_mode;
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -896,6 +916,7 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	tag = r->tag;
 	slot = r->slot;
 	user_mode = r->user_mode;
+	bx = r->bx;
 
 	if (!(e->flags & UB_EV_USER))
 		goto send;
@@ -943,6 +964,8 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	w->pc = ip;
 	w->sp = sp;
 	w->fp = bp;
+	w->bx = bx;
+	w->bx_known = 1;
 	w->lo = sp;
 	w->hi = 0;
 	w->h1 = 0x243f6a8885a308d3ull;
@@ -974,6 +997,8 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 		w->sp1 = w->sp;
 		w->fp1 = w->fp;
 		w->hi1 = w->hi;
+		w->bx1 = w->bx;
+		w->bx_known1 = w->bx_known;
 		w->is_return1 = w->is_return;
 		w->rec = hot && w->n == 2 && !w->signals;
 		bpf_loop(UB_MAX_FRAMES, step, &slot, 0);
@@ -1003,7 +1028,7 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	e->nr = (__u8)w->n;
 	e->flags |= UB_EV_NEW_ENTRY;
 	if ((w->stop == UB_STOP_NOT_LOADED || w->stop == UB_STOP_MAPS_BUSY) &&
-	    send_copy(e, ip, sp, bp))
+	    send_copy(e, ip, sp, bp, bx))
 		e->flags |= UB_EV_COPY;
 	else
 		e->ustack = stack_id(w);
@@ -1034,7 +1059,7 @@ send:
 /* The event's record without its user stack, and the user registers.
  * 0: not traced. */
 static __always_inline int collect(void *ctx, const struct uctx *u, __u32 event, int kstack,
-				   struct ub_event *e, __u64 *ip, __u64 *sp, __u64 *bp, __u64 *tag)
+				   struct ub_event *e, struct regs_in *r)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 id = bpf_get_current_pid_tgid();
@@ -1057,23 +1082,25 @@ static __always_inline int collect(void *ctx, const struct uctx *u, __u32 event,
 	if (!task->mm)
 		return 1; /* a kernel thread: no user stack */
 	if (u->have) {
-		*ip = u->ip;
-		*sp = u->sp;
-		*bp = u->bp;
+		r->ip = u->ip;
+		r->sp = u->sp;
+		r->bp = u->bp;
+		r->bx = u->bx;
 	} else {
 		/* the user registers saved at kernel entry; uapi names, the
 		 * kernel's struct pt_regs has the same layout */
 		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 
-		bpf_probe_read_kernel(ip, 8, &regs->rip);
-		bpf_probe_read_kernel(sp, 8, &regs->rsp);
-		bpf_probe_read_kernel(bp, 8, &regs->rbp);
+		bpf_probe_read_kernel(&r->ip, 8, &regs->rip);
+		bpf_probe_read_kernel(&r->sp, 8, &regs->rsp);
+		bpf_probe_read_kernel(&r->bp, 8, &regs->rbp);
+		bpf_probe_read_kernel(&r->bx, 8, &regs->rbx);
 	}
-	if (!*ip && !*sp)
+	if (!r->ip && !r->sp)
 		return 1;
 	/* the tag is for the entry test, which a user-mode sample skips */
 	if (!u->have)
-		read_user(*sp, tag);
+		read_user(r->sp, &r->tag);
 	e->flags = UB_EV_USER;
 	return 1;
 }
@@ -1081,16 +1108,16 @@ static __always_inline int collect(void *ctx, const struct uctx *u, __u32 event,
 SEC("tracepoint")
 int ustack_tp(void *ctx)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx), ip = 0, sp = 0, bp = 0, tag = 0;
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	struct regs_in r = { .slot = SLOT_TP, .user_mode = !!(cookie & UB_TP_SYSCALL) };
 	struct ub_event e = {};
 	struct uctx u = {};
 
 	/* cookie: event index | UB_TP_SYSCALL. A system-call event has no
 	 * kernel stack, as in perf (whose sample carries the user registers):
 	 * only the entry path that leads to the tracepoint would be there */
-	if (collect(ctx, &u, (__u32)cookie & ~UB_TP_SYSCALL, !(cookie & UB_TP_SYSCALL), &e, &ip,
-		    &sp, &bp, &tag))
-		finish(&e, &(struct regs_in){ ip, sp, bp, tag, !!(cookie & UB_TP_SYSCALL), SLOT_TP });
+	if (collect(ctx, &u, (__u32)cookie & ~UB_TP_SYSCALL, !(cookie & UB_TP_SYSCALL), &e, &r))
+		finish(&e, &r);
 	/* 1: the tracepoint's programs are shared by every perf event on it,
 	 * and 0 would take their samples away from other perf users (perf
 	 * record, another ustack) while we run; our own attachment event has
@@ -1117,8 +1144,8 @@ struct bpf_task_work {
 struct deferred {
 	struct bpf_task_work tw;
 	struct ub_event e;
-	__u64 ip, sp, bp, tag;
-	__u32 user_mode, busy;
+	struct regs_in r;
+	__u32 busy, pad;
 };
 
 struct {
@@ -1158,14 +1185,15 @@ static int deferred_cb(struct bpf_map *map, void *key, void *value)
 	bpf_probe_read_kernel(&ip, 8, &regs->rip);
 	bpf_probe_read_kernel(&sp, 8, &regs->rsp);
 	bpf_probe_read_kernel(&bp, 8, &regs->rbp);
-	if (ip != d->ip || sp != d->sp || bp != d->bp) {
+	if (ip != d->r.ip || sp != d->r.sp || bp != d->r.bp) {
 		count(UB_C_STALE, 1);
 		d->e.flags &= ~UB_EV_USER;
 	}
 	/* SLOT_CB is this CPU's: no other task's walk may come in between */
 	if (bpf_preempt_disable)
 		bpf_preempt_disable();
-	finish(&d->e, &(struct regs_in){ d->ip, d->sp, d->bp, d->tag, d->user_mode, SLOT_CB });
+	d->r.slot = SLOT_CB;
+	finish(&d->e, &d->r);
 	if (bpf_preempt_enable)
 		bpf_preempt_enable();
 	d->busy = 0;
@@ -1178,7 +1206,7 @@ SEC("perf_event")
 int ustack_sample(struct bpf_perf_event_data *ctx)
 {
 	int user = (ctx->regs.cs & 3) == 3;
-	__u64 ip = 0, sp = 0, bp = 0, tag = 0;
+	struct regs_in r = { .user_mode = user };
 	struct ub_event e = {};
 	struct uctx u = {};
 	struct deferred *d, nd = {};
@@ -1189,15 +1217,17 @@ int ustack_sample(struct bpf_perf_event_data *ctx)
 		u.ip = ctx->regs.rip;
 		u.sp = ctx->regs.rsp;
 		u.bp = ctx->regs.rbp;
+		u.bx = ctx->regs.rbx;
 		u.have = 1;
 	}
 	/* the event's index comes from rodata: the attach cookie is not
 	 * copied into the events a task's children inherit */
-	if (!collect(ctx, &u, sample_event, 1, &e, &ip, &sp, &bp, &tag))
+	if (!collect(ctx, &u, sample_event, 1, &e, &r))
 		return 0;
 	if (!(e.flags & UB_EV_USER))
 		goto now;
-	if (use_vcache && !finish(&e, &(struct regs_in){ ip, sp, bp, tag, user, SLOT_IRQ }))
+	r.slot = SLOT_IRQ;
+	if (use_vcache && !finish(&e, &r))
 		return 0;
 	tid = e.tid;
 	d = bpf_map_lookup_elem(&deferreds, &tid);
@@ -1208,11 +1238,7 @@ int ustack_sample(struct bpf_perf_event_data *ctx)
 	if (!d || d->busy)
 		goto now;
 	d->e = e;
-	d->ip = ip;
-	d->sp = sp;
-	d->bp = bp;
-	d->tag = tag;
-	d->user_mode = user;
+	d->r = r;
 	d->busy = 1;
 	/* one test per symbol and branch: the verifier removes the call of
 	 * the one that did not resolve only when its test stands alone */
@@ -1232,7 +1258,8 @@ int ustack_sample(struct bpf_perf_event_data *ctx)
 now:
 	/* the one bpf_find_vma() an interrupt may do (SLOT_TP: tracepoint
 	 * programs cannot run while this one does) */
-	finish(&e, &(struct regs_in){ ip, sp, bp, tag, user, SLOT_TP });
+	r.slot = SLOT_TP;
+	finish(&e, &r);
 	return 0;
 }
 

@@ -99,7 +99,7 @@ struct ub_copy {
 	ub_u32 pid, tid;
 	ub_u64 time;
 	ub_u64 cookie;
-	ub_u64 ip, sp, bp;
+	ub_u64 ip, sp, bp, bx;
 	ub_u32 size;    /* valid bytes of data, from sp up */
 	ub_u32 pad2;
 	ub_u8 data[UB_COPY_BYTES + 4096]; /* room the verifier can prove */
@@ -142,6 +142,9 @@ enum ub_row_flags {
 	UB_RF_OUTERMOST = 1u << 2,
 	UB_RF_FALLBACK = 1u << 3,  /* use the frame-pointer heuristic */
 	UB_RF_SIGNAL = 1u << 4,
+	UB_RF_CFA_BX = 1u << 5,    /* CFA = rbx + cfa_off (rbx must be known) */
+	UB_RF_BX_SAVED = 1u << 6,  /* caller's rbx at CFA + bx_off */
+	UB_RF_BX_SAME = 1u << 7,   /* caller's rbx unchanged (neither: not known) */
 };
 
 /* 16 bytes (an array map's element stride is a multiple of 8); the return
@@ -152,7 +155,7 @@ struct ub_row {
 	ub_s32 fp_off;
 	ub_u8 method;
 	ub_u8 flags;
-	ub_u16 pad;
+	ub_s16 bx_off;
 };
 
 /* Per-task state: the user context of the task's open kernel entry. */

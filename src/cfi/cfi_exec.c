@@ -47,6 +47,7 @@ enum {
 };
 
 /* DWARF register numbers (x86-64 psABI) */
+#define REG_RBX 3
 #define REG_RBP 6
 #define REG_RSP 7
 
@@ -64,7 +65,7 @@ enum rule_type {
 enum { CFA_UNSET = 0, CFA_REG, CFA_EXPR };
 
 /* Tracked columns */
-enum { T_RBP = 0, T_RSP = 1, T_RA = 2, T_NR = 3 };
+enum { T_RBP = 0, T_RSP = 1, T_RA = 2, T_RBX = 3, T_NR = 4 };
 
 struct reg_rule {
 	uint8_t type;
@@ -105,6 +106,8 @@ static int track_idx(const struct ustack_cfi_fde *fde, uint64_t reg)
 		return T_RBP;
 	if (reg == REG_RSP)
 		return T_RSP;
+	if (reg == REG_RBX && reg != fde->cie.ra_reg)
+		return T_RBX;
 	if (reg == fde->cie.ra_reg)
 		return T_RA;
 	return -1;
@@ -215,6 +218,7 @@ static void state_to_row(const struct exec_ctx *x, uint64_t start, uint64_t end,
 {
 	const struct cfi_state *st = &x->st;
 	const struct reg_rule *ra = &st->r[T_RA], *fp = &st->r[T_RBP], *sp = &st->r[T_RSP];
+	const struct reg_rule *bx = &st->r[T_RBX];
 	uint8_t flags = 0;
 
 	memset(row, 0, sizeof(*row));
@@ -228,6 +232,10 @@ static void state_to_row(const struct exec_ctx *x, uint64_t start, uint64_t end,
 	if (st->cfa.type == CFA_REG && (st->cfa.reg == REG_RSP || st->cfa.reg == REG_RBP) &&
 	    fits32(st->cfa.off)) {
 		row->cfa_reg = st->cfa.reg == REG_RSP ? USTACK_CFA_SP : USTACK_CFA_FP;
+		row->cfa_off = (int32_t)st->cfa.off;
+	} else if (st->cfa.type == CFA_REG && st->cfa.reg == REG_RBX && fits32(st->cfa.off)) {
+		/* a realignment through rbx (glibc's _dl_runtime_resolve_*) */
+		row->cfa_reg = USTACK_CFA_BX;
 		row->cfa_off = (int32_t)st->cfa.off;
 	} else if (st->cfa.type == CFA_EXPR && match_plt(st->cfa.expr, st->cfa.expr_len, plt) &&
 		   end - start <= USTACK_CFI_PLT_MAX_SPAN) {
@@ -279,6 +287,14 @@ static void state_to_row(const struct exec_ctx *x, uint64_t start, uint64_t end,
 	default:
 		flags |= USTACK_ROW_NEEDS_FALLBACK;
 		break;
+	}
+
+	/* the caller's rbx: what CFI says, "not known" for any other rule */
+	if (bx->type == RULE_UNSPEC || bx->type == RULE_SAME) {
+		row->bx_rule = USTACK_BX_SAME;
+	} else if (bx->type == RULE_OFFSET && fits32(bx->val)) {
+		row->bx_rule = USTACK_BX_OFFSET;
+		row->bx_off = (int32_t)bx->val;
 	}
 
 	/* The row form implies caller's rsp == CFA. */

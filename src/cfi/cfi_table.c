@@ -19,10 +19,27 @@
 
 #define ROW_HOLE 0x80 /* private flag: no FDE covers [start, next start) */
 
+/* 16 bytes: ra_off (-8 on x86-64) and bx_off fit 16 bits, and the CFA
+ * register and the rbx rule share a byte */
 struct tbl_body {
-	int32_t cfa_off, ra_off, fp_off;
-	uint8_t cfa_reg, ra_rule, fp_rule, flags;
+	int32_t cfa_off, fp_off;
+	int16_t ra_off, bx_off;
+	uint8_t regs; /* cfa_reg | bx_rule << 4 */
+	uint8_t ra_rule, fp_rule, flags;
 };
+
+static void body_to_row(const struct tbl_body *b, struct ustack_row *row)
+{
+	row->cfa_off = b->cfa_off;
+	row->ra_off = b->ra_off;
+	row->fp_off = b->fp_off;
+	row->cfa_reg = b->regs & 15;
+	row->bx_rule = b->regs >> 4;
+	row->bx_off = b->bx_off;
+	row->ra_rule = b->ra_rule;
+	row->fp_rule = b->fp_rule;
+	row->flags = b->flags;
+}
 
 struct ustack_cfi_table {
 	uint64_t *starts;
@@ -79,13 +96,22 @@ static int add_row(struct ustack_cfi_table *t, const struct ustack_row *row)
 		if (err)
 			return err;
 	}
+	memset(&b, 0, sizeof(b));
 	b.cfa_off = row->cfa_off;
-	b.ra_off = row->ra_off;
 	b.fp_off = row->fp_off;
-	b.cfa_reg = row->cfa_reg;
 	b.ra_rule = row->ra_rule;
 	b.fp_rule = row->fp_rule;
 	b.flags = row->flags;
+	if (row->ra_off >= INT16_MIN && row->ra_off <= INT16_MAX)
+		b.ra_off = (int16_t)row->ra_off;
+	else if (row->ra_rule == USTACK_RULE_OFFSET)
+		b.flags |= USTACK_ROW_NEEDS_FALLBACK;
+	b.regs = row->cfa_reg & 15;
+	if (row->bx_rule == USTACK_BX_SAME ||
+	    (row->bx_rule == USTACK_BX_OFFSET && row->bx_off >= INT16_MIN && row->bx_off <= INT16_MAX)) {
+		b.regs |= (uint8_t)(row->bx_rule << 4);
+		b.bx_off = row->bx_rule == USTACK_BX_OFFSET ? (int16_t)row->bx_off : 0;
+	}
 	err = push(t, start, &b);
 	if (err)
 		return err;
@@ -256,13 +282,7 @@ int ustack_cfi_table__find_row(const struct ustack_cfi_table *t, uint64_t pc,
 		return -ENOENT;
 	row->start = t->starts[i];
 	row->end = t->starts[i + 1];
-	row->cfa_off = b->cfa_off;
-	row->ra_off = b->ra_off;
-	row->fp_off = b->fp_off;
-	row->cfa_reg = b->cfa_reg;
-	row->ra_rule = b->ra_rule;
-	row->fp_rule = b->fp_rule;
-	row->flags = b->flags;
+	body_to_row(b, row);
 	return 0;
 }
 
@@ -278,13 +298,7 @@ int ustack_cfi_table__rows(const struct ustack_cfi_table *t, ustack_cfi_span_fn 
 			continue;
 		row.start = t->starts[i];
 		row.end = t->starts[i + 1];
-		row.cfa_off = b->cfa_off;
-		row.ra_off = b->ra_off;
-		row.fp_off = b->fp_off;
-		row.cfa_reg = b->cfa_reg;
-		row.ra_rule = b->ra_rule;
-		row.fp_rule = b->fp_rule;
-		row.flags = b->flags;
+		body_to_row(b, &row);
 		err = fn(ctx, &row, 0);
 		if (err)
 			return err;

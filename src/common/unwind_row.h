@@ -8,6 +8,16 @@
  *   FP  = *(CFA + fp_off)            (fp_rule == USTACK_RULE_OFFSET)
  *         unchanged                  (fp_rule == USTACK_RULE_SAME)
  *
+ * and, from DWARF CFI only, rbx ("BX"): a function that realigns its stack
+ * through rbx (glibc's _dl_runtime_resolve_*: push rbx; mov rsp, rbx;
+ * and $-64, rsp) has CFA = BX + cfa_off, so the unwinder follows the
+ * caller's rbx as it follows fp:
+ *
+ *   BX  = *(CFA + bx_off)            (bx_rule == USTACK_BX_OFFSET)
+ *         unchanged                  (bx_rule == USTACK_BX_SAME)
+ *         not known any more         (bx_rule == USTACK_BX_UNKNOWN: every
+ *                                     source that does not say, e.g. SFrame)
+ *
  * Addresses (start, end) are in the module's own virtual address space
  * (the p_vaddr space of its ELF file), not runtime addresses. A row returned
  * by a lookup is valid for the pc that was asked for; [start, end) is the
@@ -23,6 +33,15 @@
 enum ustack_cfa_reg {
 	USTACK_CFA_SP = 0,
 	USTACK_CFA_FP = 1,
+	USTACK_CFA_BX = 2, /* rbx: DWARF CFI only, needs the caller's rbx known */
+};
+
+/* How the caller's rbx is recovered (bx_rule); 0, the default of every
+ * source that does not track rbx, is "not known". */
+enum ustack_bx_rule {
+	USTACK_BX_UNKNOWN = 0,
+	USTACK_BX_SAME = 1,
+	USTACK_BX_OFFSET = 2, /* saved at CFA + bx_off */
 };
 
 /* How a register of the caller is recovered. */
@@ -55,6 +74,8 @@ struct ustack_row {
 	uint8_t ra_rule;  /* enum ustack_rule */
 	uint8_t fp_rule;  /* enum ustack_rule */
 	uint8_t flags;    /* enum ustack_row_flags */
+	int32_t bx_off;
+	uint8_t bx_rule;  /* enum ustack_bx_rule */
 };
 
 #endif

@@ -63,6 +63,8 @@ struct ustack_deferred_sample {
 	const void *stack;      /**< copy of the top of the user stack, for unwind() */
 	uint64_t stack_size;
 	void *priv;             /**< the owner's, for unwind() */
+	uint64_t bx;            /**< user rbx, where has_bx */
+	int has_bx;
 };
 
 /**

@@ -602,8 +602,16 @@ static int to_row(const struct ustack_row_span *s, struct ub_row *r)
 	r->cfa_off = u->cfa_off;
 	if (u->cfa_reg == USTACK_CFA_FP)
 		r->flags |= UB_RF_CFA_FP;
+	else if (u->cfa_reg == USTACK_CFA_BX)
+		r->flags |= UB_RF_CFA_BX;
 	else if (u->cfa_reg != USTACK_CFA_SP)
 		r->flags |= UB_RF_FALLBACK;
+	if (u->bx_rule == USTACK_BX_SAME) {
+		r->flags |= UB_RF_BX_SAME;
+	} else if (u->bx_rule == USTACK_BX_OFFSET && u->bx_off >= INT16_MIN && u->bx_off <= INT16_MAX) {
+		r->flags |= UB_RF_BX_SAVED;
+		r->bx_off = (int16_t)u->bx_off;
+	}
 	if (u->fp_rule == USTACK_RULE_OFFSET) {
 		r->flags |= UB_RF_FP_SAVED;
 		r->fp_off = u->fp_off;
@@ -624,7 +632,7 @@ static int to_row(const struct ustack_row_span *s, struct ub_row *r)
 static int same_rule(const struct ub_row *a, const struct ub_row *b)
 {
 	return a->method == b->method && a->flags == b->flags && a->cfa_off == b->cfa_off &&
-	       a->fp_off == b->fp_off;
+	       a->fp_off == b->fp_off && a->bx_off == b->bx_off;
 }
 
 /*

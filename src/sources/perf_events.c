@@ -32,10 +32,14 @@
 #include "sources/perf_record.h"
 
 /* x86-64 perf register numbers (arch/x86/include/uapi/asm/perf_regs.h) */
+#define PERF_REG_X86_BX 1
 #define PERF_REG_X86_BP 6
 #define PERF_REG_X86_SP 7
 #define PERF_REG_X86_IP 8
-#define UREGS_MASK ((1ull << PERF_REG_X86_BP) | (1ull << PERF_REG_X86_SP) | (1ull << PERF_REG_X86_IP))
+/* rbx: for the rare rbx-based CFA of DWARF CFI (src/common/unwind_row.h) */
+#define UREGS_MASK                                                                        \
+	((1ull << PERF_REG_X86_BX) | (1ull << PERF_REG_X86_BP) | (1ull << PERF_REG_X86_SP) | \
+	 (1ull << PERF_REG_X86_IP))
 
 #define SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
 		     PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | \

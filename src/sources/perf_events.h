@@ -78,6 +78,7 @@ struct ustack_perf_sample {
 	uint32_t nr_kips;
 	int has_uregs;          /* user registers present (not a kernel thread) */
 	uint64_t uip, usp, ubp; /* user ip, sp, bp */
+	uint64_t ubx;           /* user rbx */
 	const uint8_t *stack;   /* copy of user memory at [usp, usp + stack_size) */
 	uint64_t stack_size;    /* valid bytes (the kernel's dyn_size) */
 	int has_kcookie;        /* the callchain ended with PERF_CONTEXT_USER_DEFERRED: */

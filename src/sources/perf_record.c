@@ -141,7 +141,8 @@ static int parse_sample(struct ustack_perf_parser *p, const uint8_t *r, uint32_t
 	abi = take64(&c);
 	sm->has_uregs = abi != PERF_SAMPLE_REGS_ABI_NONE;
 	if (sm->has_uregs) {
-		/* registers in mask bit order: bp, sp, ip */
+		/* registers in mask bit order: bx, bp, sp, ip */
+		sm->ubx = take64(&c);
 		sm->ubp = take64(&c);
 		sm->usp = take64(&c);
 		sm->uip = take64(&c);

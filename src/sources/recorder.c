@@ -210,15 +210,16 @@ static int copy_is_code(void *ctx, uint64_t pc)
 }
 
 int rec_unwind_copy(struct rec *r, uint32_t pid, uint64_t ip, uint64_t sp, uint64_t bp,
-		    const void *stack, uint64_t size, struct ustack_frame *frames, uint32_t max,
-		    uint32_t *stop)
+		    const uint64_t *bx, const void *stack, uint64_t size,
+		    struct ustack_frame *frames, uint32_t max, uint32_t *stop)
 {
 	struct stack_copy c = { .base = sp, .data = stack, .size = size, .rm = r->rm };
 	struct ustack_unwind_ops ops = {
 		.find_row = copy_find_row, .read = copy_read, .is_code = copy_is_code, .ctx = &c,
 	};
 	struct ustack_regs regs = { .pc = ip, .sp = sp, .fp = bp };
-	struct ustack_walk_opts uo = { .sz = sizeof(uo), .stack_lo = sp, .stack_hi = sp + size };
+	struct ustack_walk_opts uo = { .sz = sizeof(uo), .stack_lo = sp, .stack_hi = sp + size,
+				       .has_bx = !!bx, .bx = bx ? *bx : 0 };
 	unsigned int why;
 	int n;
 
@@ -232,8 +233,8 @@ static int unwind_sample(void *ctx, const struct ustack_deferred_sample *s,
 			 struct ustack_frame *frames, uint32_t max, uint32_t *stop)
 {
 	((struct rec *)ctx)->st.unwinds++;
-	return rec_unwind_copy(ctx, s->pid, s->ip, s->sp, s->bp, s->stack, s->stack_size, frames,
-			       max, stop);
+	return rec_unwind_copy(ctx, s->pid, s->ip, s->sp, s->bp, s->has_bx ? &s->bx : NULL,
+			       s->stack, s->stack_size, frames, max, stop);
 }
 
 int rec_store_frames(struct rec *r, uint32_t pid, const struct ustack_frame *frames, uint32_t n,
@@ -329,7 +330,7 @@ static void on_sample(struct rec *r, const struct ustack_perf_record *rec)
 			.pid = s->pid, .tid = s->tid, .cpu = s->cpu,
 			.flags = s->kernel_mode ? USTACK_DEFERRED_KERNEL : 0,
 			.time = rec->time, .ip = s->uip, .sp = s->usp, .bp = s->ubp,
-			.stack = s->stack, .stack_size = s->stack_size,
+			.stack = s->stack, .stack_size = s->stack_size, .bx = s->ubx, .has_bx = 1,
 		};
 
 		/* the return-address word at sp tells two entries from the

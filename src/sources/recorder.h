@@ -101,6 +101,7 @@ int rec_store_frames(struct rec *r, uint32_t pid, const struct ustack_frame *fra
 		     uint32_t *id);
 /* Unwind a stack copy in user space as the copy backend does. */
 int rec_unwind_copy(struct rec *r, uint32_t pid, uint64_t ip, uint64_t sp, uint64_t bp,
+		    const uint64_t *bx /* NULL: not known */,
 		    const void *stack, uint64_t size, struct ustack_frame *frames, uint32_t max,
 		    uint32_t *stop);
 

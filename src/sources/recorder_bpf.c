@@ -521,7 +521,7 @@ static void on_copy(struct rec *r, const struct ub_copy *c)
 	/* the mappings that came before this stack's event (perf writes
 	 * MMAP2 at the mmap, before anything can run in the new code) */
 	ustack_perf_session__poll_until(r->ps, 0, c->time, rec_on_record, r);
-	n = rec_unwind_copy(r, c->pid, c->ip, c->sp, c->bp, c->data, c->size, b->frames,
+	n = rec_unwind_copy(r, c->pid, c->ip, c->sp, c->bp, &c->bx, c->data, c->size, b->frames,
 			    UB_MAX_FRAMES, &stop);
 	if (n > 0 && rec_store_frames(r, c->pid, b->frames, (uint32_t)n, &id))
 		id = USTACK_TRACE_NO_STACK;

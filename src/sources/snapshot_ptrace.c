@@ -302,6 +302,8 @@ static int unwind_thread(struct snap *s, int tid, unsigned int *stop, uint64_t *
 	uregs.pc = regs.rip;
 	uregs.sp = regs.rsp;
 	uregs.fp = regs.rbp;
+	uopts.bx = regs.rbx; /* for the rare rbx-based CFA (CFI) */
+	uopts.has_bx = 1;
 	n = ustack_unwind(&ops, &uregs, &uopts, s->frames, s->max_depth, stop);
 	if (s->hold_ms) {
 		struct timespec ts = { s->hold_ms / 1000, (s->hold_ms % 1000) * 1000000l };

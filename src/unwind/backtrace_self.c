@@ -612,7 +612,10 @@ static void row_cache_put(uint32_t gen, uint64_t pc, const struct ustack_row *ro
 	uint32_t s = atomic_load_explicit(&b->seq, memory_order_relaxed);
 	unsigned int w;
 
-	if (row->flags || row->ra_rule != USTACK_RULE_OFFSET || row->ra_off != -8 ||
+	/* (the packed form keeps no rbx rule: a step from it leaves rbx
+	 * unknown, and an rbx-based CFA is never packed) */
+	if (row->flags || row->cfa_reg > USTACK_CFA_FP || row->ra_rule != USTACK_RULE_OFFSET ||
+	    row->ra_off != -8 ||
 	    row->cfa_off < INT16_MIN || row->cfa_off > INT16_MAX || method > 63 ||
 	    (row->fp_rule == USTACK_RULE_OFFSET && (row->fp_off < INT8_MIN || row->fp_off > INT8_MAX)))
 		return;

@@ -51,6 +51,10 @@ struct ustack_walk_opts {
 	/* Non-zero: frame 0's pc is a return address, not an exact pc
 	 * (the caller already unwound its own frame). */
 	int first_is_return;
+	/* Non-zero: @bx is frame 0's rbx (for rows whose CFA is rbx-based,
+	 * from DWARF CFI; unknown, such a row ends the walk as before) */
+	int has_bx;
+	uint64_t bx;
 };
 
 /* Step-by-step form, for callers that store frames their own way (the
@@ -61,6 +65,8 @@ struct ustack_unwind_cursor {
 	uint64_t lo, hi;
 	int is_return, started, done, depth, max;
 	unsigned int signals, reason;
+	int bx_known; /* bx: the current frame's rbx, where known */
+	uint64_t bx;
 };
 
 /** Start a walk; the first ustack_unwind_next() yields the frame of @regs. */
@@ -105,6 +111,8 @@ void ustack_plt_row(uint64_t pc, struct ustack_row *row);
  * Restore pc/sp/fp of the interrupted context from the signal frame whose
  * trampoline (__restore_rt) is executing with stack pointer @sp.
  */
+/* The interrupted context's rbx, from the ucontext at @sp. */
+int ustack_arch_signal_bx(const struct ustack_unwind_ops *ops, uint64_t sp, uint64_t *bx);
 int ustack_arch_signal_regs(const struct ustack_unwind_ops *ops, uint64_t sp,
 			    struct ustack_regs *out);
 

@@ -8,6 +8,7 @@
  * a frame that might be wrong.
  */
 #include <errno.h>
+#include <stddef.h>
 
 #include "common/compiler.h"
 #include "unwind/unwind.h"
@@ -75,10 +76,12 @@ static inline int read_u64(const struct ustack_unwind_cursor *c, uint64_t addr, 
  * (so 0 stays "ok").
  */
 static int step_row(const struct ustack_unwind_cursor *c, const struct ustack_row *row,
-		    struct ustack_regs *next)
+		    struct ustack_regs *next, uint64_t *nbx, int *nbx_known)
 {
 	const struct ustack_regs *cur = &c->cur;
-	uint64_t base = row->cfa_reg == USTACK_CFA_FP ? cur->fp : cur->sp;
+	uint64_t base = row->cfa_reg == USTACK_CFA_FP ? cur->fp
+			: row->cfa_reg == USTACK_CFA_BX ? c->bx
+							: cur->sp;
 	uint64_t cfa = base + (int64_t)row->cfa_off;
 
 	/* The CFA sits above the return address, so above sp; it is 8-byte
@@ -97,6 +100,14 @@ static int step_row(const struct ustack_unwind_cursor *c, const struct ustack_ro
 			return USTACK_STOP_READ_FAULT + 1;
 	} else {
 		next->fp = cur->fp;
+	}
+	/* the caller's rbx, as fp (CFI rows only say; others: not known) */
+	*nbx = c->bx;
+	*nbx_known = c->bx_known && row->bx_rule == USTACK_BX_SAME;
+	if (row->bx_rule == USTACK_BX_OFFSET && cfa + (int64_t)row->bx_off >= cur->sp) {
+		if (read_u64(c, cfa + (int64_t)row->bx_off, nbx))
+			return USTACK_STOP_READ_FAULT + 1;
+		*nbx_known = 1;
 	}
 	next->sp = cfa;
 	return 0;
@@ -129,6 +140,11 @@ void ustack_unwind_begin(struct ustack_unwind_cursor *c, const struct ustack_unw
 		c->is_return = opts->first_is_return;
 		if (opts->max_depth > 0 && opts->max_depth < c->max)
 			c->max = opts->max_depth;
+		if (opts->sz >= offsetof(struct ustack_walk_opts, bx) + sizeof(opts->bx) &&
+		    opts->has_bx) {
+			c->bx = opts->bx;
+			c->bx_known = 1;
+		}
 	}
 	/* Bound checks start at the initial sp. */
 	if (c->lo < regs->sp)
@@ -152,7 +168,8 @@ int ustack_unwind_next(struct ustack_unwind_cursor *c, struct ustack_frame *fram
 	struct ustack_regs next;
 	struct ustack_row row;
 	unsigned int method = USTACK_METHOD_FP;
-	int err, ret, exact = 0;
+	int err, ret, exact = 0, nbx_known = 0;
+	uint64_t nbx = 0;
 
 	if (c->done)
 		return 0;
@@ -179,14 +196,16 @@ int ustack_unwind_next(struct ustack_unwind_cursor *c, struct ustack_frame *fram
 		if (++c->signals > MAX_SIGNAL_FRAMES ||
 		    ustack_arch_signal_regs(ops, c->cur.sp, &next))
 			return unwind_stop(c, USTACK_STOP_BAD_STEP);
+		nbx_known = !ustack_arch_signal_bx(ops, c->cur.sp, &nbx);
 		/* The interrupted context may run on another stack
 		 * (sigaltstack): bounds restart from its sp. */
 		c->lo = next.sp;
 		c->hi = 0;
 		method = USTACK_METHOD_SIGNAL;
 		exact = 1;
-	} else if (!err && !(row.flags & USTACK_ROW_NEEDS_FALLBACK)) {
-		ret = step_row(c, &row, &next);
+	} else if (!err && !(row.flags & USTACK_ROW_NEEDS_FALLBACK) &&
+		   (row.cfa_reg != USTACK_CFA_BX || c->bx_known)) {
+		ret = step_row(c, &row, &next, &nbx, &nbx_known);
 		if (ret)
 			return unwind_stop(c, ret - 1);
 	} else {
@@ -205,6 +224,8 @@ int ustack_unwind_next(struct ustack_unwind_cursor *c, struct ustack_frame *fram
 		.flags = exact ? USTACK_FRAME_EXACT_PC : 0,
 	};
 	c->cur = next;
+	c->bx = nbx;
+	c->bx_known = nbx_known;
 	c->is_return = !exact;
 	c->depth++;
 	return 1;

@@ -38,7 +38,8 @@ static int same_rules(const struct ustack_row *a, const struct ustack_row *b)
 {
 	return a->cfa_off == b->cfa_off && a->ra_off == b->ra_off && a->fp_off == b->fp_off &&
 	       a->cfa_reg == b->cfa_reg && a->ra_rule == b->ra_rule &&
-	       a->fp_rule == b->fp_rule && a->flags == b->flags;
+	       a->fp_rule == b->fp_rule && a->flags == b->flags && a->bx_rule == b->bx_rule &&
+	       (a->bx_rule != USTACK_BX_OFFSET || a->bx_off == b->bx_off);
 }
 
 /* Append [row->start, row->end), merged into the last span when it goes

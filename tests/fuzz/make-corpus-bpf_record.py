@@ -26,8 +26,9 @@ def stack(frames, sid=1):
 
 def copy(data=b'\x11' * 64, size=None):
     size = len(data) if size is None else size
-    hdr = struct.pack('<B3xIIIQQQQQII', COPY, 0, 100, 101, 5, 0x500000001, 0x401000,
-                      0x7ffc0000, 0, size, 0)
+    # type, cpu, pid, tid, time, cookie, ip, sp, bp, bx, size
+    hdr = struct.pack('<B3xIIIQQQQQQII', COPY, 0, 100, 101, 5, 0x500000001, 0x401000,
+                      0x7ffc0000, 0, 0, size, 0)
     return hdr + data.ljust(16384 + 4096, b'\0')
 
 

@@ -3,7 +3,7 @@
 """Write the seed corpus of fuzz_perf_record: perf ring-buffer records laid
 out as the kernel writes them for the session's attributes (perf_events.c
 fill_attr: sample_type IDENTIFIER|IP|TID|TIME|CPU|PERIOD|CALLCHAIN|
-REGS_USER|STACK_USER with regs bp, sp, ip; sample_id_all).
+REGS_USER|STACK_USER with regs bx, bp, sp, ip; sample_id_all).
 
 usage: tests/fuzz/make-corpus-perf_record.py [DIR]   (default tests/fuzz/corpus/perf_record)
 """
@@ -46,7 +46,7 @@ def sample(id_, ip, pid, tid, time, cpu, kips, regs, stack, dyn, misc=MISC_USER)
     chain = [CONTEXT_KERNEL] + kips if kips else []
     body += u64(len(chain), *chain)
     if regs:
-        body += u64(ABI_64, *regs)  # bp, sp, ip
+        body += u64(ABI_64, 0, *regs)  # bx (0 here), bp, sp, ip
     else:
         body += u64(ABI_NONE)
     body += u64(len(stack))

@@ -42,6 +42,9 @@
 #               by an inline tgkill in our own function and by raise(): the
 #               handler <- signal frame <- interrupted function; one frame
 #               per stack is a signal frame (method 4, exact pc)
+#   rbx         progs/rec_rbx.c: a frame whose CFA is rbx-based (CFI: as
+#               glibc's _dl_runtime_resolve_*), its callee saving rbx or
+#               not: both reach _start (they used to stop at that frame)
 #   threads     4 named threads + main, concurrently, distinct counts
 #   dlopen      a library dlopen()ed by the command (`-- CMD`)
 #   dlopen_swap two libraries with different chains, each dlopen()ed,
@@ -146,6 +149,7 @@ build plt "$CC" "${CF[@]}" -fPIC -shared -Wl,-z,lazy -Wl,-soname,librec_lib.so \
 build plt "$CC" "${CF[@]}" -Wl,-z,lazy -o "$tmp/plt" "$P/rec_lib_main.c" \
 	-L"$tmp/libplt" -lrec_lib -Wl,-rpath,"$tmp/libplt"
 build signal "$CC" "${CF[@]}" -o "$tmp/signal" "$P/rec_signal.c"
+build rbx "$CC" "${CF[@]}" -o "$tmp/rbx" "$P/rec_rbx.c"
 build threads "$CC" "${CF[@]}" -pthread -o "$tmp/threads" "$P/rec_threads.c"
 build dlopen "$CC" "${CF[@]}" -fPIC -shared -o "$tmp/librec_dl.so" "$P/rec_dl_lib.c"
 build dlopen "$CC" "${CF[@]}" -fPIC -shared -Drec_dl_leaf=rec_dlb_leaf -o "$tmp/librec_dlb.so" "$P/rec_dl_lib.c"
@@ -157,7 +161,7 @@ build bad_fde "$CC" "${CF[@]}" -fPIC -shared -Wl,-soname,librec_bad.so -o "$tmp/
 build bad_fde "$CC" "${CF[@]}" -o "$tmp/bad" "$P/rec_bad_main.c" -L"$tmp" -lrec_bad -Wl,-rpath,"$tmp"
 
 # The shapes must be what they claim, or the test proves nothing.
-for f in cfi shlib libnoplt/librec_lib.so plt libplt/librec_lib.so signal threads librec_dl.so \
+for f in cfi shlib libnoplt/librec_lib.so plt libplt/librec_lib.so signal rbx threads librec_dl.so \
 	librec_dlb.so dlopen exec_a exec_b deep librec_bad.so bad; do
 	if has_sframe "$tmp/$f"; then
 		fail build/no-sframe "$f has an .sframe section (the toolchain adds SFrame by itself?)"
@@ -484,6 +488,12 @@ signal_frames() {
 		return 1
 	fi
 }
+# rbx: a frame whose CFA is rbx + 16 (CFI), rbx saved below it or not
+simple_case rbx "rec_rbx: done" \
+	"^rbx;$MAIN;rec_rbx_outer;rec_rbx_realign;rec_rbx_leaf_saves;$LEAF 3\$" \
+	"^rbx;$MAIN;rec_rbx_outer;rec_rbx_realign;rec_rbx_leaf_keeps;$LEAF 5\$" \
+	-- "$tmp/rbx"
+
 EXTRA=signal_frames simple_case signal "rec_signal: 2 signals handled" \
 	"^signal;$MAIN;rec_sig_interrupted;[^;]+;rec_sig_handler;$LEAF 3\$" \
 	"^signal;$MAIN;rec_sig_raise_caller;(raise|gsignal);([^;]+;)+rec_sig_handler;$LEAF 5\$" \

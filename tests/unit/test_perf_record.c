@@ -112,6 +112,7 @@ static void user_sample(struct rb *r, uint64_t id, uint64_t dyn)
 	put64(r, 0xffffffff81000020ull);
 	put64(r, (uint64_t)PERF_CONTEXT_USER);
 	put64(r, PERF_SAMPLE_REGS_ABI_64);
+	put64(r, 0xb0b0);                /* bx (mask bit order: bx bp sp ip) */
 	put64(r, 0x7ffd0100);            /* bp */
 	put64(r, 0x7ffd0000);            /* sp */
 	put64(r, 0x401230);              /* ip */
@@ -144,10 +145,11 @@ static void test_sample_user(void)
 	CHECK_EQ_U64(rec.sample.kips[1], 0xffffffff81000020ull);
 	CHECK_EQ(rec.sample.has_uregs, 1);
 	CHECK_EQ_U64(rec.sample.ubp, 0x7ffd0100);
+	CHECK_EQ_U64(rec.sample.ubx, 0xb0b0);
 	CHECK_EQ_U64(rec.sample.usp, 0x7ffd0000);
 	CHECK_EQ_U64(rec.sample.uip, 0x401230);
 	CHECK_EQ_U64(rec.sample.stack_size, 40);
-	CHECK(rec.sample.stack == copy + 8 + 8 * 7 + 8 * 4 + 8 * 4 + 8);
+	CHECK(rec.sample.stack == copy + 8 + 8 * 7 + 8 * 4 + 8 * 5 + 8);
 	CHECK_EQ_U64(ld_u64(rec.sample.stack), 0x1111111111111111ull);
 	free(copy);
 	check_prefixes(&r);
@@ -396,6 +398,7 @@ static void test_deferred_callchain(void)
 	put64(&r, USTACK_PERF_CONTEXT_USER_DEFERRED);
 	put64(&r, cookie);
 	put64(&r, PERF_SAMPLE_REGS_ABI_64);
+	put64(&r, 0xb0b0);
 	put64(&r, 0x7ffd0100);
 	put64(&r, 0x7ffd0000);
 	put64(&r, 0x401230);
