@@ -32,7 +32,7 @@
 struct rrow {
 	uint64_t loc;
 	char cfa[32];
-	char rbp[16], ra[16], rsp[16];
+	char rbp[16], ra[16], rsp[16], rbx[16];
 };
 
 struct plt_expr {
@@ -69,6 +69,8 @@ static void set_col(struct rrow *r, const char *name, const char *val)
 		snprintf(r->ra, sizeof(r->ra), "%s", val);
 	else if (!strcmp(name, "rsp"))
 		snprintf(r->rsp, sizeof(r->rsp), "%s", val);
+	else if (!strcmp(name, "rbx"))
+		snprintf(r->rbx, sizeof(r->rbx), "%s", val);
 }
 
 static int parse_row(const char *line, char cols[][16], int ncols, struct rrow *r)
@@ -119,7 +121,8 @@ static int same_row(const struct ustack_row *a, const struct ustack_row *b)
 	return a->start == b->start && a->end == b->end && a->cfa_off == b->cfa_off &&
 	       a->cfa_reg == b->cfa_reg && a->flags == b->flags && a->ra_rule == b->ra_rule &&
 	       a->fp_rule == b->fp_rule && (a->ra_rule != USTACK_RULE_OFFSET || a->ra_off == b->ra_off) &&
-	       (a->fp_rule != USTACK_RULE_OFFSET || a->fp_off == b->fp_off);
+	       (a->fp_rule != USTACK_RULE_OFFSET || a->fp_off == b->fp_off) &&
+	       a->bx_rule == b->bx_rule && (a->bx_rule != USTACK_BX_OFFSET || a->bx_off == b->bx_off);
 }
 
 static void report(struct ctx *c, uint64_t fde_off, uint64_t pc, const struct rrow *r,
@@ -131,7 +134,8 @@ static void report(struct ctx *c, uint64_t fde_off, uint64_t pc, const struct rr
 	printf("  %s: FDE 0x%" PRIx64 " pc 0x%" PRIx64 ": readelf cfa=%s rbp=%s ra=%s rsp=%s; "
 	       "ustack err=%d [%" PRIx64 ",%" PRIx64 ") cfa=%s%+d ra=%u/%d fp=%u/%d flags=%#x: %s\n",
 	       c->path, fde_off, pc, r->cfa, r->rbp, r->ra, r->rsp, err, row->start, row->end,
-	       row->cfa_reg == USTACK_CFA_SP ? "rsp" : "rbp", row->cfa_off, row->ra_rule,
+	       row->cfa_reg == USTACK_CFA_SP ? "rsp" : row->cfa_reg == USTACK_CFA_FP ? "rbp" : "rbx",
+	       row->cfa_off, row->ra_rule,
 	       row->ra_off, row->fp_rule, row->fp_off, row->flags, why);
 }
 
@@ -181,6 +185,10 @@ static void check_pc(struct ctx *c, int debug, uint64_t fde_off, int signal,
 			if (row.cfa_reg != (strcmp(reg, "rsp") ? USTACK_CFA_FP : USTACK_CFA_SP) ||
 			    row.cfa_off != off)
 				why = "CFA";
+		} else if (!strcmp(reg, "rbx")) {
+			/* a realignment through rbx (_dl_runtime_resolve_*) */
+			if (row.cfa_reg != USTACK_CFA_BX || row.cfa_off != off)
+				why = "CFA (rbx)";
 		} else {
 			expect_fb = 1; /* DRAP and friends */
 		}
@@ -195,6 +203,19 @@ static void check_pc(struct ctx *c, int debug, uint64_t fde_off, int signal,
 				why = "rbp offset";
 		} else {
 			expect_fb = 1;
+		}
+	}
+	/* rbx: saved at c+-N, else same (readelf's "u" is also "no rule") or
+	 * not known (an undefined rule, or one the row form cannot say) */
+	if (!why) {
+		if (r->rbx[0] == 'c' && (r->rbx[1] == '-' || r->rbx[1] == '+')) {
+			if (row.bx_rule != USTACK_BX_OFFSET || row.bx_off != atol(r->rbx + 1))
+				why = "rbx offset";
+		} else if (!r->rbx[0] || !strcmp(r->rbx, "u") || !strcmp(r->rbx, "s")) {
+			if (row.bx_rule == USTACK_BX_OFFSET)
+				why = "rbx should not be saved";
+		} else if (row.bx_rule != USTACK_BX_UNKNOWN) {
+			why = "rbx rule the row cannot say should be unknown";
 		}
 	}
 	/* RA */
