@@ -99,6 +99,9 @@ struct ustack_record_stats {
 	uint64_t walks_hot;     /**< bpf: walks finished from the task's hot stack (the
 	                             frames above the leaf's caller, kept from its last
 	                             walk and checked word by word against the stack) */
+	uint64_t bpf_skipped;   /**< bpf: events the kernel did not run the program for
+	                             (another BPF program was running on that CPU:
+	                             bpf_prog_info.recursion_misses); not recorded */
 };
 
 /** ustack_record_stats.kernel_callchains */

@@ -288,6 +288,10 @@ int cmd_record(int argc, char **argv)
 	if (!quiet && st.backend == USTACK_RECORD_BPF && st.walks_late)
 		fprintf(stderr, " (%llu too late: user code ran first, no user stack kept)",
 			(unsigned long long)st.walks_late);
+	if (!quiet && st.backend == USTACK_RECORD_BPF && st.bpf_skipped)
+		fprintf(stderr, "; %llu events not recorded: the kernel skipped the program (another "
+			"BPF program was running on that CPU)",
+			(unsigned long long)st.bpf_skipped);
 	if (!quiet && st.backend == USTACK_RECORD_BPF && st.walks_hot)
 		fprintf(stderr, "; %llu walks finished from the task's hot stack",
 			(unsigned long long)st.walks_hot);

@@ -56,6 +56,7 @@
 	X(bpf_object__detach_skeleton) X(bpf_object__destroy_skeleton) X(bpf_map__fd)         \
 	X(bpf_map__set_max_entries) X(bpf_map_update_elem) X(bpf_map_lookup_elem)              \
 	X(bpf_map_delete_elem) X(bpf_map_create) X(bpf_program__attach)                       \
+	X(bpf_obj_get_info_by_fd) X(bpf_program__fd)                                         \
 	X(bpf_program__attach_tracepoint_opts) X(bpf_program__attach_perf_event)              \
 	X(bpf_link__destroy) X(ring_buffer__new) X(ring_buffer__free) X(ring_buffer__epoll_fd) \
 	X(ring_buffer__consume) X(btf__find_by_name_kind) X(btf__free) X(btf__load_vmlinux_btf)   \
@@ -76,6 +77,8 @@ DL_SYMS_LOAD(libbpf_load, libbpf, LIBBPF_FNS, "libbpf.so.1")
 #define bpf_map_delete_elem (libbpf.bpf_map_delete_elem)
 #define bpf_map_create (libbpf.bpf_map_create)
 #define bpf_program__attach (libbpf.bpf_program__attach)
+#define bpf_obj_get_info_by_fd (libbpf.bpf_obj_get_info_by_fd)
+#define bpf_program__fd (libbpf.bpf_program__fd)
 #define bpf_program__attach_tracepoint_opts (libbpf.bpf_program__attach_tracepoint_opts)
 #define bpf_program__attach_perf_event (libbpf.bpf_program__attach_perf_event)
 #define bpf_link__destroy (libbpf.bpf_link__destroy)
@@ -1022,5 +1025,17 @@ void ustack_bpf__stats(struct ustack_bpf *b, struct ustack_bpf_stats *st)
 	st->load_ns = b->load_ns;
 	st->tables_loaded = b->loaded;
 	pthread_mutex_unlock(&b->lock);
+	{
+		struct bpf_program *progs[] = { b->skel->progs.ustack_tp, b->skel->progs.ustack_sample };
+
+		for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+			struct bpf_prog_info info;
+			__u32 len = sizeof(info);
+
+			memset(&info, 0, sizeof(info));
+			if (!bpf_obj_get_info_by_fd(bpf_program__fd(progs[i]), &info, &len))
+				st->skipped += info.recursion_misses;
+		}
+	}
 }
 

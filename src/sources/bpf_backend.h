@@ -104,6 +104,10 @@ struct ustack_bpf_stats {
 	uint64_t tables_evicted, tables_refused;
 	uint64_t load_ns;           /* time spent loading tables */
 	uint64_t tables_loaded;     /* tables built and given to the kernel */
+	uint64_t skipped;           /* runs of the event programs the kernel skipped
+				       (another BPF program running on that CPU:
+				       the events are not recorded, bpf_prog_info
+				       recursion_misses) */
 };
 void ustack_bpf__stats(struct ustack_bpf *b, struct ustack_bpf_stats *st);
 /** One counter (enum ub_counter) summed over CPUs: one map lookup. */

@@ -676,6 +676,7 @@ void rec_bpf_stats(const struct rec *r, struct ustack_record_stats *st)
 	st->walks_hot = bs.c[UB_C_HOT];
 	st->maps_busy = bs.c[UB_C_MAPS_BUSY];
 	st->copies_skipped = bs.c[UB_C_COPY_SKIPPED];
+	st->bpf_skipped = bs.skipped;
 	st->tables_loaded = bs.tables_loaded;
 	st->table_bytes = bs.table_bytes;
 	st->tables_evicted = bs.tables_evicted;
