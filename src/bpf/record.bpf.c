@@ -174,6 +174,14 @@ struct {
 #define HOT_READS 64  /* power of two */
 #define HOT_FRAMES 48 /* frames after the first step a hot stack keeps */
 
+/* What a walk's rest depends on besides the stack words it reads: the
+ * registers after its first step, the mm and its mappings' sequence, the
+ * generation of `files` (the hot stack, below) */
+struct hot_state {
+	__u64 pc, sp, fp, hi, bx, mm;
+	__u32 is_return, bx_known, gen, seq;
+};
+
 /* The walk's state: too big for the 512-byte BPF stack. One per CPU and
  * context, as an interrupt can come in the middle of a task-context walk:
  * tracepoint programs, interrupts (samples) and deferred walks. */
@@ -204,8 +212,7 @@ struct walk {
 	/* the hot stack (below): the state after the first step, and the
 	 * reads after it (nreads > HOT_READS: too many, or a fault) */
 	__u32 rec, nreads;
-	__u64 pc1, sp1, fp1, hi1, mm, bx1;
-	__u32 is_return1, gen, bx_known1, pad1;
+	struct hot_state s1; /* after the first step */
 	__u64 raddr[HOT_READS], rval[HOT_READS];
 };
 
@@ -626,10 +633,8 @@ static long step(__u32 i, void *ctx)
  * it move takes nothing.
  */
 struct hot {
-	__u32 ver, seq;
-	__u64 mm;
-	__u64 pc, sp, fp, hi, bx;
-	__u32 is_return, gen, nreads, n, stop, bx_known;
+	__u32 ver, nreads, n, stop;
+	struct hot_state s;
 	__u64 raddr[HOT_READS], rval[HOT_READS];
 	__u64 words[2 * HOT_FRAMES];
 };
@@ -652,9 +657,10 @@ __noinline int hot_take(struct walk *w, struct hot *h, __u32 seq)
 		return 0;
 	ver = h->ver;
 	asm volatile("" ::: "memory");
-	if ((ver & 1) || (seq & 1) || h->mm != w->mm || h->seq != seq || h->gen != w->gen || h->pc != w->pc ||
-	    h->sp != w->sp || h->fp != w->fp || h->is_return != w->is_return || h->hi != w->hi ||
-	    h->bx_known != w->bx_known || (w->bx_known && h->bx != w->bx) ||
+	if ((ver & 1) || (seq & 1) || h->s.mm != w->s1.mm || h->s.seq != seq ||
+	    h->s.gen != w->s1.gen || h->s.pc != w->pc || h->s.sp != w->sp || h->s.fp != w->fp ||
+	    h->s.is_return != w->is_return || h->s.hi != w->hi || h->s.bx_known != w->bx_known ||
+	    (w->bx_known && h->s.bx != w->bx) ||
 	    w->n != 2 || w->signals)
 		return 0;
 	nr = h->nreads;
@@ -708,16 +714,8 @@ __noinline int hot_keep(struct walk *w, struct hot *h, __u32 seq)
 		return 0; /* this interrupts a write */
 	h->ver = ver + 1;
 	asm volatile("" ::: "memory");
-	h->mm = w->mm;
-	h->seq = seq;
-	h->gen = w->gen;
-	h->pc = w->pc1;
-	h->sp = w->sp1;
-	h->fp = w->fp1;
-	h->is_return = w->is_return1;
-	h->hi = w->hi1;
-	h->bx = w->bx1;
-	h->bx_known = w->bx_known1;
+	h->s = w->s1;
+	h->s.seq = seq;
 	h->nreads = nr;
 	h->n = n;
 	h->stop = w->stop;
@@ -983,8 +981,8 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	w->vend = 0;
 	w->rec = 0;
 	w->nreads = 0;
-	w->gen = files_gen;
-	w->mm = (__u64)task->mm;
+	w->s1.gen = files_gen;
+	w->s1.mm = (__u64)task->mm;
 	hot = seq & 1 ? NULL
 		      : bpf_task_storage_get(&hots, task, 0,
 					     w->cache_only ? 0 : BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -993,13 +991,13 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	if (!w->defer)
 		step_one(slot);
 	if (!w->defer && !w->done && !hot_take(w, hot, seq)) {
-		w->pc1 = w->pc;
-		w->sp1 = w->sp;
-		w->fp1 = w->fp;
-		w->hi1 = w->hi;
-		w->bx1 = w->bx;
-		w->bx_known1 = w->bx_known;
-		w->is_return1 = w->is_return;
+		w->s1.pc = w->pc;
+		w->s1.sp = w->sp;
+		w->s1.fp = w->fp;
+		w->s1.hi = w->hi;
+		w->s1.bx = w->bx;
+		w->s1.bx_known = w->bx_known;
+		w->s1.is_return = w->is_return;
 		w->rec = hot && w->n == 2 && !w->signals;
 		bpf_loop(UB_MAX_FRAMES, step, &slot, 0);
 	} else if (w->done && !w->defer && w->n > 2) {
