@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /*
  * Make room for @need elements of @elem bytes in the array *@p of *@cap
@@ -28,6 +29,36 @@ static inline int ustack_grow(void **p, size_t *cap, size_t need, size_t elem, s
 		return -ENOMEM;
 	*p = np;
 	*cap = ncap;
+	return 0;
+}
+
+/*
+ * Room for one more element in the ring *@p of *@cap elements of @elem
+ * bytes holding @len from index *@head (wrapping): when full, a ring of
+ * twice the capacity (from @first) with the elements in order from 0.
+ * 0, or -ENOMEM (the ring unchanged).
+ */
+static inline int ustack_ring_grow(void **p, size_t *cap, size_t *head, size_t len, size_t elem,
+				   size_t first)
+{
+	size_t ncap = *cap ? 2 * *cap : first, tail;
+	unsigned char *np;
+
+	if (len < *cap)
+		return 0;
+	if (ncap > SIZE_MAX / elem || !(np = malloc(ncap * elem)))
+		return -ENOMEM;
+	/* [head, cap) then [0, head) */
+	tail = *cap - *head;
+	if (len) {
+		memcpy(np, (unsigned char *)*p + *head * elem, (tail < len ? tail : len) * elem);
+		if (tail < len)
+			memcpy(np + tail * elem, *p, (len - tail) * elem);
+	}
+	free(*p);
+	*p = np;
+	*cap = ncap;
+	*head = 0;
 	return 0;
 }
 

@@ -40,6 +40,7 @@
 #include <bpf/libbpf.h>
 
 #include "common/compiler.h"
+#include "common/grow.h"
 #include "common/dl_syms.h"
 #include "common/log.h"
 #include "elf/elf_file.h"
@@ -564,19 +565,9 @@ static int queue_op(struct ustack_bpf *b, const struct map_op *op)
 		}
 		b->writer_started = 1;
 	}
-	if (b->ops_len == b->ops_cap) {
-		size_t cap = b->ops_cap ? 2 * b->ops_cap : 64;
-		struct map_op *q = malloc(cap * sizeof(*q));
-
-		if (!q)
-			return -ENOMEM;
-		for (size_t i = 0; i < b->ops_len; i++)
-			q[i] = b->ops[(b->ops_head + i) % b->ops_cap];
-		free(b->ops);
-		b->ops = q;
-		b->ops_cap = cap;
-		b->ops_head = 0;
-	}
+	if (ustack_ring_grow((void **)&b->ops, &b->ops_cap, &b->ops_head, b->ops_len,
+			     sizeof(*b->ops), 64))
+		return -ENOMEM;
 	b->ops[(b->ops_head + b->ops_len) % b->ops_cap] = *op;
 	b->ops_len++;
 	pthread_cond_broadcast(&b->cond);
@@ -723,19 +714,9 @@ static void evict_oldest(struct ustack_bpf *b)
 
 static int fifo_push(struct ustack_bpf *b, struct loaded l)
 {
-	if (b->fifo_len == b->fifo_cap) {
-		size_t cap = b->fifo_cap ? 2 * b->fifo_cap : 64;
-		struct loaded *f = malloc(cap * sizeof(*f));
-
-		if (!f)
-			return -ENOMEM;
-		for (size_t i = 0; i < b->fifo_len; i++)
-			f[i] = b->fifo[(b->fifo_head + i) % b->fifo_cap];
-		free(b->fifo);
-		b->fifo = f;
-		b->fifo_cap = cap;
-		b->fifo_head = 0;
-	}
+	if (ustack_ring_grow((void **)&b->fifo, &b->fifo_cap, &b->fifo_head, b->fifo_len,
+			     sizeof(*b->fifo), 64))
+		return -ENOMEM;
 	b->fifo[(b->fifo_head + b->fifo_len) % b->fifo_cap] = l;
 	b->fifo_len++;
 	return 0;

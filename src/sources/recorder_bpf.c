@@ -180,20 +180,10 @@ void rec_bpf_mapped(struct rec *r, uint32_t pid, uint64_t start)
 
 	if (!r->bpf)
 		return;
-	if (b->nr_pending == b->cap_pending) {
-		size_t cap = b->cap_pending ? 2 * b->cap_pending : 64;
-		struct pending_load *q = malloc(cap * sizeof(*q));
-
-		if (!q) {
-			load_vma(r, pid, ustack_recmaps__find(r->rm, pid, start));
-			return;
-		}
-		for (size_t i = 0; i < b->nr_pending; i++)
-			q[i] = b->pending[(b->pending_head + i) % b->cap_pending];
-		free(b->pending);
-		b->pending = q;
-		b->cap_pending = cap;
-		b->pending_head = 0;
+	if (ustack_ring_grow((void **)&b->pending, &b->cap_pending, &b->pending_head, b->nr_pending,
+			     sizeof(*b->pending), 64)) {
+		load_vma(r, pid, ustack_recmaps__find(r->rm, pid, start));
+		return;
 	}
 	b->pending[(b->pending_head + b->nr_pending) % b->cap_pending] =
 		(struct pending_load){ .pid = pid, .start = start };
