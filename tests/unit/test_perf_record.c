@@ -97,25 +97,39 @@ static void check_prefixes(const struct rb *r)
 	}
 }
 
+/* A sample's fields up to the callchain (perf_events.c's sample_type):
+ * id, ip, pid/tid, time, cpu/res, period. */
+static void sample_head(struct rb *r, uint16_t misc, uint64_t id, uint64_t ip, uint32_t pid,
+			uint32_t tid, uint64_t time, uint32_t cpu)
+{
+	begin(r, PERF_RECORD_SAMPLE, misc);
+	put64(r, id);
+	put64(r, ip);
+	put_pair(r, pid, tid);
+	put64(r, time);
+	put_pair(r, cpu, 0);
+	put64(r, 1); /* period */
+}
+
+/* The user registers, in mask bit order: bx, bp, sp, ip. */
+static void put_uregs(struct rb *r)
+{
+	put64(r, PERF_SAMPLE_REGS_ABI_64);
+	put64(r, 0xb0b0);
+	put64(r, 0x7ffd0100);
+	put64(r, 0x7ffd0000);
+	put64(r, 0x401230);
+}
+
 static void user_sample(struct rb *r, uint64_t id, uint64_t dyn)
 {
-	begin(r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
-	put64(r, id);
-	put64(r, 0x401234);              /* ip */
-	put_pair(r, 100, 101);           /* pid, tid */
-	put64(r, 5000000001ull);         /* time */
-	put_pair(r, 3, 0);               /* cpu, res */
-	put64(r, 1);                     /* period */
+	sample_head(r, PERF_RECORD_MISC_USER, id, 0x401234, 100, 101, 5000000001ull, 3);
 	put64(r, 4);                     /* callchain: nr */
 	put64(r, (uint64_t)PERF_CONTEXT_KERNEL);
 	put64(r, 0xffffffff81000010ull);
 	put64(r, 0xffffffff81000020ull);
 	put64(r, (uint64_t)PERF_CONTEXT_USER);
-	put64(r, PERF_SAMPLE_REGS_ABI_64);
-	put64(r, 0xb0b0);                /* bx (mask bit order: bx bp sp ip) */
-	put64(r, 0x7ffd0100);            /* bp */
-	put64(r, 0x7ffd0000);            /* sp */
-	put64(r, 0x401230);              /* ip */
+	put_uregs(r);
 	put64(r, 64);                    /* stack size */
 	for (int i = 0; i < 8; i++)
 		put64(r, 0x1111111111111111ull * (i + 1));
@@ -173,13 +187,7 @@ static void test_sample_kernel_thread(void)
 	struct rb r;
 	uint8_t *copy;
 
-	begin(&r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
-	put64(&r, ID0);
-	put64(&r, 0xffffffff81000100ull);
-	put_pair(&r, 0, 0);
-	put64(&r, 77);
-	put_pair(&r, 1, 0);
-	put64(&r, 1);
+	sample_head(&r, PERF_RECORD_MISC_KERNEL, ID0, 0xffffffff81000100ull, 0, 0, 77, 1);
 	put64(&r, 2);
 	put64(&r, (uint64_t)PERF_CONTEXT_KERNEL);
 	put64(&r, 0xffffffff81000100ull);
@@ -197,13 +205,7 @@ static void test_sample_kernel_thread(void)
 	check_prefixes(&r);
 
 	/* a callchain longer than the record */
-	begin(&r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
-	put64(&r, ID0);
-	put64(&r, 1);
-	put_pair(&r, 0, 0);
-	put64(&r, 77);
-	put_pair(&r, 1, 0);
-	put64(&r, 1);
+	sample_head(&r, PERF_RECORD_MISC_KERNEL, ID0, 1, 0, 0, 77, 1);
 	put64(&r, 1ull << 60);
 	put64(&r, PERF_SAMPLE_REGS_ABI_NONE);
 	put64(&r, 0);
@@ -384,24 +386,14 @@ static void test_deferred_callchain(void)
 	struct rb r;
 	uint8_t *copy;
 
-	begin(&r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
-	put64(&r, ID0);
-	put64(&r, 0x401234);
-	put_pair(&r, 100, 101);
-	put64(&r, 900);
-	put_pair(&r, 1, 0);
-	put64(&r, 1);
+	sample_head(&r, PERF_RECORD_MISC_USER, ID0, 0x401234, 100, 101, 900, 1);
 	put64(&r, 5);
 	put64(&r, (uint64_t)PERF_CONTEXT_KERNEL);
 	put64(&r, 0xffffffff81000010ull);
 	put64(&r, 0xffffffff81000020ull);
 	put64(&r, USTACK_PERF_CONTEXT_USER_DEFERRED);
 	put64(&r, cookie);
-	put64(&r, PERF_SAMPLE_REGS_ABI_64);
-	put64(&r, 0xb0b0);
-	put64(&r, 0x7ffd0100);
-	put64(&r, 0x7ffd0000);
-	put64(&r, 0x401230);
+	put_uregs(&r);
 	put64(&r, 0);
 	finish(&r);
 	CHECK_EQ(parse(&r, r.n, &rec, &copy), 0);
@@ -413,13 +405,7 @@ static void test_deferred_callchain(void)
 	check_prefixes(&r);
 
 	/* the marker as the last entry: its cookie is missing */
-	begin(&r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
-	put64(&r, ID0);
-	put64(&r, 0x401234);
-	put_pair(&r, 100, 101);
-	put64(&r, 900);
-	put_pair(&r, 1, 0);
-	put64(&r, 1);
+	sample_head(&r, PERF_RECORD_MISC_USER, ID0, 0x401234, 100, 101, 900, 1);
 	put64(&r, 1);
 	put64(&r, USTACK_PERF_CONTEXT_USER_DEFERRED);
 	put64(&r, PERF_SAMPLE_REGS_ABI_NONE);
@@ -429,13 +415,7 @@ static void test_deferred_callchain(void)
 	free(copy);
 
 	/* immediate user ips after PERF_CONTEXT_USER are not kernel ips */
-	begin(&r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
-	put64(&r, ID0);
-	put64(&r, 0xffffffff81000010ull);
-	put_pair(&r, 100, 101);
-	put64(&r, 900);
-	put_pair(&r, 1, 0);
-	put64(&r, 1);
+	sample_head(&r, PERF_RECORD_MISC_KERNEL, ID0, 0xffffffff81000010ull, 100, 101, 900, 1);
 	put64(&r, 5);
 	put64(&r, (uint64_t)PERF_CONTEXT_KERNEL);
 	put64(&r, 0xffffffff81000010ull);
