@@ -1103,24 +1103,53 @@ static __always_inline int collect(void *ctx, const struct uctx *u, __u32 event,
 	return 1;
 }
 
-SEC("tracepoint")
-int ustack_tp(void *ctx)
+extern void bpf_preempt_disable(void) __ksym __weak;
+extern void bpf_preempt_enable(void) __ksym __weak;
+
+/* A tracepoint's or a system call's event: cookie = event index, with
+ * UB_TP_SYSCALL for a system call. A system-call event has no kernel stack,
+ * as in perf (whose sample carries the user registers): only the entry path
+ * that leads to the tracepoint would be there. */
+static __always_inline void tp_event(void *ctx, __u64 cookie)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx);
 	struct regs_in r = { .slot = SLOT_TP, .user_mode = !!(cookie & UB_TP_SYSCALL) };
 	struct ub_event e = {};
 	struct uctx u = {};
 
-	/* cookie: event index | UB_TP_SYSCALL. A system-call event has no
-	 * kernel stack, as in perf (whose sample carries the user registers):
-	 * only the entry path that leads to the tracepoint would be there */
-	if (collect(ctx, &u, (__u32)cookie & ~UB_TP_SYSCALL, !(cookie & UB_TP_SYSCALL), &e, &r))
-		finish(&e, &r);
+	if (!collect(ctx, &u, (__u32)cookie & ~UB_TP_SYSCALL, !(cookie & UB_TP_SYSCALL), &e, &r))
+		return;
+	/* SLOT_TP is this CPU's. Where the program runs preemptibly (system
+	 * call tracepoints on 7.x), a clock sample of another task could take
+	 * the slot in between; held off for the walk */
+	if (bpf_preempt_disable)
+		bpf_preempt_disable();
+	finish(&e, &r);
+	if (bpf_preempt_enable)
+		bpf_preempt_enable();
+}
+
+SEC("tracepoint")
+int ustack_tp(void *ctx)
+{
+	tp_event(ctx, bpf_get_attach_cookie(ctx));
 	/* 1: the tracepoint's programs are shared by every perf event on it,
 	 * and 0 would take their samples away from other perf users (perf
 	 * record, another ustack) while we run; our own attachment event has
 	 * no ring buffer, its sample costs nothing */
 	return 1;
+}
+
+/* A system call's event through a kprobe (or kretprobe) on its function,
+ * where the kernel runs system-call tracepoint programs preemptibly (7.x,
+ * trace_call_bpf_faultable): there, while one task is preempted inside
+ * the program, the kernel skips it for every other task on that CPU. A
+ * kprobe's program runs with preemption off. Loaded only on such kernels
+ * (bpf_backend.c, syscall_route). */
+SEC("kprobe")
+int ustack_kp(struct pt_regs *ctx)
+{
+	tp_event(ctx, bpf_get_attach_cookie(ctx));
+	return 0;
 }
 
 /*
@@ -1167,9 +1196,6 @@ extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct b
  * and its call is dead code (bpf_backend.c, skel_open) */
 extern int bpf_task_work_schedule_resume(struct task_struct *task, struct bpf_task_work *tw,
 					 void *map__map, bpf_task_work_callback_t callback) __ksym __weak;
-
-extern void bpf_preempt_disable(void) __ksym __weak;
-extern void bpf_preempt_enable(void) __ksym __weak;
 
 static int deferred_cb(struct bpf_map *map, void *key, void *value)
 {

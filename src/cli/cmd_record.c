@@ -290,7 +290,7 @@ int cmd_record(int argc, char **argv)
 			(unsigned long long)st.walks_late);
 	if (!quiet && st.backend == USTACK_RECORD_BPF && st.bpf_skipped)
 		fprintf(stderr, "; %llu events not recorded: the kernel skipped the program (another "
-			"BPF program was running on that CPU)",
+			"BPF program, or this one in a preempted task, was running on that CPU)",
 			(unsigned long long)st.bpf_skipped);
 	if (!quiet && st.backend == USTACK_RECORD_BPF && st.walks_hot)
 		fprintf(stderr, "; %llu walks finished from the task's hot stack",

@@ -59,6 +59,7 @@
 	X(bpf_map_delete_elem) X(bpf_map_create) X(bpf_program__attach)                       \
 	X(bpf_obj_get_info_by_fd) X(bpf_program__fd)                                         \
 	X(bpf_program__attach_tracepoint_opts) X(bpf_program__attach_perf_event)              \
+	X(bpf_program__attach_kprobe_opts) X(bpf_program__set_autoload)                      \
 	X(bpf_link__destroy) X(ring_buffer__new) X(ring_buffer__free) X(ring_buffer__epoll_fd) \
 	X(ring_buffer__consume) X(btf__find_by_name_kind) X(btf__free) X(btf__load_vmlinux_btf)   \
 	X(btf__type_by_id)
@@ -82,6 +83,8 @@ DL_SYMS_LOAD(libbpf_load, libbpf, LIBBPF_FNS, "libbpf.so.1")
 #define bpf_program__fd (libbpf.bpf_program__fd)
 #define bpf_program__attach_tracepoint_opts (libbpf.bpf_program__attach_tracepoint_opts)
 #define bpf_program__attach_perf_event (libbpf.bpf_program__attach_perf_event)
+#define bpf_program__attach_kprobe_opts (libbpf.bpf_program__attach_kprobe_opts)
+#define bpf_program__set_autoload (libbpf.bpf_program__set_autoload)
 #define bpf_link__destroy (libbpf.bpf_link__destroy)
 #define ring_buffer__new (libbpf.ring_buffer__new)
 #define ring_buffer__free (libbpf.ring_buffer__free)
@@ -144,6 +147,8 @@ struct ustack_bpf {
 	struct ustack_modcache *wmc; /* the writer's own module cache */
 	uint64_t loaded;
 	int warned_load;
+	/* system-call events through kprobes (syscall_route) */
+	int syscall_kprobes;
 	struct map_op *ops;
 	size_t ops_head, ops_len, ops_cap;
 };
@@ -212,21 +217,29 @@ static void load_error(int ret, char *err, size_t errlen)
 static const char tw_impl[] = "bpf_task_work_schedule_resume_impl";
 static const char tw_plain[] = "bpf_task_work_schedule_resume";
 
-/* 1 when the running kernel has the implicit-argument form */
-static int task_work_implicit(void)
+/* What the running kernel's BTF says about it. */
+struct kernel_facts {
+	int tw_implicit;       /* the task-work kfunc's implicit-argument form */
+	int tp_sys_faultable;  /* system-call tracepoint programs run preemptibly */
+};
+
+static void kernel_facts(struct kernel_facts *f)
 {
 	struct btf *kbtf = btf__load_vmlinux_btf();
 	const struct btf_type *t;
-	int id, ret = 0;
+	int id;
 
+	memset(f, 0, sizeof(*f));
 	if (!kbtf)
-		return 0;
+		return;
 	id = btf__find_by_name_kind(kbtf, tw_plain, BTF_KIND_FUNC);
 	if (id > 0 && (t = btf__type_by_id(kbtf, btf__type_by_id(kbtf, id)->type)) &&
 	    btf_is_func_proto(t) && btf_vlen(t) == 4)
-		ret = 1;
+		f->tw_implicit = 1;
+	/* 7.x runs them through this one, under migrate_disable() only */
+	f->tp_sys_faultable = btf__find_by_name_kind(kbtf, "trace_call_bpf_faultable",
+						     BTF_KIND_FUNC) > 0;
 	btf__free(kbtf);
-	return ret;
 }
 
 /* A copy of the object's ELF with the _impl extern's name cut by its last
@@ -255,13 +268,13 @@ static void *elf_renamed(const void *elf, size_t sz)
 }
 
 /* ustack_record_bpf__open(), from the renamed copy on a 7.x kernel */
-static struct ustack_record_bpf *skel_open(void **elf_copy)
+static struct ustack_record_bpf *skel_open(void **elf_copy, int tw_implicit)
 {
 	struct ustack_record_bpf *obj;
 	int err;
 
 	*elf_copy = NULL;
-	if (!task_work_implicit())
+	if (!tw_implicit)
 		return ustack_record_bpf__open();
 	obj = calloc(1, sizeof(*obj));
 	if (!obj)
@@ -284,10 +297,33 @@ static struct ustack_record_bpf *skel_open(void **elf_copy)
 	return obj;
 }
 
+/*
+ * System-call events (syscalls:sys_enter_NAME / sys_exit_NAME) go through a
+ * kprobe / kretprobe on the call's function where the kernel runs
+ * system-call tracepoint programs preemptibly (7.x): there, while a task
+ * is preempted inside the program, the kernel skips the program for every
+ * other task on that CPU (bpf_prog->active), and a thread can lose all of
+ * its events. A kprobe's program runs with preemption off. The user
+ * registers are the same at both places, and nothing between the
+ * tracepoint and the function's entry changes them.
+ * USTACK_BPF_SYSCALLS=kprobe|tracepoint overrides (tests, debugging).
+ */
+static int syscall_route(int faultable)
+{
+	const char *e = getenv("USTACK_BPF_SYSCALLS");
+
+	if (e && !strcmp(e, "kprobe"))
+		return 1;
+	if (e && !strcmp(e, "tracepoint"))
+		return 0;
+	return faultable;
+}
+
 struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, size_t errlen)
 {
 	struct ustack_bpf *b = calloc(1, sizeof(*b));
 	uint32_t ring = o->ring_bytes ? o->ring_bytes : DEFAULT_RING_BYTES;
+	struct kernel_facts kf;
 	int ret;
 
 	err[0] = 0;
@@ -308,12 +344,16 @@ struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, 
 	libbpf_set_print(libbpf_print);
 	b->nr_cpus = libbpf_num_possible_cpus();
 	b->max_table_bytes = o->table_bytes ? o->table_bytes : DEFAULT_TABLE_BYTES;
-	b->skel = skel_open(&b->elf_copy);
+	kernel_facts(&kf);
+	b->skel = skel_open(&b->elf_copy, kf.tw_implicit);
 	if (!b->skel) {
 		ret = -errno;
 		load_error(ret, err, errlen);
 		goto fail;
 	}
+	b->syscall_kprobes = syscall_route(kf.tp_sys_faultable);
+	/* its program is verified only where it is used */
+	bpf_program__set_autoload(b->skel->progs.ustack_kp, b->syscall_kprobes);
 	b->skel->rodata->trace_all = !!o->trace_all;
 	b->skel->rodata->self_tgid = o->self_tgid;
 	b->skel->rodata->sample_event = o->sample_event;
@@ -410,6 +450,34 @@ int ustack_bpf__attach_follow(struct ustack_bpf *b, char *err, size_t errlen)
 	return ret;
 }
 
+/* syscalls:sys_enter_NAME as a kprobe on __x64_sys_NAME, sys_exit_NAME as
+ * a kretprobe on it. 0 attached, 1 not possible (no such function: the
+ * tracepoint is used), -errno. */
+static int attach_syscall_kprobe(struct ustack_bpf *b, const char *name, uint32_t event,
+				 char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_kprobe_opts, ko, .bpf_cookie = event);
+	const char *call;
+	char fn[160];
+	struct bpf_link *l;
+
+	if (!strncmp(name, "sys_enter_", 10))
+		call = name + 10;
+	else if (!strncmp(name, "sys_exit_", 9)) {
+		call = name + 9;
+		ko.retprobe = true;
+	} else
+		return 1;
+	snprintf(fn, sizeof(fn), "__x64_sys_%s", call);
+	l = bpf_program__attach_kprobe_opts(b->skel->progs.ustack_kp, fn, &ko);
+	if (!l) {
+		pr_debug("BPF backend: kprobe on %s: %s\n", fn, strerror(errno));
+		return 1;
+	}
+	pr_debug("BPF backend: syscalls:%s through a %s on %s\n", name, ko.retprobe ? "kretprobe" : "kprobe", fn);
+	return add_link(b, l, fn, err, errlen);
+}
+
 int ustack_bpf__attach_tracepoint(struct ustack_bpf *b, const char *sys, const char *name,
 				  uint32_t event, char *err, size_t errlen)
 {
@@ -417,6 +485,15 @@ int ustack_bpf__attach_tracepoint(struct ustack_bpf *b, const char *sys, const c
 	char what[256];
 
 	snprintf(what, sizeof(what), "tracepoint %s:%s", sys, name);
+	if (b->syscall_kprobes && (event & UB_TP_SYSCALL)) {
+		int ret = attach_syscall_kprobe(b, name, event, err, errlen);
+
+		if (ret <= 0)
+			return ret;
+		pr_warn("BPF backend: %s: no kprobe on its system call's "
+			   "function; on this kernel its events can be skipped while another "
+			   "task is preempted in the program (counted)\n", what);
+	}
 	return add_link(b, bpf_program__attach_tracepoint_opts(b->skel->progs.ustack_tp, sys, name, &to),
 			what, err, errlen);
 }
@@ -1007,7 +1084,8 @@ void ustack_bpf__stats(struct ustack_bpf *b, struct ustack_bpf_stats *st)
 	st->tables_loaded = b->loaded;
 	pthread_mutex_unlock(&b->lock);
 	{
-		struct bpf_program *progs[] = { b->skel->progs.ustack_tp, b->skel->progs.ustack_sample };
+		struct bpf_program *progs[] = { b->skel->progs.ustack_tp, b->skel->progs.ustack_sample,
+						 b->skel->progs.ustack_kp };
 
 		for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
 			struct bpf_prog_info info;

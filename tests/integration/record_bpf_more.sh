@@ -53,6 +53,13 @@
 #        stopped at a table not loaded yet > 0, the budget warning is
 #        printed, and the marker stacks (main;rec_lib_caller;rec_lib_outer;
 #        rec_lib_inner;getppid 6) are exactly right (they come as copies)
+#   kprobe/bpf
+#        the budget program's getppid through a kprobe on __x64_sys_getppid
+#        (USTACK_BPF_SYSCALLS=kprobe; a kernel that runs system-call
+#        tracepoint programs preemptibly, 7.x, gets it by itself): the same
+#        exact marker stacks, and the debug log names the kprobe. Without
+#        kprobes (this machine's 6.18 has none): one warning, and the
+#        tracepoint's stacks, exact
 #   budget/args
 #        --table-memory 0, abc, 65537: exit status 2, a message naming
 #        --table-memory, nothing recorded
@@ -502,6 +509,29 @@ if bpf_ok budget/bpf; then
 		fi
 	fi
 	mverdict budget/bpf "$tag"
+fi
+# system calls through a kprobe (USTACK_BPF_SYSCALLS=kprobe, what a 7.x kernel
+# gets by itself): the same exact marker stacks; where this kernel has no
+# kprobes, the one warning and the tracepoint instead
+if bpf_ok kprobe/bpf; then
+	tag=kprobe.bpf
+	USTACK_DEBUG=1 USTACK_BPF_SYSCALLS=kprobe "$USTACK" record --backend bpf -o "$tmp/$tag.data" \
+		-e syscalls:sys_enter_getppid -- "$tmp/budget" >"$tmp/$tag.out" 2>"$tmp/$tag.dbg"
+	echo $? >"$tmp/$tag.rc"
+	KP_WARN='^ustack: BPF backend: tracepoint syscalls:sys_enter_getppid: no kprobe'
+	grep -E "^ustack: (wrote |backend [a-z]+: )|$KP_WARN" "$tmp/$tag.dbg" >"$tmp/$tag.err"
+	if judge "$tag" "rec_lib: 6 calls" "$KP_WARN" \
+		"^budget;$MAIN;rec_lib_caller;rec_lib_outer;rec_lib_inner;$LEAF 6\$"; then
+		if [ -e /sys/bus/event_source/devices/kprobe ]; then
+			grep -q 'syscalls:sys_enter_getppid through a kprobe on __x64_sys_getppid' "$tmp/$tag.dbg" ||
+				why="kprobes are there, but the event did not go through one: $(grep -i kprobe "$tmp/$tag.dbg" | head -2 | tr '\n' '|')"
+		elif [ "$(grep -c "$KP_WARN" "$tmp/$tag.err")" -ne 1 ]; then
+			why="no kprobes on this kernel, and not the one warning: $(grep -i kprobe "$tmp/$tag.dbg" | head -2 | tr '\n' '|')"
+		else
+			echo "# kprobe/bpf: this kernel has no kprobes (no /sys/bus/event_source/devices/kprobe): the tracepoint fallback checked"
+		fi
+	fi
+	mverdict kprobe/bpf "$tag"
 fi
 why=
 for a in 0 abc 65537; do

@@ -82,6 +82,20 @@ for b in copy bpf; do
 		fi
 	done
 done
+# 1b. on 7.x the kernel runs system-call tracepoint programs preemptibly and
+# skips them for every other task of a CPU while one task is preempted
+# inside (whole threads lost their events): the bpf backend takes system
+# calls through a kprobe on the call's function there
+if USTACK_DEBUG=1 $U record -o route.data --backend bpf -e syscalls:sys_enter_getppid \
+	-- /progs/kfp_threads_nofp 1 >route.out 2>route.err; then
+	if grep -q 'syscalls:sys_enter_getppid through a kprobe on __x64_sys_getppid' route.err; then
+		pass "own/bpf-route: system calls through a kprobe"
+	else
+		fail "own/bpf-route: not through a kprobe: $(grep -i 'kprobe\|skipped' route.err | head -3)"
+	fi
+else
+	fail "own/bpf-route: record failed: $(grep -v 'libbpf' route.err | head -3)"
+fi
 for p in fp nofp; do
 	if [ -s own_copy_$p.folded ] && [ -s own_bpf_$p.folded ]; then
 		if cmp -s own_copy_$p.folded own_bpf_$p.folded; then

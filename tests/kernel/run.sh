@@ -52,7 +52,7 @@ mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,progs,tests,ustack}
 cp "$busybox" "$root/bin/busybox"
 for a in sh ash mount umount mkdir cat echo grep sed awk sort uniq wc head tail tr cut \
 	 ls rm cp sleep poweroff reboot uname test '[' expr printf seq timeout date dmesg \
-	 true false env id chmod ln mv basename dirname sync xargs find od kill ps; do
+	 true false env id chmod ln mv basename dirname sync xargs find od kill ps taskset; do
 	ln -sf busybox "$root/bin/$a"
 done
 cp "$ustack" "$root/ustack/ustack"
