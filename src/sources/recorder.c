@@ -398,6 +398,43 @@ static void end_entry_before_remap(struct rec *r, uint32_t tid)
 		ustack_deferred__task_exit(r->def, tid);
 }
 
+/* The mapping picture of @pid, whose main thread exited, is dropped a
+ * second from now (struct rec, exits). */
+static void exit_later(struct rec *r, uint32_t pid)
+{
+	if (ustack_grow((void **)&r->exits, &r->cap_exits, r->nr_exits + 1, sizeof(*r->exits),
+			16)) {
+		ustack_recmaps__exit(r->rm, pid);
+		return;
+	}
+	r->exits[r->nr_exits++] = (struct rec_exit){ .pid = pid, .due = mono_ns() + 1000000000ull };
+}
+
+/* @pid is a new process (a reused pid): its earlier holder's drop is done
+ * by the fork itself, a later one would drop the new picture */
+static void exits_forget(struct rec *r, uint32_t pid)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < r->nr_exits; i++)
+		if (r->exits[i].pid != pid)
+			r->exits[j++] = r->exits[i];
+	r->nr_exits = j;
+}
+
+/* Drop the pictures whose time came (in exit order: due times ascend). */
+static void exits_due(struct rec *r, uint64_t now)
+{
+	size_t i = 0;
+
+	if (!r->nr_exits)
+		return;
+	while (i < r->nr_exits && r->exits[i].due <= now)
+		ustack_recmaps__exit(r->rm, r->exits[i++].pid);
+	memmove(r->exits, r->exits + i, (r->nr_exits - i) * sizeof(*r->exits));
+	r->nr_exits -= i;
+}
+
 void rec_on_record(void *ctx, const struct ustack_perf_record *rec)
 {
 	struct rec *r = ctx;
@@ -436,9 +473,11 @@ void rec_on_record(void *ctx, const struct ustack_perf_record *rec)
 	case USTACK_PREC_FORK: {
 		struct tid_comm *parent = comm_slot(r, rec->task.ptid, 0);
 
-		if (rec->task.pid != rec->task.ppid)
+		if (rec->task.pid != rec->task.ppid) {
+			exits_forget(r, rec->task.pid); /* a reused pid */
 			rec_map_result(r, ustack_recmaps__fork(r->rm, rec->task.pid, rec->task.ppid),
 				   rec->task.pid, "fork");
+		}
 		rec_write_thread(r, rec->time, rec->task.pid, rec->task.tid, USTACK_TRACE_THREAD_FORK,
 			     parent ? parent->comm : "");
 		break;
@@ -452,7 +491,7 @@ void rec_on_record(void *ctx, const struct ustack_perf_record *rec)
 		rec_write_thread(r, rec->time, rec->task.pid, rec->task.tid, USTACK_TRACE_THREAD_EXIT,
 			     t ? t->comm : "");
 		if (rec->task.pid == rec->task.tid) {
-			ustack_recmaps__exit(r->rm, rec->task.pid);
+			exit_later(r, rec->task.pid);
 			rec_jit_exit(r, rec->task.pid);
 		}
 		break;
@@ -961,6 +1000,7 @@ static int rec_step(struct rec *r, int timeout_ms)
 		set_err(r, "%s%s", err, "");
 		return ret;
 	}
+	exits_due(r, mono_ns());
 	if (r->werr)
 		return 1;
 	if (o->stop && *o->stop)
@@ -1083,6 +1123,7 @@ static void rec_free(struct rec *r)
 	ustack_stackmap__free(r->kmap);
 	ustack_stackmap__free(r->umap);
 	ustack_recmaps__free(r->rm);
+	free(r->exits);
 	ustack_modcache__free(r->mc);
 	ksyms_wait(r);
 	ustack_kallsyms__free(r->ksyms);

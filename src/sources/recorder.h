@@ -69,6 +69,15 @@ struct rec {
 	struct rec_bpf *rb;
 	/* the kernel's deferred user callchains (recorder_kfp.c; NULL: not used) */
 	struct rec_kfp *kfp;
+	/* processes whose main thread exited: their mapping pictures are
+	 * dropped a second later, so that a record of theirs another CPU
+	 * committed after the exit was read (time-stamped before it; seen
+	 * under a stalled virtual CPU) still finds its mappings */
+	struct rec_exit {
+		uint32_t pid;
+		uint64_t due; /* mono_ns */
+	} *exits;
+	size_t nr_exits, cap_exits;
 	/* pid -> JIT map state (jitmap_record.c) */
 	struct ustack_u64map *jit_pids;
 	/* the recording itself (struct ustack_recorder) */
