@@ -124,5 +124,10 @@ if ! grep -q '^KTEST-END' "$log.txt"; then
 	tail -20 "$log.txt" | sed 's/^/    | /'
 	fail=$((fail + 1))
 fi
+if [ "$fail" -ne 0 ]; then
+	# the next run overwrites console.log: a failed run's stays for reading
+	kept=$out/console.failed.$(date +%Y%m%d-%H%M%S).txt
+	cp "$log.txt" "$kept" && echo "check-kernel: the failed run's console (what the cases printed): $kept"
+fi
 summary "$pass" "$fail" "$skip"
 [ "$fail" -eq 0 ]
