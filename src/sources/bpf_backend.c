@@ -474,7 +474,8 @@ static int attach_syscall_kprobe(struct ustack_bpf *b, const char *name, uint32_
 		pr_debug("BPF backend: kprobe on %s: %s\n", fn, strerror(errno));
 		return 1;
 	}
-	pr_debug("BPF backend: syscalls:%s through a %s on %s\n", name, ko.retprobe ? "kretprobe" : "kprobe", fn);
+	pr_debug("BPF backend: syscalls:%s through a %s on %s\n", name,
+		 ko.retprobe ? "kretprobe" : "kprobe", fn);
 	return add_link(b, l, fn, err, errlen);
 }
 
@@ -490,9 +491,9 @@ int ustack_bpf__attach_tracepoint(struct ustack_bpf *b, const char *sys, const c
 
 		if (ret <= 0)
 			return ret;
-		pr_warn("BPF backend: %s: no kprobe on its system call's "
-			   "function; on this kernel its events can be skipped while another "
-			   "task is preempted in the program (counted)\n", what);
+		pr_warn("BPF backend: %s: no kprobe on its system call's function; on this "
+			"kernel its events can be skipped while another task is preempted in "
+			"the program (counted)\n", what);
 	}
 	return add_link(b, bpf_program__attach_tracepoint_opts(b->skel->progs.ustack_tp, sys, name, &to),
 			what, err, errlen);

@@ -7,8 +7,12 @@
  * threads of the target) is redirected into it with PERF_EVENT_IOC_SET_OUTPUT.
  * Per-task events use inherit=1 so new threads and children are followed.
  * Each poll round copies every available record out of the buffers, sorts
- * the round by time and parses it; records older than the previous round
- * cannot arrive later because each buffer is drained completely.
+ * the round by time and parses it. A record can still arrive a round late,
+ * older than records already delivered: the kernel stamps its time, then
+ * writes it, and a buffer drained in between gets it only at the next
+ * round (seen in a VM whose virtual CPU stalled mid-write). The recorder
+ * keeps an exited process's mappings for a second for that reason
+ * (recorder.c, exit_later); other late records are taken as they come.
  */
 #include <ctype.h>
 #include <dirent.h>

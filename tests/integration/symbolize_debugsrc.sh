@@ -109,6 +109,18 @@ warned() {
 		{ echo "FAIL symbolize_debugsrc_$1_warning: $n lines match '$2'"; sed 's/^/#   /' "$tmp/err" | head -5; }
 }
 # a stripped copy in its own directory (debuglink names are per directory)
+# snap_running OUT ERR PID ARGS...: ustack snapshot -p PID ARGS, again
+# (30 s at most) until the program is in its work (dbgsrc_gamma_local on
+# the stack): a snapshot taken while ld.so still runs has none of it
+snap_running() {
+	local out=$1 err=$2 pid=$3 end=$((SECONDS + 30)); shift 3
+	while :; do
+		"$USTACK" snapshot -p "$pid" "$@" >"$out" 2>"$err"
+		grep -q dbgsrc_gamma_local "$out" || ! kill -0 "$pid" 2>/dev/null ||
+			[ $SECONDS -ge $end ] && return
+		sleep 0.05
+	done
+}
 stripped() { mkdir -p "$(dirname "$2")"; strip --strip-all "$1" -o "$2"; }
 
 objcopy --only-keep-debug "$tmp/full" "$tmp/p.debug"
@@ -240,8 +252,7 @@ fi
 # 6c. snapshot --stats names the source per file too (symbols and DWARF)
 "$tmp/l_same/p" 2000000 >/dev/null &
 spid=$!
-sleep 0.3
-"$USTACK" snapshot -p $spid --stats --lines >"$tmp/snap.out" 2>"$tmp/snap.err"
+snap_running "$tmp/snap.out" "$tmp/snap.err" $spid --stats --lines
 kill $spid 2>/dev/null; wait $spid 2>/dev/null
 if grep -qx "symbols: $tmp/l_same/p: debuglink ($tmp/l_same/p.dbg)" "$tmp/snap.err" &&
    grep -qx "dwarf: $tmp/l_same/p: debuglink ($tmp/l_same/p.dbg)" "$tmp/snap.err" &&
@@ -290,9 +301,8 @@ if [ -f "$m/p" ] && readelf -SW "$m/p" | grep -q gnu_debugdata; then
 	# --stats says so
 	"$m/p" 2000000 >/dev/null &
 	spid=$!
-	sleep 0.3
-	DEBUGINFOD_URLS=$url DEBUGINFOD_CACHE_PATH=$tmp/dcache6 "$USTACK" snapshot -p $spid --stats --lines \
-		--debug-dir "$empty" >"$tmp/snap.out" 2>"$tmp/snap.err"
+	DEBUGINFOD_URLS=$url DEBUGINFOD_CACHE_PATH=$tmp/dcache6 snap_running "$tmp/snap.out" "$tmp/snap.err" \
+		$spid --stats --lines --debug-dir "$empty"
 	kill $spid 2>/dev/null; wait $spid 2>/dev/null
 	if grep -qx "symbols: $m/p: minidebuginfo ($m/p:.gnu_debugdata)" "$tmp/snap.err" &&
 	   grep -q "^dwarf: $m/p: debuginfod ($tmp/dcache6/$bid/debuginfo)$" "$tmp/snap.err" &&
