@@ -5,6 +5,9 @@
 
 #include <stdio.h>
 
+#include <ustack/trace.h>
+#include <ustack/ustack.h>
+
 /* One subcommand: argv[0] is the subcommand name. Returns the exit status. */
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
@@ -25,6 +28,15 @@ int cli_parse_u64(const char *s, int base, unsigned long long *out);
 /* Room for @need bytes in the buffer *@p of *@cap bytes (doubling from
  * 256). 0, or -1 with *@p and *@cap unchanged. */
 int cli_grow(void **p, size_t *cap, size_t need);
+
+/* A recorded user frame's offset is where its code was (the sample's pc, a
+ * signal frame's resume point), not a return address: symbols and lines
+ * are looked up at it, not one byte before. */
+static inline int cli_frame_exact(const struct ustack_trace_frame *f)
+{
+	return (f->flags & USTACK_TRACE_FRAME_EXACT_PC) || f->method == USTACK_METHOD_REGS ||
+	       f->method == USTACK_METHOD_SIGNAL;
+}
 
 /* A subcommand that a later issue implements: says so and exits 2. */
 int cli_not_yet(const char *cmd);

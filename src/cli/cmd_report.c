@@ -322,12 +322,6 @@ static void out_sb(struct report *rp, struct sbuf *b)
 	b->len = 0;
 }
 
-static int user_frame_exact(const struct ustack_trace_frame *f)
-{
-	return (f->flags & USTACK_TRACE_FRAME_EXACT_PC) || f->method == USTACK_METHOD_REGS ||
-	       f->method == USTACK_METHOD_SIGNAL;
-}
-
 static const char *base_name(const char *p)
 {
 	const char *s = p ? strrchr(p, '/') : NULL;
@@ -385,7 +379,7 @@ static void render_user_frame(struct report *rp, struct sbuf *b, const struct us
 	int n;
 
 	if (!f->file_id && rp->jit &&
-	    (je = ustack_jitsyms__lookup(rp->jit, pid, user_frame_exact(f) ? f->offset : f->offset - 1))) {
+	    (je = ustack_jitsyms__lookup(rp->jit, pid, cli_frame_exact(f) ? f->offset : f->offset - 1))) {
 		/* JIT code named by the process's perf map; "_[j]" is the
 		 * FlameGraph annotation for JIT frames */
 		if (folded) {
@@ -398,7 +392,7 @@ static void render_user_frame(struct report *rp, struct sbuf *b, const struct us
 		return;
 	}
 	n = ustack_symbolizer__symbolize_frames(rp->sym, f->file_id, f->offset,
-						user_frame_exact(f) ? USTACK_SYM_EXACT_PC : 0,
+						cli_frame_exact(f) ? USTACK_SYM_EXACT_PC : 0,
 						chain, MAX_CHAIN, sizeof(chain[0]));
 	if (n < 0) {
 		rp->oom = 1;

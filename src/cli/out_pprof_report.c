@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include <ustack/hashmap.h>
+#include "cli/cli.h"
 #include "cli/out_pprof.h"
 
 #define MAX_CHAIN 64
@@ -244,18 +245,12 @@ static uint64_t file_mapping(struct report_pprof *rp, uint64_t file_id, uint64_t
 			      fm.path && *fm.path ? fm.path : "?", hex, rp->o.lines, *base + look);
 }
 
-static int frame_exact(const struct ustack_trace_frame *f)
-{
-	return (f->flags & USTACK_TRACE_FRAME_EXACT_PC) || f->method == USTACK_METHOD_REGS ||
-	       f->method == USTACK_METHOD_SIGNAL;
-}
-
 static uint64_t user_location(struct report_pprof *rp, const struct ustack_trace_frame *f,
 			      uint32_t pid)
 {
 	struct ustack_sym chain[MAX_CHAIN];
 	struct pprof_line lines[MAX_CHAIN];
-	int exact = frame_exact(f), n;
+	int exact = cli_frame_exact(f), n;
 	/* a return address is the instruction after the call: the location
 	 * is the call (pprof: "a non-leaf address may be in the middle of a
 	 * call instruction"), where the symbolizer looks too */

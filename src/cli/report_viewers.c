@@ -15,6 +15,7 @@
 #include <ustack/perfmap.h>
 #include <ustack/symbolize.h>
 #include <ustack/trace.h>
+#include "cli/cli.h"
 #include "cli/out_viewers.h"
 
 #define MAX_CHAIN 64
@@ -122,12 +123,6 @@ static int kernel_frames(struct cli_report_viewer *v, uint32_t id)
 	return 0;
 }
 
-static int exact_pc(const struct ustack_trace_frame *f)
-{
-	return (f->flags & USTACK_TRACE_FRAME_EXACT_PC) || f->method == USTACK_METHOD_REGS ||
-	       f->method == USTACK_METHOD_SIGNAL;
-}
-
 static int user_frames(struct cli_report_viewer *v, uint32_t id, uint32_t pid)
 {
 	struct ustack_trace_stack st;
@@ -142,7 +137,8 @@ static int user_frames(struct cli_report_viewer *v, uint32_t id, uint32_t pid)
 		int n;
 
 		if (!tf->file_id && v->jit &&
-		    (je = ustack_jitsyms__lookup(v->jit, pid, exact_pc(tf) ? tf->offset : tf->offset - 1))) {
+		    (je = ustack_jitsyms__lookup(v->jit, pid,
+						 cli_frame_exact(tf) ? tf->offset : tf->offset - 1))) {
 			if (!(f = new_frame(v)))
 				return -ENOMEM;
 			f->jit = 1;
@@ -156,7 +152,7 @@ static int user_frames(struct cli_report_viewer *v, uint32_t id, uint32_t pid)
 			continue;
 		}
 		n = ustack_symbolizer__symbolize_frames(v->sym, tf->file_id, tf->offset,
-							exact_pc(tf) ? USTACK_SYM_EXACT_PC : 0, chain,
+							cli_frame_exact(tf) ? USTACK_SYM_EXACT_PC : 0, chain,
 							MAX_CHAIN, sizeof(chain[0]));
 		if (n < 0)
 			return n;
