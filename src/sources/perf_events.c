@@ -7,12 +7,16 @@
  * threads of the target) is redirected into it with PERF_EVENT_IOC_SET_OUTPUT.
  * Per-task events use inherit=1 so new threads and children are followed.
  * Each poll round copies every available record out of the buffers, sorts
- * the round by time and parses it. A record can still arrive a round late,
- * older than records already delivered: the kernel stamps its time, then
- * writes it, and a buffer drained in between gets it only at the next
- * round (seen in a VM whose virtual CPU stalled mid-write). The recorder
- * keeps an exited process's mappings for a second for that reason
- * (recorder.c, exit_later); other late records are taken as they come.
+ * the round by time and parses it. A record can arrive a round late: the
+ * kernel stamps its time, then writes it, and a buffer drained in between
+ * gets it only at the next round, older than records of other CPUs read
+ * before it (seen in a VM whose virtual CPU stalled mid-write: a sample
+ * read after its thread's deferred callchain, after its process's EXIT).
+ * So ustack_perf_session__poll(), as perf's ordered events do, delivers
+ * only up to the latest time of the rounds before this one; what is newer
+ * waits a round. A record later than that is still taken as it comes; the
+ * recorder also keeps an exited process's mappings for a second
+ * (recorder.c, exit_later).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -85,6 +89,9 @@ struct ustack_perf_session {
 	uint64_t buf_len, buf_cap;
 	struct pending *pend;
 	uint64_t nr_pend, cap_pend;
+	/* ordered delivery (ustack_perf_session__poll): the latest time read
+	 * so far, and that of the rounds before this one */
+	uint64_t seen_max, watermark;
 	struct ustack_perf_parser parser; /* set up at the first record */
 };
 
@@ -594,6 +601,8 @@ static int drain_ring(struct ustack_perf_session *s, struct perf_ring *r, uint32
 			.time = ustack_perf_record__time(dst, h.size), .off = s->buf_len, .len = h.size,
 			.seq = (*seq)++,
 		};
+		if (s->pend[s->nr_pend - 1].time > s->seen_max)
+			s->seen_max = s->pend[s->nr_pend - 1].time;
 		s->buf_len += h.size;
 		s->bytes += h.size;
 		tail += h.size;
@@ -666,8 +675,8 @@ static void keep_rest(struct ustack_perf_session *s, uint64_t from)
 	s->nr_pend -= from;
 }
 
-int ustack_perf_session__poll_until(struct ustack_perf_session *s, int timeout_ms,
-				    uint64_t until, ustack_perf_record_fn fn, void *ctx)
+static int poll_round(struct ustack_perf_session *s, int timeout_ms, uint64_t until, int ordered,
+		      ustack_perf_record_fn fn, void *ctx)
 {
 	struct pollfd pfds[256];
 	int np = 0, delivered = 0;
@@ -692,6 +701,11 @@ int ustack_perf_session__poll_until(struct ustack_perf_session *s, int timeout_m
 	}
 	if (s->nr_pend)
 		qsort(s->pend, s->nr_pend, sizeof(*s->pend), pend_cmp);
+	if (ordered) {
+		if (until > s->watermark)
+			until = s->watermark;
+		s->watermark = s->seen_max;
+	}
 	for (i = 0; i < s->nr_pend && s->pend[i].time <= until; i++) {
 		struct ustack_perf_record rec;
 		int ret = parse_record(s, s->buf + s->pend[i].off, s->pend[i].len, &rec);
@@ -713,8 +727,14 @@ int ustack_perf_session__poll_until(struct ustack_perf_session *s, int timeout_m
 	return delivered;
 }
 
+int ustack_perf_session__poll_until(struct ustack_perf_session *s, int timeout_ms,
+				    uint64_t until, ustack_perf_record_fn fn, void *ctx)
+{
+	return poll_round(s, timeout_ms, until, 0, fn, ctx);
+}
+
 int ustack_perf_session__poll(struct ustack_perf_session *s, int timeout_ms,
 			      ustack_perf_record_fn fn, void *ctx)
 {
-	return ustack_perf_session__poll_until(s, timeout_ms, UINT64_MAX, fn, ctx);
+	return poll_round(s, timeout_ms, UINT64_MAX, 1, fn, ctx);
 }

@@ -139,7 +139,11 @@ int ustack_perf_session__disable(struct ustack_perf_session *s);
 
 /**
  * Wait up to @timeout_ms for data, then read every ring buffer, sort the
- * records of this round by time and pass them to @fn.
+ * records by time and pass to @fn those no later than the latest time read
+ * in the rounds before this one (a record the kernel was still writing
+ * when its buffer was read comes a round late: the newer ones wait for
+ * it). At the end, ustack_perf_session__poll_until(UINT64_MAX) delivers
+ * what waits.
  * @return records delivered, or negative errno
  */
 int ustack_perf_session__poll(struct ustack_perf_session *s, int timeout_ms,

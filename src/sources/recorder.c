@@ -1046,8 +1046,8 @@ static int rec_finish(struct rec *r)
 	ustack_perf_session__disable(r->ps);
 	if (r->bpf)
 		rec_bpf_drain(r);
-	/* what is still in the buffers */
-	while (!r->werr && ustack_perf_session__poll(r->ps, 0, rec_on_record, r) > 0)
+	/* what is still in the buffers, and what waited for a later round */
+	while (!r->werr && ustack_perf_session__poll_until(r->ps, 0, UINT64_MAX, rec_on_record, r) > 0)
 		;
 	ustack_deferred__flush(r->def);
 	rec_kfp_finish(r);
