@@ -7,16 +7,16 @@
  * threads of the target) is redirected into it with PERF_EVENT_IOC_SET_OUTPUT.
  * Per-task events use inherit=1 so new threads and children are followed.
  * Each poll round copies every available record out of the buffers, sorts
- * the round by time and parses it. A record can arrive a round late: the
- * kernel stamps its time, then writes it, and a buffer drained in between
- * gets it only at the next round, older than records of other CPUs read
- * before it (seen in a VM whose virtual CPU stalled mid-write: a sample
- * read after its thread's deferred callchain, after its process's EXIT).
- * So ustack_perf_session__poll(), as perf's ordered events do, delivers
- * only up to the latest time of the rounds before this one; what is newer
- * waits a round. A record later than that is still taken as it comes; the
- * recorder also keeps an exited process's mappings for a second
- * (recorder.c, exit_later).
+ * the round by time and parses it. Rings are read one after another, so a
+ * record written to a ring already read this round comes only next round,
+ * after newer records of rings read later. ustack_perf_session__poll()
+ * therefore delivers only records time-stamped before the round began
+ * (poll_round): whatever a record depends on was written before it was
+ * stamped, so it is in the round too. Newer ones wait a round. A record
+ * stamped before the round but still being written while its ring was read
+ * (a virtual CPU stalled mid-write) comes late; the recorder keeps an
+ * exited process's mappings for a second (recorder.c, exit_later) and a
+ * deferred callchain that comes before its sample (recorder_kfp.c) for it.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -70,9 +70,15 @@ struct perf_ring {
 /* one record copied out of a ring, waiting to be sorted */
 struct pending {
 	uint64_t time;
-	uint64_t off; /* into the round buffer */
+	uint64_t off; /* into bufs[b] */
 	uint32_t len;
 	uint32_t seq; /* stable order for equal times */
+	uint32_t b;
+};
+
+struct rbuf {
+	uint8_t *p;
+	uint64_t len, cap;
 };
 
 struct ustack_perf_session {
@@ -84,14 +90,14 @@ struct ustack_perf_session {
 	unsigned int pages;
 	uint64_t bad;
 	uint64_t bytes; /* read from the ring buffers */
-	/* round buffer */
-	uint8_t *buf;
-	uint64_t buf_len, buf_cap;
+	/* Records copied out of the rings. Each is copied once: ordered
+	 * delivery puts those it holds back straight into the buffer the next
+	 * round delivers from (bufs[held]); the other two take this round's
+	 * records to deliver and to hold. */
+	struct rbuf bufs[3];
+	int held;
 	struct pending *pend;
 	uint64_t nr_pend, cap_pend;
-	/* ordered delivery (ustack_perf_session__poll): the latest time read
-	 * so far, and that of the rounds before this one */
-	uint64_t seen_max, watermark;
 	struct ustack_perf_parser parser; /* set up at the first record */
 };
 
@@ -541,7 +547,8 @@ void ustack_perf_session__close(struct ustack_perf_session *s)
 		close(s->fds[i].fd);
 	free(s->fds);
 	free(s->rings);
-	free(s->buf);
+	for (int b = 0; b < 3; b++)
+		free(s->bufs[b].p);
 	free(s->pend);
 	ustack_perf_parser__fini(&s->parser);
 	free(s);
@@ -566,7 +573,25 @@ static int grow(void **p, uint64_t *cap, uint64_t need, size_t elem)
 	return 0;
 }
 
-static int drain_ring(struct ustack_perf_session *s, struct perf_ring *r, uint32_t *seq)
+/* The time of the record of header @h at @off of ring @r (0: none), read
+ * in place: it decides where the record is copied to. */
+static uint64_t ring_time(const struct perf_ring *r, uint64_t off,
+			  const struct perf_event_header *h)
+{
+	int64_t at = ustack_perf_record__time_offset(h->type, h->size);
+	uint64_t v = 0;
+
+	if (at < 0)
+		return 0;
+	for (unsigned int i = 0; i < 8; i++)
+		v |= (uint64_t)r->data[(off + (uint64_t)at + i) & (r->size - 1)] << (8 * i);
+	return v;
+}
+
+/* Copy every record of @r out: those up to @limit into bufs[@now], the later
+ * ones into bufs[@later]. */
+static int drain_ring(struct ustack_perf_session *s, struct perf_ring *r, uint32_t *seq,
+		      uint64_t limit, int now, int later)
 {
 	uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = r->meta->data_tail;
@@ -574,7 +599,8 @@ static int drain_ring(struct ustack_perf_session *s, struct perf_ring *r, uint32
 
 	while (tail < head) {
 		struct perf_event_header h;
-		uint64_t off = tail & mask;
+		uint64_t off = tail & mask, t;
+		struct rbuf *to;
 		uint8_t *dst;
 
 		/* the header itself may wrap */
@@ -585,10 +611,12 @@ static int drain_ring(struct ustack_perf_session *s, struct perf_ring *r, uint32
 			s->bad++;
 			break;
 		}
-		if (grow((void **)&s->buf, &s->buf_cap, s->buf_len + h.size, 1) ||
+		t = ring_time(r, off, &h);
+		to = &s->bufs[t <= limit ? now : later];
+		if (grow((void **)&to->p, &to->cap, to->len + h.size, 1) ||
 		    grow((void **)&s->pend, &s->cap_pend, s->nr_pend + 1, sizeof(*s->pend)))
 			return -ENOMEM;
-		dst = s->buf + s->buf_len;
+		dst = to->p + to->len;
 		if (off + h.size <= r->size) {
 			memcpy(dst, r->data + off, h.size);
 		} else {
@@ -598,12 +626,10 @@ static int drain_ring(struct ustack_perf_session *s, struct perf_ring *r, uint32
 			memcpy(dst + first, r->data, h.size - first);
 		}
 		s->pend[s->nr_pend++] = (struct pending){
-			.time = ustack_perf_record__time(dst, h.size), .off = s->buf_len, .len = h.size,
-			.seq = (*seq)++,
+			.time = t, .off = to->len, .len = h.size, .seq = (*seq)++,
+			.b = (uint32_t)(to - s->bufs),
 		};
-		if (s->pend[s->nr_pend - 1].time > s->seen_max)
-			s->seen_max = s->pend[s->nr_pend - 1].time;
-		s->buf_len += h.size;
+		to->len += h.size;
 		s->bytes += h.size;
 		tail += h.size;
 	}
@@ -639,40 +665,48 @@ static int parse_record(struct ustack_perf_session *s, const uint8_t *r, uint32_
 	return ustack_perf_record__parse(&s->parser, r, len, out);
 }
 
-/* Keep the undelivered records [from, nr_pend) for the next round: moved to
- * the front of the round buffer, in their (sorted) order. */
-static void keep_rest(struct ustack_perf_session *s, uint64_t from)
+/* Keep the undelivered records [from, nr_pend) for the next round, in their
+ * (sorted) order: in bufs[@later] already when all of them are there
+ * (ordered delivery), else copied there. It becomes bufs[held]. */
+static void keep_rest(struct ustack_perf_session *s, uint64_t from, int later)
 {
-	uint64_t len = 0;
-	uint8_t *tmp;
+	struct rbuf *to = &s->bufs[later];
+	uint64_t i, len = 0;
+	int moved = 0;
 
-	if (from >= s->nr_pend || !s->buf) {
-		s->buf_len = 0;
-		s->nr_pend = 0;
-		return;
+	for (i = from; i < s->nr_pend && s->pend[i].b == (uint32_t)later; i++)
+		;
+	if (i < s->nr_pend) {
+		/* some in the other buffers (an explicit @until): copied after
+		 * what @later holds */
+		moved = 1;
+		len = to->len;
+		for (i = from; i < s->nr_pend; i++)
+			if (s->pend[i].b != (uint32_t)later)
+				len += s->pend[i].len;
+		if (grow((void **)&to->p, &to->cap, len, 1)) {
+			/* cannot keep them: deliver-order is lost, drop (counted) */
+			s->bad += s->nr_pend - from;
+			s->nr_pend = 0;
+			return;
+		}
 	}
-	for (uint64_t i = from; i < s->nr_pend; i++)
-		len += s->pend[i].len;
-	tmp = malloc(len);
-	if (!tmp) {
-		/* cannot keep them: deliver-order is lost, drop (counted) */
-		s->bad += s->nr_pend - from;
-		s->buf_len = 0;
-		s->nr_pend = 0;
-		return;
-	}
-	len = 0;
-	for (uint64_t i = from; i < s->nr_pend; i++) {
-		memcpy(tmp + len, s->buf + s->pend[i].off, s->pend[i].len);
-		s->pend[i - from] = s->pend[i];
-		s->pend[i - from].off = len;
+	len = to->len;
+	for (i = from; i < s->nr_pend; i++) {
+		struct pending *p = &s->pend[i];
+
+		if (moved && p->b != (uint32_t)later) {
+			memcpy(to->p + len, s->bufs[p->b].p + p->off, p->len);
+			p->off = len;
+			p->b = (uint32_t)later;
+			len += p->len;
+		}
+		s->pend[i - from] = *p;
 		s->pend[i - from].seq = (uint32_t)(i - from);
-		len += s->pend[i].len;
 	}
-	memcpy(s->buf, tmp, len);
-	free(tmp);
-	s->buf_len = len;
+	to->len = len;
 	s->nr_pend -= from;
+	s->held = later;
 }
 
 static int poll_round(struct ustack_perf_session *s, int timeout_ms, uint64_t until, int ordered,
@@ -680,6 +714,7 @@ static int poll_round(struct ustack_perf_session *s, int timeout_ms, uint64_t un
 {
 	struct pollfd pfds[256];
 	int np = 0, delivered = 0;
+	int now = (s->held + 1) % 3, later = (s->held + 2) % 3;
 	uint32_t seq = (uint32_t)s->nr_pend;
 	uint64_t i;
 
@@ -688,6 +723,25 @@ static int poll_round(struct ustack_perf_session *s, int timeout_ms, uint64_t un
 			pfds[np++] = (struct pollfd){ .fd = s->rings[k].fd, .events = POLLIN };
 	if (timeout_ms && poll(pfds, np, timeout_ms) < 0 && errno != EINTR)
 		return -errno;
+	/* ordered: up to the time the rings are read from. A record that
+	 * depends on another (a sample after its thread's COMM or its
+	 * deferred callchain's sample, a sample in a mapping another thread's
+	 * MMAP2 made) is time-stamped after that one was written: if it is not
+	 * later than this moment, the one it depends on is in its ring when
+	 * that ring is read. What is later waits for the next round (copied
+	 * once, into bufs[later]). Rings read one after the other without it
+	 * gave a thread's samples its old name now and then. */
+	if (ordered) {
+		struct timespec ts;
+		uint64_t t0;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		if (until > t0)
+			until = t0;
+	}
+	s->bufs[now].len = 0;
+	s->bufs[later].len = 0;
 
 	/* records kept from the last round come first (seq below the new) */
 	for (int k = 0; k < s->nr_rings; k++) {
@@ -695,25 +749,21 @@ static int poll_round(struct ustack_perf_session *s, int timeout_ms, uint64_t un
 
 		if (s->rings[k].fd < 0)
 			continue;
-		ret = drain_ring(s, &s->rings[k], &seq);
+		ret = drain_ring(s, &s->rings[k], &seq, ordered ? until : UINT64_MAX, now, later);
 		if (ret)
 			return ret;
 	}
 	if (s->nr_pend)
 		qsort(s->pend, s->nr_pend, sizeof(*s->pend), pend_cmp);
-	if (ordered) {
-		if (until > s->watermark)
-			until = s->watermark;
-		s->watermark = s->seen_max;
-	}
 	for (i = 0; i < s->nr_pend && s->pend[i].time <= until; i++) {
+		const uint8_t *r = s->bufs[s->pend[i].b].p + s->pend[i].off;
 		struct ustack_perf_record rec;
-		int ret = parse_record(s, s->buf + s->pend[i].off, s->pend[i].len, &rec);
+		int ret = parse_record(s, r, s->pend[i].len, &rec);
 
 		if (ret == -ENOENT)
 			continue;
 		if (ret) {
-			const struct perf_event_header *h = (const void *)(s->buf + s->pend[i].off);
+			const struct perf_event_header *h = (const void *)r;
 
 			if (s->bad++ < 8)
 				ustack_log(USTACK_DEBUG, "ustack: perf record type %u misc 0x%x size %u "
@@ -723,7 +773,7 @@ static int poll_round(struct ustack_perf_session *s, int timeout_ms, uint64_t un
 		fn(ctx, &rec);
 		delivered++;
 	}
-	keep_rest(s, i);
+	keep_rest(s, i, later);
 	return delivered;
 }
 

@@ -139,11 +139,11 @@ int ustack_perf_session__disable(struct ustack_perf_session *s);
 
 /**
  * Wait up to @timeout_ms for data, then read every ring buffer, sort the
- * records by time and pass to @fn those no later than the latest time read
- * in the rounds before this one (a record the kernel was still writing
- * when its buffer was read comes a round late: the newer ones wait for
- * it). At the end, ustack_perf_session__poll_until(UINT64_MAX) delivers
- * what waits.
+ * records by time and pass to @fn those time-stamped before this call
+ * began reading (a record written to a ring after it was read, but
+ * stamped before a newer one read from another ring, would come after
+ * it). The newer ones wait for the next call; at the end,
+ * ustack_perf_session__poll_until(UINT64_MAX) delivers what waits.
  * @return records delivered, or negative errno
  */
 int ustack_perf_session__poll(struct ustack_perf_session *s, int timeout_ms,

@@ -30,16 +30,24 @@ void ustack_perf_parser__fini(struct ustack_perf_parser *p)
 /* Time of a record: first field of a sample after IDENTIFIER, IP, TID;
  * for other records inside the trailing sample_id (TID, TIME, CPU,
  * IDENTIFIER). Returns 0 when it cannot be found (sorted first). */
+int64_t ustack_perf_record__time_offset(uint32_t type, uint32_t len)
+{
+	/* a sample: header, identifier, ip, pid/tid, then time */
+	if (type == PERF_RECORD_SAMPLE)
+		return len >= 8 + 8 * 4 ? 8 + 8 + 8 + 8 : -1;
+	/* sample_id: pid/tid (8), time (8), cpu (8), identifier (8) at the end */
+	return len >= 8 + 32 ? (int64_t)len - 24 : -1;
+}
+
 uint64_t ustack_perf_record__time(const uint8_t *r, uint32_t len)
 {
 	const struct perf_event_header *h = (const void *)r;
+	int64_t off;
 
 	if (len < sizeof(*h))
 		return 0;
-	if (h->type == PERF_RECORD_SAMPLE)
-		return len >= 8 + 8 * 4 ? ld_u64(r + 8 + 8 + 8 + 8) : 0;
-	/* sample_id: pid/tid (8), time (8), cpu (8), identifier (8) at the end */
-	return len >= 8 + 32 ? ld_u64(r + len - 24) : 0;
+	off = ustack_perf_record__time_offset(h->type, len);
+	return off < 0 ? 0 : ld_u64(r + off);
 }
 
 /* A bounds-checked cursor over one record. */

@@ -55,6 +55,13 @@ void ustack_perf_parser__fini(struct ustack_perf_parser *p);
 uint64_t ustack_perf_record__time(const uint8_t *rec, uint32_t len);
 
 /**
+ * Where in a record of @type and @len bytes its time is (the offset of a
+ * u64, CLOCK_MONOTONIC ns), or -1 when it has none: read without parsing
+ * the record, in place in its ring, to sort records by time.
+ */
+int64_t ustack_perf_record__time_offset(uint32_t type, uint32_t len);
+
+/**
  * Parse one record. Pointers in @out point into @rec or into @p.
  * @param p the parser
  * @param rec the record (perf_event_header first)

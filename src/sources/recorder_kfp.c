@@ -43,6 +43,14 @@ struct kfp_task {
 	struct ustack_trace_user_stack pu;
 	uint32_t nown, nr_requests;
 	struct ustack_frame own[MAX_USER_FRAMES];
+	/* a CALLCHAIN_DEFERRED read before its sample: the sample went to
+	 * another CPU's buffer and was still being written when the reader
+	 * passed it (seen in a VM whose virtual CPU stalled). Kept for the
+	 * sample of that cookie. */
+	int have_early;
+	uint64_t early_cookie;
+	uint32_t early_nk;
+	uint64_t early_ips[MAX_USER_FRAMES];
 };
 
 struct rec_kfp {
@@ -241,19 +249,37 @@ void rec_kfp_sample(struct rec *r, const struct ustack_perf_sample *s, uint64_t 
 	t->have_k = 0;
 	t->nk = 0;
 	r->st.kfp_entries++;
+	if (t->have_early && t->early_cookie == s->kcookie) {
+		memcpy(t->kips, t->early_ips, t->early_nk * sizeof(*t->kips));
+		t->nk = t->early_nk;
+		t->have_k = 1;
+		t->have_early = 0;
+		r->st.kfp_matched++;
+	}
 }
 
 void rec_kfp_deferred(struct rec *r, const struct ustack_perf_record *rec)
 {
-	struct kfp_task *t = task_of(r, rec->deferred.tid, 0);
+	struct kfp_task *t = task_of(r, rec->deferred.tid, 1);
 	uint32_t n = rec->deferred.nr;
 
 	r->st.kfp_records++;
-	if (!t || t->kcookie != rec->deferred.cookie || t->have_k)
-		return; /* no sample asked for it (or a second consumer's copy) */
-	r->st.kfp_matched++;
 	if (n > MAX_USER_FRAMES)
 		n = MAX_USER_FRAMES;
+	if (!t)
+		return;
+	if (t->kcookie != rec->deferred.cookie) {
+		/* its sample may still come (or it is a second consumer's
+		 * copy of an older entry's: then no sample takes it) */
+		t->have_early = 1;
+		t->early_cookie = rec->deferred.cookie;
+		t->early_nk = n;
+		memcpy(t->early_ips, rec->deferred.ips, n * sizeof(*t->early_ips));
+		return;
+	}
+	if (t->have_k)
+		return; /* a second consumer's copy */
+	r->st.kfp_matched++;
 	memcpy(t->kips, rec->deferred.ips, n * sizeof(*t->kips));
 	t->nk = n;
 	t->have_k = 1;
