@@ -6,8 +6,13 @@
  * on that CPU; every other event on that CPU (other event types, other
  * threads of the target) is redirected into it with PERF_EVENT_IOC_SET_OUTPUT.
  * Per-task events use inherit=1 so new threads and children are followed.
- * Each poll round copies every available record out of the buffers, sorts
- * the round by time and parses it. Rings are read one after another, so a
+ * Each poll round takes every available record of the buffers, sorts the
+ * round by time and parses it. A record delivered this round is parsed
+ * where it lies in its ring (a sample carries up to 16 KiB of stack:
+ * copying it out cost the reader the time the kernel then lacked); the
+ * space is given back to the kernel when the round is done. Only records
+ * that wrap around a ring's end, and those held for the next round, are
+ * copied. Rings are read one after another, so a
  * record written to a ring already read this round comes only next round,
  * after newer records of rings read later. ustack_perf_session__poll()
  * therefore delivers only records time-stamped before the round began
@@ -65,16 +70,19 @@ struct perf_ring {
 	struct perf_event_mmap_page *meta;
 	uint8_t *data;
 	uint64_t size; /* data area bytes (power of 2) */
+	uint64_t read; /* data_tail to give back when the round is done */
 };
 
-/* one record copied out of a ring, waiting to be sorted */
+/* one record of this round, waiting to be sorted: in bufs[b], or in place
+ * in ring b - PEND_RING (off is then the offset in its data area) */
 struct pending {
 	uint64_t time;
-	uint64_t off; /* into bufs[b] */
+	uint64_t off;
 	uint32_t len;
 	uint32_t seq; /* stable order for equal times */
 	uint32_t b;
 };
+#define PEND_RING 3u
 
 struct rbuf {
 	uint8_t *p;
@@ -588,8 +596,17 @@ static uint64_t ring_time(const struct perf_ring *r, uint64_t off,
 	return v;
 }
 
-/* Copy every record of @r out: those up to @limit into bufs[@now], the later
- * ones into bufs[@later]. */
+static const uint8_t *pend_data(const struct ustack_perf_session *s, const struct pending *p)
+{
+	if (p->b >= PEND_RING)
+		return s->rings[p->b - PEND_RING].data + p->off;
+	return s->bufs[p->b].p + p->off;
+}
+
+/* Take every record of @r: those up to @limit stay where they are (copied
+ * into bufs[@now] only when they wrap around the ring's end), the later
+ * ones are copied into bufs[@later]. The ring's space is given back by
+ * release_rings(), after delivery. */
 static int drain_ring(struct ustack_perf_session *s, struct perf_ring *r, uint32_t *seq,
 		      uint64_t limit, int now, int later)
 {
@@ -612,9 +629,19 @@ static int drain_ring(struct ustack_perf_session *s, struct perf_ring *r, uint32
 			break;
 		}
 		t = ring_time(r, off, &h);
+		if (grow((void **)&s->pend, &s->cap_pend, s->nr_pend + 1, sizeof(*s->pend)))
+			return -ENOMEM;
+		if (t <= limit && off + h.size <= r->size) {
+			s->pend[s->nr_pend++] = (struct pending){
+				.time = t, .off = off, .len = h.size, .seq = (*seq)++,
+				.b = PEND_RING + (uint32_t)(r - s->rings),
+			};
+			s->bytes += h.size;
+			tail += h.size;
+			continue;
+		}
 		to = &s->bufs[t <= limit ? now : later];
-		if (grow((void **)&to->p, &to->cap, to->len + h.size, 1) ||
-		    grow((void **)&s->pend, &s->cap_pend, s->nr_pend + 1, sizeof(*s->pend)))
+		if (grow((void **)&to->p, &to->cap, to->len + h.size, 1))
 			return -ENOMEM;
 		dst = to->p + to->len;
 		if (off + h.size <= r->size) {
@@ -633,8 +660,18 @@ static int drain_ring(struct ustack_perf_session *s, struct perf_ring *r, uint32
 		s->bytes += h.size;
 		tail += h.size;
 	}
-	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+	r->read = tail;
 	return 0;
+}
+
+/* The round is done with the records in place: their space is the
+ * kernel's again. */
+static void release_rings(struct ustack_perf_session *s)
+{
+	for (int k = 0; k < s->nr_rings; k++)
+		if (s->rings[k].fd >= 0 && s->rings[k].read != s->rings[k].meta->data_tail)
+			__atomic_store_n(&s->rings[k].meta->data_tail, s->rings[k].read,
+					 __ATOMIC_RELEASE);
 }
 
 static int pend_cmp(const void *a, const void *b)
@@ -696,7 +733,7 @@ static void keep_rest(struct ustack_perf_session *s, uint64_t from, int later)
 		struct pending *p = &s->pend[i];
 
 		if (moved && p->b != (uint32_t)later) {
-			memcpy(to->p + len, s->bufs[p->b].p + p->off, p->len);
+			memcpy(to->p + len, pend_data(s, p), p->len);
 			p->off = len;
 			p->b = (uint32_t)later;
 			len += p->len;
@@ -750,13 +787,18 @@ static int poll_round(struct ustack_perf_session *s, int timeout_ms, uint64_t un
 		if (s->rings[k].fd < 0)
 			continue;
 		ret = drain_ring(s, &s->rings[k], &seq, ordered ? until : UINT64_MAX, now, later);
-		if (ret)
+		if (ret) {
+			/* what was taken in place is dropped with the ring space */
+			s->bad += s->nr_pend;
+			s->nr_pend = 0;
+			release_rings(s);
 			return ret;
+		}
 	}
 	if (s->nr_pend)
 		qsort(s->pend, s->nr_pend, sizeof(*s->pend), pend_cmp);
 	for (i = 0; i < s->nr_pend && s->pend[i].time <= until; i++) {
-		const uint8_t *r = s->bufs[s->pend[i].b].p + s->pend[i].off;
+		const uint8_t *r = pend_data(s, &s->pend[i]);
 		struct ustack_perf_record rec;
 		int ret = parse_record(s, r, s->pend[i].len, &rec);
 
@@ -774,6 +816,7 @@ static int poll_round(struct ustack_perf_session *s, int timeout_ms, uint64_t un
 		delivered++;
 	}
 	keep_rest(s, i, later);
+	release_rings(s);
 	return delivered;
 }
 
