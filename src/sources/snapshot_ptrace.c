@@ -421,11 +421,17 @@ static void name_frames(struct snap *s, int n)
 		 * names what .dynsym does not (start_thread, clone3, static
 		 * functions), and its answers are cached per frame */
 		fid = m && s->sym && vma->kind == USTACK_VMA_FILE ? sym_file_id(s, m) : 0;
+		sym.status = USTACK_SYM_NO_FILE;
 		if (fid && !ustack_symbolizer__symbolize(s->sym, fid, f->pc - vma->start + vma->pgoff,
 							exact ? USTACK_SYM_EXACT_PC : 0, &sym) &&
 		    sym.status == USTACK_SYM_OK) {
 			o->symbol = sym.name;
 			o->symbol_off = sym.sym_offset;
+		} else if (sym.status == USTACK_SYM_NO_SYMBOL) {
+			/* the symbolizer read this file's symbols (and its
+			 * debug file's) and none covers the pc: asking the
+			 * mapped file again, uncached, would scan the same
+			 * tables for each such frame of each thread */
 		} else if (!ustack_remote__describe(&s->remote, lookup, &vma, &o->symbol,
 						    &o->symbol_off, &o->file_offset) && o->symbol) {
 			/* the mapped file's own symbols (the vDSO, no symbolizer) */
