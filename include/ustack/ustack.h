@@ -89,8 +89,9 @@ enum ustack_method {
 
 /** Flags of a frame. */
 enum ustack_frame_flags {
-	/** pc is an exact instruction address (frame 0, or the interrupted pc
-	 *  restored from a signal frame), not a return address */
+	/** pc is an exact instruction address (frame 0, the interrupted pc
+	 *  restored from a signal frame, or the signal trampoline the handler
+	 *  returns to, glibc's __restore_rt), not a return address */
 	USTACK_FRAME_EXACT_PC = 1u << 0,
 };
 

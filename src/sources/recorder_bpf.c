@@ -496,7 +496,14 @@ static void on_stack(struct rec *r, const struct ub_stack *s)
 {
 	uint32_t id;
 
-	if (ustack_stackmap__insert(r->umap, s->words, 2u * s->nr, &id) < 0)
+	/* the signal trampoline before a frame restored from a signal frame
+	 * is named at its pc, as ustack_unwind_mark_trampolines() does for
+	 * the copy backend (the kernel walk learns it one frame too late) */
+	memcpy(r->words, s->words, 2u * s->nr * sizeof(uint64_t));
+	for (uint32_t k = 1; k < s->nr; k++)
+		if (((r->words[2 * k + 1] >> 56) & 0x3f) == USTACK_METHOD_SIGNAL)
+			r->words[2 * k - 1] |= (uint64_t)USTACK_TRACE_FRAME_EXACT_PC << 62;
+	if (ustack_stackmap__insert(r->umap, r->words, 2u * s->nr, &id) < 0)
 		return; /* the events naming it get no user stack */
 	ustack_u64map__put(r->rb->stack_of, s->id, id);
 }

@@ -79,8 +79,18 @@ void ustack_unwind_begin(struct ustack_unwind_cursor *c, const struct ustack_unw
 int ustack_unwind_next(struct ustack_unwind_cursor *c, struct ustack_frame *frame);
 
 /**
+ * The frame before each one restored from a signal frame is the signal
+ * trampoline (glibc's __restore_rt) the handler returns to: its pc is the
+ * trampoline's first instruction, not an address after a call, so it is
+ * marked USTACK_FRAME_EXACT_PC and named at the pc itself (one byte before
+ * it lies outside __restore_rt). The cursor cannot mark it: it learns
+ * that a frame is a trampoline only when it steps out of it.
+ */
+void ustack_unwind_mark_trampolines(struct ustack_frame *frames, int n);
+
+/**
  * Unwind from @regs into @frames (at most @max). frames[0] is the frame of
- * @regs itself.
+ * @regs itself; trampolines are marked (ustack_unwind_mark_trampolines()).
  * @param stop receives the enum ustack_stop_reason (may be NULL)
  * @return the number of frames stored (>= 1 when max >= 1 and pc != 0)
  */

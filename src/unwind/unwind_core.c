@@ -231,6 +231,13 @@ int ustack_unwind_next(struct ustack_unwind_cursor *c, struct ustack_frame *fram
 	return 1;
 }
 
+void ustack_unwind_mark_trampolines(struct ustack_frame *frames, int n)
+{
+	for (int k = 1; k < n; k++)
+		if (frames[k].method == USTACK_METHOD_SIGNAL)
+			frames[k - 1].flags |= USTACK_FRAME_EXACT_PC;
+}
+
 int ustack_unwind(const struct ustack_unwind_ops *ops, const struct ustack_regs *regs,
 		  const struct ustack_walk_opts *opts, struct ustack_frame *frames, int max,
 		  unsigned int *stop)
@@ -241,6 +248,7 @@ int ustack_unwind(const struct ustack_unwind_ops *ops, const struct ustack_regs 
 	ustack_unwind_begin(&c, ops, regs, opts);
 	while (n < max && ustack_unwind_next(&c, &frames[n]))
 		n++;
+	ustack_unwind_mark_trampolines(frames, n);
 	if (stop)
 		*stop = c.done ? c.reason : USTACK_STOP_DEPTH;
 	return n;

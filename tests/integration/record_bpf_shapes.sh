@@ -495,8 +495,8 @@ simple_case rbx "rec_rbx: done" \
 	-- "$tmp/rbx"
 
 EXTRA=signal_frames simple_case signal "rec_signal: 2 signals handled" \
-	"^signal;$MAIN;rec_sig_interrupted;[^;]+;rec_sig_handler;$LEAF 3\$" \
-	"^signal;$MAIN;rec_sig_raise_caller;(raise|gsignal);([^;]+;)+rec_sig_handler;$LEAF 5\$" \
+	"^signal;$MAIN;rec_sig_interrupted;__restore_rt;rec_sig_handler;$LEAF 3\$" \
+	"^signal;$MAIN;rec_sig_raise_caller;(raise|gsignal);([^;]+;)*__restore_rt;rec_sig_handler;$LEAF 5\$" \
 	-- "$tmp/signal"
 
 simple_case threads "rec_threads: 4 threads" \
