@@ -16,6 +16,8 @@
 #define USTACK_COMMON_DL_SYMS_H
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 
 #define DL_SYMS_MEMBER_(f) __typeof__(&f) f;
@@ -24,24 +26,31 @@
 #define DL_SYMS_STRUCT(var, LIST) static struct { LIST(DL_SYMS_MEMBER_) } var;
 
 /* int fn(void): 0 once every symbol of @lib is resolved into @var, else
- * -ENOSYS (the library or one of its functions is missing); tried once. */
+ * -ENOSYS (the library or one of its functions is missing); tried once,
+ * under pthread_once: a thread that calls fn() while another is loading
+ * waits for it, and never sees the table half filled (the library is
+ * thread-safe, and two threads may symbolize or load BPF at once). */
 #define DL_SYMS_LOAD(fn, var, LIST, lib)                                                      \
-	static int fn(void)                                                                    \
+	static int fn##_state_; /* 1 loaded, -1 missing */                                     \
+	static void fn##_once_(void)                                                           \
 	{                                                                                      \
 		static const char *const names[] = { LIST(DL_SYMS_NAME_) };                    \
-		static int state; /* 0 untried, 1 loaded, -1 missing */                        \
+		void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);                                  \
+		void **fns = (void **)&var;                                                    \
+		int st = h ? 1 : -1;                                                           \
 		_Static_assert(sizeof(var) == sizeof(names) / sizeof(names[0]) * sizeof(void *), \
 			       "symbol list");                                                 \
-		if (!state) {                                                                  \
-			void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);                          \
-			void **fns = (void **)&var;                                            \
+		for (size_t i = 0; h && i < sizeof(names) / sizeof(names[0]); i++)             \
+			if (!(fns[i] = dlsym(h, names[i])))                                    \
+				st = -1;                                                       \
+		fn##_state_ = st;                                                              \
+	}                                                                                      \
+	static int fn(void)                                                                    \
+	{                                                                                      \
+		static pthread_once_t once = PTHREAD_ONCE_INIT;                                \
                                                                                                \
-			state = h ? 1 : -1;                                                    \
-			for (size_t i = 0; h && i < sizeof(names) / sizeof(names[0]); i++)     \
-				if (!(fns[i] = dlsym(h, names[i])))                            \
-					state = -1;                                            \
-		}                                                                              \
-		return state > 0 ? 0 : -ENOSYS;                                                \
+		pthread_once(&once, fn##_once_);                                               \
+		return fn##_state_ > 0 ? 0 : -ENOSYS;                                          \
 	}
 
 #endif
