@@ -228,33 +228,43 @@ out:
 	return ret;
 }
 
-static void cache_hdr_of(const struct ustack_kallsyms *k, uint64_t key, struct cache_hdr *h)
+/*
+ * Symbols of BPF programs and ftrace trampolines (modules "bpf" and
+ * "__builtin__ftrace") come and go while the kernel runs: every recording
+ * with the BPF backend loads programs of its own. The cache, keyed by boot
+ * and modules, outlives them, so it keeps their addresses (places no other
+ * symbol reaches into) but not their names: a frame there is left unnamed
+ * rather than named after a program that may be gone, or another one at
+ * the same address. A read of /proc/kallsyms itself names them.
+ */
+static int dynamic_entry(const struct ustack_kallsyms *k, const struct kentry *e)
 {
-	memset(h, 0, sizeof(*h));
-	memcpy(h->magic, CACHE_MAGIC, sizeof(h->magic));
-	h->key = key;
-	h->count = k->n;
-	h->strings_size = k->strings_size;
+	const char *m = e->module == NO_MODULE ? NULL : k->strings + e->module;
+
+	return m && (!strcmp(m, "bpf") || !strcmp(m, "__builtin__ftrace"));
 }
 
 /* Write to a temporary name and rename: readers never see half a file. */
 static void save_cache(const struct ustack_kallsyms *k, const char *dir, const char *path,
 		       uint64_t key)
 {
-	struct cache_hdr h;
 	char tmp[4096 + 128];
+	void *img;
+	size_t len;
 	FILE *f;
 	int ok;
 
-	cache_hdr_of(k, key, &h);
+	if (ustack_kallsyms__cache_image(k, key, &img, &len))
+		return;
 	mkdir(dir, 0755);
 	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
 	f = fopen(tmp, "we");
-	if (!f)
+	if (!f) {
+		free(img);
 		return;
-	ok = fwrite(&h, sizeof(h), 1, f) == 1 &&
-	     (!k->n || fwrite(k->e, sizeof(*k->e), k->n, f) == k->n) &&
-	     (!k->strings_size || fwrite(k->strings, 1, k->strings_size, f) == k->strings_size);
+	}
+	ok = fwrite(img, 1, len, f) == len;
+	free(img);
 	if (fclose(f) || !ok || rename(tmp, path))
 		unlink(tmp);
 }
@@ -335,7 +345,7 @@ int ustack_kallsyms__find(const struct ustack_kallsyms *k, uint64_t ip, uint64_t
 		return -ENOENT;
 	e = &k->e[i - 1];
 	ext = extent(k, i - 1, i);
-	if (ip - e->addr >= ext)
+	if (ip - e->addr >= ext || !k->strings[e->name]) /* unnamed: dynamic_entry() */
 		return -ENOENT;
 	*addr = e->addr;
 	*size = ext;
@@ -409,23 +419,30 @@ fail:
 	return NULL;
 }
 
+/* The strings get one more byte, an empty name for dynamic entries. */
 int ustack_kallsyms__cache_image(const struct ustack_kallsyms *k, uint64_t key, void **img,
 				 size_t *len)
 {
 	size_t ne = k->n * sizeof(*k->e);
-	struct cache_hdr h;
+	struct cache_hdr h = { .key = key, .count = k->n, .strings_size = k->strings_size + 1 };
+	struct kentry *e;
 	uint8_t *p;
 
-	cache_hdr_of(k, key, &h);
-	*len = sizeof(h) + ne + k->strings_size;
+	memcpy(h.magic, CACHE_MAGIC, sizeof(h.magic));
+	*len = sizeof(h) + ne + h.strings_size;
 	p = malloc(*len);
 	if (!p)
 		return -ENOMEM;
 	memcpy(p, &h, sizeof(h));
+	e = (struct kentry *)(p + sizeof(h));
 	if (ne)
-		memcpy(p + sizeof(h), k->e, ne);
+		memcpy(e, k->e, ne);
+	for (size_t i = 0; i < k->n; i++)
+		if (dynamic_entry(k, &k->e[i]))
+			e[i].name = (uint32_t)k->strings_size;
 	if (k->strings_size)
 		memcpy(p + sizeof(h) + ne, k->strings, k->strings_size);
+	p[*len - 1] = 0;
 	*img = p;
 	return 0;
 }

@@ -11,7 +11,10 @@
  * address finds the last symbol at that address, its size reaches the next
  * address when that is in the same image (kernel or module) and never
  * passes it, and the byte before it finds the symbol before if that one
- * reaches so far, nothing otherwise.
+ * reaches so far, nothing otherwise. A symbol without a name (the cache's
+ * BPF programs and ftrace trampolines, or an empty name in the text) is
+ * found by nothing. The cache image gives the text's table, with the names
+ * of BPF programs and ftrace trampolines emptied.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -28,6 +31,7 @@ static void check_table(const struct ustack_kallsyms *k)
 	size_t n = ustack_kallsyms__count(k);
 	uint64_t prev = 0, addr, a2, s2, junk;
 	const char *name, *mod, *n2, *m2;
+	int prev_unnamed = 0;
 
 	if (!ustack_kallsyms__entry(k, n, &addr, &name, &mod))
 		abort();
@@ -51,9 +55,19 @@ static void check_table(const struct ustack_kallsyms *k)
 		       a2 == addr)
 			last++;
 		next = last + 1;
+		ustack_kallsyms__entry(k, last, &a2, &name, &mod);
+		if (!*name) {
+			if (ustack_kallsyms__find(k, addr, &a2, &s2, &n2, &m2) != -ENOENT ||
+			    (addr < UINT64_MAX &&
+			     ustack_kallsyms__find(k, addr + 1, &a2, &s2, &n2, &m2) == 0 && a2 == addr))
+				abort();
+			prev = addr;
+			prev_unnamed = 1;
+			i = last;
+			continue;
+		}
 		if (ustack_kallsyms__find(k, addr, &a2, &s2, &n2, &m2) || a2 != addr)
 			abort();
-		ustack_kallsyms__entry(k, last, &a2, &name, &mod);
 		if (strcmp(name, n2) || (mod == NULL) != (m2 == NULL) || (mod && strcmp(mod, m2)))
 			abort();
 		if (next < n) {
@@ -76,13 +90,15 @@ static void check_table(const struct ustack_kallsyms *k)
 			uint64_t ps = 0;
 			int r;
 
-			if (i && ustack_kallsyms__find(k, prev, &a2, &ps, &n2, &m2))
+			if (i && !prev_unnamed && ustack_kallsyms__find(k, prev, &a2, &ps, &n2, &m2))
 				abort();
 			r = addr ? ustack_kallsyms__find(k, addr - 1, &a2, &s2, &n2, &m2) : -ENOENT;
-			if (i == 0 ? r != -ENOENT : (addr - 1 - prev < ps ? r || a2 != prev : r != -ENOENT))
+			if (i == 0 || prev_unnamed ? r != -ENOENT :
+			    (addr - 1 - prev < ps ? r || a2 != prev : r != -ENOENT))
 				abort();
 		}
 		prev = addr;
+		prev_unnamed = 0;
 		i = last;
 	}
 }
@@ -97,9 +113,14 @@ static void same_table(const struct ustack_kallsyms *a, const struct ustack_kall
 		uint64_t x, y;
 		const char *n1, *n2, *m1, *m2;
 
+		int dynamic;
+
 		if (ustack_kallsyms__entry(a, i, &x, &n1, &m1) ||
-		    ustack_kallsyms__entry(b, i, &y, &n2, &m2) || x != y || strcmp(n1, n2) ||
+		    ustack_kallsyms__entry(b, i, &y, &n2, &m2) || x != y ||
 		    (m1 == NULL) != (m2 == NULL) || (m1 && strcmp(m1, m2)))
+			abort();
+		dynamic = m1 && (!strcmp(m1, "bpf") || !strcmp(m1, "__builtin__ftrace"));
+		if (dynamic ? *n2 : strcmp(n1, n2) != 0)
 			abort();
 	}
 }

@@ -306,6 +306,51 @@ static void test_cache_file_is_the_image(void)
 	ustack_kallsyms__free(k);
 }
 
+/* BPF programs and ftrace trampolines come and go: read from
+ * /proc/kallsyms they are named; from the cache, which outlives them,
+ * their places are known but unnamed (never another program's name). */
+static void test_dynamic_symbols_unnamed_in_cache(void)
+{
+	static const char text[] =
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000100 T do_one\n"
+		"ffffffffc0a00000 t mod_a_fn\t[mod_a]\n"
+		"ffffffffc0a00400 t mod_a_end\t[mod_a]\n"
+		"ffffffffc0201000 t ftrace_trampoline\t[__builtin__ftrace]\n"
+		"ffffffffc0b00000 t bpf_prog_6deef7357e7b4530_old_prog\t[bpf]\n"
+		"ffffffffc0b00800 t bpf_prog_0123456789abcdef_other\t[bpf]\n";
+	struct ustack_kallsyms *k = ustack_kallsyms__from_text(text, sizeof(text) - 1), *c;
+	uint64_t addr, size;
+	const char *name, *mod;
+	void *img;
+	size_t len;
+
+	CHECK(k);
+	CHECK_EQ(ustack_kallsyms__find(k, 0xffffffffc0b00010, &addr, &size, &name, &mod), 0);
+	CHECK_STR(name, "bpf_prog_6deef7357e7b4530_old_prog");
+	CHECK_STR(mod, "bpf");
+	CHECK_EQ(ustack_kallsyms__find(k, 0xffffffffc0201008, &addr, &size, &name, &mod), 0);
+	CHECK_STR(name, "ftrace_trampoline");
+
+	CHECK_EQ(ustack_kallsyms__cache_image(k, 7, &img, &len), 0);
+	c = ustack_kallsyms__from_cache(img, len, 7);
+	free(img);
+	CHECK(c);
+	CHECK_EQ(ustack_kallsyms__count(c), ustack_kallsyms__count(k));
+	/* a program loaded later at or after an old one's place: unnamed */
+	CHECK_EQ(ustack_kallsyms__find(c, 0xffffffffc0b00010, &addr, &size, &name, &mod), -ENOENT);
+	CHECK_EQ(ustack_kallsyms__find(c, 0xffffffffc0b00900, &addr, &size, &name, &mod), -ENOENT);
+	CHECK_EQ(ustack_kallsyms__find(c, 0xffffffffc0201008, &addr, &size, &name, &mod), -ENOENT);
+	/* the kernel and modules are named as before */
+	CHECK_EQ(ustack_kallsyms__find(c, 0xffffffff81000104, &addr, &size, &name, &mod), 0);
+	CHECK_STR(name, "do_one");
+	CHECK_EQ(ustack_kallsyms__find(c, 0xffffffffc0a00010, &addr, &size, &name, &mod), 0);
+	CHECK_STR(name, "mod_a_fn");
+	CHECK_STR(mod, "mod_a");
+	ustack_kallsyms__free(c);
+	ustack_kallsyms__free(k);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir))
@@ -315,6 +360,7 @@ int main(void)
 	RUN(test_from_memory);
 	RUN(test_extent);
 	RUN(test_cache_file_is_the_image);
+	RUN(test_dynamic_symbols_unnamed_in_cache);
 	{
 		char cmd[600];
 
