@@ -16,7 +16,7 @@
 #define NO_MODULE UINT32_MAX
 #define KSYM_PAGE 4096u
 /* cache file: header, entries, strings */
-#define CACHE_MAGIC "USKSYM1"
+#define CACHE_MAGIC "USKSYM2" /* 2: dynamic entries unnamed */
 
 struct kentry {
 	uint64_t addr;
