@@ -137,6 +137,12 @@ struct ustack_unwind_opts {
 	size_t stack_size;
 	uint64_t stack_addr;
 	unsigned int flags;     /**< enum ustack_unwind_flags */
+	/** rbx of the frame of @regs (x86-64), used when @has_bx is non-zero:
+	 *  the rare DWARF CFI rows whose CFA is rbx-based (stack realignment,
+	 *  glibc's _dl_runtime_resolve) need it when no frame below saved it;
+	 *  without it such a row ends the walk (frame-pointer fallback) */
+	uint64_t bx;
+	int has_bx;
 };
 
 /**

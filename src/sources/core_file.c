@@ -28,6 +28,7 @@
 #define PRSTATUS_MIN (PRSTATUS_REGS + 27 * 8)
 /* user_regs_struct indexes */
 #define REG_RBP_IDX 4
+#define REG_RBX_IDX 5
 #define REG_RIP_IDX 16
 #define REG_RSP_IDX 19
 /* x86-64 struct elf_prpsinfo: pr_pid at 24, pr_fname[16] at 40 */
@@ -118,6 +119,7 @@ static int add_thread(struct parse *p, const uint8_t *d, uint64_t sz, uint64_t o
 	t->regs.pc = rd64(r + 8 * REG_RIP_IDX);
 	t->regs.sp = rd64(r + 8 * REG_RSP_IDX);
 	t->regs.fp = rd64(r + 8 * REG_RBP_IDX);
+	t->bx = rd64(r + 8 * REG_RBX_IDX);
 	return 0;
 }
 

@@ -22,6 +22,7 @@ struct ustack_core_thread {
 	int tid;
 	int signo;             /* pr_cursig: the signal that killed it (0: none) */
 	struct ustack_regs regs;
+	uint64_t bx;           /* rbx: for rbx-based CFA rows (DWARF CFI) */
 };
 
 struct ustack_core_map {

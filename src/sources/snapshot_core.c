@@ -239,7 +239,7 @@ USTACK_API int ustack_snapshot_core(const char *path, const struct ustack_snapsh
 	for (size_t i = 0; i < s.core->nr_threads; i++) {
 		const struct ustack_core_thread *ct = &s.core->threads[i];
 		struct ustack_unwind_opts uo = { .sz = sizeof(uo), .read = ustack_core__read,
-						 .read_ctx = s.core };
+						 .read_ctx = s.core, .bx = ct->bx, .has_bx = 1 };
 		struct ustack_snapshot_thread t = { .tid = ct->tid };
 		int n;
 

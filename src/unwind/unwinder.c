@@ -370,6 +370,8 @@ USTACK_API int ustack_unwinder__unwind(struct ustack_unwinder *u, const struct u
 	o.stack_size = OPTS_GET(opts, stack_size, 0);
 	o.stack_addr = OPTS_GET(opts, stack_addr, 0);
 	o.flags = OPTS_GET(opts, flags, 0);
+	o.bx = OPTS_GET(opts, bx, 0);
+	o.has_bx = OPTS_GET(opts, has_bx, 0);
 	if (!o.read && (!o.stack || !o.stack_size))
 		return -EINVAL;
 	if (o.stack && !o.read) {
@@ -378,6 +380,8 @@ USTACK_API int ustack_unwinder__unwind(struct ustack_unwinder *u, const struct u
 		w.stack_hi = o.stack_addr + o.stack_size;
 	}
 	w.first_is_return = !!(o.flags & USTACK_UNWIND_FIRST_IS_RETURN);
+	w.has_bx = !!o.has_bx;
+	w.bx = o.bx;
 	w.max_depth = max < USTACK_MAX_DEPTH ? max : USTACK_MAX_DEPTH;
 	u->walk = &o;
 	n = ustack_unwind(&ops, regs, &w, frames, max, stop);

@@ -353,4 +353,55 @@ EOF
 else
 	skip ${T}_vdso "gdb (gcore) not installed"
 fi
+
+# --- a frame whose CFA is rbx-based (CFI: push rbx; mov rsp, rbx; and
+# -64, rsp), as glibc's _dl_runtime_resolve, with no frame below it that
+# saved rbx: the walk past it needs rbx from the core's registers. The
+# leaf crashes without touching rbx; gdb is the oracle.
+if [ $have_gdb = 1 ]; then
+	cat >"$tmp/rbxcore.c" <<'EOF'
+void rbx_realign(void (*fn)(void));
+void rbx_crash_leaf(void);
+__asm__(".text\n.globl rbx_realign\n.type rbx_realign, @function\nrbx_realign:\n"
+	".cfi_startproc\npush %rbx\n.cfi_def_cfa_offset 16\n.cfi_offset rbx, -16\n"
+	"mov %rsp, %rbx\n.cfi_def_cfa_register rbx\nand $-64, %rsp\nsub $0xc0, %rsp\n"
+	"call *%rdi\nmov %rbx, %rsp\n.cfi_def_cfa_register rsp\npop %rbx\n"
+	".cfi_def_cfa_offset 8\nret\n.cfi_endproc\n.size rbx_realign, .-rbx_realign\n"
+	".globl rbx_crash_leaf\n.type rbx_crash_leaf, @function\nrbx_crash_leaf:\n"
+	".cfi_startproc\nxor %eax, %eax\nmov (%rax), %eax\nret\n.cfi_endproc\n"
+	".size rbx_crash_leaf, .-rbx_crash_leaf\n");
+__attribute__((noinline)) void rbx_outer(void)
+{
+	rbx_realign(rbx_crash_leaf);
+	__asm__ volatile("" ::: "memory");
+}
+int main(void)
+{
+	rbx_outer();
+	return 0;
+}
+EOF
+	$CC -O2 -fomit-frame-pointer -o "$tmp/rbxcore" "$tmp/rbxcore.c"
+	gdb -batch -nx -ex run -ex "generate-core-file $tmp/rbx.core" "$tmp/rbxcore" >/dev/null 2>&1
+	if [ -s "$tmp/rbx.core" ]; then
+		"$USTACK" snapshot --core "$tmp/rbx.core" --exe "$tmp/rbxcore" >"$tmp/rbx.out" 2>"$tmp/rbx.err"
+		chain=$(awk '/^#/ { f = $3; sub(/\+0x.*/, "", f); printf "%s,", f }' "$tmp/rbx.out")
+		normalize ustack "$tmp/rbx.out" >"$tmp/rbx.n"
+		gdb -batch -nx -ex "source $tmp/frames.py" "$tmp/rbxcore" "$tmp/rbx.core" >"$tmp/rbx.gdb" 2>/dev/null
+		normalize gdb "$tmp/rbx.gdb" >"$tmp/rbx.gdb.n"
+		case "$chain" in
+		rbx_crash_leaf,rbx_realign,rbx_outer,main,*)
+			if d=$(compare gdb "$tmp/rbx.n" "$tmp/rbx.gdb.n"); then
+				pass ${T}_rbx_cfa
+			else
+				fail ${T}_rbx_cfa "against gdb: $(echo "$d" | head -2)"
+			fi ;;
+		*) fail ${T}_rbx_cfa "frames $chain: $(tr '\n' '|' <"$tmp/rbx.out")" ;;
+		esac
+	else
+		skip ${T}_rbx_cfa "gdb wrote no core of the crash"
+	fi
+else
+	skip ${T}_rbx_cfa "gdb not installed"
+fi
 exit 0
