@@ -265,8 +265,13 @@ static void save_cache(const struct ustack_kallsyms *k, const char *dir, const c
 	}
 	ok = fwrite(img, 1, len, f) == len;
 	free(img);
-	if (fclose(f) || !ok || rename(tmp, path))
+	if (fclose(f) || !ok || rename(tmp, path)) {
 		unlink(tmp);
+		return;
+	}
+	/* one file per boot and set of modules: the old ones go */
+	ustack_cache_trim(dir, "kallsyms-", NULL, USTACK_CACHE_KALLSYMS_MAX_BYTES,
+			  strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
 }
 
 struct ustack_kallsyms *ustack_kallsyms__load(const char *cache_dir, int *from_cache)

@@ -448,6 +448,7 @@ static int cache_put(struct find_ctx *c, const char *suffix, const uint8_t *data
 		unlink(tmp);
 		return -EIO;
 	}
+	ustack_debug_cache_trim(dir, path);
 	return 0;
 }
 

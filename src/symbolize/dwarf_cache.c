@@ -279,6 +279,8 @@ static int inflate_and_write(Elf *elf, size_t shstrndx, const char *dir, const c
 	if (err || rename(tmp, path)) {
 		unlink(tmp);
 		err = err ? err : -EIO;
+	} else {
+		ustack_debug_cache_trim(dir, path);
 	}
 out:
 	free(inflated);
@@ -315,6 +317,7 @@ Elf *ustack_dwarf_cache__open(Elf *elf, const char *path, int *fd_out, int (*pre
 		copy = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
 		if (copy && elf_kind(copy) == ELF_K_ELF && !elf_getshdrstrndx(copy, &cstrndx)) {
 			if (prepare(copy) && copy_usable(copy, cstrndx, id, n)) {
+				ustack_cache_touch(fd); /* used: trimmed last */
 				*fd_out = fd;
 				return copy;
 			}
