@@ -243,34 +243,39 @@ static const char *comm_cb(void *ctx, uint32_t tid)
 	return comm_of(ctx, tid);
 }
 
+/* A thread's name from now on. A new name (exec, prctl) gets a slot of its
+ * own: folded keys of the events before keep the name they had. */
 static void set_comm(struct report *rp, uint32_t tid, const char *comm)
 {
 	int isnew;
 	uint64_t *v = ustack_u64map__slot(rp->comm_idx, tid, &isnew);
 
+	if (!comm || !*comm)
+		comm = "<...>";
 	if (!v) {
 		rp->oom = 1;
 		return;
 	}
-	if (isnew) {
-		if (rp->ncomms == rp->comms_cap) {
-			size_t ncap = rp->comms_cap ? rp->comms_cap * 2 : 64;
-			void *np = realloc(rp->comms, ncap * sizeof(*rp->comms));
+	if (!isnew && !strncmp(rp->comms[*v], comm, sizeof(rp->comms[0]) - 1))
+		return;
+	if (rp->ncomms == rp->comms_cap) {
+		size_t ncap = rp->comms_cap ? rp->comms_cap * 2 : 64;
+		void *np = realloc(rp->comms, ncap * sizeof(*rp->comms));
 
-			if (!np) {
-				rp->oom = 1;
+		if (!np) {
+			rp->oom = 1;
+			if (isnew)
 				*v = 0;
-				return;
-			}
-			rp->comms = np;
-			rp->comms_cap = ncap;
+			return;
 		}
-		*v = rp->ncomms++;
+		rp->comms = np;
+		rp->comms_cap = ncap;
 	}
-	snprintf(rp->comms[*v], sizeof(rp->comms[0]), "%s", comm && *comm ? comm : "<...>");
+	*v = rp->ncomms++;
+	snprintf(rp->comms[*v], sizeof(rp->comms[0]), "%s", comm);
 }
 
-/* index of a comm string for folded keys: one per distinct tid slot */
+/* index of a comm string for folded keys: one per name a thread had */
 static uint64_t comm_key(struct report *rp, uint32_t tid)
 {
 	uint64_t v;
@@ -740,7 +745,7 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* comm index -> name: the comm table is indexed by first-seen tid slot */
+/* comm index -> name: one slot per name a thread had (set_comm) */
 static void folded_finish(struct report *rp)
 {
 	char **lines;

@@ -820,6 +820,18 @@ static int poll_round(struct ustack_perf_session *s, int timeout_ms, uint64_t un
 	return delivered;
 }
 
+int ustack_perf_session__has_records(const struct ustack_perf_session *s)
+{
+	if (s->nr_pend)
+		return 1;
+	for (int k = 0; k < s->nr_rings; k++)
+		if (s->rings[k].fd >= 0 &&
+		    __atomic_load_n(&s->rings[k].meta->data_head, __ATOMIC_ACQUIRE) !=
+			    s->rings[k].meta->data_tail)
+			return 1;
+	return 0;
+}
+
 int ustack_perf_session__poll_until(struct ustack_perf_session *s, int timeout_ms,
 				    uint64_t until, ustack_perf_record_fn fn, void *ctx)
 {

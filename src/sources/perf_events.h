@@ -165,6 +165,13 @@ int ustack_perf_session__for_each_fd(struct ustack_perf_session *s, int event,
 int ustack_perf_session__poll_until(struct ustack_perf_session *s, int timeout_ms,
 				    uint64_t until, ustack_perf_record_fn fn, void *ctx);
 
+/**
+ * Non-zero when a ring buffer holds records not read yet, or records read
+ * wait for a later call: the BPF backend then delivers the side-band up
+ * to its event's time before writing the event. One load per ring.
+ */
+int ustack_perf_session__has_records(const struct ustack_perf_session *s);
+
 /** Records the parser rejected as malformed (counted, never passed on). */
 uint64_t ustack_perf_session__bad_records(const struct ustack_perf_session *s);
 

@@ -522,12 +522,12 @@ HS=("$HS_MAIN")
 echo "# dlopen_swap: rec_dl_entry of the 4 loads at $(awk '/rec_dl_entry at/ { print $NF }' \
 	"$tmp/dlopen_swap.copy.out" | sort -u | wc -l) distinct address(es)"
 
-# exec: the comm of the folded lines is not checked (both are the same
-# process); each image's chain is
+# exec: each image's chain, under the name the process had then (the
+# folded line of an event before the exec keeps the old name)
 HS=("$HS_MAIN" ';rec_exec_b_warm;|.b')
 simple_case exec "rec_exec_b: 6 calls" \
-	"^[^;]+;$MAIN;rec_exec_a_work;$LEAF 4\$" \
-	"^[^;]+;$MAIN;rec_exec_b_outer;rec_exec_b_work;$LEAF 6\$" \
+	"^exec_a;$MAIN;rec_exec_a_work;$LEAF 4\$" \
+	"^exec_b;$MAIN;rec_exec_b_outer;rec_exec_b_work;$LEAF 6\$" \
 	-- "$tmp/exec_a" "$tmp/exec_b"
 HS=("$HS_MAIN")
 
