@@ -820,9 +820,10 @@ static int poll_round(struct ustack_perf_session *s, int timeout_ms, uint64_t un
 	return delivered;
 }
 
-int ustack_perf_session__has_records(const struct ustack_perf_session *s)
+int ustack_perf_session__has_records(const struct ustack_perf_session *s, uint64_t until)
 {
-	if (s->nr_pend)
+	/* held records are in time order (keep_rest): the first is the oldest */
+	if (s->nr_pend && s->pend[0].time <= until)
 		return 1;
 	for (int k = 0; k < s->nr_rings; k++)
 		if (s->rings[k].fd >= 0 &&

@@ -166,11 +166,12 @@ int ustack_perf_session__poll_until(struct ustack_perf_session *s, int timeout_m
 				    uint64_t until, ustack_perf_record_fn fn, void *ctx);
 
 /**
- * Non-zero when a ring buffer holds records not read yet, or records read
- * wait for a later call: the BPF backend then delivers the side-band up
- * to its event's time before writing the event. One load per ring.
+ * Non-zero when a ring buffer holds records not read yet, or a record read
+ * earlier and held waits with a time <= @until: the BPF backend then
+ * delivers the side-band up to its event's time before writing the event.
+ * One load per ring.
  */
-int ustack_perf_session__has_records(const struct ustack_perf_session *s);
+int ustack_perf_session__has_records(const struct ustack_perf_session *s, uint64_t until);
 
 /** Records the parser rejected as malformed (counted, never passed on). */
 uint64_t ustack_perf_session__bad_records(const struct ustack_perf_session *s);

@@ -564,7 +564,7 @@ static void on_event(struct rec *r, const struct ub_event *e)
 	 * the trace names the event's thread as it was then. The BPF ring
 	 * buffer is read apart from the perf rings: without this a batch of
 	 * events was written before the side-band of the same moment. */
-	if (!rec_knows_thread(r, e->tid) || ustack_perf_session__has_records(r->ps))
+	if (!rec_knows_thread(r, e->tid) || ustack_perf_session__has_records(r->ps, e->time))
 		ustack_perf_session__poll_until(r->ps, 0, e->time, rec_on_record, r);
 	if (e->flags & UB_EV_USER)
 		ev.cookie = e->cookie;
