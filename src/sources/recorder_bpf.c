@@ -273,6 +273,21 @@ static int find_command(const char *cmd, char *out, size_t len)
 	return -ENOENT;
 }
 
+/* @path starts as an ELF file does (a script, as pyenv's shims are, does
+ * not: opening it as ELF only printed a warning about it) */
+static int is_elf(const char *path)
+{
+	char magic[4];
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ok;
+
+	if (fd < 0)
+		return 0;
+	ok = read(fd, magic, sizeof(magic)) == (ssize_t)sizeof(magic) &&
+	     !memcmp(magic, "\x7f" "ELF", 4);
+	close(fd);
+	return ok;
+}
+
 /*
  * The tables of a command's executable, its interpreter and the libraries
  * the interpreter would load (asked with "ld.so --list", which runs none
@@ -291,8 +306,8 @@ static void preload_command(struct rec *r, const char *cmd)
 	pid_t pid;
 	FILE *f;
 
-	if (find_command(cmd, exe, sizeof(exe)))
-		return;
+	if (find_command(cmd, exe, sizeof(exe)) || !is_elf(exe))
+		return; /* a script (#!): its program's tables come with its MMAP2s */
 	preload_path(r, exe);
 	elf = ustack_elf__open(exe);
 	if (!elf)

@@ -72,6 +72,11 @@
 #        wrong frame; bpf's equal copy's, and bpf's frames below the
 #        library's were found from CFI (method 2); the recorder warns once
 #        naming the library and .sframe. SKIP when GSFRAME is empty.
+#   script/bpf
+#        the command is a #! script that execs rec_chain.c's program (as
+#        pyenv's shims exec python3): no warning on stderr (the script was
+#        opened as ELF to preload its tables: "not an ELF file", twice),
+#        and the program's getppid stack recorded in full
 #
 # No sleep is a synchronization: the handshakes wait for what the trace
 # shows (bounded by 30 s; the trace is written at least once a second).
@@ -621,6 +626,30 @@ else
 				fail "bad_sframe/$b-warning" "$n warnings naming librec_lib.so and .sframe, want 1: $(head -3 "$tmp/$tag.err" | tr '\n' '|')"
 			fi
 		done
+	fi
+fi
+
+# ---- script/bpf: the command is a script (#!, as pyenv's and rbenv's shims
+# are): there is no ELF to load tables from before it runs, and no warning
+# about it; the program it execs is recorded as usual
+section script
+if bpf_ok script/bpf; then
+	printf '#!/bin/sh\nexec "%s" "$@"\n' "$tmp/allping" >"$tmp/ping.sh"
+	chmod +x "$tmp/ping.sh"
+	"$USTACK" record --backend bpf -o "$tmp/script.data" -e syscalls:sys_enter_getppid \
+		-- "$tmp/ping.sh" 5 >"$tmp/script.out" 2>"$tmp/script.err"
+	rc=$?
+	ustacks script
+	n=$(grep -cE "^allping;$MAIN;rec_chain_a;rec_chain_b;rec_chain_c;(rec_marker;)?$LEAF 5\$" "$tmp/script.ustk")
+	extra=$(extra_stderr "" script)
+	if [ $rc -ne 0 ]; then
+		fail script/bpf "exit $rc: $(head -3 "$tmp/script.err" | tr '\n' '|')"
+	elif [ -n "$extra" ]; then
+		fail script/bpf "stderr beyond the summary: $extra"
+	elif [ "$n" -ne 1 ]; then
+		fail script/bpf "no stack allping;_start..main;rec_chain_a;b;c;getppid 5: $(head -3 "$tmp/script.ustk" | tr '\n' '|')"
+	else
+		pass script/bpf
 	fi
 fi
 
