@@ -219,7 +219,7 @@ int rec_unwind_copy(struct rec *r, uint32_t pid, uint64_t ip, uint64_t sp, uint6
 	};
 	struct ustack_regs regs = { .pc = ip, .sp = sp, .fp = bp };
 	struct ustack_walk_opts uo = { .sz = sizeof(uo), .stack_lo = sp, .stack_hi = sp + size,
-				       .has_bx = !!bx, .bx = bx ? *bx : 0 };
+				       .has_bx = !!bx, .bx = bx ? *bx : 0, .hi_is_copy_end = 1 };
 	unsigned int why;
 	int n;
 

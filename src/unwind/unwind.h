@@ -55,6 +55,11 @@ struct ustack_walk_opts {
 	 * from DWARF CFI; unknown, such a row ends the walk as before) */
 	int has_bx;
 	uint64_t bx;
+	/* Non-zero: @stack_hi is where a copy of the stack ends (the copy's
+	 * size, or the top of the stack), not a bound a CFA may not pass: a
+	 * CFA just above it stops the walk as a read fault (the memory was
+	 * not copied), not as a bad step */
+	int hi_is_copy_end;
 };
 
 /* Step-by-step form, for callers that store frames their own way (the
@@ -67,6 +72,7 @@ struct ustack_unwind_cursor {
 	unsigned int signals, reason;
 	int bx_known; /* bx: the current frame's rbx, where known */
 	uint64_t bx;
+	int hi_is_copy; /* ustack_walk_opts.hi_is_copy_end */
 };
 
 /** Start a walk; the first ustack_unwind_next() yields the frame of @regs. */

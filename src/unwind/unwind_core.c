@@ -71,6 +71,10 @@ static inline int read_u64(const struct ustack_unwind_cursor *c, uint64_t addr, 
 	return c->ops->read(c->ops->ctx, addr, val, sizeof(*val));
 }
 
+/* How far above a stack copy's end a CFA still reads as the stack going
+ * on (one frame's worth, generously); farther is a wrong step. */
+#define COPY_END_SLACK (1u << 20)
+
 /*
  * One step with a row. Returns 0 and fills *next, or a stop reason + 1
  * (so 0 stays "ok").
@@ -86,8 +90,14 @@ static int step_row(const struct ustack_unwind_cursor *c, const struct ustack_ro
 
 	/* The CFA sits above the return address, so above sp; it is 8-byte
 	 * aligned on x86-64 (16 at calls, 8 in PLT and prologue rows). */
-	if (cfa <= cur->sp || (cfa & 7) || !addr_in_stack(c, cfa - 1))
+	if (cfa <= cur->sp || (cfa & 7))
 		return USTACK_STOP_BAD_STEP + 1;
+	if (!addr_in_stack(c, cfa - 1))
+		/* just above the end of a stack copy: those bytes were not
+		 * copied (a deep stack, a 16 KiB copy), the step is not wrong */
+		return (c->hi_is_copy && c->hi && cfa - 1 >= c->hi &&
+				cfa - 1 - c->hi < COPY_END_SLACK ?
+			USTACK_STOP_READ_FAULT : USTACK_STOP_BAD_STEP) + 1;
 	if (row->ra_rule != USTACK_RULE_OFFSET)
 		return USTACK_STOP_OUTERMOST + 1;
 	if (read_u64(c, cfa + (int64_t)row->ra_off, &next->pc))
@@ -145,6 +155,9 @@ void ustack_unwind_begin(struct ustack_unwind_cursor *c, const struct ustack_unw
 			c->bx = opts->bx;
 			c->bx_known = 1;
 		}
+		if (opts->sz >= offsetof(struct ustack_walk_opts, hi_is_copy_end) +
+				sizeof(opts->hi_is_copy_end))
+			c->hi_is_copy = opts->hi_is_copy_end;
 	}
 	/* Bound checks start at the initial sp. */
 	if (c->lo < regs->sp)

@@ -378,6 +378,7 @@ USTACK_API int ustack_unwinder__unwind(struct ustack_unwinder *u, const struct u
 		/* nothing outside the copy can be read: bound the walk by it */
 		w.stack_lo = o.stack_addr;
 		w.stack_hi = o.stack_addr + o.stack_size;
+		w.hi_is_copy_end = 1;
 	}
 	w.first_is_return = !!(o.flags & USTACK_UNWIND_FIRST_IS_RETURN);
 	w.has_bx = !!o.has_bx;

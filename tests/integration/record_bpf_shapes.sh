@@ -62,7 +62,8 @@
 #               image)
 #   deep_wide   ~41 KiB of stack in ~110 frames: copy with --stack-size
 #               65528 and bpf reach _start; copy with the default 16384
-#               stops early with right frames only (deep_wide/copy-16k)
+#               stops early with right frames only, each stack ending with read-fault
+#               (the bytes above the copy were not copied: deep_wide/copy-16k)
 #   deep_many   200 small frames: more than a recorder keeps; both backends
 #               give the same truncated stack, right frames only
 #   bad_fde     a CFI-only library whose FDE of rec_bad_mid is corrupted
@@ -593,8 +594,8 @@ rec deep_wide.copy16k copy -- "$tmp/deep" wide 100
 if judge deep_wide.copy16k "rec_deep: wide 100" "^deep;(rec_deep_wide;)+rec_deep_leaf;$LEAF 5\$"; then
 	# cut, and said so (a " -- unwind stopped: REASON" line per marker event)
 	"$USTACK" report -i "$tmp/deep_wide.copy16k.data" >"$tmp/deep_wide.copy16k.txt" 2>/dev/null
-	stops=$(grep -c '^ -- unwind stopped: ' "$tmp/deep_wide.copy16k.txt")
-	[ "$stops" -eq 5 ] || why="$stops of 5 events say where their unwind stopped"
+	stops=$(grep -c '^ -- unwind stopped: read-fault$' "$tmp/deep_wide.copy16k.txt")
+	[ "$stops" -eq 5 ] || why="$stops of 5 events say their unwind stopped at the copy's end (read-fault): $(grep -m1 'unwind stopped' "$tmp/deep_wide.copy16k.txt")"
 	echo "# copy, 16 KiB: $(tr ';' '\n' <"$tmp/deep_wide.copy16k.marker" | grep -c rec_deep_wide) of 100 rec_deep_wide frames, $(grep -m1 'unwind stopped' "$tmp/deep_wide.copy16k.txt")"
 fi
 verdict deep_wide/copy-16k deep_wide.copy16k
