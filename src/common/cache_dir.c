@@ -140,3 +140,41 @@ void ustack_debug_cache_trim(const char *dir, const char *path)
 
 	ustack_cache_trim(dir, "", kinds, ustack_cache_debug_budget(), base ? base + 1 : path);
 }
+
+int ustack_cache_write(const char *dir, const char *path, const void *buf, size_t len)
+{
+	char tmp[PATH_MAX + 32];
+	int fd, err = 0;
+
+	if (mkdir(dir, 0755) && errno == ENOENT) {
+		/* the cache directory itself is new: made too (one level) */
+		char *up = strdup(dir), *slash = up ? strrchr(up, '/') : NULL;
+
+		if (slash && slash != up) {
+			*slash = 0;
+			mkdir(up, 0755);
+		}
+		free(up);
+		mkdir(dir, 0755);
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	for (size_t done = 0; done < len && !err;) {
+		ssize_t w = write(fd, (const char *)buf + done, len - done);
+
+		if (w <= 0)
+			err = w < 0 ? -errno : -EIO;
+		else
+			done += (size_t)w;
+	}
+	if (close(fd) && !err)
+		err = -EIO;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
+}

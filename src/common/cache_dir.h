@@ -47,4 +47,13 @@ int ustack_cache_trim(const char *dir, const char *prefix, const char *const *su
  */
 void ustack_debug_cache_trim(const char *dir, const char *path);
 
+/**
+ * Write @len bytes of @buf to @path, a file of @dir (made when missing,
+ * with its parent),
+ * through a temporary name (<path>.<pid>.tmp) and a rename: a reader sees
+ * the old file or the whole new one, never half of it.
+ * @return 0 or -errno
+ */
+int ustack_cache_write(const char *dir, const char *path, const void *buf, size_t len);
+
 #endif

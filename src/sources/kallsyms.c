@@ -244,31 +244,19 @@ static int dynamic_entry(const struct ustack_kallsyms *k, const struct kentry *e
 	return m && (!strcmp(m, "bpf") || !strcmp(m, "__builtin__ftrace"));
 }
 
-/* Write to a temporary name and rename: readers never see half a file. */
 static void save_cache(const struct ustack_kallsyms *k, const char *dir, const char *path,
 		       uint64_t key)
 {
-	char tmp[4096 + 128];
 	void *img;
 	size_t len;
-	FILE *f;
-	int ok;
+	int err;
 
 	if (ustack_kallsyms__cache_image(k, key, &img, &len))
 		return;
-	mkdir(dir, 0755);
-	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-	f = fopen(tmp, "we");
-	if (!f) {
-		free(img);
-		return;
-	}
-	ok = fwrite(img, 1, len, f) == len;
+	err = ustack_cache_write(dir, path, img, len);
 	free(img);
-	if (fclose(f) || !ok || rename(tmp, path)) {
-		unlink(tmp);
+	if (err)
 		return;
-	}
 	/* one file per boot and set of modules: the old ones go */
 	ustack_cache_trim(dir, "kallsyms-", NULL, USTACK_CACHE_KALLSYMS_MAX_BYTES,
 			  strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
