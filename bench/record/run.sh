@@ -104,6 +104,8 @@ fi
 # Report times, peers alternately: each round runs, in this order,
 #   ustack report (text)          on ustack.data       [utext]
 #   perf script                   on perf-dwarf.data   [pdwarf]
+#   ustack report (text), no line cache yet: its <cache>/lines removed
+#                                 before each run      [ucold]
 #   ustack report --format folded on ustack.data       [ufold]
 #   perf script                   on perf-fp.data      [pfp]
 #   ustack report --no-lines      on ustack.data       [unolines]
@@ -113,13 +115,18 @@ fi
 # and CPU time (user + sys from the process's rusage). perf script is
 # the peer of both ustack formats: text and folded are compared with the
 # same perf script run (perf script | stackcollapse-perf.pl would only add
-# to perf's side).
+# to perf's side). All but ucold run with the line cache (docs/cli/report.md)
+# as the warm-up round left it: the trace's addresses all in it. ucold has
+# its own cache directory, whose decompressed debug copies stay and whose
+# line cache is removed before each of its runs: the first report of a
+# trace of new addresses.
 REPORT_RUNS=${REPORT_RUNS:-$((2 * RUNS + 1))}
-RPEERS="utext pdwarf ufold pfp unolines u8k"
+RPEERS="utext pdwarf ucold ufold pfp unolines u8k"
 rcmd() {
 	case $1 in
 	utext) echo "$U report -i $OUT/ustack.data -o $OUT/ustack-report.txt" ;;
 	pdwarf) echo "perf script -i $OUT/perf-dwarf.data" ;;
+	ucold) echo "$U report -i $OUT/ustack.data -o $OUT/ustack-report-cold.txt" ;;
 	ufold) echo "$U report -i $OUT/ustack.data --format folded -o $OUT/ustack-report.folded" ;;
 	pfp) echo "perf script -i $OUT/perf-fp.data" ;;
 	unolines) echo "$U report -i $OUT/ustack.data --no-lines -o $OUT/ustack-report-nolines.txt" ;;
@@ -129,9 +136,14 @@ rcmd() {
 : >"$OUT/report-times"
 for r in $(seq 0 "$REPORT_RUNS"); do
 	for p in $RPEERS; do
+		cenv=
+		if [ $p = ucold ]; then
+			rm -rf "$OUT/cache-cold/lines"
+			cenv=USTACK_CACHE_DIR=$OUT/cache-cold
+		fi
 		# wall time around the whole process, CPU time (user + sys, to the
 		# microsecond) from its rusage (wait4)
-		python3 -c '
+		env $cenv python3 -c '
 import os, sys, time, shlex
 out = open(sys.argv[2], "wb")
 t0 = time.time_ns()
@@ -155,6 +167,8 @@ declare -A RT RTC
 for p in $RPEERS; do RT[$p]=$(rstat $p 2); RTC[$p]=$(rstat $p 3); done
 RT[ustack]=${RT[utext]%% *}; RT[ustack8k]=${RT[u8k]%% *}; RT[dwarf]=${RT[pdwarf]%% *}; RT[fp]=${RT[pfp]%% *}
 # the reports must hold what was recorded, or the timing means nothing
+cmp -s "$OUT/ustack-report.txt" "$OUT/ustack-report-cold.txt" ||
+	{ echo "bench/record: ustack report differs with the line cache warm and cold" >&2; exit 1; }
 u_lines=$(grep -c 'spin' "$OUT/ustack-report.txt" || true)
 d_lines=$(grep -c 'spin' "$OUT/perf-dwarf-script.txt" || true)
 f_count=$(awk '/spin/ { n += $NF } END { print n + 0 }' "$OUT/ustack-report.folded")
@@ -207,6 +221,7 @@ echo "|---|---|---:|---:|---:|---:|---:|"
 for p in $RPEERS; do
 	case $p in
 	utext) name="ustack report"; tr=ustack.data; s=${SAMPLES[ustack]} ;;
+	ucold) name="ustack report, line cache cold"; tr=ustack.data; s=${SAMPLES[ustack]} ;;
 	pdwarf) name="perf script"; tr=perf-dwarf.data; s=${SAMPLES[dwarf]} ;;
 	ufold) name="ustack report --format folded"; tr=ustack.data; s=${SAMPLES[ustack]} ;;
 	pfp) name="perf script"; tr=perf-fp.data; s=${SAMPLES[fp]} ;;
@@ -223,10 +238,11 @@ echo
 # per-sample ratios against perf script of the perf --call-graph dwarf trace
 per() { awk -v t="$1" -v s="$2" 'BEGIN { printf "%.6f", s ? t / s : 0 }'; }
 for f in 2 3; do
-	[ $f = 2 ] && { what=wall; set -- "${RT[pdwarf]%% *}" "${RT[utext]%% *}" "${RT[ufold]%% *}" "${RT[unolines]%% *}"; } ||
-		{ what="CPU"; set -- "${RTC[pdwarf]%% *}" "${RTC[utext]%% *}" "${RTC[ufold]%% *}" "${RTC[unolines]%% *}"; }
+	[ $f = 2 ] && { what=wall; set -- "${RT[pdwarf]%% *}" "${RT[utext]%% *}" "${RT[ufold]%% *}" "${RT[unolines]%% *}" "${RT[ucold]%% *}"; } ||
+		{ what="CPU"; set -- "${RTC[pdwarf]%% *}" "${RTC[utext]%% *}" "${RTC[ufold]%% *}" "${RTC[unolines]%% *}" "${RTC[ucold]%% *}"; }
 	pd=$(per "$1" "${SAMPLES[dwarf]}")
 	echo "report per sample ($what, medians): perf script / ustack report: text $(ratio "$pd" "$(per "$2" "${SAMPLES[ustack]}")")x," \
-		"folded $(ratio "$pd" "$(per "$3" "${SAMPLES[ustack]}")")x, text --no-lines $(ratio "$pd" "$(per "$4" "${SAMPLES[ustack]}")")x (target >= 50x)"
+		"folded $(ratio "$pd" "$(per "$3" "${SAMPLES[ustack]}")")x, text --no-lines $(ratio "$pd" "$(per "$4" "${SAMPLES[ustack]}")")x," \
+		"text with the line cache cold $(ratio "$pd" "$(per "$5" "${SAMPLES[ustack]}")")x (target >= 50x)"
 done
 echo "report outputs checked: ustack report has $u_lines lines naming spin, its folded output $f_count samples in stacks naming spin, perf script (dwarf) $d_lines lines naming spin"

@@ -28,6 +28,7 @@
 #include "cli/cli.h"
 #include "cli/out_viewers.h"
 #include "cli/out_pprof.h"
+#include "symbolize/symbolize_internal.h"
 
 /*
  * The symbolizer is left to the process's exit, which frees it at once:
@@ -1392,6 +1393,8 @@ out:
 	report_pprof__free(rp.pprof);
 	ustack_jitsyms__free(rp.jit);
 	free(rp.line.p);
+	/* the symbolizer is left to the exit, but what it read is kept */
+	ustack_symbolizer__save_line_caches(rp.sym);
 #ifdef REPORT_FREE_SYMBOLIZER
 	ustack_symbolizer__free(rp.sym);
 #endif

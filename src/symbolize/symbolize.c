@@ -27,6 +27,7 @@
 #include "common/log.h"
 #include "common/opts.h"
 #include "elf/elf_file.h"
+#include "symbolize/line_cache.h"
 #include "symbolize/symbolize_dwarf.h"
 #include "symbolize/symbolize_internal.h"
 #include "symbolize/debugfind.h"
@@ -44,6 +45,9 @@ struct sym_file {
 	struct ustack_elf *debug; /* separate debug file: symbols */
 	struct ustack_dwarf *dw;  /* DWARF of the symbols' file, opened at first need */
 	int dw_tried;
+	struct ustack_line_cache *lc; /* answers of that DWARF read before (line_cache.h) */
+	int lc_tried;
+	int no_dwarf;             /* no DWARF in any place searched (sym_file_dwarf()) */
 	char *debug_name;         /* the symbols' file as found, not a decompressed copy */
 	/* DWARF from another file than the symbols (ustack_debugfind_dwarf():
 	 * names from .symtab or MiniDebugInfo, lines from debuginfod) */
@@ -142,6 +146,8 @@ USTACK_API void ustack_symbolizer__free(struct ustack_symbolizer *s)
 		if (!f->image_borrowed)
 			ustack_elf__close(f->image);
 		ustack_dwarf__close(f->dw);
+		ustack_line_cache__save(f->lc);
+		ustack_line_cache__free(f->lc);
 		ustack_elf__close(f->dwarf_elf);
 		free(f->debug_name);
 		free(f->dwarf_name);
@@ -476,6 +482,8 @@ static struct ustack_dwarf *sym_file_dwarf(struct ustack_symbolizer *s, struct s
 			f->dw = ustack_dwarf__open(ustack_elf__path(d.elf));
 			if (f->dw)
 				f->dwarf_source = d.source;
+		} else if (!(d.flags & USTACK_DEBUG_FOUND_DEBUGINFOD_FAILED)) {
+			f->no_dwarf = 1;
 		}
 		if (d.flags & USTACK_DEBUG_FOUND_DEBUGINFOD_FAILED)
 			s->debuginfod_failed = 1;
@@ -513,6 +521,73 @@ static const char *dwarf_display_name(struct ustack_symbolizer *s,
 	return lv->name;
 }
 
+/* The line cache of @f's DWARF, opened at first need. Only for DWARF read
+ * from the file of @f's symbols (the image or its debug file, the usual
+ * case), whose path is known before the DWARF is opened; lines found
+ * elsewhere (ustack_debugfind_dwarf()) are not cached. */
+static struct ustack_line_cache *sym_file_lines(struct ustack_symbolizer *s, struct sym_file *f)
+{
+	if (f->lc_tried)
+		return f->lc;
+	f->lc_tried = 1;
+	if (!(s->flags & USTACK_SYMBOLIZER_NO_LINES) && f->build_id_size && !f->dwarf_elf &&
+	    dwarf_file_path(f))
+		f->lc = ustack_line_cache__open(f->build_id, f->build_id_size, dwarf_file_path(f));
+	return f->lc;
+}
+
+/*
+ * "This file has no DWARF" is kept in the line cache only for the search
+ * that found it so: the default debug directory, no debuginfod server
+ * (whose answer may change). A debug file installed later is another file
+ * to read the DWARF from, so it is not hidden by the mark.
+ */
+static int no_dwarf_cacheable(const struct ustack_symbolizer *s)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+
+	return !(s->flags & USTACK_SYMBOLIZER_NO_DEBUG_DIR) &&
+	       !strcmp(s->debug_dir, "/usr/lib/debug") && (!urls || !*urls);
+}
+
+void ustack_symbolizer__save_line_caches(struct ustack_symbolizer *s)
+{
+	for (size_t i = 0; s && i < s->nfiles; i++)
+		ustack_line_cache__save(s->files[i].lc);
+}
+
+/* The inline chain at @vlook: from the line cache, else from the DWARF
+ * (and then into the cache). @return the levels, 0 when none. */
+static int dwarf_levels(struct ustack_symbolizer *s, struct sym_file *f, uint64_t vlook,
+			struct ustack_dwarf_level *lv)
+{
+	struct ustack_line_cache *lc = sym_file_lines(s, f);
+	struct ustack_dwarf *dw;
+	int n = lc ? ustack_line_cache__get(lc, vlook, lv) : -ENOENT;
+
+	if (n != -ENOENT)
+		return n;
+	if (lc && ustack_line_cache__no_dwarf(lc) && no_dwarf_cacheable(s))
+		return 0;
+	dw = sym_file_dwarf(s, f);
+	if (!dw) {
+		if (lc && f->no_dwarf && !f->dwarf_elf && no_dwarf_cacheable(s))
+			ustack_line_cache__set_no_dwarf(lc);
+		return 0;
+	}
+	n = ustack_dwarf__lookup(dw, vlook, lv);
+	if (n < 0) {
+		/* corrupt: the lookup said where, once per file; nothing of
+		 * this DWARF is cached, as nothing of it is used any more */
+		ustack_line_cache__drop(lc);
+		return 0;
+	}
+	/* the DWARF came from the file the cache was opened for */
+	if (lc && !f->dwarf_elf)
+		ustack_line_cache__put(lc, vlook, lv, n); /* a full cache only costs time */
+	return n;
+}
+
 /* Source lines and inlined functions of @out (the outer frame, resolved
  * from ELF symbols) at link-time address @vlook. The inlined functions go
  * to s->inl; *first and *count say where. */
@@ -520,18 +595,15 @@ static int resolve_lines(struct ustack_symbolizer *s, struct sym_file *f, uint64
 			 struct ustack_sym *out, uint32_t *first, uint32_t *count)
 {
 	struct ustack_dwarf_level lv[USTACK_DWARF_MAX_LEVELS];
-	struct ustack_dwarf *dw = sym_file_dwarf(s, f);
 	const struct ustack_dwarf_level *last;
 	int n;
 
 	*first = (uint32_t)s->ninl;
 	*count = 0;
-	if (!dw)
+	if (s->flags & USTACK_SYMBOLIZER_NO_LINES)
 		return 0;
-	n = ustack_dwarf__lookup(dw, vlook, lv);
-	if (n < 0)
-		return 0; /* corrupt: the lookup said where, once per file */
-	if (n == 0)
+	n = dwarf_levels(s, f, vlook, lv);
+	if (n <= 0)
 		return 0;
 	last = &lv[n - 1];
 	out->file = last->file;

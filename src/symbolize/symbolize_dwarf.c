@@ -174,6 +174,7 @@ struct ustack_dwarf *ustack_dwarf__open(const char *path)
 		errno = ENOSYS;
 		return NULL;
 	}
+	pr_debug("%s: reading DWARF\n", path);
 	elf_version(EV_CURRENT);
 	d = calloc(1, sizeof(*d));
 	if (!d || !(d->path = strdup(path)) || !(d->joined = ustack_u64map__new())) {

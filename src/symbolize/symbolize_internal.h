@@ -17,4 +17,11 @@ struct ustack_elf;
 int ustack_symbolizer__add_file_elf(struct ustack_symbolizer *s, const struct ustack_file_map *fm,
 				    struct ustack_elf *image);
 
+/**
+ * Write the line caches (line_cache.h) of the files whose DWARF answered
+ * something new. ustack_symbolizer__free() does it too; a caller that exits
+ * without freeing calls this.
+ */
+void ustack_symbolizer__save_line_caches(struct ustack_symbolizer *s);
+
 #endif
