@@ -28,7 +28,7 @@
 # peers run alternately (see "Report times" below).
 #
 #   bash bench/record/run.sh [RUNS]     (default 3; needs root or perf_event_paranoid <= 1)
-#   env: ROUNDS (default 12000), THREADS (2), CC,
+#   env: ROUNDS (default 12000), THREADS (2), CC, HZ (cpu-clock rate, 999),
 #        REPORT_RUNS (report rounds, default 2 * RUNS + 1),
 #        REPORT_ONLY=1 (no recordings: time the reports of the files the
 #        last run left in build/bench/record)
@@ -37,6 +37,7 @@ cd "$(dirname "$0")/../.."
 RUNS=${1:-3}
 ROUNDS=${ROUNDS:-12000}
 THREADS=${THREADS:-2}
+HZ=${HZ:-999}
 CC=${CC:-gcc}
 OUT=build/bench/record
 mkdir -p "$OUT"
@@ -71,10 +72,10 @@ run_round() { # tool, command...
 [ -n "${REPORT_ONLY:-}" ] && RECORD_RUNS=0 || RECORD_RUNS=$RUNS
 for i in $(seq "$RECORD_RUNS"); do
 	run_round bare $WL
-	run_round ustack $U record -e cpu-clock -F 999 -o "$OUT/ustack.data" -- $WL
-	run_round ustack8k $U record -e cpu-clock -F 999 --stack-size 8192 -o "$OUT/ustack8k.data" -- $WL
-	run_round dwarf perf record -q -e cpu-clock -F 999 --call-graph dwarf -o "$OUT/perf-dwarf.data" -- $WL
-	run_round fp perf record -q -e cpu-clock -F 999 -g -o "$OUT/perf-fp.data" -- $WL
+	run_round ustack $U record -e cpu-clock -F $HZ -o "$OUT/ustack.data" -- $WL
+	run_round ustack8k $U record -e cpu-clock -F $HZ --stack-size 8192 -o "$OUT/ustack8k.data" -- $WL
+	run_round dwarf perf record -q -e cpu-clock -F $HZ --call-graph dwarf -o "$OUT/perf-dwarf.data" -- $WL
+	run_round fp perf record -q -e cpu-clock -F $HZ -g -o "$OUT/perf-fp.data" -- $WL
 done
 declare -A MED MIN CMED AMED
 for tool in $TOOLS; do
@@ -175,7 +176,7 @@ f_count=$(awk '/spin/ { n += $NF } END { print n + 0 }' "$OUT/ustack-report.fold
 
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
-echo "workload: $WL"
+echo "workload: $WL; cpu-clock -F $HZ"
 echo "CPU $cpu, $(nproc) CPUs; kernel $(uname -r); $(perf --version); $(date -u +%F); commit $(git rev-parse --short HEAD 2>/dev/null || echo -)"
 echo "load average at the end: $load; recordings: $RECORD_RUNS runs each, interleaved; reports: $REPORT_RUNS rounds, alternating"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? a / b : 0 }'; }

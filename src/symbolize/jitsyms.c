@@ -10,6 +10,8 @@
 #include <ustack/perfmap.h>
 #include <ustack/trace.h>
 
+#include "trace/trace.h"
+
 struct ustack_jitsyms {
 	struct ustack_u64map *idx; /* pid -> index into maps */
 	struct ustack_perfmap **maps;
@@ -93,6 +95,8 @@ long ustack_jitsyms__load_trace(struct ustack_jitsyms *t, const char *path)
 
 	if (!r)
 		return -errno;
+	/* the report's own pass checks the rest */
+	ustack_trace_reader__skim(r, 1u << USTACK_TRACE_JITSYM);
 	while ((ret = ustack_trace_reader__next(r, &rec, sizeof(rec))) == 1) {
 		if (rec.type != USTACK_TRACE_JITSYM)
 			continue;

@@ -125,4 +125,14 @@ static inline const uint8_t *trace_get_bytes(struct trace_cur *c, size_t *n)
 	return p;
 }
 
+/*
+ * Make @r decode only the records of @types (bit 1 << type) and the HEADER;
+ * the others are stepped over by their length, unchecked, and never handed
+ * out (chunks are still checked whole: CRC, record counts). For a pre-pass
+ * that looks for one kind of record in a trace whose main pass checks
+ * everything (the JIT symbols of a report). Before the first read.
+ */
+struct ustack_trace_reader;
+void ustack_trace_reader__skim(struct ustack_trace_reader *r, uint32_t types);
+
 #endif

@@ -47,6 +47,7 @@ struct ustack_trace_reader {
 	uint64_t size;        /* input size (fd: refreshed at each chunk) */
 	uint32_t flags;
 	uint32_t max_type;    /* record types above it are skipped (opts) */
+	uint32_t skim;        /* nonzero: only these types decoded (ustack_trace_reader__skim()) */
 
 	int err;              /* sticky negative errno */
 	char msg[256];
@@ -944,6 +945,12 @@ static int reader_next(struct ustack_trace_reader *r, struct ustack_trace_record
 		if (type == USTACK_TRACE_HEADER && (r->header_seen || r->seen_rec != 1 || r->seq != 0))
 			return fail(r, -EBADMSG, rec_off, "chunk %u: misplaced HEADER record",
 				    r->chunk_idx);
+		/* skimming: the other types are stepped over by their length */
+		if (r->skim && type != USTACK_TRACE_HEADER && (type >= 32 || !(r->skim & (1u << type)))) {
+			if (type == USTACK_TRACE_END)
+				r->end_seen = 1;
+			continue;
+		}
 		/* strings of one record fit in its body plus one NUL each */
 		if (grow((void **)&r->scratch, &r->scratch_cap, 2 * len + 1, 1))
 			return fail(r, -ENOMEM, rec_off, "out of memory");
@@ -984,6 +991,11 @@ static int reader_next(struct ustack_trace_reader *r, struct ustack_trace_record
 			continue;
 		return 1;
 	}
+}
+
+void ustack_trace_reader__skim(struct ustack_trace_reader *r, uint32_t types)
+{
+	r->skim = types;
 }
 
 /* ---- lookups ----------------------------------------------------------- */
