@@ -29,6 +29,11 @@
  *      zstd-compressed sections get a decompressed copy under the cache
  *      directory ($USTACK_CACHE_DIR, else /var/cache/ustack for root, else
  *      ~/.cache/ustack), keyed by build ID.
+ *      What the DWARF said for each address is kept there too
+ *      (lines/<build id>.lines, for the DWARF file it was read from: path,
+ *      size, mtime, inode), written by ustack_symbolizer__free(), so that
+ *      a later symbolizer asking for the same addresses opens no DWARF.
+ *      USTACK_CACHE_DIR set to "" turns all of it off.
  * A file replaced since recording (another build ID at the path) is never
  * trusted: its frames get USTACK_SYM_MISMATCH and no name.
  *
