@@ -39,7 +39,9 @@
 #include <ustack/hashmap.h>
 
 #include "common/cache_dir.h"
+#include "common/compiler.h"
 #include "common/crc32.h"
+#include "common/grow.h"
 #include "common/log.h"
 #include "symbolize/line_cache.h"
 
@@ -331,17 +333,10 @@ static const char *str_at(const struct ustack_line_cache *c, uint32_t off)
 /* Index of @addr among the entries read, or -1. */
 static long find_read(const struct ustack_line_cache *c, uint64_t addr)
 {
-	size_t lo = 0, hi = c->nents;
+	size_t n = c->nents ? ustack_count_le_u64(c->ents, c->nents, sizeof(*c->ents),
+						  offsetof(struct lc_entry, addr), addr) : 0;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->ents[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < c->nents && c->ents[lo].addr == addr ? (long)lo : -1;
+	return n && c->ents[n - 1].addr == addr ? (long)(n - 1) : -1;
 }
 
 int ustack_line_cache__get(struct ustack_line_cache *c, uint64_t addr,
@@ -403,23 +398,6 @@ static int copy_str(struct ustack_line_cache *c, const char *s, const char **out
 	return 0;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 64;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	np = realloc(*p, ncap * elem);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
-
 int ustack_line_cache__put(struct ustack_line_cache *c, uint64_t addr,
 			   const struct ustack_dwarf_level *lv, int n)
 {
@@ -433,8 +411,8 @@ int ustack_line_cache__put(struct ustack_line_cache *c, uint64_t addr,
 		return 0;
 	if (c->nents + c->nadd >= USTACK_LINE_CACHE_MAX_ENTRIES)
 		return -ENOSPC;
-	if (grow((void **)&c->add, &c->add_cap, c->nadd + 1, sizeof(*c->add)) ||
-	    grow((void **)&c->addlv, &c->addlv_cap, c->naddlv + (size_t)n, sizeof(*c->addlv)))
+	if (ustack_grow((void **)&c->add, &c->add_cap, c->nadd + 1, sizeof(*c->add), 64) ||
+	    ustack_grow((void **)&c->addlv, &c->addlv_cap, c->naddlv + (size_t)n, sizeof(*c->addlv), 64))
 		return -ENOMEM;
 	for (int k = 0; k < n; k++) {
 		struct ustack_dwarf_level *d = &c->addlv[c->naddlv + (size_t)k];
@@ -517,7 +495,7 @@ static int intern(struct out *o, const char *s, uint32_t *off)
 	n = strlen(s) + 1;
 	if (o->len + n > USTACK_LINE_CACHE_MAX_BYTES)
 		return -ENOSPC;
-	if (grow((void **)&o->p, &o->cap, o->len + n, 1))
+	if (ustack_grow((void **)&o->p, &o->cap, o->len + n, 1, 4096))
 		return -ENOMEM;
 	memcpy(o->p + o->len, s, n);
 	*off = (uint32_t)o->len;
