@@ -1106,11 +1106,11 @@ static const char *strip_offset(const char *msg)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ustack report [-i FILE] [--format FORMAT] [-o OUT] [options]\n"
+		"usage: ustack report [[-i] FILE] [--format FORMAT] [-o OUT] [options]\n"
 		"\n"
 		"Print a trace written by 'ustack record' (default input ustack.data).\n"
 		"\n"
-		"  -i, --input FILE     trace to read\n"
+		"  -i, --input FILE     trace to read (also: FILE alone)\n"
 		"  -o, --output OUT     write to OUT instead of standard output\n"
 		"  -f, --format FORMAT  text (default): events with symbolized stacks\n"
 		"                       raw: the records as seed-style lines (file offsets, file ids)\n"
@@ -1187,7 +1187,7 @@ int cmd_report(int argc, char **argv)
 	const char *out_path = NULL, *v;
 	uint64_t file_size = 0;
 	struct stat sb;
-	int ret, wret, status = 0, no_demangle = 0;
+	int ret, wret, status = 0, no_demangle = 0, have_input = 0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -1195,9 +1195,16 @@ int cmd_report(int argc, char **argv)
 		if (cli_is_help(a)) {
 			usage(stdout);
 			return 0;
-		} else if ((v = opt_value(argc, argv, &i, "--input", "-i"))) {
+		} else if ((v = opt_value(argc, argv, &i, "--input", "-i")) ||
+			   (a[0] != '-' && (v = a))) {
+			/* -i FILE, or FILE alone (as perf report does not, but
+			 * most tools that read one file do) */
 			if (!*v)
 				return 2;
+			if (have_input++) {
+				cli_error("report: one trace at a time ('%s' and '%s')", rp.in_path, v);
+				return 2;
+			}
 			rp.in_path = v;
 		} else if ((v = opt_value(argc, argv, &i, "--output", "-o"))) {
 			if (!*v)

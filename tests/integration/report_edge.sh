@@ -139,4 +139,19 @@ for c in $cases; do
 		fails=$((fails + 1))
 	fi
 done
+# the trace as a lone argument, as with -i; two traces refused
+if [ -s "$tmp/real.data" ]; then
+	"$USTACK" report -i "$tmp/real.data" >"$tmp/pos.i" 2>/dev/null
+	"$USTACK" report "$tmp/real.data" >"$tmp/pos.arg" 2>/dev/null
+	"$USTACK" report "$tmp/real.data" "$tmp/empty.data" >/dev/null 2>"$tmp/pos.two"
+	st=$?
+	if [ -s "$tmp/pos.i" ] && cmp -s "$tmp/pos.i" "$tmp/pos.arg" && [ $st -eq 2 ] &&
+	   grep -q 'one trace at a time' "$tmp/pos.two"; then
+		echo "PASS ${T}_positional: 'ustack report FILE' is 'ustack report -i FILE'; two files: status 2, $(head -1 "$tmp/pos.two" | sed "s|$tmp|TMP|g")"
+	else
+		echo "FAIL ${T}_positional: same output $(cmp -s "$tmp/pos.i" "$tmp/pos.arg" && echo yes || echo no), two files: status $st $(head -1 "$tmp/pos.two")"
+	fi
+else
+	echo "SKIP ${T}_positional: no recorded trace (ustack record failed above)"
+fi
 exit 0
