@@ -26,6 +26,7 @@
 
 #include <ustack/hashmap.h>
 
+#include "common/compiler.h"
 #include "common/dl_syms.h"
 #include "common/log.h"
 #include "symbolize/dwarf_cache.h"
@@ -41,7 +42,7 @@
 	X(dwarf_tag) X(elf_begin) X(elf_end) X(elf_errmsg) X(elf_getshdrstrndx) X(elf_kind)     \
 	X(elf_nextscn) X(elf_strptr) X(elf_version) X(gelf_getshdr) X(gelf_update_shdr)         \
 	X(dwarf_decl_line) X(dwarf_dieoffset) X(dwarf_getarange_addr) X(dwarf_getarangeinfo)     \
-	X(dwarf_getaranges) X(dwarf_getsrclines) X(dwarf_next_unit) X(dwarf_offdie)
+	X(dwarf_getaranges) X(dwarf_getsrclines) X(dwarf_next_unit) X(dwarf_offdie) X(elf_getdata)
 DL_SYMS_STRUCT(libdw, LIBDW_FNS)
 DL_SYMS_LOAD(libdw_load, libdw, LIBDW_FNS, "libdw.so.1")
 #define dwarf_addrdie (libdw.dwarf_addrdie)
@@ -77,6 +78,7 @@ DL_SYMS_LOAD(libdw_load, libdw, LIBDW_FNS, "libdw.so.1")
 #define elf_getshdrstrndx (libdw.elf_getshdrstrndx)
 #define elf_kind (libdw.elf_kind)
 #define elf_nextscn (libdw.elf_nextscn)
+#define elf_getdata (libdw.elf_getdata)
 #define elf_strptr (libdw.elf_strptr)
 #define elf_version (libdw.elf_version)
 #define gelf_getshdr (libdw.gelf_getshdr)
@@ -85,6 +87,12 @@ DL_SYMS_LOAD(libdw_load, libdw, LIBDW_FNS, "libdw.so.1")
 struct cu_range {
 	uint64_t lo, hi; /* [lo, hi) */
 	Dwarf_Die cu;
+};
+
+/* One address range of .debug_aranges and the unit it names. */
+struct ar_range {
+	uint64_t lo, hi; /* [lo, hi) */
+	uint64_t cu_off; /* unit header offset in .debug_info */
 };
 
 struct ustack_dwarf {
@@ -98,6 +106,11 @@ struct ustack_dwarf {
 	uint64_t bad_unit; /* its offset in .debug_info */
 	struct cu_range *ranges;
 	size_t nranges;
+	/* .debug_aranges as read by read_aranges(): 1 read, -1 not usable
+	 * (absent, compressed, or not understood: libdw's own look-up then) */
+	int ar_state;
+	struct ar_range *ar;
+	size_t nar;
 	struct ustack_u64map *joined; /* relative file name pointer -> malloc'd full path */
 };
 
@@ -241,6 +254,7 @@ void ustack_dwarf__close(struct ustack_dwarf *d)
 		ustack_u64map__free(d->joined);
 	}
 	free(d->ranges);
+	free(d->ar);
 	free(d->path);
 	free(d);
 }
@@ -335,6 +349,149 @@ done:
 		qsort(d->ranges, d->nranges, sizeof(*d->ranges), cmp_range);
 }
 
+static int cmp_ar(const void *a, const void *b)
+{
+	const struct ar_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static uint64_t ld_le(const uint8_t *p, unsigned int n)
+{
+	uint64_t v = 0;
+
+	for (unsigned int i = n; i-- > 0;)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/*
+ * .debug_aranges read here rather than by libdw's dwarf_getaranges(), which
+ * looks up the unit of every set: on libc's DWARF (1,700 units spread over
+ * 12 MB) that touches every unit header, about a tenth of a whole report
+ * with lines, to name the one unit of the few addresses a report asks for.
+ * Only the plain form is taken (version 2, 8-byte addresses, no segments,
+ * units in bounds, ranges that do not overlap); anything else leaves the
+ * look-up to libdw, as before, so that an odd or corrupt section is judged
+ * where it always was.
+ */
+static void read_aranges(struct ustack_dwarf *d)
+{
+	size_t shstrndx, cap = 0;
+	Elf_Scn *scn = NULL;
+	Elf_Data *data = NULL;
+	const uint8_t *p;
+	size_t size, off = 0;
+
+	d->ar_state = -1;
+	if (elf_getshdrstrndx(d->elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(d->elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(d->elf, shstrndx, sh.sh_name)) ||
+		    strcmp(name, ".debug_aranges"))
+			continue;
+		if (sh.sh_type == SHT_NOBITS || (sh.sh_flags & SHF_COMPRESSED))
+			return;
+		data = elf_getdata(scn, NULL);
+		break;
+	}
+	if (!data || !data->d_buf || !data->d_size)
+		return;
+	p = data->d_buf;
+	size = data->d_size;
+	while (off < size) {
+		uint64_t len, cu_off, end, t, set = off;
+		unsigned int osz = 4;
+
+		if (size - off < 4)
+			goto bad;
+		len = ld_le(p + off, 4);
+		off += 4;
+		if (len == 0xffffffffu) {
+			if (size - off < 8)
+				goto bad;
+			len = ld_le(p + off, 8);
+			off += 8;
+			osz = 8;
+		}
+		if (len > size - off || len < 2 + osz + 2)
+			goto bad;
+		end = off + len;
+		if (ld_le(p + off, 2) != 2 || p[off + 2 + osz] != 8 || p[off + 3 + osz] != 0)
+			goto bad;
+		cu_off = ld_le(p + off + 2, osz);
+		/* the tuples start at the first multiple of their size (twice
+		 * the address size) from the start of the set, after the
+		 * header: version, unit offset, address and segment sizes */
+		t = set + (off + 2 + osz + 2 - set + 15) / 16 * 16;
+		for (;; t += 16) {
+			uint64_t a, n;
+
+			if (t + 16 > end)
+				goto bad; /* no terminating (0, 0) */
+			a = ld_le(p + t, 8);
+			n = ld_le(p + t + 8, 8);
+			if (!a && !n)
+				break;
+			if (!n)
+				continue;
+			if (a + n < a)
+				goto bad;
+			if (d->nar == cap) {
+				size_t ncap = cap ? 2 * cap : 256;
+				void *np;
+
+				if (ncap > MAX_CU_RANGES)
+					goto bad;
+				np = realloc(d->ar, ncap * sizeof(*d->ar));
+				if (!np)
+					goto bad;
+				d->ar = np;
+				cap = ncap;
+			}
+			d->ar[d->nar++] = (struct ar_range){ a, a + n, cu_off };
+		}
+		off = end;
+	}
+	if (!d->nar)
+		goto bad;
+	qsort(d->ar, d->nar, sizeof(*d->ar), cmp_ar);
+	for (size_t i = 1; i < d->nar; i++)
+		if (d->ar[i].lo < d->ar[i - 1].hi && d->ar[i].cu_off != d->ar[i - 1].cu_off)
+			goto bad;
+	d->ar_state = 1;
+	return;
+bad:
+	free(d->ar);
+	d->ar = NULL;
+	d->nar = 0;
+	d->ar_state = -1;
+}
+
+/* The CU DIE of @addr by read_aranges(): 0, or -ENOENT (libdw decides). */
+static int aranges_cu(struct ustack_dwarf *d, uint64_t addr, Dwarf_Die *cudie)
+{
+	size_t n;
+	Dwarf_Off next;
+	size_t hsize;
+	const struct ar_range *r;
+
+	if (!d->ar_state)
+		read_aranges(d);
+	if (d->ar_state != 1)
+		return -ENOENT;
+	n = ustack_count_le_u64(d->ar, d->nar, sizeof(*d->ar), offsetof(struct ar_range, lo), addr);
+	if (!n || addr >= (r = &d->ar[n - 1])->hi)
+		return -ENOENT;
+	if (dwarf_next_unit(d->dw, r->cu_off, &next, &hsize, NULL, NULL, NULL, NULL, NULL, NULL) ||
+	    !dwarf_offdie(d->dw, r->cu_off + hsize, cudie))
+		return -ENOENT;
+	return 0;
+}
+
 /* The CU DIE covering @addr: 0, -ENOENT (no CU covers it), -EBADMSG (the
  * unit that may cover it is corrupt: said by corrupt_at()) */
 static int find_cu(struct ustack_dwarf *d, uint64_t addr, Dwarf_Die *cudie)
@@ -343,7 +500,7 @@ static int find_cu(struct ustack_dwarf *d, uint64_t addr, Dwarf_Die *cudie)
 	Dwarf_Aranges *ar;
 	size_t nar;
 
-	if (dwarf_addrdie(d->dw, addr, cudie))
+	if (!aranges_cu(d, addr, cudie) || dwarf_addrdie(d->dw, addr, cudie))
 		return 0;
 	/* .debug_aranges names a unit for @addr, and that unit is unreadable */
 	if (!dwarf_getaranges(d->dw, &ar, &nar)) {
