@@ -28,6 +28,7 @@
 
 #include "common/compiler.h"
 #include "common/dl_syms.h"
+#include "common/grow.h"
 #include "common/log.h"
 #include "symbolize/dwarf_cache.h"
 #include "symbolize/symbolize_dwarf.h"
@@ -324,18 +325,9 @@ static void build_ranges(struct ustack_dwarf *d)
 		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
 			if (hi <= lo)
 				continue;
-			if (d->nranges == cap) {
-				size_t ncap = cap ? cap * 2 : 64;
-				void *np;
-
-				if (ncap > MAX_CU_RANGES)
-					goto done;
-				np = realloc(d->ranges, ncap * sizeof(*d->ranges));
-				if (!np)
-					goto done;
-				d->ranges = np;
-				cap = ncap;
-			}
+			if (d->nranges >= MAX_CU_RANGES ||
+			    ustack_grow((void **)&d->ranges, &cap, d->nranges + 1, sizeof(*d->ranges), 64))
+				goto done;
 			d->ranges[d->nranges++] = (struct cu_range){ lo, hi, cudie };
 		}
 	}
@@ -440,18 +432,9 @@ static void read_aranges(struct ustack_dwarf *d)
 				continue;
 			if (a + n < a)
 				goto bad;
-			if (d->nar == cap) {
-				size_t ncap = cap ? 2 * cap : 256;
-				void *np;
-
-				if (ncap > MAX_CU_RANGES)
-					goto bad;
-				np = realloc(d->ar, ncap * sizeof(*d->ar));
-				if (!np)
-					goto bad;
-				d->ar = np;
-				cap = ncap;
-			}
+			if (d->nar >= MAX_CU_RANGES ||
+			    ustack_grow((void **)&d->ar, &cap, d->nar + 1, sizeof(*d->ar), 256))
+				goto bad;
 			d->ar[d->nar++] = (struct ar_range){ a, a + n, cu_off };
 		}
 		off = end;
