@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <ustack/hashmap.h>
@@ -1103,6 +1104,37 @@ static const char *strip_offset(const char *msg)
 	return p[0] == ':' && p[1] == ' ' ? p + 2 : msg;
 }
 
+/* The progress line on stderr (docs/cli/report.md): after a second of
+ * reading, or from the start with --progress; at most 4 per second. */
+struct progress {
+	int mode;          /* 0: off, 1: after a second, 2: --progress */
+	int shown;
+	uint64_t t0, last; /* ns */
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void progress_line(struct progress *p, uint64_t off, uint64_t size, uint64_t events,
+			  int last)
+{
+	uint64_t now = mono_ns();
+
+	if (!p->mode || (!last && now - p->last < 250000000ull) ||
+	    (p->mode == 1 && now - p->t0 < 1000000000ull) || (last && !p->shown && p->mode == 1))
+		return;
+	p->last = now;
+	p->shown = 1;
+	fprintf(stderr, "\rustack: report: %3u%% of %.1f MB read, %" PRIu64 " events%s",
+		size ? (unsigned int)(off >= size ? 100 : off * 100 / size) : 100, size / 1e6,
+		events, last ? "\n" : "   ");
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -1111,6 +1143,9 @@ static void usage(FILE *f)
 		"Print a trace written by 'ustack record' (default input ustack.data).\n"
 		"\n"
 		"  -i, --input FILE     trace to read (also: FILE alone)\n"
+		"      --progress       a progress line on stderr from the start (default: after\n"
+		"                       a second, when stderr is a terminal and the output is not)\n"
+		"  -q, --quiet          no progress line (even with --progress)\n"
 		"  -o, --output OUT     write to OUT instead of standard output\n"
 		"  -f, --format FORMAT  text (default): events with symbolized stacks\n"
 		"                       raw: the records as seed-style lines (file offsets, file ids)\n"
@@ -1187,7 +1222,8 @@ int cmd_report(int argc, char **argv)
 	const char *out_path = NULL, *v;
 	uint64_t file_size = 0;
 	struct stat sb;
-	int ret, wret, status = 0, no_demangle = 0, have_input = 0;
+	int ret, wret, status = 0, no_demangle = 0, have_input = 0, progress_opt = 0;
+	struct progress pg = { 0 };
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -1224,6 +1260,11 @@ int cmd_report(int argc, char **argv)
 			so.debug_dir = v;
 		} else if (!strcmp(a, "--stats")) {
 			rp.want_stats = 1;
+		} else if (!strcmp(a, "--progress")) {
+			if (progress_opt >= 0)
+				progress_opt = 2;
+		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			progress_opt = -1; /* over --progress, wherever it is */
 		} else if (!strcmp(a, "--kernel")) {
 			rp.kernel_map = 1;
 		} else if (!strcmp(a, "--no-demangle")) {
@@ -1325,8 +1366,22 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 
-	while ((ret = ustack_trace_reader__next(rp.r, &rec, sizeof(rec))) == 1 && !rp.oom)
+	/* a progress line only where it does not mix with the output */
+	pg.mode = progress_opt == 2 ? 2
+		: progress_opt == 0 && isatty(STDERR_FILENO) &&
+				  (out_path || !isatty(STDOUT_FILENO)) ? 1 : 0;
+	pg.t0 = pg.last = pg.mode ? mono_ns() : 0;
+	if (pg.mode == 2)
+		pg.last -= 1000000000ull; /* the first line at the first check */
+	while ((ret = ustack_trace_reader__next(rp.r, &rec, sizeof(rec))) == 1 && !rp.oom) {
 		handle_record(&rp, &rec);
+		if (pg.mode && !(rp.records & 4095))
+			progress_line(&pg, rec.offset, file_size, rp.events, 0);
+	}
+	/* read to the end, or to a damage (said below) */
+	if (pg.mode)
+		progress_line(&pg, ret == 0 ? file_size : ustack_trace_reader__error_offset(rp.r),
+			      file_size, rp.events, 1);
 	/* at the end or at the damage: events still waiting get no stack */
 	ustack_trace_stitcher__push(rp.st, NULL);
 	if (rp.want_stats) {

@@ -154,4 +154,26 @@ if [ -s "$tmp/real.data" ]; then
 else
 	echo "SKIP ${T}_positional: no recorded trace (ustack record failed above)"
 fi
+
+# progress: forced with --progress (its last line: 100% and the events
+# --stats counts; less on the damaged trace), none by default when stderr
+# is not a terminal, none with -q
+if [ -s "$tmp/real.data" ] && [ -s "$tmp/flip.data" ]; then
+	ev=$("$USTACK" report -i "$tmp/real.data" --stats 2>/dev/null | awk '$1 == "events:" { print $2 }')
+	"$USTACK" report --progress -i "$tmp/real.data" -o "$tmp/pg.out" 2>"$tmp/pg.err"
+	"$USTACK" report --progress -i "$tmp/flip.data" -o "$tmp/pg2.out" 2>"$tmp/pg2.err"
+	"$USTACK" report -i "$tmp/real.data" -o "$tmp/pg3.out" 2>"$tmp/pg3.err"
+	"$USTACK" report -q --progress -i "$tmp/real.data" -o "$tmp/pg4.out" 2>"$tmp/pg4.err"
+	last=$(tr '\r' '\n' <"$tmp/pg.err" | grep 'ustack: report:' | tail -1)
+	last2=$(tr '\r' '\n' <"$tmp/pg2.err" | grep 'ustack: report:' | tail -1)
+	pct2=$(echo "$last2" | sed -n 's/.*report: *\([0-9]*\)%.*/\1/p')
+	if echo "$last" | grep -q "100% of .* MB read, $ev events\$" && [ -n "$pct2" ] && [ "$pct2" -lt 100 ] &&
+	   [ ! -s "$tmp/pg3.err" ] && ! grep -q 'ustack: report:' "$tmp/pg4.err"; then
+		echo "PASS ${T}_progress: '$last'; damaged: '$last2'; none without a terminal or with -q"
+	else
+		echo "FAIL ${T}_progress: '$last' (want 100% and $ev events), damaged '$last2', default '$(head -c 200 "$tmp/pg3.err")', -q '$(head -c 200 "$tmp/pg4.err")'"
+	fi
+else
+	echo "SKIP ${T}_progress: no recorded trace (ustack record failed above)"
+fi
 exit 0
