@@ -244,9 +244,17 @@ struct ustack_line_cache *ustack_line_cache__open(const uint8_t *id, size_t id_s
 	c->dwarf_ino = (uint64_t)st.st_ino;
 	c->mtime_sec = st.st_mtim.tv_sec;
 	c->mtime_nsec = (uint32_t)st.st_mtim.tv_nsec;
-	if (!(c->dwarf_path = strdup(dwarf_path)) || asprintf(&c->dir, "%s/lines", cd) < 0 ||
-	    asprintf(&c->file, "%s/%s.lines", c->dir, hex) < 0) {
-		c->dir = c->file = NULL;
+	{
+		char *dir = NULL, *file = NULL;
+
+		if (asprintf(&dir, "%s/lines", cd) < 0)
+			dir = NULL;
+		else if (asprintf(&file, "%s/%s.lines", dir, hex) < 0)
+			file = NULL;
+		c->dir = dir;
+		c->file = file;
+	}
+	if (!(c->dwarf_path = strdup(dwarf_path)) || !c->dir || !c->file) {
 		ustack_line_cache__free(c);
 		return NULL;
 	}
