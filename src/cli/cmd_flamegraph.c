@@ -637,7 +637,7 @@ static int render(FILE *out, const struct node *root, const char *title, const s
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ustack flamegraph [-i TRACE | --folded FILE] [-o OUT.svg] [--title TEXT]\n"
+		"usage: ustack flamegraph [-i TRACE | --folded FILE | FILE] [-o OUT.svg] [--title TEXT]\n"
 		"                         [--inline] [--no-lines] [--debug-dir DIR]\n"
 		"       ustack flamegraph --diff A B [--no-normalize] [-o OUT.svg] [--title TEXT] ...\n"
 		"\n"
@@ -648,6 +648,7 @@ static void usage(FILE *f)
 		"\n"
 		"  -i, --input TRACE   trace file (default ustack.data)\n"
 		"  -f, --folded FILE   folded stacks instead of a trace\n"
+		"  FILE                either, told apart by the trace's magic\n"
 		"  -o, --output FILE   SVG file (default ustack.svg; '-' for stdout)\n"
 		"  -t, --title TEXT    title (default: the input's name)\n"
 		"      --inline        inlined functions as frames of their own (tooltip: inlined)\n"
@@ -819,7 +820,9 @@ int cmd_flamegraph(int argc, char **argv)
 		trace_a = looks_like_trace(path_a);
 		trace_b = looks_like_trace(path_b);
 	} else {
-		if (optind != argc || (input && folded)) {
+		/* one input: -i TRACE, --folded FILE, or FILE alone (a trace or
+		 * folded stacks, told apart by the trace's magic) */
+		if (optind + 1 < argc || (input && folded) || (optind < argc && (input || folded))) {
 			usage(stderr);
 			return 2;
 		}
@@ -827,8 +830,13 @@ int cmd_flamegraph(int argc, char **argv)
 			cli_error("flamegraph: --no-normalize applies to --diff only");
 			return 2;
 		}
-		path_b = folded ? folded : input ? input : "ustack.data";
-		trace_b = !folded;
+		if (optind < argc) {
+			path_b = argv[optind];
+			trace_b = looks_like_trace(path_b);
+		} else {
+			path_b = folded ? folded : input ? input : "ustack.data";
+			trace_b = !folded;
+		}
 	}
 	if (!trace_a && !trace_b && (ta.inline_frames || ta.no_lines || ta.debug_dir)) {
 		/* folded input is already symbolized: these would do nothing */

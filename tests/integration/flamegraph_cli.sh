@@ -52,6 +52,16 @@ if "$USTACK" record -q -o "$tmp/t.data" -e cpu-clock -F "$freq" -- sh -c 'i=0; w
 	else
 		echo "FAIL flamegraph_trace: root '$root', events '$events'"
 	fi
+	# the input alone: a trace by its magic, else folded stacks
+	"$USTACK" flamegraph "$tmp/t.data" -o "$tmp/t2.svg" 2>/dev/null
+	"$USTACK" flamegraph "$tmp/in.folded" -o "$tmp/f2.svg" 2>/dev/null
+	"$USTACK" flamegraph --folded "$tmp/in.folded" -o "$tmp/f1.svg" 2>/dev/null
+	"$USTACK" flamegraph -i "$tmp/t.data" "$tmp/in.folded" -o "$tmp/x.svg" 2>/dev/null; two=$?
+	if cmp -s "$tmp/t.svg" "$tmp/t2.svg" && cmp -s "$tmp/f1.svg" "$tmp/f2.svg" && [ $two -eq 2 ]; then
+		echo "PASS flamegraph_positional: FILE alone is -i for a trace, --folded for folded stacks; two inputs: status 2"
+	else
+		echo "FAIL flamegraph_positional: trace same $(cmp -s "$tmp/t.svg" "$tmp/t2.svg" && echo yes || echo no), folded same $(cmp -s "$tmp/f1.svg" "$tmp/f2.svg" && echo yes || echo no), two inputs: status $two"
+	fi
 else
 	echo "SKIP flamegraph_trace: cannot record here: $(head -1 "$tmp/rerr")"
 fi
