@@ -240,9 +240,12 @@ static const char *comm_of(struct report *rp, uint32_t tid)
 	return ustack_u64map__get(rp->comm_idx, tid, &v) ? rp->comms[v] : "<...>";
 }
 
-static const char *comm_cb(void *ctx, uint32_t tid)
+/* report_pprof__write(): the name of a comm_key() */
+static const char *comm_name_cb(void *ctx, uint32_t key)
 {
-	return comm_of(ctx, tid);
+	const struct report *rp = ctx;
+
+	return key && key <= rp->ncomms ? rp->comms[key - 1] : "<...>";
 }
 
 /* A thread's name from now on. A new name (exec, prctl) gets a slot of its
@@ -696,7 +699,7 @@ static void emit_stitched(struct report *rp, const struct ustack_trace_stitched 
 		return;
 	}
 	if (rp->fmt == FMT_PPROF) {
-		if (report_pprof__event(rp->pprof, s))
+		if (report_pprof__event(rp->pprof, s, (uint32_t)comm_key(rp, e->tid)))
 			rp->oom = 1;
 		return;
 	}
@@ -1405,7 +1408,7 @@ int cmd_report(int argc, char **argv)
 		if (stackmap_finish(&rp))
 			rp.oom = 1;
 	/* the profile of every event read, also before a damage (reported below) */
-	if (rp.pprof && !rp.oom && (wret = report_pprof__write(rp.pprof, rp.out, comm_cb, &rp)) < 0) {
+	if (rp.pprof && !rp.oom && (wret = report_pprof__write(rp.pprof, rp.out, comm_name_cb, &rp)) < 0) {
 		if (wret == -ENOMEM)
 			rp.oom = 1;
 		else

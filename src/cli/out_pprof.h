@@ -123,14 +123,19 @@ struct report_pprof_opts {
 
 struct report_pprof *report_pprof__new(const struct report_pprof_opts *o);
 void report_pprof__free(struct report_pprof *rp);
-/* count one stitched event; 0 or -ENOMEM */
-int report_pprof__event(struct report_pprof *rp, const struct ustack_trace_stitched *s);
+/* count one stitched event of a thread whose name is @comm (the caller's
+ * key of the name the thread had then, given back to the callback of
+ * report_pprof__write()); 0 or -ENOMEM */
+int report_pprof__event(struct report_pprof *rp, const struct ustack_trace_stitched *s,
+			uint32_t comm);
 /* a LOST record's count (kept as a comment of the profile) */
 void report_pprof__lost(struct report_pprof *rp, uint64_t count);
-/* build the profile (thread names through @comm_of, their latest name) and
- * write it gzipped to @out: 0, -ENOMEM, -EIO */
+/* build the profile (thread names through @comm_name, from the keys given
+ * to report_pprof__event(): each sample keeps the name its thread had at
+ * the event, as `folded` does) and write it gzipped to @out: 0, -ENOMEM,
+ * -EIO */
 int report_pprof__write(struct report_pprof *rp, FILE *out,
-			const char *(*comm_of)(void *ctx, uint32_t tid), void *ctx);
+			const char *(*comm_name)(void *ctx, uint32_t comm), void *ctx);
 
 /* ---- snapshot -> profile (ustack snapshot --format pprof) ------------------ */
 

@@ -40,6 +40,7 @@
 
 struct row_key {
 	uint32_t kid, uid, jit, tid, pid;
+	uint32_t comm; /* the thread's name at the event (the caller's key) */
 };
 
 struct report_pprof {
@@ -101,9 +102,9 @@ void report_pprof__free(struct report_pprof *rp)
 static uint64_t row_hash(const struct row_key *k)
 {
 	uint64_t h = 0x9e3779b97f4a7c15ull;
-	const uint32_t w[5] = { k->kid, k->uid, k->jit, k->tid, k->pid };
+	const uint32_t w[6] = { k->kid, k->uid, k->jit, k->tid, k->pid, k->comm };
 
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		h = (h ^ w[i]) * 0xff51afd7ed558ccdull;
 	return h ^ h >> 29;
 }
@@ -133,7 +134,8 @@ static long row_of(struct report_pprof *rp, const struct row_key *k)
 	return (long)rp->nrows++;
 }
 
-int report_pprof__event(struct report_pprof *rp, const struct ustack_trace_stitched *s)
+int report_pprof__event(struct report_pprof *rp, const struct ustack_trace_stitched *s,
+			uint32_t comm)
 {
 	const struct ustack_trace_event *e = &s->event;
 	struct row_key k = {
@@ -141,6 +143,7 @@ int report_pprof__event(struct report_pprof *rp, const struct ustack_trace_stitc
 		.uid = s->result == USTACK_TRACE_STITCH_OK ? s->ustack_id : USTACK_TRACE_NO_STACK,
 		.tid = e->tid,
 		.pid = e->pid,
+		.comm = comm,
 	};
 	uint64_t *c;
 	long row;
@@ -373,7 +376,7 @@ static uint64_t main_file(struct report_pprof *rp, const struct column *cols, si
 }
 
 int report_pprof__write(struct report_pprof *rp, FILE *out,
-			const char *(*comm_of)(void *ctx, uint32_t tid), void *ctx)
+			const char *(*comm_name)(void *ctx, uint32_t comm), void *ctx)
 {
 	const struct ustack_trace_header *h = ustack_trace_reader__header(rp->o.r);
 	size_t ncols, k = 0;
@@ -492,7 +495,7 @@ int report_pprof__write(struct report_pprof *rp, FILE *out,
 		int64_t *vals;
 		uint32_t nk = 0, nu = 0;
 
-		snprintf(comm, sizeof(comm), "%s", comm_of(ctx, rk->tid));
+		snprintf(comm, sizeof(comm), "%s", comm_name(ctx, rk->comm));
 		if (rk->kid != USTACK_TRACE_NO_STACK &&
 		    !ustack_trace_reader__stack(rp->o.r, USTACK_TRACE_KSTACK, rk->kid, &st))
 			nk = st.nr;

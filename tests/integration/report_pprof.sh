@@ -43,7 +43,8 @@
 #                   profiles with the sample types and no sample; a truncated
 #                   trace: a valid profile of what was read, an error naming
 #                   the offset, exit 1, no sanitizer report; a terminal is
-#                   refused
+#                   refused; a thread renamed between two events gives two
+#                   samples, each with the name of its time (as folded)
 set -u
 : "${CC:=gcc}" "${CHECK_DIR:=build/check}" "${TOP:=$PWD}" "${USTACK:=$TOP/$CHECK_DIR/ustack}"
 : "${SAN_FLAGS:=-fsanitize=address,undefined}" "${LIB_LDLIBS:=-lpthread -ldl -lbpf -ldw -lelf}"
@@ -390,6 +391,21 @@ for k in empty lost; do
 done
 if [ -z "$why" ] && ! grep -q 'lost records: 12;' "$tmp/lost.raw"; then
 	why="lost trace: no 'lost records: 12' comment"
+fi
+# a thread renamed between two events: one sample per name, as folded says
+if [ -z "$why" ]; then
+	"$tmp/mktrace" rename "$tmp/rename.data" || why="mktrace rename failed"
+fi
+if [ -z "$why" ]; then
+	"$USTACK" report -i "$tmp/rename.data" --format pprof -o "$tmp/rename.pb.gz" 2>"$tmp/rename.err"
+	"$USTACK" report -i "$tmp/rename.data" --format folded >"$tmp/rename.folded" 2>>"$tmp/rename.err"
+	if ! pp -raw "$tmp/rename.pb.gz" >"$tmp/rename.raw"; then
+		why="rename: pprof cannot read the profile: $(head -n1 "$tmp/pprof.err")"
+	elif [ "$(grep -c 'comm:\[before\]' "$tmp/rename.raw")" != 1 ] ||
+	     [ "$(grep -c 'comm:\[after\]' "$tmp/rename.raw")" != 1 ] ||
+	     [ "$(sort "$tmp/rename.folded" | tr '\n' ' ')" != "after;kfunc 1 before;kfunc 1 " ]; then
+		why="rename: pprof comm labels '$(grep -o 'comm:\[[a-z]*\]' "$tmp/rename.raw" | tr '\n' ' ')', folded '$(tr '\n' ' ' <"$tmp/rename.folded")' (want one sample each of before and after)"
+	fi
 fi
 if [ -z "$why" ]; then
 	size=$(stat -c %s "$tmp/t.data")
