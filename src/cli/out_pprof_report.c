@@ -4,10 +4,9 @@
  * profile (docs/cli/report.md, "pprof").
  *
  * Events are counted per (kernel stack, user stack, JIT map, thread,
- * process) and event id while the trace is read; the profile is built at
- * the end, when every thread's latest name is known (as `folded` names
- * threads), so each sample is one such combination with one value per
- * sample type.
+ * process, the thread's name at the event, as `folded` names threads) and
+ * event id while the trace is read; the profile is built at the end, so
+ * each sample is one such combination with one value per sample type.
  *
  * Addresses. The trace keeps user frames as (file id, file offset), not as
  * the addresses they had in some process. Each file id gets a mapping of its
