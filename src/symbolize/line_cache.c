@@ -102,6 +102,7 @@ struct ustack_line_cache {
 	int dropped;
 	int no_dwarf;  /* the DWARF file has no DWARF (read, or found now) */
 	int dirty;     /* no_dwarf found now: to be written */
+	size_t saved;  /* entries added that a save wrote already */
 };
 
 static int corrupt(const char *name, size_t off, const char *what)
@@ -460,8 +461,8 @@ void ustack_line_cache__drop(struct ustack_line_cache *c)
 	if (!c || c->dropped)
 		return;
 	c->dropped = 1;
-	/* the file read was written from this DWARF: it goes with it */
-	if (c->img && c->file)
+	/* the file read or written was from this DWARF: it goes with it */
+	if ((c->img || c->saved) && c->file)
 		unlink(c->file);
 }
 
@@ -636,7 +637,7 @@ int ustack_line_cache__save(struct ustack_line_cache *c)
 	size_t len;
 	int err;
 
-	if (!c || !c->file || c->dropped || (!c->nadd && !c->dirty))
+	if (!c || !c->file || c->dropped || (c->nadd == c->saved && !c->dirty))
 		return 0;
 	err = ustack_line_cache__image(c, &img, &len);
 	if (err)
@@ -647,6 +648,8 @@ int ustack_line_cache__save(struct ustack_line_cache *c)
 		pr_debug("%s: not written: %s\n", c->file, strerror(-err));
 		return err;
 	}
+	c->saved = c->nadd;
+	c->dirty = 0;
 	{
 		static const char *const kind[] = { ".lines", NULL };
 		const char *base = strrchr(c->file, '/');

@@ -97,8 +97,17 @@ static void put_get_save_open(void)
 	fill(c);
 	check_filled(c);
 	CHECK_EQ(ustack_line_cache__save(c), 0);
-	ustack_line_cache__free(c);
+	/* saved again with nothing new (the report saves, then frees): the
+	 * same file, not rewritten (a rewrite is a new inode) */
 	CHECK_EQ(stat(cache_file(), &st), 0);
+	{
+		struct stat st2;
+
+		CHECK_EQ(ustack_line_cache__save(c), 0);
+		CHECK_EQ(stat(cache_file(), &st2), 0);
+		CHECK_EQ_U64(st2.st_ino, st.st_ino);
+	}
+	ustack_line_cache__free(c);
 
 	/* read back; one more added; saved again: both kept */
 	c = ustack_line_cache__open(id, sizeof(id), dwarf);
@@ -201,6 +210,15 @@ static void drop(void)
 	ustack_line_cache__drop(c);
 	CHECK(stat(cache_file(), &st) != 0);
 	CHECK_EQ(ustack_line_cache__save(c), 0);
+	CHECK(stat(cache_file(), &st) != 0);
+	ustack_line_cache__free(c);
+	/* written by this same cache, then found corrupt: removed too */
+	unlink(cache_file());
+	c = ustack_line_cache__open(id, sizeof(id), dwarf);
+	fill(c);
+	CHECK_EQ(ustack_line_cache__save(c), 0);
+	CHECK_EQ(stat(cache_file(), &st), 0);
+	ustack_line_cache__drop(c);
 	CHECK(stat(cache_file(), &st) != 0);
 	ustack_line_cache__free(c);
 }
