@@ -442,9 +442,14 @@ static void read_aranges(struct ustack_dwarf *d)
 	if (!d->nar)
 		goto bad;
 	qsort(d->ar, d->nar, sizeof(*d->ar), cmp_ar);
-	for (size_t i = 1; i < d->nar; i++)
-		if (d->ar[i].lo < d->ar[i - 1].hi && d->ar[i].cu_off != d->ar[i - 1].cu_off)
+	/* a range that starts inside an earlier one (of any length: kept as
+	 * the furthest end so far) must be of the same unit */
+	for (size_t i = 1, far = 0; i < d->nar; i++) {
+		if (d->ar[i].lo < d->ar[far].hi && d->ar[i].cu_off != d->ar[far].cu_off)
 			goto bad;
+		if (d->ar[i].hi > d->ar[far].hi)
+			far = i;
+	}
 	d->ar_state = 1;
 	return;
 bad:
