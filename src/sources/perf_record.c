@@ -27,9 +27,9 @@ void ustack_perf_parser__fini(struct ustack_perf_parser *p)
 	p->cap_kips = 0;
 }
 
-/* Time of a record: first field of a sample after IDENTIFIER, IP, TID;
+/* Where the time is: first field of a sample after IDENTIFIER, IP, TID;
  * for other records inside the trailing sample_id (TID, TIME, CPU,
- * IDENTIFIER). Returns 0 when it cannot be found (sorted first). */
+ * IDENTIFIER). */
 int64_t ustack_perf_record__time_offset(uint32_t type, uint32_t len)
 {
 	/* a sample: header, identifier, ip, pid/tid, then time */
@@ -39,6 +39,7 @@ int64_t ustack_perf_record__time_offset(uint32_t type, uint32_t len)
 	return len >= 8 + 32 ? (int64_t)len - 24 : -1;
 }
 
+/* Time of a record; 0 when it has none (sorted first). */
 uint64_t ustack_perf_record__time(const uint8_t *r, uint32_t len)
 {
 	const struct perf_event_header *h = (const void *)r;
