@@ -511,6 +511,7 @@ static void on_stack(struct rec *r, const struct ub_stack *s)
 {
 	uint32_t id;
 
+	_Static_assert(UB_MAX_FRAMES <= MAX_USER_FRAMES, "r->words holds a checked stack");
 	/* the signal trampoline before a frame restored from a signal frame
 	 * is named at its pc, as ustack_unwind_mark_trampolines() does for
 	 * the copy backend (the kernel walk learns it one frame too late) */
