@@ -882,6 +882,7 @@ int cmd_flamegraph(int argc, char **argv)
 		cli_error("%s: %s", output, strerror(errno));
 		goto out_free;
 	}
+	cli_output_buffer(out);
 	ret = render(out, &root, titlebuf, diff_mode ? &diff : NULL);
 	if ((out != stdout && fclose(out)) || ret) {
 		cli_error("%s: write failed", output);

@@ -1358,8 +1358,7 @@ int cmd_report(int argc, char **argv)
 	} else {
 		rp.out = stdout;
 	}
-	/* one large buffer: output is many short lines */
-	setvbuf(rp.out, NULL, _IOFBF, 1 << 20);
+	cli_output_buffer(rp.out);
 	if (viewer_fmt(rp.fmt) && !rp.want_stats &&
 	    !(rp.viewer = cli_report_viewer__new(rp.fmt == FMT_SPEEDSCOPE ? CLI_VIEWER_SPEEDSCOPE
 									: CLI_VIEWER_PERFSCRIPT,
@@ -1434,7 +1433,7 @@ int cmd_report(int argc, char **argv)
 			cli_error("%s: %s%s%s", rp.in_path, strerror(-ret), *msg ? ": " : "", msg);
 		status = 1;
 	}
-	if (ferror(rp.out)) {
+	if (fflush(rp.out) || ferror(rp.out)) {
 		cli_error("%s: write error", out_path ? out_path : "standard output");
 		status = 1;
 	}

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <ustack/ustack.h>
 #include "cli/cli.h"
@@ -59,6 +60,19 @@ int cli_parse_u64(const char *s, int base, unsigned long long *out)
 	if (errno || *end)
 		return -EINVAL;
 	return 0;
+}
+
+void cli_output_buffer(FILE *f)
+{
+	static char buf[64 << 10];
+	static int taken;
+	struct stat st;
+
+	if (taken || fstat(fileno(f), &st) ||
+	    !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+		return;
+	if (!setvbuf(f, buf, _IOFBF, sizeof(buf)))
+		taken = 1;
 }
 
 int cli_not_yet(const char *cmd)
