@@ -66,7 +66,8 @@ struct trace_cur {
 	int bad;
 };
 
-static inline uint64_t trace_get_varint(struct trace_cur *c)
+/* trace_get_varint() of more than one byte, or at the end */
+static __attribute__((noinline, unused)) uint64_t trace_get_varint_long(struct trace_cur *c)
 {
 	uint64_t v = 0;
 
@@ -88,6 +89,23 @@ static inline uint64_t trace_get_varint(struct trace_cur *c)
 	}
 	c->bad = 1;
 	return 0;
+}
+
+/* Most varints of a trace (ids, counts, small deltas) are one byte: that
+ * case inline, the rest out of line. */
+static inline uint64_t trace_get_varint(struct trace_cur *c)
+{
+	uint8_t b;
+
+	if (c->bad || c->pos >= c->len) {
+		c->bad = 1;
+		return 0;
+	}
+	b = c->p[c->pos];
+	if (b & 0x80)
+		return trace_get_varint_long(c);
+	c->pos++;
+	return b;
 }
 
 static inline uint32_t trace_get_u32v(struct trace_cur *c)

@@ -238,6 +238,77 @@ static struct ustack_trace_reader *mem_reader(const uint8_t *buf, size_t len, ui
 
 /* ---- tests ------------------------------------------------------------- */
 
+/* The varint of @p, byte by byte as the format defines it (section 2):
+ * 1 and *v, 0 for bad (past @len, or a 10th byte above 1). */
+static int varint_ref(const uint8_t *p, size_t len, uint64_t *v, size_t *used)
+{
+	*v = 0;
+	for (size_t i = 0; i < 10; i++) {
+		if (i >= len || (i == 9 && p[i] > 1))
+			return 0;
+		*v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (!(p[i] & 0x80)) {
+			*used = i + 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Every length of value, of buffer after it (the decoder reads 8 bytes at
+ * once where 8 are there) and of truncation, random continuation bytes
+ * and non-minimal encodings, against the reference. */
+static void test_varint_decoder(void)
+{
+	uint8_t b[32];
+	unsigned int bad = 0;
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+
+	for (int round = 0; round < 200000; round++) {
+		struct trace_cur c;
+		uint64_t v, want, x;
+		size_t n, len, used = 0;
+		int ok;
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		x = seed;
+		for (size_t i = 0; i < sizeof(b); i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			b[i] = (uint8_t)(seed >> 56);
+		}
+		switch (round % 4) {
+		case 0: /* a valid varint of 1..10 bytes */
+			v = x >> (x % 64);
+			n = trace_put_varint(b, v);
+			break;
+		case 1: /* random bytes: continuation bits anywhere */
+			n = 10;
+			break;
+		case 2: /* long runs of continuation bytes */
+			for (size_t i = 0; i < 12; i++)
+				b[i] |= 0x80;
+			b[x % 12] &= 0x7f;
+			n = 12;
+			break;
+		default: /* a non-minimal encoding (zero groups after the value) */
+			n = 1 + x % 9;
+			for (size_t i = 0; i + 1 < n; i++)
+				b[i] |= 0x80;
+			b[n - 1] &= 0x01;
+			break;
+		}
+		len = (size_t)(round / 4) % 24;
+		if (len < n && round % 3)
+			len = n + len % 10;
+		ok = varint_ref(b, len, &want, &used);
+		c = (struct trace_cur){ b, len, 0, 0 };
+		v = trace_get_varint(&c);
+		if (ok ? (c.bad || v != want || c.pos != used) : !c.bad)
+			bad++;
+	}
+	CHECK_EQ(bad, 0);
+}
+
 static void test_varint(void)
 {
 	uint8_t b[16];
@@ -1565,6 +1636,7 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "--example"))
 		return write_tiny(argv[2]) ? 1 : 0;
 	RUN(test_varint);
+	RUN(test_varint_decoder);
 	RUN(test_frame_words);
 	RUN(test_roundtrip_all_types);
 	RUN(test_skim);
