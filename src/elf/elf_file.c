@@ -33,26 +33,27 @@ struct elf_symtab {
 
 /*
  * Lookups answered by scanning the symbol tables before the index is
- * built. A scan reads each symbol once, in the file's own mapping; the
- * index costs about three scans of CPU (one pass to collect the function
- * symbols, a radix sort by address in as many byte passes as the highest
- * address needs, one pass for pmax) plus two fresh arrays of 32 bytes per
- * function symbol, whose page faults made a snapshot (11 distinct pcs in
- * libc) slower on a loaded machine than scanning did. A report over many
- * distinct frames builds it after these.
+ * built. A scan reads each symbol once, in the file's own mapping (libc's
+ * debug .symtab: 10k symbols, ~10 us); the index costs about three scans
+ * (three passes over the tables) and two small arrays (4 bytes per symbol
+ * and per bucket). A snapshot looks up a few pcs per file; a report over
+ * many distinct frames builds the index after these.
  */
-#define ELF_SYM_SCANS 32
+#define ELF_SYM_SCANS 2
 
-/* A function symbol in the index, which is sorted by start. pmax is the
- * largest end (start + size, start + 1 when size is 0) of this entry and
- * every one before it: a lookup walks back from the last start <= vaddr
- * only while some earlier symbol can still cover vaddr. Names are checked
- * when an entry is chosen (most never are). */
-struct elf_fsym {
-	uint64_t start, size, pmax;
-	uint32_t tab; /* elf->symtabs[tab] */
-	uint32_t idx; /* symbol index in it */
-};
+/*
+ * The index: the function symbols by block of 2^shift bytes of address.
+ * Each symbol is listed under every block its extent [start, start +
+ * max(size, 1)) meets, in table order; block b's list is bucket b & mask
+ * (a power of two about half the symbol count), so blocks far apart may
+ * share a bucket. A lookup reads the list of vaddr's block and tests each
+ * symbol there as a scan does: a symbol of another block fails the test.
+ * A symbol longer than ELF_IDX_SPAN blocks is listed once, in the list
+ * after the buckets, which every lookup reads. Entries are tab << 31 |
+ * symbol index. No sort: three passes over the tables.
+ */
+#define ELF_IDX_SHIFT 10 /* 1 KiB blocks: ~4 libc functions each */
+#define ELF_IDX_SPAN 64
 
 struct ustack_elf {
 	const uint8_t *data;
@@ -68,8 +69,10 @@ struct ustack_elf {
 	struct elf_symtab symtabs[2];
 	int symtabs_found;
 	unsigned int sym_scans;
-	struct elf_fsym *fsyms;
-	size_t nr_fsyms;
+	uint32_t *idx_start; /* [buckets + 2]: bucket b is refs[start[b], start[b + 1]),
+			      * the long symbols refs[start[buckets], start[buckets + 1]) */
+	uint32_t *idx_refs;
+	uint32_t idx_buckets, idx_shift;
 	int syms_built;
 };
 
@@ -197,7 +200,8 @@ void ustack_elf__close(struct ustack_elf *elf)
 		munmap((void *)elf->data, elf->size);
 	else if (elf->mapped == 2)
 		free((void *)elf->data);
-	free(elf->fsyms);
+	free(elf->idx_start);
+	free(elf->idx_refs);
 	free(elf->path);
 	free(elf);
 }
@@ -546,6 +550,29 @@ static inline int sym_covers(uint64_t value, uint64_t size, uint64_t vaddr)
  * order (the alias a person expects). Cheap checks first: most symbols are
  * rejected by their address alone, without touching the string table.
  */
+static inline void sym_consider(const struct elf_symtab *t, uint64_t i, uint64_t vaddr,
+				struct elf_sym_entry *best, int *found)
+{
+	const uint8_t *p = t->data + i * sizeof(Elf64_Sym);
+	uint64_t value = ld_u64(p + offsetof(Elf64_Sym, st_value));
+	uint64_t size = ld_u64(p + offsetof(Elf64_Sym, st_size));
+	struct elf_sym_entry e;
+
+	/* one well-predicted branch: symbols are not in address order, so a
+	 * branch on "value > vaddr" mispredicts half the time */
+	if (!sym_covers(value, size, vaddr))
+		return;
+	if (*found && (value < best->start || (value == best->start && size > best->size)))
+		return;
+	if (!elf_sym_entry(t, i, &e))
+		return;
+	/* same start and size (checked above): sym_cmp() decides */
+	if (!*found || value > best->start || size < best->size || sym_cmp(&e, best) < 0) {
+		*best = e;
+		*found = 1;
+	}
+}
+
 static int elf_scan_symbols(struct ustack_elf *elf, uint64_t vaddr, struct elf_sym_entry *best)
 {
 	int found = 0;
@@ -553,139 +580,133 @@ static int elf_scan_symbols(struct ustack_elf *elf, uint64_t vaddr, struct elf_s
 	for (int k = 0; k < 2; k++) {
 		const struct elf_symtab *t = &elf->symtabs[k];
 
-		for (uint64_t i = 0; t->data && i < t->n; i++) {
-			const uint8_t *p = t->data + i * sizeof(Elf64_Sym);
-			uint64_t value = ld_u64(p + offsetof(Elf64_Sym, st_value));
-			uint64_t size = ld_u64(p + offsetof(Elf64_Sym, st_size));
-			struct elf_sym_entry e;
-
-			/* one well-predicted branch: symbols are not in address
-			 * order, so a branch on "value > vaddr" mispredicts half
-			 * the time */
-			if (!sym_covers(value, size, vaddr))
-				continue;
-			if (found && (value < best->start || (value == best->start && size > best->size)))
-				continue;
-			if (!elf_sym_entry(t, i, &e))
-				continue;
-			/* same start and size (checked above): sym_cmp() decides */
-			if (!found || value > best->start || size < best->size || sym_cmp(&e, best) < 0) {
-				*best = e;
-				found = 1;
-			}
-		}
+		for (uint64_t i = 0; t->data && i < t->n; i++)
+			sym_consider(t, i, vaddr, best, &found);
 	}
 	return found ? 0 : -ENOENT;
 }
 
-/* Sort @n entries by start: LSD radix, one pass per byte up to the highest
- * set bit of any start (three for a shared library below 16 MiB). Stable. */
-static int fsym_radix_sort(struct elf_fsym *a, size_t n)
+/* Symbol @i of @t for the index: a function (or IFUNC) defined in some
+ * section; elf_sym_entry() checks the rest at lookup. Its first and last
+ * block; 0: not indexed, 1: listed per block, 2: long. */
+static inline __attribute__((always_inline)) int idx_blocks(const struct elf_symtab *t, uint64_t i,
+							   uint32_t shift, uint64_t *b0, uint64_t *b1)
 {
-	struct elf_fsym *tmp = malloc(n * sizeof(*tmp)), *from = a, *to = tmp;
-	uint64_t all = 0;
+	const uint8_t *p = t->data + i * sizeof(Elf64_Sym);
+	unsigned int type = ELF64_ST_TYPE(p[offsetof(Elf64_Sym, st_info)]);
+	uint64_t start, size, last;
 
-	if (!tmp)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		all |= a[i].start;
-	for (unsigned int shift = 0; shift < 64 && (all >> shift); shift += 8) {
-		size_t pos[256] = { 0 }, sum = 0;
-
-		for (size_t i = 0; i < n; i++)
-			pos[(from[i].start >> shift) & 255]++;
-		for (int d = 0; d < 256; d++) {
-			size_t c = pos[d];
-
-			pos[d] = sum;
-			sum += c;
-		}
-		for (size_t i = 0; i < n; i++)
-			to[pos[(from[i].start >> shift) & 255]++] = from[i];
-		from = to;
-		to = from == a ? tmp : a;
-	}
-	if (from != a)
-		memcpy(a, from, n * sizeof(*a));
-	free(tmp);
-	return 0;
+	if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+	    ld_u16(p + offsetof(Elf64_Sym, st_shndx)) == SHN_UNDEF)
+		return 0;
+	start = ld_u64(p + offsetof(Elf64_Sym, st_value));
+	size = ld_u64(p + offsetof(Elf64_Sym, st_size));
+	last = size ? start + (size - 1) : start;
+	if (last < start) /* wraps: reaches the top */
+		return 2;
+	*b0 = start >> shift;
+	*b1 = last >> shift;
+	return *b1 - *b0 >= ELF_IDX_SPAN ? 2 : 1;
 }
 
 static int elf_build_index(struct ustack_elf *elf)
 {
-	size_t cap = 0, n = 0;
-	uint64_t pmax = 0;
-	struct elf_fsym *a;
+	uint64_t nsym = 0, total, nlong, b0, b1;
+	uint32_t nb = 64, mask, shift = ELF_IDX_SHIFT, *start = NULL, *refs;
 
+	/* buckets: about half as many as symbols of any type (two passes
+	 * over the tables, not three) */
 	for (int k = 0; k < 2; k++) {
 		const struct elf_symtab *t = &elf->symtabs[k];
 
-		if (t->data && (t->n > UINT32_MAX || t->n > SIZE_MAX / sizeof(*a) - cap))
-			return -ENOMEM;
-		cap += t->data ? t->n : 0;
+		if (t->data && t->n >= 1u << 31)
+			return -E2BIG;
+		nsym += t->data ? t->n : 0;
 	}
-	if (!cap)
+	if (!nsym)
 		return 0;
-	a = malloc(cap * sizeof(*a));
-	if (!a)
+	while (nb < nsym / 2 && nb < 1u << 22)
+		nb *= 2;
+	mask = nb - 1;
+	start = malloc(((size_t)nb + 2) * sizeof(*start));
+	if (!start)
 		return -ENOMEM;
+	/* count per bucket; blocks twice as long while the lists would hold
+	 * more than 4 entries a symbol (a table of long functions) */
+	for (;;) {
+		memset(start, 0, ((size_t)nb + 2) * sizeof(*start));
+		total = nlong = 0;
+		for (uint32_t k = 0; k < 2; k++) {
+			const struct elf_symtab *t = &elf->symtabs[k];
+
+			for (uint64_t i = 0; t->data && i < t->n; i++) {
+				int r = idx_blocks(t, i, shift, &b0, &b1);
+
+				if (r == 2)
+					nlong++;
+				else if (r == 1)
+					for (uint64_t b = b0; b <= b1; b++, total++)
+						start[(b & mask) + 1]++;
+			}
+		}
+		if (total + nlong <= 4 * nsym + 4096 || shift >= 40)
+			break;
+		shift++;
+	}
+	if (total + nlong > UINT32_MAX) {
+		free(start);
+		return -E2BIG;
+	}
+	for (uint32_t b = 0; b < nb; b++)
+		start[b + 1] += start[b];
+	start[nb + 1] = start[nb] + (uint32_t)nlong;
+	refs = malloc((size_t)(total + nlong + 1) * sizeof(*refs));
+	if (!refs) {
+		free(start);
+		return -ENOMEM;
+	}
+	/* fill: start[b] moves to the end of bucket b (the start of b + 1),
+	 * then everything moves back one */
+	nlong = total;
 	for (uint32_t k = 0; k < 2; k++) {
 		const struct elf_symtab *t = &elf->symtabs[k];
 
 		for (uint64_t i = 0; t->data && i < t->n; i++) {
-			const uint8_t *p = t->data + i * sizeof(Elf64_Sym);
-			unsigned int type = ELF64_ST_TYPE(p[offsetof(Elf64_Sym, st_info)]);
+			int r = idx_blocks(t, i, shift, &b0, &b1);
+			uint32_t ref = k << 31 | (uint32_t)i;
 
-			if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
-			    ld_u16(p + offsetof(Elf64_Sym, st_shndx)) == SHN_UNDEF)
-				continue;
-			a[n++] = (struct elf_fsym){ .start = ld_u64(p + offsetof(Elf64_Sym, st_value)),
-						    .size = ld_u64(p + offsetof(Elf64_Sym, st_size)),
-						    .tab = k, .idx = (uint32_t)i };
+			if (r == 2)
+				refs[nlong++] = ref;
+			else if (r == 1)
+				for (uint64_t b = b0; b <= b1; b++)
+					refs[start[b & mask]++] = ref;
 		}
 	}
-	if (fsym_radix_sort(a, n)) {
-		free(a);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++) {
-		uint64_t end = a[i].start + (a[i].size ? a[i].size : 1);
-
-		if (end < a[i].start) /* wraps: reaches the top */
-			end = UINT64_MAX;
-		if (end > pmax)
-			pmax = end;
-		a[i].pmax = pmax;
-	}
-	elf->fsyms = a;
-	elf->nr_fsyms = n;
+	for (uint32_t b = nb; b > 0; b--)
+		start[b] = start[b - 1];
+	start[0] = 0;
+	elf->idx_start = start;
+	elf->idx_refs = refs;
+	elf->idx_buckets = nb;
+	elf->idx_shift = shift;
 	return 0;
 }
 
 /* The same choice as elf_scan_symbols(), from the index. */
 static int elf_index_lookup(struct ustack_elf *elf, uint64_t vaddr, struct elf_sym_entry *best)
 {
-	size_t i = ustack_count_le_u64(elf->fsyms, elf->nr_fsyms, sizeof(*elf->fsyms),
-				       offsetof(struct elf_fsym, start), vaddr);
+	uint32_t b = (uint32_t)((vaddr >> elf->idx_shift) & (elf->idx_buckets - 1));
 	int found = 0;
 
-	while (i > 0) {
-		const struct elf_fsym *f = &elf->fsyms[--i];
-		struct elf_sym_entry e;
+	for (int pass = 0; pass < 2; pass++) {
+		uint32_t from = elf->idx_start[b], to = elf->idx_start[b + 1];
 
-		/* the covering symbol that starts last was found: only its
-		 * aliases (same start, adjacent) remain; or nothing at or
-		 * before i reaches vaddr */
-		if ((found && f->start != best->start) || f->pmax <= vaddr)
-			break;
-		if (!sym_covers(f->start, f->size, vaddr) || (found && f->size > best->size))
-			continue;
-		if (!elf_sym_entry(&elf->symtabs[f->tab], f->idx, &e))
-			continue;
-		if (!found || e.size < best->size || sym_cmp(&e, best) < 0) {
-			*best = e;
-			found = 1;
+		for (uint32_t j = from; j < to; j++) {
+			uint32_t ref = elf->idx_refs[j];
+
+			sym_consider(&elf->symtabs[ref >> 31], ref & 0x7fffffffu, vaddr, best, &found);
 		}
+		b = elf->idx_buckets; /* then the long symbols */
 	}
 	return found ? 0 : -ENOENT;
 }
@@ -814,9 +835,11 @@ static int elf_symbolize_sized(struct ustack_elf *elf, uint64_t vaddr, struct el
 	} else {
 		if (!elf->syms_built) {
 			elf->syms_built = 1;
-			elf_build_index(elf); /* out of memory: no index, no names */
+			elf_build_index(elf);
 		}
-		if (elf_index_lookup(elf, vaddr, &best))
+		/* no index (out of memory, a table too large): scans */
+		if (elf->idx_start ? elf_index_lookup(elf, vaddr, &best)
+				   : elf_scan_symbols(elf, vaddr, &best))
 			return -ENOENT;
 	}
 	*out = best;

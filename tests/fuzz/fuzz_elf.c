@@ -2,6 +2,7 @@
 /* Fuzz target: src/elf over arbitrary bytes. */
 #include <stdint.h>
 #include <stddef.h>
+#include <string.h>
 
 #include <ustack/ustack.h>
 #include "elf/elf_file.h"
@@ -34,6 +35,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ustack_elf__vaddr_to_offset(e, 0x1000, &v);
 	for (uint64_t a = 0; a < 0x3000; a += 0x101)
 		ustack_elf__symbolize(e, a, &name, &start);
+	/* the index (built after the first lookups) answers as the scan of
+	 * a fresh open does */
+	for (uint64_t a = 0; a < 0x3000; a += 0x301) {
+		struct ustack_elf *f = ustack_elf__open_mem(data, size, "fuzz");
+		const char *n1 = NULL, *n2 = NULL;
+		uint64_t s1 = 0, s2 = 0;
+		int r1 = f ? ustack_elf__symbolize_sized(f, a, &n1, &s1) : -1;
+		int r2 = ustack_elf__symbolize_sized(e, a, &n2, &s2);
+
+		if (f && (r1 != r2 || (!r1 && (s1 != s2 || strcmp(n1, n2)))))
+			__builtin_trap();
+		ustack_elf__close(f);
+	}
 	ustack_elf__close(e);
 	return 0;
 }

@@ -295,6 +295,160 @@ static uint64_t nm_addr(const char *sym)
 	return v && *v ? strtoull(v, NULL, 16) : 0;
 }
 
+/* A synthetic ELF for the symbol index: .symtab and .dynsym with their
+ * string tables, the symbols of @syms. */
+struct tsym {
+	const char *name;
+	uint64_t value, size;
+	int type, shndx, dyn;
+};
+
+static void *make_symelf(const struct tsym *syms, size_t n, size_t *len)
+{
+	/* sections: 0 null, 1 .text, 2 .symtab, 3 .strtab, 4 .dynsym,
+	 * 5 .dynstr, 6 .shstrtab */
+	static const char shstr[] = "\0.text\0.symtab\0.strtab\0.dynsym\0.dynstr\0.shstrtab";
+	size_t cap = 65536, off = sizeof(Elf64_Ehdr);
+	uint8_t *b = calloc(1, cap);
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)b;
+	Elf64_Shdr sh[7];
+	Elf64_Sym *tab[2];
+	char *str[2];
+	size_t nsym[2] = { 1, 1 }, nstr[2] = { 1, 1 }, symoff[2], stroff[2];
+
+	memset(sh, 0, sizeof(sh));
+	for (int t = 0; t < 2; t++) {
+		symoff[t] = off;
+		tab[t] = (Elf64_Sym *)(b + off);
+		off += (n + 1) * sizeof(Elf64_Sym);
+		stroff[t] = off;
+		str[t] = (char *)(b + off);
+		off += 4096;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int t = syms[i].dyn;
+		Elf64_Sym *y = &tab[t][nsym[t]++];
+
+		y->st_name = (Elf64_Word)nstr[t];
+		strcpy(str[t] + nstr[t], syms[i].name);
+		nstr[t] += strlen(syms[i].name) + 1;
+		y->st_info = ELF64_ST_INFO(STB_GLOBAL, syms[i].type);
+		y->st_shndx = (Elf64_Section)syms[i].shndx;
+		y->st_value = syms[i].value;
+		y->st_size = syms[i].size;
+	}
+	memcpy(b + off, shstr, sizeof(shstr));
+	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_NOBITS,
+			      .sh_flags = SHF_ALLOC | SHF_EXECINSTR, .sh_addr = 0x100000,
+			      .sh_offset = off, .sh_size = 0x500000 };
+	sh[2] = (Elf64_Shdr){ .sh_name = 7, .sh_type = SHT_SYMTAB, .sh_offset = symoff[0],
+			      .sh_size = nsym[0] * sizeof(Elf64_Sym), .sh_link = 3,
+			      .sh_entsize = sizeof(Elf64_Sym) };
+	sh[3] = (Elf64_Shdr){ .sh_name = 15, .sh_type = SHT_STRTAB, .sh_offset = stroff[0],
+			      .sh_size = nstr[0] };
+	sh[4] = (Elf64_Shdr){ .sh_name = 23, .sh_type = SHT_DYNSYM, .sh_offset = symoff[1],
+			      .sh_size = nsym[1] * sizeof(Elf64_Sym), .sh_link = 5,
+			      .sh_entsize = sizeof(Elf64_Sym) };
+	sh[5] = (Elf64_Shdr){ .sh_name = 31, .sh_type = SHT_STRTAB, .sh_offset = stroff[1],
+			      .sh_size = nstr[1] };
+	sh[6] = (Elf64_Shdr){ .sh_name = 39, .sh_type = SHT_STRTAB, .sh_offset = off,
+			      .sh_size = sizeof(shstr) };
+	off += sizeof(shstr);
+	off = (off + 7) & ~(size_t)7;
+	memcpy(b + off, sh, sizeof(sh));
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_DYN;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	eh->e_ehsize = sizeof(Elf64_Ehdr);
+	eh->e_shoff = off;
+	eh->e_shentsize = sizeof(Elf64_Shdr);
+	eh->e_shnum = 7;
+	eh->e_shstrndx = 6;
+	*len = off + sizeof(sh);
+	return b;
+}
+
+/* The index (built after the first lookups) against the scans and against
+ * the names expected: symbols longer than 64 KiB (listed apart), one that
+ * wraps, blocks far apart in the same bucket, nested functions, aliases
+ * in both tables, symbols the index must skip. */
+static void test_symbol_index_shapes(void)
+{
+	const struct tsym syms[] = {
+		{ "big", 0x100000, 0x40000, STT_FUNC, 1, 0 },    /* 256 KiB: long */
+		{ "inner", 0x110000, 0x100, STT_FUNC, 1, 0 },    /* inside big */
+		{ "inner", 0x110000, 0x100, STT_FUNC, 1, 1 },    /* its .dynsym twin */
+		{ "span64", 0x180000, 0x10000, STT_FUNC, 1, 0 }, /* 64 blocks: listed per block */
+		{ "span65", 0x1a0000, 0x10001, STT_FUNC, 1, 0 }, /* 65 blocks: long */
+		{ "zz_alias", 0x200000, 0x80, STT_FUNC, 1, 0 },
+		{ "a_alias", 0x200000, 0x80, STT_FUNC, 1, 1 },
+		{ "far", 0x210000, 0x40, STT_FUNC, 1, 0 },      /* 64 KiB on: same bucket */
+		{ "edge", 0x220000, 0x401, STT_FUNC, 1, 0 },    /* its last byte in a block of its own */
+		{ "farther", 0x4200000, 0x40, STT_GNU_IFUNC, 1, 1 },
+		{ "zs", 0x300000, 0, STT_FUNC, 1, 0 },           /* no size: its start only */
+		{ "undef", 0x200010, 0x10, STT_FUNC, 0, 0 },     /* not defined: skipped */
+		{ "object", 0x200020, 0x10, STT_OBJECT, 1, 0 },  /* not code: skipped */
+		{ "wrap", 0xfffffffffffff000ull, 0x2000, STT_FUNC, 1, 0 },
+	};
+	const struct {
+		uint64_t addr;
+		const char *name; /* NULL: none */
+	} want[] = {
+		{ 0x100000, "big" },     { 0x10ffff, "big" },   { 0x110000, "inner" },
+		{ 0x1100ff, "inner" },   { 0x110100, "big" },   { 0x13ffff, "big" },
+		{ 0x140000, NULL },      { 0x180000, "span64" }, { 0x18ffff, "span64" },
+		{ 0x190000, NULL },      { 0x1a0000, "span65" }, { 0x1b0000, "span65" },
+		{ 0x1b0001, NULL },      { 0x200000, "a_alias" }, { 0x200015, "a_alias" },
+		{ 0x200025, "a_alias" }, { 0x200080, NULL },    { 0x210000, "far" },
+		{ 0x21003f, "far" },     { 0x210040, NULL },    { 0x220400, "edge" },
+		{ 0x220401, NULL },    { 0x4200010, "farther" },
+		{ 0x300000, "zs" },      { 0x300001, NULL },    { 0xfffffffffffff000ull, "wrap" },
+		{ 0xffffffffffffffffull, "wrap" }, { 0x10, NULL },
+	};
+	size_t len;
+	void *img = make_symelf(syms, sizeof(syms) / sizeof(syms[0]), &len);
+	struct ustack_elf *index = ustack_elf__open_mem(img, len, "symelf");
+	const char *name;
+	uint64_t start;
+
+	CHECK(index);
+	if (!index) {
+		free(img);
+		return;
+	}
+	/* past the scans: the index is built */
+	for (int k = 0; k < 8; k++)
+		ustack_elf__symbolize_sized(index, 0x100000 + k, &name, &start);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct ustack_elf *scan = ustack_elf__open_mem(img, len, "symelf");
+		const char *n1 = NULL, *n2 = NULL;
+		uint64_t s1 = 0, s2 = 0;
+		int r1 = scan ? ustack_elf__symbolize_sized(scan, want[i].addr, &n1, &s1) : -1;
+		int r2 = ustack_elf__symbolize_sized(index, want[i].addr, &n2, &s2);
+
+		if (want[i].name) {
+			CHECK_EQ(r1, 0);
+			CHECK_EQ(r2, 0);
+			CHECK(n1 && !strcmp(n1, want[i].name));
+			CHECK(n2 && !strcmp(n2, want[i].name));
+			CHECK_EQ_U64(s1, s2);
+		} else {
+			CHECK(r1 != 0);
+			CHECK(r2 != 0);
+		}
+		if ((want[i].name != NULL) != !r2 || (!r2 && strcmp(n2, want[i].name)))
+			printf("  0x%llx: want %s, index %s\n", (unsigned long long)want[i].addr,
+			       want[i].name ? want[i].name : "-", r2 ? "-" : n2);
+		ustack_elf__close(scan);
+	}
+	ustack_elf__close(index);
+	free(img);
+}
+
 static void test_symbolize_zero_size(void)
 {
 	struct ustack_elf *e = ustack_elf__open(self_path);
@@ -338,6 +492,7 @@ int main(void)
 	RUN(test_offset_vaddr_roundtrip);
 	RUN(test_symbolize_matches_nm);
 	RUN(test_symbolize_scan_matches_index);
+	RUN(test_symbol_index_shapes);
 	RUN(test_symbolize_zero_size);
 	RUN(test_debuglink);
 	RUN(test_damaged);
