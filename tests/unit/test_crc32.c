@@ -3,7 +3,9 @@
  * ustack_crc32() (src/common/crc32.c): the CRC-32/ISO-HDLC check value,
  * continuation over split buffers, and agreement with zlib's crc32() and
  * with a bit-at-a-time reference at every alignment and tail length the
- * slicing-by-8 loop has.
+ * slicing-by-8 loop has, and at every length across the carry-less
+ * multiply path's steps (64-byte lanes, 16-byte blocks, the tail), split
+ * anywhere.
  */
 #include "common/crc32.h"
 #include "test.h"
@@ -55,6 +57,21 @@ static void test_bitwise_reference(void)
 	CHECK_EQ_U64(ustack_crc32(0, buf, sizeof(buf)), crc_bitwise(buf, sizeof(buf)));
 }
 
+static void test_long_buffers(void)
+{
+	unsigned int bad = 0;
+
+	fill();
+	for (size_t off = 0; off < 16; off += 3)
+		for (size_t len = 0; len <= 300; len++)
+			bad += ustack_crc32(0, buf + off, len) != crc_bitwise(buf + off, len);
+	/* continuation through both paths: the first piece short or long */
+	for (size_t k = 0; k <= 300; k += 7)
+		bad += ustack_crc32(ustack_crc32(0, buf, k), buf + k, 1000 - k) !=
+		       crc_bitwise(buf, 1000);
+	CHECK_EQ(bad, 0);
+}
+
 static void test_zlib(void)
 {
 #ifdef HAVE_ZLIB
@@ -71,6 +88,7 @@ int main(void)
 {
 	RUN(test_check_value);
 	RUN(test_bitwise_reference);
+	RUN(test_long_buffers);
 	RUN(test_zlib);
 	TEST_EXIT();
 }
