@@ -56,9 +56,10 @@ static uint32_t crc_tables(uint32_t crc, const uint8_t *p, size_t len)
  * bits (Barrett). The constants are x^k mod P for the reflected
  * polynomial: k1 = x^(4*128+32), k2 = x^(4*128-32), k3 = x^(128+32),
  * k4 = x^(128-32), k5 = x^64, P' and mu = x^64 / P, all bit-reflected.
- * About 12 times the tables' speed: a trace's chunks and the line cache
- * are checked whole at every read. @len >= 64; the inverted state in and
- * out.
+ * 4-5.5 times the tables' speed on the development machine (64 KiB
+ * buffers: 0.07-0.10 ns a byte against 0.39-0.41): a trace's chunks and
+ * the line cache are checked whole at every read. @len >= 64; the
+ * inverted state in and out.
  */
 __attribute__((target("pclmul,sse2"))) static uint32_t crc_clmul(uint32_t crc, const uint8_t *p,
 								 size_t len)
