@@ -29,6 +29,7 @@
 #include "cli/cli.h"
 #include "cli/out_viewers.h"
 #include "cli/out_pprof.h"
+#include "common/clock.h"
 #include "symbolize/symbolize_internal.h"
 
 /*
@@ -1156,18 +1157,10 @@ struct progress {
 	uint64_t t0, last; /* ns */
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void progress_line(struct progress *p, uint64_t off, uint64_t size, uint64_t events,
 			  int last)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = ustack_mono_ns();
 
 	if (!p->mode || (!last && now - p->last < 250000000ull) ||
 	    (p->mode == 1 && now - p->t0 < 1000000000ull) || (last && !p->shown && p->mode == 1))
@@ -1413,7 +1406,7 @@ int cmd_report(int argc, char **argv)
 	pg.mode = progress_opt == 2 ? 2
 		: progress_opt == 0 && isatty(STDERR_FILENO) &&
 				  (out_path || !isatty(STDOUT_FILENO)) ? 1 : 0;
-	pg.t0 = pg.last = pg.mode ? mono_ns() : 0;
+	pg.t0 = pg.last = pg.mode ? ustack_mono_ns() : 0;
 	if (pg.mode == 2)
 		pg.last -= 1000000000ull; /* the first line at the first check */
 	while ((ret = ustack_trace_reader__next(rp.r, &rec, sizeof(rec))) == 1 && !rp.oom) {

@@ -39,6 +39,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "common/clock.h"
 #include "common/compiler.h"
 #include "common/grow.h"
 #include "common/dl_syms.h"
@@ -152,14 +153,6 @@ struct ustack_bpf {
 	struct map_op *ops;
 	size_t ops_head, ops_len, ops_cap;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 /* libbpf's messages: kept for the one-line error, printed with -v only */
 static char last_libbpf_msg[512];
@@ -615,10 +608,10 @@ static void *writer_main(void *arg)
 		op = b->ops[b->ops_head]; /* stays queued (has_file) until applied */
 		b->writer_busy = 1;
 		pthread_mutex_unlock(&b->lock);
-		t0 = now_ns();
+		t0 = ustack_mono_ns();
 		apply_op(b, &op);
 		pthread_mutex_lock(&b->lock);
-		b->load_ns += now_ns() - t0;
+		b->load_ns += ustack_mono_ns() - t0;
 		b->ops_head = (b->ops_head + 1) % b->ops_cap;
 		b->ops_len--;
 		b->writer_busy = 0;
@@ -947,7 +940,7 @@ int ustack_bpf__set_file(struct ustack_bpf *b, uint64_t dev, uint64_t ino, uint6
 			 struct ustack_modtab *m)
 {
 	struct map_op op = { .key = { .dev = dev, .ino = ino }, .val = { .file_id = file_id } };
-	uint64_t t0 = now_ns();
+	uint64_t t0 = ustack_mono_ns();
 	int ret = prepare_set(b, m, &op);
 
 	pthread_mutex_lock(&b->lock);
@@ -958,7 +951,7 @@ int ustack_bpf__set_file(struct ustack_bpf *b, uint64_t dev, uint64_t ino, uint6
 			close(op.fd);
 		ret = -ENOMEM;
 	}
-	b->load_ns += now_ns() - t0;
+	b->load_ns += ustack_mono_ns() - t0;
 	pthread_mutex_unlock(&b->lock);
 	return ret;
 }

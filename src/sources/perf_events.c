@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/compiler.h"
 #include "common/log.h"
 #include "sources/perf_events.h"
@@ -769,11 +770,8 @@ static int poll_round(struct ustack_perf_session *s, int timeout_ms, uint64_t un
 	 * once, into bufs[later]). Rings read one after the other without it
 	 * gave a thread's samples its old name now and then. */
 	if (ordered) {
-		struct timespec ts;
-		uint64_t t0;
+		uint64_t t0 = ustack_mono_ns();
 
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		t0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 		if (until > t0)
 			until = t0;
 	}

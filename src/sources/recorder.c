@@ -45,15 +45,8 @@
 #include "sources/perf_maps.h"
 #include "unwind/unwind.h"
 
+#include "common/clock.h"
 #include "sources/recorder.h"
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static void set_err(struct rec *r, const char *fmt, const char *a, const char *b)
 {
@@ -407,7 +400,7 @@ static void exit_later(struct rec *r, uint32_t pid)
 		ustack_recmaps__exit(r->rm, pid);
 		return;
 	}
-	r->exits[r->nr_exits++] = (struct rec_exit){ .pid = pid, .due = mono_ns() + 1000000000ull };
+	r->exits[r->nr_exits++] = (struct rec_exit){ .pid = pid, .due = ustack_mono_ns() + 1000000000ull };
 }
 
 /* @pid is a new process (a reused pid): its earlier holder's drop is done
@@ -524,7 +517,7 @@ static int synthesize_pid(struct rec *r, uint32_t pid)
 	char path[64], comm[32];
 	DIR *d;
 	struct dirent *de;
-	uint64_t now = mono_ns();
+	uint64_t now = ustack_mono_ns();
 	int ret = ustack_recmaps__synthesize(r->rm, pid);
 
 	if (ret < 0)
@@ -606,7 +599,7 @@ static void fill_stats(const struct rec *r, struct ustack_record_stats *st)
 		rec_bpf_stats(r, st);
 		st->kernel_bytes += perf_bytes; /* the side-band's too */
 	}
-	st->seconds = (mono_ns() - r->t0) / 1e9;
+	st->seconds = (ustack_mono_ns() - r->t0) / 1e9;
 }
 
 /* Fork the command, stopped on a pipe until the events are open. *report_fd
@@ -720,7 +713,7 @@ static int rec_setup(struct rec *r)
 	int sampling_idx = -1;
 	unsigned int backend;
 
-	r->t0 = mono_ns();
+	r->t0 = ustack_mono_ns();
 	if (!(o->argv && o->argv[0]) && !o->system_wide && o->nr_pids <= 0) {
 		/* NULL opts land here too: there is no default target */
 		set_err(r, "nothing to record: give pids, system_wide or argv%s%s", "", "");
@@ -808,7 +801,7 @@ static int rec_setup(struct rec *r)
 	gethostname(host, sizeof(host) - 1);
 	clock_gettime(CLOCK_REALTIME, &rt);
 	hdr.realtime_ns = (uint64_t)rt.tv_sec * 1000000000ull + rt.tv_nsec;
-	hdr.clock_ns = mono_ns();
+	hdr.clock_ns = ustack_mono_ns();
 	hdr.hostname = host;
 	hdr.release = un.release;
 	hdr.machine = un.machine;
@@ -953,7 +946,7 @@ static int rec_setup(struct rec *r)
 	}
 	if (o->duration > 0)
 		r->deadline = r->t0 + (uint64_t)(o->duration * 1e9);
-	r->last_progress = mono_ns();
+	r->last_progress = ustack_mono_ns();
 out:
 	return ret;
 }
@@ -981,7 +974,7 @@ static int rec_step(struct rec *r, int timeout_ms)
 		/* the ring buffer up to now first, then the side-band up to the
 		 * same moment: a process's exit or exec is applied after its
 		 * last event */
-		uint64_t now = mono_ns();
+		uint64_t now = ustack_mono_ns();
 
 		ret = rec_bpf_poll(r, 0);
 		if (ret < 0) {
@@ -1000,12 +993,12 @@ static int rec_step(struct rec *r, int timeout_ms)
 		set_err(r, "%s%s", err, "");
 		return ret;
 	}
-	exits_due(r, mono_ns());
+	exits_due(r, ustack_mono_ns());
 	if (r->werr)
 		return 1;
 	if (o->stop && *o->stop)
 		return 1;
-	if (r->deadline && mono_ns() >= r->deadline)
+	if (r->deadline && ustack_mono_ns() >= r->deadline)
 		return 1;
 	if (r->child > 0 && waitpid(r->child, &status, WNOHANG) == r->child) {
 		r->st.child_status = status;
@@ -1020,7 +1013,7 @@ static int rec_step(struct rec *r, int timeout_ms)
 		if (!alive)
 			return 1;
 	}
-	if (mono_ns() - r->last_progress >= 1000000000ull) {
+	if (ustack_mono_ns() - r->last_progress >= 1000000000ull) {
 		/* a chunk a second reaches the disk: a full disk or a killed
 		 * recorder loses at most the last second */
 		ret = ustack_trace_writer__flush(r->w);
@@ -1029,7 +1022,7 @@ static int rec_step(struct rec *r, int timeout_ms)
 		fill_stats(r, &r->st);
 		if (o->progress)
 			o->progress(o->progress_ctx, &r->st);
-		r->last_progress = mono_ns();
+		r->last_progress = ustack_mono_ns();
 	}
 	return 0;
 }

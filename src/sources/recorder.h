@@ -75,7 +75,7 @@ struct rec {
 	 * under a stalled virtual CPU) still finds its mappings */
 	struct rec_exit {
 		uint32_t pid;
-		uint64_t due; /* mono_ns */
+		uint64_t due; /* ustack_mono_ns() */
 	} *exits;
 	size_t nr_exits, cap_exits;
 	/* pid -> JIT map state (jitmap_record.c) */

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include <ustack/procmaps.h>
+#include "common/clock.h"
 #include "common/compiler.h"
 #include "common/grow.h"
 #include "common/log.h"
@@ -163,14 +164,6 @@ static void load_vma(struct rec *r, uint32_t pid, const struct pm_vma *v)
 			"from a stack copy instead)\n", f->path, strerror(-ret));
 }
 
-static uint64_t mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Queued: loaded by load_pending(), from the picture as it is then (a
  * mapping gone by then needs no table). */
 void rec_bpf_mapped(struct rec *r, uint32_t pid, uint64_t start)
@@ -195,7 +188,7 @@ void rec_bpf_mapped(struct rec *r, uint32_t pid, uint64_t start)
 static void load_pending(struct rec *r, uint64_t budget_ns)
 {
 	struct rec_bpf *b = r->rb;
-	uint64_t t0 = mono_now(), n;
+	uint64_t t0 = ustack_mono_ns(), n;
 
 	while (b->nr_pending) {
 		struct pending_load p = b->pending[b->pending_head];
@@ -203,7 +196,7 @@ static void load_pending(struct rec *r, uint64_t budget_ns)
 		b->pending_head = (b->pending_head + 1) % b->cap_pending;
 		b->nr_pending--;
 		load_vma(r, p.pid, ustack_recmaps__find(r->rm, p.pid, p.start));
-		if (mono_now() - t0 >= budget_ns)
+		if (ustack_mono_ns() - t0 >= budget_ns)
 			break;
 	}
 	if (!b->nr_pending && read(b->efd, &n, sizeof(n)) < 0 && errno != EAGAIN)
@@ -647,12 +640,10 @@ static void lost_check(struct rec *r)
 	if (lost > r->rb->lost_seen) {
 		struct ustack_trace_lost l = { .what = USTACK_TRACE_LOST_KERNEL,
 					       .count = lost - r->rb->lost_seen };
-		struct timespec ts;
 		int ret;
 
 		/* noticed now; the events were lost since the last check */
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		l.time = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+		l.time = ustack_mono_ns();
 		ret = ustack_trace_writer__add_lost(r->w, &l);
 		if (ret && !r->werr)
 			r->werr = ret;

@@ -33,6 +33,7 @@
 #include <ustack/snapshot.h>
 #include <ustack/symbolize.h>
 #include "sources/snapshot_lines.h"
+#include "common/clock.h"
 #include "common/grow.h"
 #include "common/log.h"
 #include "common/opts.h"
@@ -134,14 +135,6 @@ struct snap {
 	int nr_lines;
 	size_t cap_lines, cap_decls;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 /* /proc/PID/task/TID/NAME, opened relative to /proc/PID/task (@task_dir,
  * or by its whole path when that is not open): fewer path steps per thread */
@@ -268,7 +261,7 @@ static int unwind_thread(struct snap *s, int tid, unsigned int *stop, uint64_t *
 		pthread_sigmask(SIG_BLOCK, &hold, &old);
 	}
 
-	t0 = now_ns();
+	t0 = ustack_mono_ns();
 	if (ptrace(PTRACE_SEIZE, tid, 0, 0)) {
 		ret = -errno;
 		goto out_unblock;
@@ -314,7 +307,7 @@ static int unwind_thread(struct snap *s, int tid, unsigned int *stop, uint64_t *
 out_detach:
 	ptrace(PTRACE_DETACH, tid, 0, (void *)(uintptr_t)sig);
 out_unblock:
-	*stopped_ns = now_ns() - t0;
+	*stopped_ns = ustack_mono_ns() - t0;
 	if (s->hold_signals)
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	/* it runs again: cached stack pages are stale */
