@@ -884,7 +884,8 @@ int cmd_flamegraph(int argc, char **argv)
 	}
 	cli_output_buffer(out);
 	ret = render(out, &root, titlebuf, diff_mode ? &diff : NULL);
-	if ((out != stdout && fclose(out)) || ret) {
+	/* standard output too: its last 64 KiB are written here, not at exit */
+	if ((out != stdout ? fclose(out) : fflush(out)) || ret) {
 		cli_error("%s: write failed", output);
 		ret = 1;
 		goto out_free;

@@ -43,6 +43,7 @@
 #include "common/crc32.h"
 #include "common/grow.h"
 #include "common/log.h"
+#include "elf/elf_file.h"
 #include "symbolize/line_cache.h"
 
 #define LC_MAGIC "USLINES1"
@@ -237,8 +238,7 @@ struct ustack_line_cache *ustack_line_cache__open(const uint8_t *id, size_t id_s
 	c = cache_new();
 	if (!c)
 		return NULL;
-	for (size_t i = 0; i < id_size; i++)
-		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	ustack_hex(id, id_size, hex);
 	c->id_size = (uint8_t)id_size;
 	memcpy(c->id, id, id_size);
 	c->dwarf_size = (uint64_t)st.st_size;

@@ -348,15 +348,6 @@ static int cmp_ar(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-static uint64_t ld_le(const uint8_t *p, unsigned int n)
-{
-	uint64_t v = 0;
-
-	for (unsigned int i = n; i-- > 0;)
-		v = v << 8 | p[i];
-	return v;
-}
-
 /*
  * .debug_aranges read here rather than by libdw's dwarf_getaranges(), which
  * looks up the unit of every set: on libc's DWARF (1,700 units spread over
@@ -400,21 +391,21 @@ static void read_aranges(struct ustack_dwarf *d)
 
 		if (size - off < 4)
 			goto bad;
-		len = ld_le(p + off, 4);
+		len = ld_u32(p + off);
 		off += 4;
 		if (len == 0xffffffffu) {
 			if (size - off < 8)
 				goto bad;
-			len = ld_le(p + off, 8);
+			len = ld_u64(p + off);
 			off += 8;
 			osz = 8;
 		}
 		if (len > size - off || len < 2 + osz + 2)
 			goto bad;
 		end = off + len;
-		if (ld_le(p + off, 2) != 2 || p[off + 2 + osz] != 8 || p[off + 3 + osz] != 0)
+		if (ld_u16(p + off) != 2 || p[off + 2 + osz] != 8 || p[off + 3 + osz] != 0)
 			goto bad;
-		cu_off = ld_le(p + off + 2, osz);
+		cu_off = osz == 8 ? ld_u64(p + off + 2) : ld_u32(p + off + 2);
 		/* the tuples start at the first multiple of their size (twice
 		 * the address size) from the start of the set, after the
 		 * header: version, unit offset, address and segment sizes */
@@ -424,8 +415,8 @@ static void read_aranges(struct ustack_dwarf *d)
 
 			if (t + 16 > end)
 				goto bad; /* no terminating (0, 0) */
-			a = ld_le(p + t, 8);
-			n = ld_le(p + t + 8, 8);
+			a = ld_u64(p + t);
+			n = ld_u64(p + t + 8);
 			if (!a && !n)
 				break;
 			if (!n)
