@@ -2,11 +2,11 @@
 /* CRC-32/ISO-HDLC (reflected polynomial 0xedb88320): carry-less multiply
  * folding (PCLMULQDQ) where the CPU has it, else slicing-by-8. */
 #include "common/crc32.h"
+#include "common/cpu.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define HAVE_CLMUL 1
-#include <cpuid.h>
 #endif
 
 static uint32_t crc_table[8][256];
@@ -112,19 +112,6 @@ __attribute__((target("pclmul,sse2"))) static uint32_t crc_clmul(uint32_t crc, c
 	return crc_tables(crc, p, len);
 }
 
-static int clmul_ok = -1;
-
-/* cpuid once, at the first CRC that can use it. Not
- * __builtin_cpu_supports(): it links libgcc's constructor, which runs
- * cpuid at the start of every process that loads the library (cpuid traps
- * in a VM); not glibc's <sys/platform/x86.h>, which would make the library
- * need glibc 2.33. */
-static int have_clmul(void)
-{
-	unsigned int a, b, c, d;
-
-	return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_PCLMUL) && (d & bit_SSE2);
-}
 #endif
 
 uint32_t ustack_crc32(uint32_t crc, const void *buf, size_t len)
@@ -135,16 +122,8 @@ uint32_t ustack_crc32(uint32_t crc, const void *buf, size_t len)
 	if (!__atomic_load_n(&crc_ready, __ATOMIC_ACQUIRE))
 		crc_init();
 #ifdef HAVE_CLMUL
-	if (len >= 64) {
-		int ok = __atomic_load_n(&clmul_ok, __ATOMIC_RELAXED);
-
-		if (ok < 0) {
-			ok = have_clmul();
-			__atomic_store_n(&clmul_ok, ok, __ATOMIC_RELAXED);
-		}
-		if (ok)
-			return ~crc_clmul(~crc, p, len);
-	}
+	if (len >= 64 && (ustack_cpu_features() & USTACK_CPU_CLMUL))
+		return ~crc_clmul(~crc, p, len);
 #endif
 	return ~crc_tables(~crc, p, len);
 }
