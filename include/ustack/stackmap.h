@@ -136,7 +136,9 @@ USTACK_API int ustack_stackmap__lookup(const struct ustack_stackmap *map,
 				       uint32_t *nr, uint64_t *ref);
 
 /**
- * Read the counters (sums of the per-thread counters).
+ * Read the counters (sums of the per-thread counters; successes is the
+ * sum of the stored stacks' references, read under the lock that exports
+ * take, so not from a signal handler).
  * @param map the map
  * @param st receives the counters
  * @param sz sizeof(*st) as the caller was built with (since 0.2): an older,

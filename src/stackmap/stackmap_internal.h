@@ -55,7 +55,6 @@ enum smap_state {
  * beyond max_threads and updated with locked atomics. */
 struct smap_tblock {
 	uint64_t inflight;  /* inserts running on this thread (nesting count) */
-	uint64_t successes;
 	uint64_t drops;
 	uint64_t truncated;
 	uint64_t wasted;
@@ -75,6 +74,7 @@ struct ustack_stackmap {
 	uint32_t max_threads;
 	uint64_t arena_words;
 	int need_fence;         /* membarrier unavailable: fence on fast path */
+	int aes;                /* hash with AES-NI (fixed for the map's life) */
 
 	_Atomic uint32_t state __attribute__((aligned(64)));
 	_Atomic uint64_t next_elt __attribute__((aligned(64)));

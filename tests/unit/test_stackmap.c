@@ -4,6 +4,7 @@
  * written out here from the format description (docs/stackmap.md). */
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
@@ -11,6 +12,7 @@
 
 #include <ustack/stackmap.h>
 
+#include "stackmap/stackmap_internal.h"
 #include "test.h"
 
 static struct ustack_stackmap *new_map(uint32_t cap, uint32_t depth, uint64_t words)
@@ -231,6 +233,145 @@ static void test_many_stacks_spread(void)
 	CHECK_EQ(st.drops, 0);
 	CHECK_EQ(st.entries, 12001);
 	ustack_stackmap__free(m);
+}
+
+/* How far the stored stacks sit from their hash's home slot (linear
+ * probing): a hash that spreads badly piles stacks into runs long before
+ * the probe bound makes it drop them. */
+static void displacement(const struct ustack_stackmap *m, double *mean, uint32_t *max)
+{
+	uint64_t sum = 0, n = 0;
+
+	*max = 0;
+	for (uint32_t i = 0; i <= m->table_mask; i++) {
+		uint64_t w = m->table[i];
+		const struct smap_rec *r;
+		uint32_t d;
+
+		if (!w)
+			continue;
+		r = smap_rec_at(m, (uint32_t)w - 1);
+		d = (i - (uint32_t)r->hash) & m->table_mask;
+		sum += d;
+		n++;
+		if (d > *max)
+			*max = d;
+	}
+	*mean = n ? (double)sum / (double)n : 0;
+}
+
+/* /proc/cpuinfo, not cpuid: an oracle apart from the code under test */
+static int cpuinfo_has(const char *flag)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[8192], pat[64];
+	int found = 0;
+
+	if (!f)
+		return -1;
+	snprintf(pat, sizeof(pat), " %s ", flag);
+	while (!found && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "flags", 5)) {
+			line[strcspn(line, "\n")] = ' ';
+			found = strstr(line, pat) != NULL;
+		}
+	fclose(f);
+	return found;
+}
+
+/* Both hashes (AES rounds where the CPU has AES-NI, the multiply hash
+ * otherwise) on stack shapes that defeat weak hashes: one word varying at
+ * each position in turn, small (offset, file id) pairs, stacks that are
+ * prefixes of each other or zero-padded, and swapped frames. Every stack
+ * must get its own id, and the table must stay close to the ideal spread
+ * (linear probing at load 0.3: mean displacement about 0.2). */
+static void test_hash_spread_both_ways(void)
+{
+#if defined(__x86_64__)
+	int aes = cpuinfo_has("aes") == 1 && cpuinfo_has("sse4_1") == 1;
+#else
+	int aes = 0;
+#endif
+	for (int use_aes = 0; use_aes <= 1; use_aes++) {
+		struct ustack_stackmap *m = new_map(16384, 64, 0);
+		uint64_t w[64];
+		uint32_t id, next = 0, max;
+		double mean;
+		struct ustack_stackmap_stats st;
+
+		CHECK(m);
+		if (!m)
+			return;
+		if (use_aes) {
+			/* the map picked AES-NI by itself iff the CPU has it */
+			CHECK_EQ(m->aes, aes);
+			if (!aes) {
+				ustack_stackmap__free(m);
+				continue;
+			}
+		} else {
+			m->aes = 0;  /* before any insert: fixed for the map's life */
+		}
+		/* 32 words, all equal but one, which takes 150 values at each
+		 * of the 32 positions: 4800 stacks */
+		for (uint32_t pos = 0; pos < 32; pos++)
+			for (uint64_t v = 1; v <= 150; v++) {
+				for (uint32_t j = 0; j < 32; j++)
+					w[j] = 0x401000 + j * 16;
+				w[pos] = v;
+				CHECK_EQ(ustack_stackmap__insert(m, w, 32, &id), 1);
+				CHECK_EQ(id, next++);
+			}
+		/* (file offset, file id) pairs with small values: 3000 stacks */
+		for (uint64_t k = 0; k < 3000; k++) {
+			for (uint32_t j = 0; j < 24; j += 2) {
+				w[j] = 0x1000 + ((k >> (j / 2)) & 7) * 0x40 + j;
+				w[j + 1] = 1 + (j / 2) % 3;
+			}
+			w[0] = 0x2000 + k;
+			CHECK_EQ(ustack_stackmap__insert(m, w, 24, &id), 1);
+			CHECK_EQ(id, next++);
+		}
+		/* prefixes of one stack, and the stack padded with zero words:
+		 * 63 + 20 stacks */
+		for (uint32_t j = 0; j < 64; j++)
+			w[j] = j < 44 ? 0x7f0000001000ull + j * 0x10 : 0;
+		for (uint32_t nr = 1; nr <= 63; nr++) {
+			CHECK_EQ(ustack_stackmap__insert(m, w, nr, &id), 1);
+			CHECK_EQ(id, next++);
+		}
+		CHECK_EQ(ustack_stackmap__insert(m, w, 64, &id), 1);
+		CHECK_EQ(id, next++);
+		/* swapped neighbours in a 40-word stack: each a new stack */
+		for (uint32_t j = 0; j + 2 < 40; j += 2) {
+			for (uint32_t i = 0; i < 40; i++)
+				w[i] = 0x55550000 + i;
+			w[j] = 0x55550000 + j + 2;
+			w[j + 2] = 0x55550000 + j;
+			CHECK_EQ(ustack_stackmap__insert(m, w, 40, &id), 1);
+			CHECK_EQ(id, next++);
+		}
+		/* a second pass finds every stack under its id */
+		next = 0;
+		for (uint32_t pos = 0; pos < 32; pos++)
+			for (uint64_t v = 1; v <= 150; v++) {
+				for (uint32_t j = 0; j < 32; j++)
+					w[j] = 0x401000 + j * 16;
+				w[pos] = v;
+				CHECK_EQ(ustack_stackmap__insert(m, w, 32, &id), 0);
+				CHECK_EQ(id, next++);
+			}
+		ustack_stackmap__stats(m, &st, sizeof(st));
+		CHECK_EQ(st.drops, 0);
+		CHECK_EQ(st.entries, 4800 + 3000 + 64 + 19);
+		CHECK_EQ(st.successes, 4800 * 2 + 3000 + 64 + 19);
+		displacement(m, &mean, &max);
+		printf("  %s hash: mean displacement %.3f, max %u\n",
+		       use_aes ? "AES" : "multiply", mean, max);
+		CHECK(mean < 0.5);
+		CHECK(max < 24);
+		ustack_stackmap__free(m);
+	}
 }
 
 static void test_stop_reset_rule(void)
@@ -605,6 +746,7 @@ int main(void)
 	RUN(test_depth_limit);
 	RUN(test_pool_exhaustion);
 	RUN(test_many_stacks_spread);
+	RUN(test_hash_spread_both_ways);
 	RUN(test_stop_reset_rule);
 	RUN(test_text_export);
 	RUN(test_bin_export_layout);
