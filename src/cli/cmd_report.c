@@ -27,6 +27,7 @@
 #include <ustack/symbolize.h>
 #include <ustack/trace.h>
 #include "cli/cli.h"
+#include "cli/cli_fmt.h"
 #include "cli/out_viewers.h"
 #include "cli/out_pprof.h"
 #include "common/clock.h"
@@ -124,14 +125,9 @@ __attribute__((format(printf, 2, 3))) static void sb_printf(struct sbuf *b, cons
 /* v in lowercase hex, no prefix: "%llx" */
 static void sb_add_hex(struct sbuf *b, uint64_t v)
 {
-	static const char dg[] = "0123456789abcdef";
-	char t[16], *e = t + sizeof(t), *p = e;
+	char t[16];
 
-	do {
-		*--p = dg[v & 15];
-		v >>= 4;
-	} while (v);
-	sb_add(b, p, (size_t)(e - p));
+	sb_add(b, t, (size_t)(fmt_hex(t, v) - t));
 }
 
 /* a folded frame name: ';' separates frames and a newline ends the line */
@@ -285,33 +281,6 @@ static const char *event_name(struct report *rp, uint32_t id)
 	if (id < 256)
 		rp->ev_names[id] = d.name;
 	return d.name;
-}
-
-/* @v in decimal, at least @width (<= 20) digits, zero-padded, written at
- * @p; returns the end. Two digits a step: the per-event lines print about
- * 30 digits each. */
-static char *fmt_dec(char *p, uint64_t v, int width)
-{
-	static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233"
-				    "34353637383940414243444546474849505152535455565758596061626364656667"
-				    "6869707172737475767778798081828384858687888990919293949596979899";
-	int n = 1;
-	char *e;
-
-	for (uint64_t x = v; x >= 10 && n < 20; x /= 10)
-		n++;
-	if (n < width)
-		n = width;
-	e = p + n;
-	for (p = e; v >= 10; v /= 100) {
-		p -= 2;
-		memcpy(p, pairs + 2 * (v % 100), 2);
-	}
-	if (v)
-		*--p = (char)('0' + v);
-	while (p > e - n)
-		*--p = '0';
-	return e;
 }
 
 /* "secs.usecs" at @p; returns the end (at most 27 bytes) */

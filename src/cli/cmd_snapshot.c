@@ -13,6 +13,7 @@
 #include <ustack/snapshot.h>
 #include <ustack/symbolize.h>
 #include "cli/cli.h"
+#include "cli/cli_fmt.h"
 #include "cli/out_viewers.h"
 #include "cli/out_pprof.h"
 
@@ -438,9 +439,20 @@ static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
 		print_json_thread(o, t);
 		return 0;
 	}
+	/* the per-frame lines are written in place (cli_fmt.h): printf was a
+	 * fifth of a text snapshot's instructions */
 	if (o->printed++)
-		putchar('\n');
-	printf("TID %d %s\n", t->tid, t->comm);
+		putchar_unlocked('\n');
+	{
+		char b[32], *p = b;
+
+		memcpy(p, "TID ", 4);
+		p = fmt_dec(p + 4, (uint32_t)t->tid, 1);
+		*p++ = ' ';
+		put_buf(stdout, b, p);
+		put_str(stdout, t->comm);
+		putchar_unlocked('\n');
+	}
 	for (int i = 0, k = 0, nl = 0; i < t->nr_frames; i++) {
 		const struct ustack_snapshot_frame *f = &t->frames[i];
 		const struct ustack_snapshot_line *ls =
@@ -456,22 +468,37 @@ static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
 		}
 		const struct ustack_perfmap_entry *je = o->fmt == FMT_TEXT ? jit_sym(o, f) : NULL;
 
-		printf("#%d 0x%llx", i, (unsigned long long)f->pc);
-		if (je)
+		char b[48], *p = b;
+
+		*p++ = '#';
+		p = fmt_dec(p, (uint32_t)i, 1);
+		memcpy(p, " 0x", 3);
+		p = fmt_hex(p + 3, f->pc);
+		put_buf(stdout, b, p);
+		if (je) {
 			printf(" %s+0x%llx ([jit] %s)", je->name,
 			       (unsigned long long)(f->pc - je->start), o->jit_path);
-		else if (o->fmt == FMT_TEXT) {
-			if (f->symbol)
-				printf(" %s+0x%llx", f->symbol, (unsigned long long)f->symbol_off);
-			else
-				printf(" ??");
-			printf(" (%s)", f->path ? f->path : "unmapped");
+		} else if (o->fmt == FMT_TEXT) {
+			if (f->symbol) {
+				putchar_unlocked(' ');
+				put_str(stdout, f->symbol);
+				memcpy(b, "+0x", 3);
+				put_buf(stdout, b, fmt_hex(b + 3, f->symbol_off));
+			} else {
+				put_str(stdout, " ??");
+			}
+			put_str(stdout, " (");
+			put_str(stdout, f->path ? f->path : "unmapped");
+			putchar_unlocked(')');
 			if (ls && ls[nl - 1].file)
 				printf(" at %s:%u", ls[nl - 1].file, ls[nl - 1].line);
 		}
-		if (o->show_method)
-			printf(" [%s]", ustack_method_name(f->method));
-		putchar('\n');
+		if (o->show_method) {
+			put_str(stdout, " [");
+			put_str(stdout, ustack_method_name(f->method));
+			putchar_unlocked(']');
+		}
+		putchar_unlocked('\n');
 	}
 	if (t->stop_reason != USTACK_STOP_OUTERMOST && o->fmt == FMT_TEXT)
 		printf("# stopped: %s\n", ustack_stop_reason_name(t->stop_reason));
