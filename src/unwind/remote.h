@@ -20,6 +20,19 @@ struct remote_vma {
 	struct ustack_vma vma;
 	struct ustack_modtab *mod; /* a reference; NULL: no tables (anonymous, unreadable file) */
 	int valid;
+	uint32_t gen;              /* r->gen when filled: never reused */
+};
+
+/* Rows found, by runtime pc: the threads of a process stop at the same
+ * return addresses, and a row from CFI costs a search and a parse of the
+ * FDE's instructions each time. An entry is good while the mapping slot it
+ * was found through still holds the same fill (gen). */
+#define REMOTE_ROW_CACHE 256
+struct remote_row {
+	uint64_t pc;               /* 0: empty */
+	uint32_t gen;
+	unsigned int method;
+	struct ustack_row row;     /* runtime addresses */
 };
 
 struct ustack_remote {
@@ -30,6 +43,8 @@ struct ustack_remote {
 	void *read_ctx;
 	struct remote_vma vmas[REMOTE_VMA_CACHE];
 	unsigned int next_slot;
+	uint32_t gen;
+	struct remote_row rows[REMOTE_ROW_CACHE];
 };
 
 /** Set up @r over an open procmaps and module cache (both borrowed). */

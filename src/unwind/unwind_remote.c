@@ -84,6 +84,7 @@ int ustack_remote__preload(struct ustack_remote *r)
 			v->vma = vma;
 			v->mod = m;
 			v->valid = 1;
+			v->gen = ++r->gen;
 		} else {
 			ustack_modtab__put(m);
 		}
@@ -109,6 +110,7 @@ static struct remote_vma *remote_vma_of(struct ustack_remote *r, uint64_t pc)
 		return NULL;
 	v->mod = remote_tables(r, &v->vma);
 	v->valid = 1;
+	v->gen = ++r->gen;
 	return v;
 }
 
@@ -123,16 +125,28 @@ int ustack_remote__find_row(void *ctx, uint64_t pc, struct ustack_row *row, unsi
 {
 	struct ustack_remote *r = ctx;
 	struct remote_vma *v = remote_vma_of(r, pc);
+	struct remote_row *c = &r->rows[((pc * 0x9e3779b97f4a7c15ull) >> 32) & (REMOTE_ROW_CACHE - 1)];
 	uint64_t vaddr, off;
 	int ret;
 
-	if (!v || !v->mod || remote_vaddr(v, pc, &vaddr, &off))
+	if (!v || !v->mod)
+		return -ENOENT;
+	if (c->pc == pc && c->gen == v->gen) {
+		*row = c->row;
+		*method = c->method;
+		return 0;
+	}
+	if (remote_vaddr(v, pc, &vaddr, &off))
 		return -ENOENT;
 	ret = ustack_modtab__find_row(v->mod, vaddr, row, method);
 	if (!ret) {
 		/* back to runtime addresses */
 		row->start = row->start - vaddr + pc;
 		row->end = row->end - vaddr + pc;
+		c->pc = pc;
+		c->gen = v->gen;
+		c->method = *method;
+		c->row = *row;
 	}
 	return ret;
 }
