@@ -826,6 +826,15 @@ int ustack_elf__symbolize(struct ustack_elf *elf, uint64_t vaddr, const char **n
 	return ustack_elf__symbolize_zero_size(elf, vaddr, name, sym_start, &nearest);
 }
 
+void ustack_elf__expect_lookups(struct ustack_elf *elf, size_t n)
+{
+	elf_symtabs_find(elf);
+	if (!elf->syms_built && elf->sym_scans + n > ELF_SYM_SCANS) {
+		elf->syms_built = 1;
+		elf_build_index(elf);
+	}
+}
+
 static int elf_symbolize_sized(struct ustack_elf *elf, uint64_t vaddr, struct elf_sym_entry *out)
 {
 	struct elf_sym_entry best;

@@ -123,6 +123,13 @@ int ustack_elf__symbolize(struct ustack_elf *elf, uint64_t vaddr, const char **n
 int ustack_elf__symbolize_sized(struct ustack_elf *elf, uint64_t vaddr, const char **name,
 				uint64_t *sym_start);
 /**
+ * The caller is about to look up @n addresses it has not asked before
+ * (a snapshot names its threads' frames in groups). When scanning for
+ * each would cost more than building the symbol index, the index is
+ * built now instead of after the scans the unknown case pays first.
+ */
+void ustack_elf__expect_lookups(struct ustack_elf *elf, size_t n);
+/**
  * The zero-size code symbol reaching @vaddr (see elf_file.c), if any.
  * @param nearest receives the start of the closest code symbol at or
  *        before @vaddr (within the reach), 0 when none: compare files by it

@@ -105,6 +105,18 @@ static void vm_reader_flush(struct vm_reader *r)
 
 /* ---- the snapshot ------------------------------------------------------- */
 
+/* Threads unwound before their frames are named (and frames held for
+ * them, at least one whole stack): a group's names are looked up together. */
+#define SNAP_GROUP_THREADS 256
+#define SNAP_GROUP_FRAMES 8192
+
+/* A thread unwound and waiting for names: its frames are gframes[first..] */
+struct snap_pending {
+	struct ustack_snapshot_thread t;
+	int n;          /* frames, or -errno */
+	size_t first;
+};
+
 struct snap {
 	int pid;
 	int task_dir; /* /proc/PID/task, -1 when not open */
@@ -387,11 +399,64 @@ static void add_lines(struct snap *s, int i, uint64_t fid, uint64_t off, int exa
 	}
 }
 
-static void name_frames(struct snap *s, int n)
+/* Before a group of threads is named: how many distinct frames each file
+ * will be asked for, so that a file asked for many (libc, in every
+ * thread) builds its symbol index at once instead of first scanning its
+ * tables for each new frame (ustack_elf__expect_lookups()). Distinct
+ * (file, offset) pairs are counted with a small open-addressing set. */
+static void expect_names(struct snap *s, const struct ustack_frame *fr, size_t n)
+{
+	uint64_t (*set)[2];
+	size_t *per_file, size = 16, max_fid = (size_t)s->nr_sym_mods + n;
+
+	if (!s->sym || n < 2)
+		return;
+	while (size < 2 * n)
+		size *= 2;
+	set = calloc(size, sizeof(*set));
+	per_file = calloc(max_fid + 1, sizeof(*per_file));
+	if (!set || !per_file)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		int exact = !!(fr[i].flags & USTACK_FRAME_EXACT_PC);
+		uint64_t lookup = fr[i].pc - (exact ? 0 : 1), fo, fid, key, h;
+		struct ustack_modtab *mod = ustack_remote__module(&s->remote, lookup);
+		const struct ustack_vma *vma;
+
+		if (!mod)
+			continue;
+		fid = 0;
+		if (!ustack_remote__describe(&s->remote, lookup, &vma, NULL, NULL, &fo) &&
+		    vma->kind == USTACK_VMA_FILE)
+			fid = sym_file_id(s, mod);
+		ustack_modtab__put(mod);
+		if (!fid)
+			continue;
+		key = (fr[i].pc - vma->start + vma->pgoff) << 1 | (uint64_t)exact;
+		for (h = (key * 0x9e3779b97f4a7c15ull ^ fid) & (size - 1);
+		     set[h][0] && (set[h][0] != fid || set[h][1] != key); h = (h + 1) & (size - 1))
+			;
+		if (!set[h][0]) {
+			set[h][0] = fid;
+			set[h][1] = key;
+			/* file ids are 1..nr_sym_mods, and each frame adds at most one */
+			if (fid <= max_fid)
+				per_file[fid]++;
+		}
+	}
+	for (size_t fid = 1; fid <= s->nr_sym_mods; fid++)
+		if (per_file[fid])
+			ustack_symbolizer__expect(s->sym, fid, per_file[fid]);
+out:
+	free(set);
+	free(per_file);
+}
+
+static void name_frames(struct snap *s, const struct ustack_frame *frames, int n)
 {
 	s->nr_lines = 0;
 	for (int i = 0; i < n; i++) {
-		const struct ustack_frame *f = &s->frames[i];
+		const struct ustack_frame *f = &frames[i];
 		struct ustack_snapshot_frame *o = &s->named[i];
 		const struct ustack_vma *vma;
 		int exact = !!(f->flags & USTACK_FRAME_EXACT_PC);
@@ -460,8 +525,11 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 {
 	struct ustack_snapshot_stats st = { 0 };
 	struct snap *s;
+	struct ustack_frame *gframes = NULL;
+	struct snap_pending *pend = NULL;
 	unsigned int nr = 0, max_tables = 0, flags;
 	int *tids = NULL, ret, depth;
+	size_t gcap;
 
 	if (!OPTS_VALID(opts, struct ustack_snapshot_opts))
 		return -EINVAL;
@@ -533,49 +601,81 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 	ustack_remote__preload(&s->remote);
 
 	st.threads = nr;
-	for (unsigned int i = 0; i < nr; i++) {
-		struct ustack_snapshot_thread t = { .tid = tids[i] };
-		int n;
+	/* Threads are unwound in groups, then named and handed to @fn: the
+	 * names of a group's frames are looked up knowing how many there are
+	 * (expect_names()). Each thread is still stopped only for its own
+	 * unwind. */
+	gcap = (size_t)s->max_depth * (nr < SNAP_GROUP_THREADS ? nr : SNAP_GROUP_THREADS);
+	if (gcap > SNAP_GROUP_FRAMES)
+		gcap = (size_t)s->max_depth > SNAP_GROUP_FRAMES ? (size_t)s->max_depth : SNAP_GROUP_FRAMES;
+	gframes = malloc(gcap * sizeof(*gframes));
+	pend = calloc(nr < SNAP_GROUP_THREADS ? (nr ? nr : 1) : SNAP_GROUP_THREADS, sizeof(*pend));
+	if (!gframes || !pend) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (unsigned int i = 0, done = 0; i < nr && !done;) {
+		unsigned int ng = 0;
+		size_t nf = 0;
 
-		read_comm(s->task_dir, pid, tids[i], t.comm);
-		n = unwind_thread(s, tids[i], &t.stop_reason, &t.stopped_ns);
-		if (n == -EPERM || n == -ESRCH) {
-			/* a zombie thread (exited, not yet reaped) has no stack,
-			 * and ptrace refuses it with EPERM: it has exited */
-			char state = thread_state(s->task_dir, pid, tids[i]);
+		for (; i < nr && ng < SNAP_GROUP_THREADS && nf + (size_t)s->max_depth <= gcap; i++) {
+			struct snap_pending *p = &pend[ng++];
+			int n;
 
-			if (!state || state == 'Z' || state == 'X')
-				n = -ESRCH;
-		}
-		if (n == -EPERM && st.unwound == 0) {
-			ret = -EPERM;
-			OPTS_SET_ERR(opts, "pid %d: not allowed to trace it (ptrace permission, "
-				     "see /proc/sys/kernel/yama/ptrace_scope)", pid);
-			goto out;
-		}
-		if (n < 0) {
-			t.error = n;
-			if (n == -ESRCH)
-				st.vanished++;
-		} else {
-			st.unwound++;
-			if (t.stopped_ns > st.max_stopped_ns)
-				st.max_stopped_ns = t.stopped_ns;
-			st.total_stopped_ns += t.stopped_ns;
-			name_frames(s, n);
-			t.nr_frames = n;
-			t.frames = s->named;
-			if (s->want_lines) {
-				t.nr_lines = s->nr_lines;
-				t.lines = s->lines;
-				t.line_decls = s->decls;
+			p->t = (struct ustack_snapshot_thread){ .tid = tids[i] };
+			read_comm(s->task_dir, pid, tids[i], p->t.comm);
+			n = unwind_thread(s, tids[i], &p->t.stop_reason, &p->t.stopped_ns);
+			if (n == -EPERM || n == -ESRCH) {
+				/* a zombie thread (exited, not yet reaped) has no stack,
+				 * and ptrace refuses it with EPERM: it has exited */
+				char state = thread_state(s->task_dir, pid, tids[i]);
+
+				if (!state || state == 'Z' || state == 'X')
+					n = -ESRCH;
 			}
+			if (n == -EPERM && st.unwound == 0) {
+				ret = -EPERM;
+				OPTS_SET_ERR(opts, "pid %d: not allowed to trace it (ptrace permission, "
+					     "see /proc/sys/kernel/yama/ptrace_scope)", pid);
+				goto out;
+			}
+			p->n = n;
+			if (n < 0) {
+				p->t.error = n;
+				if (n == -ESRCH)
+					st.vanished++;
+				continue;
+			}
+			st.unwound++;
+			if (p->t.stopped_ns > st.max_stopped_ns)
+				st.max_stopped_ns = p->t.stopped_ns;
+			st.total_stopped_ns += p->t.stopped_ns;
+			memcpy(gframes + nf, s->frames, (size_t)n * sizeof(*gframes));
+			p->first = nf;
+			nf += (size_t)n;
 		}
-		ret = fn ? fn(&t, ctx) : 0;
-		unpin_frames(s);
-		if (ret) {
-			ret = 0;
-			break;
+		if (!s->no_names)
+			expect_names(s, gframes, nf);
+		for (unsigned int g = 0; g < ng; g++) {
+			struct snap_pending *p = &pend[g];
+
+			if (p->n >= 0) {
+				name_frames(s, gframes + p->first, p->n);
+				p->t.nr_frames = p->n;
+				p->t.frames = s->named;
+				if (s->want_lines) {
+					p->t.nr_lines = s->nr_lines;
+					p->t.lines = s->lines;
+					p->t.line_decls = s->decls;
+				}
+			}
+			ret = fn ? fn(&p->t, ctx) : 0;
+			unpin_frames(s);
+			if (ret) {
+				ret = 0;
+				done = 1;
+				break;
+			}
 		}
 	}
 	if (st.unwound == 0 && st.vanished == nr) {
@@ -598,6 +698,8 @@ out:
 	ustack_procmaps__close(s->pm);
 	if (s->task_dir >= 0)
 		close(s->task_dir);
+	free(gframes);
+	free(pend);
 	free(s->frames);
 	free(s->named);
 	free(s->lines);

@@ -365,6 +365,15 @@ static struct sym_file *sym_file_get(struct ustack_symbolizer *s, uint64_t file_
 	return f;
 }
 
+void ustack_symbolizer__expect(struct ustack_symbolizer *s, uint64_t file_id, size_t n)
+{
+	struct sym_file *f = s ? sym_file_get(s, file_id) : NULL;
+
+	/* the table resolve() asks first */
+	if (f && f->status == USTACK_SYM_OK)
+		ustack_elf__expect_lookups(f->debug ? f->debug : f->image, n);
+}
+
 USTACK_API int ustack_symbolizer__file_status(struct ustack_symbolizer *s, uint64_t file_id,
 					      const char **elf_path)
 {

@@ -18,6 +18,13 @@ int ustack_symbolizer__add_file_elf(struct ustack_symbolizer *s, const struct us
 				    struct ustack_elf *image);
 
 /**
+ * The caller will ask for @n frames of @file_id not asked before: the
+ * file's symbol table is prepared for that many lookups at once
+ * (ustack_elf__expect_lookups()). Opens the file if it is not yet.
+ */
+void ustack_symbolizer__expect(struct ustack_symbolizer *s, uint64_t file_id, size_t n);
+
+/**
  * Write the line caches (line_cache.h) of the files whose DWARF answered
  * something new. ustack_symbolizer__free() does it too; a caller that exits
  * without freeing calls this.

@@ -301,6 +301,44 @@ for prog in snap_futex32 snap_condvar; do
 	fi
 done
 
+# --- 300 threads: more than a snapshot unwinds before naming (256) --------------
+# Frames against eu-stack as above; then the names of the text output, which
+# are looked up a group of threads at a time: every thread there, every
+# frame of a pc named as in every other thread, and each worker below
+# block_forever, thread_main and start_thread.
+"$tmp/snap_futex32" 300 >"$tmp/snap300.out" &
+pid=$!; pids+=("$pid")
+if wait_ready "$tmp/snap300.out" && wait_blocked $pid 202; then
+	check_target snap_futex32_300 $pid 0
+	if ! "$USTACK" snapshot -p "$pid" >"$tmp/snap300.txt" 2>"$tmp/snap300.err"; then
+		fail snapshot_eustack_300_names "ustack exit $?: $(head -3 "$tmp/snap300.err")"
+	else
+		bad=$(awk '
+			/^TID / { tid = $2; threads++; next }
+			/^#[0-9]+ 0x/ {
+				name = $3; sub(/\+0x[0-9a-f]+$/, "", name)
+				if ($2 in N && N[$2] != name) { print "pc " $2 " named " N[$2] " and " name; exit }
+				N[$2] = name
+				if (name == "block_forever") bf[tid] = 1
+				if (name == "thread_main") tm[tid] = 1
+				if (name == "start_thread") st[tid] = 1
+			}
+			END {
+				for (t in bf) workers++
+				for (t in bf) if (!(t in tm) || !(t in st)) { print "TID " t ": no thread_main/start_thread"; exit }
+				if (threads != 301 || workers != 300)
+					print threads " threads, " workers " below block_forever (want 301, 300)"
+			}' "$tmp/snap300.txt")
+		if [ -n "$bad" ]; then
+			fail snapshot_eustack_300_names "$bad"
+		else
+			pass snapshot_eustack_300_names
+		fi
+	fi
+else
+	fail snapshot_eustack_snap_futex32_300 "snap_futex32 300 did not get ready: $(states $pid)"
+fi
+
 pct=$(awk -v a=$total_agree -v f=$total_frames 'BEGIN { printf "%.1f", f ? 100 * a / f : 0 }')
 echo "# program        threads   frames   agree   rate"
 for l in "${summary[@]}"; do echo "# $l"; done

@@ -8,7 +8,9 @@
  * Wait kinds, by thread number modulo 4: a held mutex, a condition variable
  * never signalled, a raw FUTEX_WAIT on a word that never changes, a
  * semaphore at zero. The main thread joins thread 0. Prints "ready" once
- * every thread is about to block.
+ * every thread is about to block. An argument sets another number of
+ * threads (1..1000): the snapshot test uses 300, more than a snapshot
+ * names at once.
  */
 #include <linux/futex.h>
 #include <pthread.h>
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #define NR_THREADS 32
+#define MAX_THREADS 1000
 
 static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t cv_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -72,18 +75,23 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	pthread_t t[NR_THREADS];
+	static pthread_t t[MAX_THREADS];
+	long nr = argc > 1 ? atol(argv[1]) : NR_THREADS;
 
+	if (nr < 1 || nr > MAX_THREADS) {
+		fprintf(stderr, "snap_futex32: 1..%d threads\n", MAX_THREADS);
+		return 2;
+	}
 	sem_init(&zero, 0, 0);
 	pthread_mutex_lock(&held);
-	for (long i = 0; i < NR_THREADS; i++)
+	for (long i = 0; i < nr; i++)
 		if (pthread_create(&t[i], NULL, thread_main, (void *)i)) {
 			perror("pthread_create");
 			return 1;
 		}
-	while (atomic_load(&started) < NR_THREADS)
+	while (atomic_load(&started) < nr)
 		usleep(1000);
 	printf("ready\n");
 	fflush(stdout);
