@@ -5,11 +5,17 @@
  *
  *   alternate RUNS WARMUP NAME CMD ARGS... [:: NAME CMD ARGS...]...
  *
- * Round r runs every command once, starting one further along each round
- * (A B C, B C A, C A B, ...), so that a change of machine load hits all of
- * them alike, and each follows each other equally often (a run right after
- * gdb's was measured slower, whichever tool it was). WARMUP rounds first,
- * not printed. Output: one line "NAME MICROSECONDS" per timed run.
+ * Every round runs every command once, so that a change of machine load
+ * hits all of them alike. The orders of the rounds form a Williams design
+ * (for 4 commands: A B D C, B C A D, C D B A, D A C B; for an odd count
+ * these and their reverses), in which each command comes right after each
+ * other one equally often: a run right after gdb's was measured slower,
+ * whichever tool it was, and the plain rotation used before (A B C, B C A,
+ * ...) put the same tool after gdb in all but one round of each cycle.
+ * After each run the target is left alone for SETTLE_MS (not timed), so
+ * that no run pays for the threads the previous tool has just released.
+ * WARMUP rounds first, not printed. Output: one line "NAME MICROSECONDS"
+ * per timed run.
  */
 #include <fcntl.h>
 #include <spawn.h>
@@ -20,6 +26,23 @@
 #include <time.h>
 
 extern char **environ;
+
+#define SETTLE_MS 20
+
+/* Position k of round r in a Williams design of n commands: row 0 is
+ * 0, 1, n-1, 2, n-2, ...; row i adds i (mod n); for odd n the rows n..2n-1
+ * are rows 0..n-1 reversed. */
+static int williams(int n, int r, int k)
+{
+	int rows = n % 2 ? 2 * n : n, row = r % rows, v;
+
+	if (row >= n) {
+		row -= n;
+		k = n - 1 - k;
+	}
+	v = k == 0 ? 0 : k % 2 ? (k + 1) / 2 : n - k / 2;
+	return (v + row) % n;
+}
 
 static double now_us(void)
 {
@@ -54,7 +77,7 @@ int main(int argc, char **argv)
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
 	for (int r = 0; r < warmup + runs; r++) {
 		for (int k = 0; k < n; k++) {
-			int c = (k + r) % n;
+			int c = williams(n, r, k);
 			double t0 = now_us(), t1;
 			pid_t pid;
 			int st;
@@ -70,6 +93,7 @@ int main(int argc, char **argv)
 			t1 = now_us();
 			if (r >= warmup)
 				printf("%s %.0f\n", names[c], t1 - t0);
+			nanosleep(&(struct timespec){ 0, SETTLE_MS * 1000000l }, NULL);
 		}
 	}
 	return 0;

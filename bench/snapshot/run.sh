@@ -9,14 +9,15 @@
 #   gdb         gdb -nx -batch -p PID -ex "thread apply all bt"
 #
 # each run as a whole process, from spawn to exit, output to /dev/null, by
-# bench/snapshot/alternate.c: the tools take turns, RUNS rounds after 2
-# warm-up rounds, each round starting one tool further (ustack, ustack-raw,
-# eu-stack, gdb; ustack-raw, eu-stack, gdb, ustack; ...), so that a change
-# of load on a shared machine hits all of them alike and each tool follows
-# gdb (whose exit slows the next run) equally often. Printed: median,
-# min and max per tool, ratios of medians, CPU model, load average before
-# and after. Then the longest time one thread was stopped, from
-# `ustack snapshot --stats`.
+# bench/snapshot/alternate.c: the tools take turns, RUNS rounds (a multiple
+# of 4 keeps the design whole) after 2 warm-up rounds, in the orders of a
+# Williams design (ustack, ustack-raw, gdb, eu-stack; ustack-raw, eu-stack,
+# ustack, gdb; ...), so that a change of load on a shared machine hits all
+# of them alike and each tool comes right after each other one (gdb, whose
+# exit slows the next run, included) equally often; 20 ms of quiet after
+# each run, not timed. Printed: median, min and max per tool, ratios of
+# medians, CPU model, load average before and after. Then the longest time
+# one thread was stopped, from `ustack snapshot --stats`.
 #
 #   bash bench/snapshot/run.sh [RUNS]        (default 20; needs root/ptrace)
 #   USTACK=/path/to/ustack bash bench/snapshot/run.sh   (another build)
@@ -92,7 +93,7 @@ total_med=$(awk '{ print $2 }' "$OUT/stops" | median)
 
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 echo "snapshot of snap_futex32 ($nt threads): wall time of the whole process, $RUNS runs each,"
-echo "alternated (ustack, ustack-raw, eu-stack, gdb; then starting one further each round) after 2 warm-up rounds"
+echo "alternated in a Williams design (each tool right after each other one equally often), 20 ms apart, after 2 warm-up rounds"
 echo "($built;" \
 	"$(eu-stack --version 2>&1 | head -1); $(gdb --version | head -1))"
 echo "on $cpu, $(nproc) CPUs, $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC'),"
