@@ -136,7 +136,10 @@ struct ustack_snapshot_stats {
  * @param pid process id (thread group id)
  * @param opts NULL for defaults
  * @param fn called for each thread, in /proc/PID/task order (may be NULL:
- *        only the stats)
+ *        only the stats). Threads are unwound in groups of up to 256 (each
+ *        stopped only for its own unwind), then named and passed to @fn:
+ *        when @fn ends the snapshot, the rest of its group has been
+ *        unwound (not reported) already.
  * @param ctx passed to @fn
  * @param stats receives totals (may be NULL)
  * @param stats_sz sizeof(*stats) as the caller was built with: an older,
