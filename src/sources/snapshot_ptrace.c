@@ -605,7 +605,7 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 	 * names of a group's frames are looked up knowing how many there are
 	 * (expect_names()). Each thread is still stopped only for its own
 	 * unwind. */
-	gcap = (size_t)s->max_depth * (nr < SNAP_GROUP_THREADS ? nr : SNAP_GROUP_THREADS);
+	gcap = (size_t)s->max_depth * (nr < SNAP_GROUP_THREADS ? (nr ? nr : 1) : SNAP_GROUP_THREADS);
 	if (gcap > SNAP_GROUP_FRAMES)
 		gcap = (size_t)s->max_depth > SNAP_GROUP_FRAMES ? (size_t)s->max_depth : SNAP_GROUP_FRAMES;
 	gframes = malloc(gcap * sizeof(*gframes));
