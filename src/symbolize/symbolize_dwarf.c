@@ -43,10 +43,15 @@
 	X(dwarf_tag) X(elf_begin) X(elf_end) X(elf_errmsg) X(elf_getshdrstrndx) X(elf_kind)     \
 	X(elf_nextscn) X(elf_strptr) X(elf_version) X(gelf_getshdr) X(gelf_update_shdr)         \
 	X(dwarf_decl_line) X(dwarf_dieoffset) X(dwarf_getarange_addr) X(dwarf_getarangeinfo)     \
-	X(dwarf_getaranges) X(dwarf_getsrclines) X(dwarf_next_unit) X(dwarf_offdie) X(elf_getdata)
+	X(dwarf_getaranges) X(dwarf_getsrclines) X(dwarf_next_unit) X(dwarf_offdie) X(elf_getdata) \
+	X(dwarf_child) X(dwarf_siblingof) X(dwarf_haspc) X(dwarf_formref_die)
 DL_SYMS_STRUCT(libdw, LIBDW_FNS)
 DL_SYMS_LOAD(libdw_load, libdw, LIBDW_FNS, "libdw.so.1")
 #define dwarf_addrdie (libdw.dwarf_addrdie)
+#define dwarf_child (libdw.dwarf_child)
+#define dwarf_siblingof (libdw.dwarf_siblingof)
+#define dwarf_haspc (libdw.dwarf_haspc)
+#define dwarf_formref_die (libdw.dwarf_formref_die)
 #define dwarf_decl_line (libdw.dwarf_decl_line)
 #define dwarf_dieoffset (libdw.dwarf_dieoffset)
 #define dwarf_getarange_addr (libdw.dwarf_getarange_addr)
@@ -573,9 +578,114 @@ static void call_site(struct ustack_dwarf *d, Dwarf_Die *cudie, Dwarf_Die *die, 
 		lv->file = full_path(d, cudie, dwarf_filesrc(files, idx, NULL, NULL));
 }
 
+/*
+ * The DIEs holding @addr, from the unit down: a walk that descends only
+ * into the first child whose pc ranges hold @addr, among the tags a pc can
+ * be inside of (those libdw's dwarf_getscopes() descends into; a namespace
+ * or class has no pc, so it is not entered, as there). The children of an
+ * imported (partial) unit count as children of the DIE that imports it.
+ * libdw's dwarf_getscopes() followed by dwarf_getscopes_die() gave the same
+ * chain but walked the whole unit twice more (the inline's abstract origin,
+ * then the path to the innermost DIE): most of a first lookup's time in
+ * libc's large units.
+ */
+#define SCOPE_MAX_DIES (1u << 22)  /* DIEs visited per lookup: corrupt beyond */
+#define SCOPE_MAX_IMPORT 8         /* nesting of imported units */
+#define SCOPE_MAX_DEPTH 256        /* DIE nesting followed (deeper: cut) */
+
+int ustack_dwarf_libdw_scopes; /* tests only: 1 = dwarf_getscopes() as before */
+
+static int may_hold_pc(int tag)
+{
+	switch (tag) {
+	case DW_TAG_compile_unit:
+	case DW_TAG_module:
+	case DW_TAG_lexical_block:
+	case DW_TAG_with_stmt:
+	case DW_TAG_catch_block:
+	case DW_TAG_try_block:
+	case DW_TAG_entry_point:
+	case DW_TAG_inlined_subroutine:
+	case DW_TAG_subprogram:
+	case DW_TAG_namespace:
+	case DW_TAG_class_type:
+	case DW_TAG_structure_type:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The first child of @die holding @addr: 1 (in *out), 0 none, -1 corrupt
+ * (*bad: the offset of the DIE at fault). */
+static int scope_child(Dwarf_Die *die, uint64_t addr, Dwarf_Die *out, unsigned int *visits,
+		       int nest, uint64_t *bad)
+{
+	Dwarf_Die c;
+	uint64_t prev = 0;
+	int r = dwarf_child(die, &c);
+
+	if (r) {
+		*bad = dwarf_dieoffset(die);
+		return r < 0 ? -1 : 0;
+	}
+	do {
+		uint64_t off = dwarf_dieoffset(&c);
+		int tag = dwarf_tag(&c);
+
+		/* siblings lie one after the other: a sibling reference that
+		 * goes back would loop */
+		if (++*visits > SCOPE_MAX_DIES || off <= prev) {
+			*bad = off;
+			return -1;
+		}
+		prev = off;
+		if (tag == DW_TAG_imported_unit) {
+			Dwarf_Attribute a;
+			Dwarf_Die u;
+
+			if (nest < SCOPE_MAX_IMPORT && dwarf_attr(&c, DW_AT_import, &a) &&
+			    dwarf_formref_die(&a, &u)) {
+				r = scope_child(&u, addr, out, visits, nest + 1, bad);
+				if (r)
+					return r;
+			}
+			continue;
+		}
+		if (may_hold_pc(tag)) {
+			r = dwarf_haspc(&c, addr);
+			if (r > 0) {
+				*out = c;
+				return 1;
+			}
+			if (r < 0) {
+				*bad = off;
+				return -1;
+			}
+		}
+	} while ((r = dwarf_siblingof(&c, &c)) == 0);
+	if (r < 0)
+		*bad = prev;
+	return r < 0 ? -1 : 0;
+}
+
+/* path[0] the unit, path[1] its child holding @addr, ..., the innermost
+ * DIE holding @addr last; at most @max. Returns the count, -1 corrupt
+ * (*bad: where). */
+static int scope_path(Dwarf_Die *cudie, uint64_t addr, Dwarf_Die *path, int max, uint64_t *bad)
+{
+	unsigned int visits = 0;
+	int n = 1, r = 0;
+
+	path[0] = *cudie;
+	while (n < max && (r = scope_child(&path[n - 1], addr, &path[n], &visits, 0, bad)) > 0)
+		n++;
+	return r < 0 ? -1 : n;
+}
+
 int ustack_dwarf__lookup(struct ustack_dwarf *d, uint64_t addr, struct ustack_dwarf_level *out)
 {
-	Dwarf_Die cudie, *scopes = NULL, inner;
+	Dwarf_Die cudie, *scopes = NULL, *sc, inner, path[SCOPE_MAX_DEPTH];
 	Dwarf_Line *line;
 	int n, nlv = 0, ret = 0;
 
@@ -617,6 +727,26 @@ int ustack_dwarf__lookup(struct ustack_dwarf *d, uint64_t addr, struct ustack_dw
 	}
 	/* innermost scope holding addr, then the DIEs that contain it: the
 	 * chain of (lexical blocks,) inlined instances and their subprogram */
+	if (!ustack_dwarf_libdw_scopes) {
+		uint64_t bad = 0;
+
+		n = scope_path(&cudie, addr, path, SCOPE_MAX_DEPTH, &bad);
+		if (n < 0) {
+			ret = corrupt_at(d, ".debug_info DIEs of the unit whose DIE is at offset 0x%" PRIx64
+					 " (at the DIE at offset 0x%" PRIx64 ")",
+					 (uint64_t)dwarf_dieoffset(&cudie), bad);
+			goto out;
+		}
+		/* innermost first, as dwarf_getscopes_die() gives them */
+		for (int i = 0; i < n / 2; i++) {
+			Dwarf_Die t = path[i];
+
+			path[i] = path[n - 1 - i];
+			path[n - 1 - i] = t;
+		}
+		sc = path;
+		goto chain;
+	}
 	n = dwarf_getscopes(&cudie, addr, &scopes);
 	if (n < 0) {
 		ret = corrupt_at(d, ".debug_info DIEs of the unit whose DIE is at offset 0x%" PRIx64,
@@ -634,20 +764,22 @@ int ustack_dwarf__lookup(struct ustack_dwarf *d, uint64_t addr, struct ustack_dw
 			goto out;
 		}
 	}
+	sc = scopes;
+chain:
 	{
 		/* the function DIEs of the chain, innermost first; a chain
 		 * deeper than the limit keeps its innermost and outermost */
 		Dwarf_Die *fn[USTACK_DWARF_MAX_LEVELS];
 
 		for (int i = 0; i < n; i++) {
-			int tag = dwarf_tag(&scopes[i]);
+			int tag = dwarf_tag(&sc[i]);
 
 			if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram &&
 			    tag != DW_TAG_entry_point)
 				continue;
 			if (nlv == USTACK_DWARF_MAX_LEVELS)
 				nlv--;
-			fn[nlv++] = &scopes[i];
+			fn[nlv++] = &sc[i];
 			if (tag != DW_TAG_inlined_subroutine)
 				break;
 		}
