@@ -279,6 +279,23 @@ static int cpuinfo_has(const char *flag)
 	return found;
 }
 
+/* The 4800 stacks of 32 words that differ in one word (150 values at each
+ * position), inserted in order: each must return @want with ids from *next. */
+static void one_word_stacks(struct ustack_stackmap *m, int want, uint32_t *next)
+{
+	uint64_t w[32];
+	uint32_t id;
+
+	for (uint32_t pos = 0; pos < 32; pos++)
+		for (uint64_t v = 1; v <= 150; v++) {
+			for (uint32_t j = 0; j < 32; j++)
+				w[j] = 0x401000 + j * 16;
+			w[pos] = v;
+			CHECK_EQ(ustack_stackmap__insert(m, w, 32, &id), want);
+			CHECK_EQ(id, (*next)++);
+		}
+}
+
 /* Both hashes (AES rounds where the CPU has AES-NI, the multiply hash
  * otherwise) on stack shapes that defeat weak hashes: one word varying at
  * each position in turn, small (offset, file id) pairs, stacks that are
@@ -314,14 +331,7 @@ static void test_hash_spread_both_ways(void)
 		}
 		/* 32 words, all equal but one, which takes 150 values at each
 		 * of the 32 positions: 4800 stacks */
-		for (uint32_t pos = 0; pos < 32; pos++)
-			for (uint64_t v = 1; v <= 150; v++) {
-				for (uint32_t j = 0; j < 32; j++)
-					w[j] = 0x401000 + j * 16;
-				w[pos] = v;
-				CHECK_EQ(ustack_stackmap__insert(m, w, 32, &id), 1);
-				CHECK_EQ(id, next++);
-			}
+		one_word_stacks(m, 1, &next);
 		/* (file offset, file id) pairs with small values: 3000 stacks */
 		for (uint64_t k = 0; k < 3000; k++) {
 			for (uint32_t j = 0; j < 24; j += 2) {
@@ -353,14 +363,7 @@ static void test_hash_spread_both_ways(void)
 		}
 		/* a second pass finds every stack under its id */
 		next = 0;
-		for (uint32_t pos = 0; pos < 32; pos++)
-			for (uint64_t v = 1; v <= 150; v++) {
-				for (uint32_t j = 0; j < 32; j++)
-					w[j] = 0x401000 + j * 16;
-				w[pos] = v;
-				CHECK_EQ(ustack_stackmap__insert(m, w, 32, &id), 0);
-				CHECK_EQ(id, next++);
-			}
+		one_word_stacks(m, 0, &next);
 		ustack_stackmap__stats(m, &st, sizeof(st));
 		CHECK_EQ(st.drops, 0);
 		CHECK_EQ(st.entries, 4800 + 3000 + 64 + 19);
