@@ -47,8 +47,8 @@ static inline char *fmt_hex(char *p, uint64_t v)
 	return p + n;
 }
 
-/* @s (NUL-terminated) and a buffer of @n bytes to @f, without the lock
- * (the CLI writes its output from one thread) */
+/* To @f without the stream lock (the CLI writes its output from one
+ * thread): the string @s, or the bytes from @b up to @end. */
 static inline void put_str(FILE *f, const char *s)
 {
 	fputs_unlocked(s, f);

@@ -692,8 +692,9 @@ int ustack_dwarf__lookup(struct ustack_dwarf *d, uint64_t addr, struct ustack_dw
 	/*
 	 * Once libdw found the DIEs corrupt, the file's DWARF is not asked
 	 * again: a corrupt table is dropped rather than half-trusted, and
-	 * libdw's scope walk leaks a little memory on each such failure
-	 * (seen under fuzzing), which must not grow with the trace.
+	 * libdw leaks a little memory on some such failures (seen under
+	 * fuzzing, in its line and scope readers), which must not grow with
+	 * the trace.
 	 */
 	if (d->corrupt)
 		return -EBADMSG;
