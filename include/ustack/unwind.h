@@ -124,6 +124,13 @@ enum ustack_unwind_flags {
 	/** regs.pc is a return address, not an exact pc (the caller already
 	 *  left the frame it was in) */
 	USTACK_UNWIND_FIRST_IS_RETURN = 1u << 0,
+	/** regs.fp is not known (only pc and sp are, as /proc/PID/syscall
+	 *  gives them for a thread blocked in the kernel): a frame whose CFA
+	 *  needs rbp before a deeper frame restored it from the stack, or
+	 *  the frame-pointer heuristic, ends the walk with
+	 *  USTACK_STOP_NO_INFO instead of using a value that is not there
+	 *  (since 0.3) */
+	USTACK_UNWIND_FP_UNKNOWN = 1u << 1,
 };
 
 struct ustack_unwind_opts {

@@ -60,6 +60,12 @@ struct ustack_walk_opts {
 	 * CFA just above it stops the walk as a read fault (the memory was
 	 * not copied), not as a bad step */
 	int hi_is_copy_end;
+	/* Non-zero: frame 0's fp (rbp) is not known (registers read from
+	 * /proc/PID/syscall give only sp and pc). A row whose CFA is
+	 * fp-based before a frame restored fp from the stack, and the
+	 * frame-pointer heuristic, end the walk with USTACK_STOP_NO_INFO
+	 * instead of using a value that is not there. */
+	int fp_unknown;
 };
 
 /* Step-by-step form, for callers that store frames their own way (the
@@ -72,6 +78,7 @@ struct ustack_unwind_cursor {
 	unsigned int signals, reason;
 	int bx_known; /* bx: the current frame's rbx, where known */
 	uint64_t bx;
+	int fp_known; /* cur.fp is the frame's rbp (ustack_walk_opts.fp_unknown) */
 	int hi_is_copy; /* ustack_walk_opts.hi_is_copy_end */
 };
 

@@ -80,7 +80,7 @@ static inline int read_u64(const struct ustack_unwind_cursor *c, uint64_t addr, 
  * (so 0 stays "ok").
  */
 static int step_row(const struct ustack_unwind_cursor *c, const struct ustack_row *row,
-		    struct ustack_regs *next, uint64_t *nbx, int *nbx_known)
+		    struct ustack_regs *next, uint64_t *nbx, int *nbx_known, int *nfp_known)
 {
 	const struct ustack_regs *cur = &c->cur;
 	uint64_t base = row->cfa_reg == USTACK_CFA_FP ? cur->fp
@@ -88,6 +88,8 @@ static int step_row(const struct ustack_unwind_cursor *c, const struct ustack_ro
 							: cur->sp;
 	uint64_t cfa = base + (int64_t)row->cfa_off;
 
+	if (row->cfa_reg == USTACK_CFA_FP && !c->fp_known)
+		return USTACK_STOP_NO_INFO + 1;
 	/* The CFA sits above the return address, so above sp; it is 8-byte
 	 * aligned on x86-64 (16 at calls, 8 in PLT and prologue rows). */
 	if (cfa <= cur->sp || (cfa & 7))
@@ -108,8 +110,10 @@ static int step_row(const struct ustack_unwind_cursor *c, const struct ustack_ro
 	if (row->fp_rule == USTACK_RULE_OFFSET && cfa + (int64_t)row->fp_off >= cur->sp) {
 		if (read_u64(c, cfa + (int64_t)row->fp_off, &next->fp))
 			return USTACK_STOP_READ_FAULT + 1;
+		*nfp_known = 1;
 	} else {
 		next->fp = cur->fp;
+		*nfp_known = c->fp_known;
 	}
 	/* the caller's rbx, as fp (CFI rows only say; others: not known) */
 	*nbx = c->bx;
@@ -130,6 +134,8 @@ static int step_fp(const struct ustack_unwind_cursor *c, struct ustack_regs *nex
 {
 	uint64_t fp = c->cur.fp;
 
+	if (!c->fp_known)
+		return USTACK_STOP_NO_INFO + 1;
 	if (fp < c->cur.sp || (fp & 7) || !addr_in_stack(c, fp) || !addr_in_stack(c, fp + 15))
 		return USTACK_STOP_NO_INFO + 1;
 	if (read_u64(c, fp, &next->fp) || read_u64(c, fp + 8, &next->pc))
@@ -143,7 +149,8 @@ static int step_fp(const struct ustack_unwind_cursor *c, struct ustack_regs *nex
 void ustack_unwind_begin(struct ustack_unwind_cursor *c, const struct ustack_unwind_ops *ops,
 			 const struct ustack_regs *regs, const struct ustack_walk_opts *opts)
 {
-	*c = (struct ustack_unwind_cursor){ .ops = ops, .cur = *regs, .max = USTACK_MAX_DEPTH };
+	*c = (struct ustack_unwind_cursor){ .ops = ops, .cur = *regs, .max = USTACK_MAX_DEPTH,
+					    .fp_known = 1 };
 	if (opts) {
 		c->lo = opts->stack_lo;
 		c->hi = opts->stack_hi;
@@ -158,6 +165,9 @@ void ustack_unwind_begin(struct ustack_unwind_cursor *c, const struct ustack_unw
 		if (opts->sz >= offsetof(struct ustack_walk_opts, hi_is_copy_end) +
 				sizeof(opts->hi_is_copy_end))
 			c->hi_is_copy = opts->hi_is_copy_end;
+		if (opts->sz >= offsetof(struct ustack_walk_opts, fp_unknown) +
+				sizeof(opts->fp_unknown))
+			c->fp_known = !opts->fp_unknown;
 	}
 	/* Bound checks start at the initial sp. */
 	if (c->lo < regs->sp)
@@ -181,7 +191,7 @@ int ustack_unwind_next(struct ustack_unwind_cursor *c, struct ustack_frame *fram
 	struct ustack_regs next;
 	struct ustack_row row;
 	unsigned int method = USTACK_METHOD_FP;
-	int err, ret, exact = 0, nbx_known = 0;
+	int err, ret, exact = 0, nbx_known = 0, nfp_known = 1;
 	uint64_t nbx = 0;
 
 	if (c->done)
@@ -218,7 +228,7 @@ int ustack_unwind_next(struct ustack_unwind_cursor *c, struct ustack_frame *fram
 		exact = 1;
 	} else if (!err && !(row.flags & USTACK_ROW_NEEDS_FALLBACK) &&
 		   (row.cfa_reg != USTACK_CFA_BX || c->bx_known)) {
-		ret = step_row(c, &row, &next, &nbx, &nbx_known);
+		ret = step_row(c, &row, &next, &nbx, &nbx_known, &nfp_known);
 		if (ret)
 			return unwind_stop(c, ret - 1);
 	} else {
@@ -239,6 +249,7 @@ int ustack_unwind_next(struct ustack_unwind_cursor *c, struct ustack_frame *fram
 	c->cur = next;
 	c->bx = nbx;
 	c->bx_known = nbx_known;
+	c->fp_known = nfp_known;
 	c->is_return = !exact;
 	c->depth++;
 	return 1;

@@ -381,6 +381,7 @@ USTACK_API int ustack_unwinder__unwind(struct ustack_unwinder *u, const struct u
 		w.hi_is_copy_end = 1;
 	}
 	w.first_is_return = !!(o.flags & USTACK_UNWIND_FIRST_IS_RETURN);
+	w.fp_unknown = !!(o.flags & USTACK_UNWIND_FP_UNKNOWN);
 	w.has_bx = !!o.has_bx;
 	w.bx = o.bx;
 	w.max_depth = max < USTACK_MAX_DEPTH ? max : USTACK_MAX_DEPTH;

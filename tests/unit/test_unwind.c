@@ -212,6 +212,63 @@ static void test_needs_fallback(void)
 	CHECK_EQ_U64(f[1].pc, 0x1050);
 }
 
+/* rbp not known (frame 0 read from /proc/PID/syscall: pc and sp only):
+ * an fp-based CFA is used only after a deeper frame restored rbp from the
+ * stack; before that, and for the frame-pointer heuristic, the walk ends
+ * with NO_INFO instead of stepping with a stale value. */
+static void test_fp_unknown(void)
+{
+	struct ustack_walk_opts wo = { .sz = sizeof(wo), .fp_unknown = 1 };
+	struct ustack_regs regs = { .pc = 0x3010, .sp = at(10), .fp = at(20) };
+	struct ustack_frame f[8];
+	unsigned int stop;
+	int n;
+
+	reset();
+	/* leaf (sp-based, rbp untouched) -> caller whose CFA is rbp + 16
+	 * -> main (outermost) */
+	add_fn(0x3000, 0x3100, USTACK_CFA_SP, 16, USTACK_RULE_SAME, 0, 0, 0);
+	add_fn(0x2000, 0x2100, USTACK_CFA_FP, 16, USTACK_RULE_OFFSET, -16, 0, 0);
+	add_fn(0x1000, 0x1100, USTACK_CFA_SP, 8, USTACK_RULE_SAME, 0, USTACK_ROW_OUTERMOST, 0);
+	stack[11] = 0x2050;
+	stack[21] = 0x1050; /* the caller's RA at rbp + 8 */
+	/* known: the caller's CFA comes from regs.fp */
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 3);
+	CHECK_EQ_U64(f[2].pc, 0x1050);
+	CHECK_EQ_U64(f[2].sp, at(22));
+	CHECK_EQ(stop, USTACK_STOP_OUTERMOST);
+	/* unknown: the leaf steps (sp-based), the caller's row is refused */
+	n = ustack_unwind(&ops, &regs, &wo, f, 8, &stop);
+	CHECK_EQ(n, 2);
+	CHECK_EQ_U64(f[1].pc, 0x2050);
+	CHECK_EQ(stop, USTACK_STOP_NO_INFO);
+
+	/* the leaf saved rbp at CFA-16 (= at(10)): known from there on */
+	fns[0].row.fp_rule = USTACK_RULE_OFFSET;
+	fns[0].row.fp_off = -16;
+	stack[10] = at(20);
+	regs.fp = 0xbad; /* never used: the saved value is */
+	n = ustack_unwind(&ops, &regs, &wo, f, 8, &stop);
+	CHECK_EQ(n, 3);
+	CHECK_EQ_U64(f[2].pc, 0x1050);
+	CHECK_EQ(stop, USTACK_STOP_OUTERMOST);
+
+	/* no row at all: the frame-pointer heuristic needs rbp */
+	reset();
+	add_fn(0x1000, 0x1100, USTACK_CFA_SP, 8, USTACK_RULE_SAME, 0, USTACK_ROW_OUTERMOST, 0);
+	regs.pc = 0x5000;
+	regs.fp = at(20);
+	stack[20] = at(30);
+	stack[21] = 0x1050;
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 2);
+	CHECK_EQ(f[1].method, USTACK_METHOD_FP);
+	n = ustack_unwind(&ops, &regs, &wo, f, 8, &stop);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(stop, USTACK_STOP_NO_INFO);
+}
+
 /* Safety checks: CFA must move up, be aligned, stay in bounds. */
 static void test_bad_steps(void)
 {
@@ -415,6 +472,7 @@ int main(void)
 	RUN(test_epilogue_popped_fp);
 	RUN(test_fp_fallback);
 	RUN(test_needs_fallback);
+	RUN(test_fp_unknown);
 	RUN(test_bad_steps);
 	RUN(test_loop_and_depth);
 	RUN(test_signal_frame);
