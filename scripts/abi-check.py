@@ -4,10 +4,16 @@ baseline abi/libustack.abi against the library just built, with the
 project's ABI rule:
 
   accepted  new functions (listed in ustack.map, see abi_exports), and
-            fields appended at the end of a public struct whose first field
-            is `size_t sz` (an opts struct, struct ustack_mapping, struct
-            ustack_frame_info): callers built against the older header pass
-            the smaller sz and the library reads only that much
+            fields appended at the end of a public struct
+            - whose first field is `size_t sz` (an opts struct, struct
+              ustack_mapping, struct ustack_frame_info): callers built
+              against the older header pass the smaller sz and the library
+              reads only that much;
+            - that a function takes as `struct X *p, size_t p_sz` (stats
+              out-structs: the library writes only p_sz bytes);
+            - that the library hands to a callback as `const struct X *`
+              (struct ustack_snapshot_thread: the library's, read-only, a
+              caller reads the fields it knows)
   refused   everything else abidiff reports: a removed or changed function,
             a field inserted before the end or changed or removed, a struct
             without sz that grows, a changed enum or typedef...
@@ -26,6 +32,11 @@ def sz_structs(headers):
     for path in headers:
         text = re.sub(r'/\*.*?\*/', ' ', open(path).read(), flags=re.S)
         for m in re.finditer(r'\bstruct\s+(\w+)\s*\{\s*size_t\s+sz\s*;', text):
+            names.add(m.group(1))
+        for m in re.finditer(r'\bstruct\s+(\w+)\s*\*\s*(\w+)\s*,\s*size_t\s+(\w+)_sz\b', text):
+            if m.group(2) == m.group(3):
+                names.add(m.group(1))
+        for m in re.finditer(r'\btypedef\s+\w+\s*\(\s*\*\s*\w+\s*\)\s*\(\s*const\s+struct\s+(\w+)\s*\*', text):
             names.add(m.group(1))
     return names
 

@@ -1,8 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Snapshot: the user stacks of every thread of a running process, right
- * now. Each thread is stopped on its own (PTRACE_SEIZE + PTRACE_INTERRUPT),
- * its registers read, its stack unwound while it waits (memory read lazily
+ * now, one thread at a time. A thread blocked in the kernel (futex, read,
+ * poll, sleep: most threads of most processes) is not stopped at all
+ * (since 0.3): the sp and pc it entered the kernel with are read from
+ * /proc/PID/task/TID/syscall and its stack while it stays blocked, and its
+ * run count (/proc/PID/task/TID/schedstat), equal before and after, shows
+ * it did not run in between; otherwise, or when its walk needs rbp or rbx
+ * (which /proc does not give), it is stopped as every other thread is. A
+ * thread is stopped on its own (PTRACE_SEIZE + PTRACE_INTERRUPT), its
+ * registers read, its stack unwound while it waits (memory read lazily
  * with process_vm_readv, a page at a time), and resumed at once. The target
  * is never left stopped: signals that would end ustack are held during each
  * short stop, and the kernel detaches the tracee if ustack dies anyway.
@@ -53,7 +60,8 @@ struct ustack_snapshot_thread {
 	int error;               /**< 0, or negative errno: the thread could not be
 	                              stopped (-ESRCH: it exited; -EPERM) */
 	unsigned int stop_reason;/**< enum ustack_stop_reason */
-	uint64_t stopped_ns;     /**< how long the thread was stopped */
+	uint64_t stopped_ns;     /**< how long the thread was stopped (0: it was not,
+	                              USTACK_SNAPSHOT_THREAD_NOT_STOPPED) */
 	int nr_frames;
 	const struct ustack_snapshot_frame *frames;
 	/* appended in 0.2: */
@@ -67,6 +75,15 @@ struct ustack_snapshot_thread {
 	 *  without USTACK_SNAPSHOT_LINES. An array of its own because
 	 *  struct ustack_snapshot_line, an array element, is frozen. */
 	const uint32_t *line_decls;
+	/** enum ustack_snapshot_thread_flags (since 0.3) */
+	unsigned int thread_flags;
+};
+
+/** How a thread of a snapshot was read. */
+enum ustack_snapshot_thread_flags {
+	/** blocked in the kernel: unwound from the registers it entered the
+	 *  kernel with, without being stopped (stopped_ns is 0) */
+	USTACK_SNAPSHOT_THREAD_NOT_STOPPED = 1u << 0,
 };
 
 /** Called once per thread; a non-zero return ends the snapshot. The
@@ -99,6 +116,13 @@ enum ustack_snapshot_flags {
 	 * ignored with USTACK_SNAPSHOT_LINES).
 	 */
 	USTACK_SNAPSHOT_NO_NAMES = 1u << 2,
+	/**
+	 * Stop every thread, also those blocked in the kernel, which are
+	 * otherwise read without a stop (since 0.3; before, every thread was
+	 * stopped). Every thread's registers then come from ptrace, rbp and
+	 * rbx included. hold_ms implies it.
+	 */
+	USTACK_SNAPSHOT_STOP_ALL = 1u << 3,
 };
 
 struct ustack_snapshot_opts {
@@ -123,11 +147,19 @@ struct ustack_snapshot_opts {
 /** Totals of one snapshot. */
 struct ustack_snapshot_stats {
 	unsigned int threads;      /**< threads found */
-	unsigned int unwound;      /**< threads stopped and unwound */
+	unsigned int unwound;      /**< threads unwound (stopped or not) */
 	unsigned int vanished;     /**< threads that exited before they could be stopped */
 	uint64_t max_stopped_ns;   /**< longest time one thread was stopped */
 	uint64_t total_stopped_ns; /**< sum over threads */
 	uint64_t pages_read;       /**< process_vm_readv calls */
+	/* since 0.3: */
+	/** threads unwound without a stop (blocked in the kernel) */
+	unsigned int not_stopped;
+	/** threads found blocked whose walk without a stop was dropped (the
+	 *  thread ran meanwhile, or the walk needed rbp/rbx or ended early),
+	 *  then stopped and unwound as the others (or, when ptrace is refused,
+	 *  reported with error -EPERM: another tracer holds the thread) */
+	unsigned int restopped;
 	/* new fields are appended here; callers pass sizeof(struct ...) */
 };
 

@@ -272,7 +272,8 @@ static void print_json_thread(struct snap_out *o, const struct ustack_snapshot_t
 
 	printf("%s\n    {\"tid\": %d, \"comm\": ", o->printed++ ? "," : "", t->tid);
 	json_str(t->comm);
-	printf(", \"stopped_us\": %.1f, \"stop_reason\": \"%s\", \"frames\": [",
+	printf(", \"stopped\": %s, \"stopped_us\": %.1f, \"stop_reason\": \"%s\", \"frames\": [",
+	       t->thread_flags & USTACK_SNAPSHOT_THREAD_NOT_STOPPED ? "false" : "true",
 	       t->stopped_ns / 1e3, ustack_stop_reason_name(t->stop_reason));
 	for (int i = 0; i < t->nr_frames; i++) {
 		const struct ustack_snapshot_frame *f = &t->frames[i];
@@ -310,11 +311,14 @@ static void usage(FILE *f)
 		"usage: ustack snapshot -p PID|--core FILE [--exe PATH]\n"
 		"                       [--format text|raw|folded|json|pprof|speedscope]\n"
 		"                       [-o FILE] [--max-depth N] [--methods] [--lines] [--stats]\n"
-		"                       [--inline] [--srcline] [--annotate]\n"
+		"                       [--inline] [--srcline] [--annotate] [--stop-all]\n"
 		"\n"
-		"Print the user stack of every thread of process PID, right now. Each\n"
-		"thread is stopped only while its stack is unwound (SFrame, DWARF CFI,\n"
-		"frame pointers) and resumed at once; the process is never left stopped.\n"
+		"Print the user stack of every thread of process PID, right now. A thread\n"
+		"blocked in the kernel (futex, read, poll, sleep) is read without a stop,\n"
+		"from the registers it entered the kernel with (/proc/PID/task/TID/syscall;\n"
+		"read again with a stop if it ran meanwhile). Any other thread is stopped\n"
+		"only while its stack is unwound (SFrame, DWARF CFI, frame pointers) and\n"
+		"resumed at once; the process is never left stopped.\n"
 		"\n"
 		"  -p, --pid PID       process to inspect\n"
 		"      --core FILE     instead: every thread of this ELF core dump (x86-64;\n"
@@ -337,8 +341,10 @@ static void usage(FILE *f)
 		"      --inline        folded: inlined functions as frames of their own\n"
 		"      --srcline       folded: 'func file.c:LINE' frames (source file base name)\n"
 		"      --annotate      folded: inlined frames end in '_[i]' (FlameGraph's mark)\n"
-		"  -s, --stats         print totals (threads, longest stop) and the debug\n"
-		"                      source of each file to stderr\n"
+		"  -s, --stats         print totals (threads, how many were read without a\n"
+		"                      stop, longest stop) and the debug source of each file\n"
+		"                      to stderr\n"
+		"      --stop-all      stop every thread, also those blocked in the kernel\n"
 		"      --debug-dir DIR root of separate debug files (default /usr/lib/debug)\n"
 		"\n"
 		"Frame 0 is the exact pc; every later pc is a return address (as eu-stack).\n"
@@ -422,6 +428,11 @@ static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
 		if (t->error == -ESRCH)
 			fprintf(stderr, "ustack: pid %d: thread %d exited during the snapshot\n",
 				o->pid, t->tid);
+		else if (t->error == -EPERM)
+			/* its registers needed a stop, and ptrace was refused
+			 * where /proc was not: another tracer holds it */
+			fprintf(stderr, "ustack: pid %d: thread %d: cannot stop it (%s; already "
+				"traced by a debugger?)\n", o->pid, t->tid, strerror(-t->error));
 		else
 			fprintf(stderr, "ustack: pid %d: thread %d: %s\n", o->pid, t->tid,
 				strerror(-t->error));
@@ -560,6 +571,7 @@ int cmd_snapshot(int argc, char **argv)
 		{ "annotate", no_argument, NULL, 'A' },
 		{ "stats", no_argument, NULL, 's' },
 		{ "max-tables", required_argument, NULL, 'T' },
+		{ "stop-all", no_argument, NULL, 'S' },
 		{ "debug-dir", required_argument, NULL, 'D' },
 		{ "core", required_argument, NULL, 'C' },
 		{ "exe", required_argument, NULL, 'E' },
@@ -634,6 +646,9 @@ int cmd_snapshot(int argc, char **argv)
 				return 2;
 			}
 			opts.max_tables = (unsigned int)v;
+			break;
+		case 'S':
+			opts.flags |= USTACK_SNAPSHOT_STOP_ALL;
 			break;
 		case 's':
 			stats = out.stats = 1;
@@ -773,10 +788,12 @@ int cmd_snapshot(int argc, char **argv)
 		return 1;
 	}
 	if (stats) {
-		fprintf(stderr, "ustack: pid %d: %u threads, %u unwound, %u vanished; longest stop "
-				"%.1f us, total %.1f us; %llu page reads\n",
-			out.pid, st.threads, st.unwound, st.vanished, st.max_stopped_ns / 1e3,
-			st.total_stopped_ns / 1e3, (unsigned long long)st.pages_read);
+		fprintf(stderr, "ustack: pid %d: %u threads, %u unwound, %u vanished; %u without a stop "
+				"(blocked in the kernel; %u more blocked but needed one); "
+				"longest stop %.1f us, total %.1f us; %llu page reads\n",
+			out.pid, st.threads, st.unwound, st.vanished, st.not_stopped, st.restopped,
+			st.max_stopped_ns / 1e3, st.total_stopped_ns / 1e3,
+			(unsigned long long)st.pages_read);
 		stats_debug_sources(&out, opts.debug_dir, !!(opts.flags & USTACK_SNAPSHOT_LINES));
 	}
 	return 0;

@@ -2,10 +2,16 @@
 /*
  * ustack_snapshot(): stacks of every thread of a live process.
  *
- * One thread at a time: PTRACE_SEIZE + PTRACE_INTERRUPT, wait for the stop,
- * read registers, unwind (memory read lazily with process_vm_readv, one
- * page per miss), PTRACE_DETACH. Names are looked up after the thread runs
- * again: only the unwind itself happens while it is stopped.
+ * One thread at a time. A thread blocked in the kernel (a futex, a read,
+ * a sleep: most threads of most processes) is not stopped at all: the sp
+ * and pc it entered the kernel with come from /proc/PID/task/TID/syscall,
+ * its stack is read while it stays blocked, and its schedstat, read before
+ * and after, proves it did not run in between (unwind_blocked()). Any
+ * other thread, or one whose read cannot be trusted, is stopped:
+ * PTRACE_SEIZE + PTRACE_INTERRUPT, wait for the stop, read registers,
+ * unwind (memory read lazily with process_vm_readv, one page per miss),
+ * PTRACE_DETACH. Names are looked up after the thread runs again: only the
+ * unwind itself happens while it is stopped.
  *
  * Never leaving the target stopped: the signals that would end ustack
  * (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP) are blocked for the
@@ -33,6 +39,7 @@
 #include <ustack/snapshot.h>
 #include <ustack/symbolize.h>
 #include "sources/snapshot_lines.h"
+#include "sources/snapshot_proc.h"
 #include "common/clock.h"
 #include "common/grow.h"
 #include "common/log.h"
@@ -129,6 +136,12 @@ struct snap {
 	int max_depth;
 	unsigned int hold_ms;
 	int hold_signals;
+	/* USTACK_SNAPSHOT_STOP_ALL (or hold_ms): no thread read unstopped */
+	int stop_all;
+	/* a thread's registers were read from /proc: permission to read the
+	 * process, so a thread that cannot be stopped (EPERM: traced by a
+	 * debugger) fails alone, not the snapshot */
+	int proc_regs_ok;
 	/* names: the symbolizer (debug files by build ID), one file id per
 	 * module tables seen */
 	struct ustack_symbolizer *sym;
@@ -325,6 +338,139 @@ out_unblock:
 	/* it runs again: cached stack pages are stale */
 	vm_reader_flush(&s->reader);
 	return ret;
+}
+
+/* ---- threads blocked in the kernel: unwound without a stop ------------ */
+
+/* /proc/PID/task/TID/schedstat ("run time, run delay, run count"), read
+ * whole through @fd into @buf (NUL-terminated): its length, or -1. */
+static int read_schedstat(int fd, char *buf, size_t size)
+{
+	ssize_t n = pread(fd, buf, size - 1, 0);
+
+	if (n <= 0 || (size_t)n >= size - 1)
+		return -1;
+	buf[n] = 0;
+	return (int)n;
+}
+
+/* "0x" and at least one hex digit at @p: the value, the end in *@end */
+static int proc_hex(const char *p, uint64_t *v, const char **end)
+{
+	uint64_t x = 0;
+	int digits = 0;
+
+	if (p[0] != '0' || p[1] != 'x')
+		return -1;
+	for (p += 2;; p++, digits++) {
+		int d = *p >= '0' && *p <= '9' ? *p - '0'
+			: *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+
+		if (d < 0)
+			break;
+		if (digits == 16)
+			return -1; /* more than 64 bits */
+		x = x << 4 | (uint64_t)d;
+	}
+	*v = x;
+	*end = p;
+	return digits ? 0 : -1;
+}
+
+int ustack_parse_proc_syscall(const char *text, uint64_t *sp, uint64_t *pc)
+{
+	uint64_t v[8];
+	const char *p = text;
+	int n = 0;
+
+	/* the system call number, or -1 */
+	if (*p == '-')
+		p++;
+	if (*p < '0' || *p > '9')
+		return -1;
+	while (*p >= '0' && *p <= '9' && p - text < 12)
+		p++;
+	while (*p == ' ' && n < 8) {
+		if (proc_hex(p + 1, &v[n++], &p))
+			return -1;
+	}
+	if (*p == '\n')
+		p++;
+	if (*p || (n != 2 && n != 8))
+		return -1;
+	*sp = v[n - 2];
+	*pc = v[n - 1];
+	return *sp && *pc ? 0 : -1;
+}
+
+void (*ustack_snapshot_blocked_hook)(int tid);
+
+/*
+ * Unwind @tid without stopping it, if it is blocked in the kernel: its
+ * schedstat is read, then its sp and pc (/proc/.../syscall), then its stack
+ * is walked, then its schedstat again. The kernel reads syscall only while
+ * the thread is off every CPU, and schedstat's run count grows each time the
+ * thread is put on one (its run time with each run): equal before and after,
+ * the thread did not run between the registers and the last stack read, so
+ * they are the same as a stop would have given. Frames whose CFA needs rbp
+ * (or rbx), which /proc does not give, end the walk; such a walk, or any
+ * walk that ends other than at the outermost frame or the depth limit, is
+ * dropped too, and the thread is stopped instead, so that a thread is never
+ * worse off than when every thread was stopped.
+ * Returns the number of frames, or -EAGAIN (not blocked: stop it) or
+ * -ESTALE (blocked, but the walk was dropped: stop it).
+ */
+static int unwind_blocked(struct snap *s, int tid, unsigned int *stop)
+{
+	struct ustack_unwind_ops ops = {
+		.find_row = ustack_remote__find_row,
+		.read = ustack_remote__read,
+		.is_code = ustack_remote__is_code,
+		.ctx = &s->remote,
+	};
+	struct ustack_walk_opts uopts = { .sz = sizeof(uopts), .max_depth = s->max_depth,
+					  .fp_unknown = 1 };
+	struct ustack_regs uregs = { 0 };
+	char before[128], after[128], text[256], path[32];
+	int fd, sfd, n, len;
+	unsigned int why;
+
+	if (s->stop_all || s->task_dir < 0)
+		return -EAGAIN;
+	snprintf(path, sizeof(path), "%d/schedstat", tid);
+	sfd = openat(s->task_dir, path, O_RDONLY | O_CLOEXEC);
+	if (sfd < 0)
+		return -EAGAIN;
+	n = -EAGAIN;
+	len = read_schedstat(sfd, before, sizeof(before));
+	/* "0 0 0": the kernel keeps no counts (no CONFIG_SCHED_INFO) */
+	if (len < 0 || before[0] == '0')
+		goto out;
+	snprintf(path, sizeof(path), "%d/syscall", tid);
+	fd = openat(s->task_dir, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		goto out;
+	len = (int)read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (len <= 0)
+		goto out;
+	text[len] = 0;
+	s->proc_regs_ok = 1;
+	if (ustack_parse_proc_syscall(text, &uregs.sp, &uregs.pc))
+		goto out; /* "running", or no user registers */
+	if (ustack_snapshot_blocked_hook)
+		ustack_snapshot_blocked_hook(tid);
+	n = ustack_unwind(&ops, &uregs, &uopts, s->frames, s->max_depth, &why);
+	if ((why != USTACK_STOP_OUTERMOST && why != USTACK_STOP_DEPTH) ||
+	    read_schedstat(sfd, after, sizeof(after)) < 0 || strcmp(before, after))
+		n = -ESTALE;
+	else
+		*stop = why;
+out:
+	close(sfd);
+	/* the thread may run from here on: cached stack pages are stale */
+	vm_reader_flush(&s->reader);
+	return n;
 }
 
 /* File id of @m for the symbolizer, registering the file on first sight
@@ -548,6 +694,8 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 	max_tables = OPTS_GET(opts, max_tables, 0);
 	flags = OPTS_GET(opts, flags, 0);
 	s->hold_signals = !!(flags & USTACK_SNAPSHOT_HOLD_SIGNALS);
+	/* holding a thread stopped (tests) needs it stopped */
+	s->stop_all = (flags & USTACK_SNAPSHOT_STOP_ALL) || s->hold_ms;
 	s->want_lines = !!(flags & USTACK_SNAPSHOT_LINES);
 	s->no_names = (flags & USTACK_SNAPSHOT_NO_NAMES) && !s->want_lines;
 	ret = list_tids(pid, &tids, &nr);
@@ -624,7 +772,15 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 
 			p->t = (struct ustack_snapshot_thread){ .tid = tids[i] };
 			read_comm(s->task_dir, pid, tids[i], p->t.comm);
-			n = unwind_thread(s, tids[i], &p->t.stop_reason, &p->t.stopped_ns);
+			n = unwind_blocked(s, tids[i], &p->t.stop_reason);
+			if (n >= 0) {
+				p->t.thread_flags = USTACK_SNAPSHOT_THREAD_NOT_STOPPED;
+				st.not_stopped++;
+			} else {
+				if (n == -ESTALE)
+					st.restopped++;
+				n = unwind_thread(s, tids[i], &p->t.stop_reason, &p->t.stopped_ns);
+			}
 			if (n == -EPERM || n == -ESRCH) {
 				/* a zombie thread (exited, not yet reaped) has no stack,
 				 * and ptrace refuses it with EPERM: it has exited */
@@ -633,7 +789,7 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 				if (!state || state == 'Z' || state == 'X')
 					n = -ESRCH;
 			}
-			if (n == -EPERM && st.unwound == 0) {
+			if (n == -EPERM && st.unwound == 0 && !s->proc_regs_ok) {
 				ret = -EPERM;
 				OPTS_SET_ERR(opts, "pid %d: not allowed to trace it (ptrace permission, "
 					     "see /proc/sys/kernel/yama/ptrace_scope)", pid);

@@ -293,19 +293,23 @@ fi
 # The oracle for its size is the wall time of the whole run, measured here:
 # no stop can last longer than the run that contains it (a unit error, ns
 # for us, would). A fixed bound would depend on the machine's load.
+# --stop-all: by default the threads blocked in the kernel (most of them,
+# between their steps) are not stopped at all, and the longest stop may be 0.
 t0=$(now_us)
-"$USTACK" snapshot -p $target --stats >"$tmp/out" 2>"$tmp/err"
+"$USTACK" snapshot -p $target --stats --stop-all >"$tmp/out" 2>"$tmp/err"
 rc=$?
 wall=$(($(now_us) - t0))
 st=$(grep 'longest stop' "$tmp/err")
 nt=$(nr_threads $target)
-# "ustack: pid P: T threads, U unwound, V vanished; longest stop X us, total Y us; N page reads"
+# "ustack: pid P: T threads, U unwound, V vanished; F without a stop (...); longest stop X us, total Y us; N page reads"
 read -r threads unwound longest < <(echo "$st" |
 	sed -nE 's/.*: ([0-9]+) threads, ([0-9]+) unwound, .*longest stop ([0-9.]+) us.*/\1 \2 \3/p')
 if [ $rc -ne 0 ] || [ -z "${longest:-}" ]; then
 	fail snapshot_stats "exit $rc, stderr '$(head -2 "$tmp/err")'"
 elif [ "$threads" -ne "$nt" ] || [ "$unwound" -ne "$nt" ] || [ "$(grep -c '^TID ' "$tmp/out")" -ne "$nt" ]; then
 	fail snapshot_stats "target has $nt threads; stats say $threads found, $unwound unwound; $(grep -c '^TID ' "$tmp/out") printed"
+elif ! echo "$st" | grep -q '; 0 without a stop'; then
+	fail snapshot_stats "--stop-all, yet some threads were read without a stop: '$st'"
 elif ! awk -v l="$longest" -v w="$wall" 'BEGIN { exit !(l > 0 && l < w) }'; then
 	fail snapshot_stats "longest stop $longest us (want 0 < x < $wall us, the run's wall time)"
 else
