@@ -148,6 +148,42 @@ static void test_pid_stack_copy(void)
 	ustack_unwinder__free(u);
 }
 
+/* USTACK_UNWIND_FP_UNKNOWN: the value of regs.fp is never used (the same
+ * frames with the real rbp and with garbage), and the walk is the one
+ * with rbp known, or a prefix of it that ends with no-info where a frame's
+ * CFA needed rbp (this file's frames do in a build with frame pointers,
+ * as the sanitizer build is) */
+static void test_fp_unknown_flag(void)
+{
+	struct ustack_unwinder_opts o = { .sz = sizeof(o), .pid = getpid() };
+	struct ustack_unwind_opts uo = { .sz = sizeof(uo), .stack = cap.copy,
+					 .stack_size = cap.copy_size, .stack_addr = cap.copy_addr };
+	struct ustack_unwinder *u = ustack_unwinder__new(&o);
+	struct ustack_regs bad = cap.regs;
+	struct ustack_frame f[64], g[64], h[64];
+	unsigned int sf, sg, sh;
+	int nf, ng, nh;
+
+	CHECK(u);
+	nf = ustack_unwinder__unwind(u, &cap.regs, &uo, f, 64, &sf);
+	uo.flags = USTACK_UNWIND_FP_UNKNOWN;
+	ng = ustack_unwinder__unwind(u, &cap.regs, &uo, g, 64, &sg);
+	bad.fp = cap.copy_addr + 8; /* inside the stack, aligned: plausible */
+	nh = ustack_unwinder__unwind(u, &bad, &uo, h, 64, &sh);
+	CHECK_EQ(nh, ng);
+	CHECK_EQ(sh, sg);
+	for (int i = 0; i < ng; i++)
+		CHECK_EQ_U64(h[i].pc, g[i].pc);
+	CHECK(ng >= 1 && ng <= nf);
+	for (int i = 0; i < ng; i++)
+		CHECK_EQ_U64(g[i].pc, f[i].pc);
+	if (ng < nf)
+		CHECK_EQ(sg, USTACK_STOP_NO_INFO);
+	else
+		CHECK_EQ(sg, sf);
+	ustack_unwinder__free(u);
+}
+
 /* /proc/self/maps -> file mappings, as an embedder would fill them */
 struct maps {
 	struct ustack_mapping m[512];
@@ -390,6 +426,7 @@ int main(void)
 		return 1;
 	}
 	RUN(test_pid_stack_copy);
+	RUN(test_fp_unknown_flag);
 	RUN(test_list_and_read_callback);
 	RUN(test_find_callback);
 	RUN(test_build_id_mismatch);
