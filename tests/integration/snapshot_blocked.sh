@@ -45,7 +45,9 @@ if [ ! -r /proc/self/syscall ]; then
 	skip snapshot_blocked "no /proc/PID/syscall on this kernel (CONFIG_HAVE_ARCH_TRACEHOOK)"
 	exit 0
 fi
-if [ ! -r /proc/self/schedstat ] || [ "$(cut -d' ' -f1 /proc/self/schedstat)" = 0 ]; then
+# (of this shell, which has run and slept: a process that has not yet left
+# its CPU, as `cut` reading its own, shows a run time of 0 either way)
+if [ ! -r /proc/$$/schedstat ] || [ "$(cut -d' ' -f1 /proc/$$/schedstat)" = 0 ]; then
 	skip snapshot_blocked "no run counts in /proc/PID/schedstat (CONFIG_SCHED_INFO)"
 	exit 0
 fi
