@@ -41,6 +41,13 @@ struct elf_symtab {
  * the cheaper of the two ways.
  */
 #define ELF_SYM_SCANS 4
+/* Up to this many addresses announced at once are answered by one pass
+ * over the symbols (ustack_elf__expect_addrs()); more build the index. */
+#define ELF_EXPECT_MAX 4096
+/* Pages of the addresses' span marked for the pass (4 KiB of bits: 128
+ * MiB of address space; a wider span offers every symbol to the
+ * addresses by binary search instead) */
+#define EXPECT_PAGE_BITS (1u << 15)
 
 /*
  * The index: the function symbols by block of 2^shift bytes of address.
@@ -76,6 +83,12 @@ struct ustack_elf {
 	uint32_t *idx_refs;
 	uint32_t idx_buckets, idx_shift;
 	int syms_built;
+	/* answers found ahead, by one pass for a set of addresses
+	 * (ustack_elf__expect_addrs()): pre_vaddr[] sorted, pre_best[i].name
+	 * NULL where no sized symbol covers pre_vaddr[i] */
+	uint64_t *pre_vaddr;
+	struct elf_sym_entry *pre_best;
+	size_t pre_n;
 };
 
 static int elf_bad(const struct ustack_elf *elf, uint64_t off, const char *what)
@@ -203,6 +216,8 @@ void ustack_elf__close(struct ustack_elf *elf)
 	else if (elf->mapped == 2)
 		free((void *)elf->data);
 	free(elf->idx_start);
+	free(elf->pre_vaddr);
+	free(elf->pre_best);
 	free(elf->idx_refs);
 	free(elf->path);
 	free(elf);
@@ -835,11 +850,139 @@ void ustack_elf__expect_lookups(struct ustack_elf *elf, size_t n)
 	}
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* First index of @v (sorted, @n entries) whose value is >= @x. */
+static size_t lower_bound_u64(const uint64_t *v, size_t n, uint64_t x)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void ustack_elf__expect_addrs(struct ustack_elf *elf, const uint64_t *vaddrs, size_t n)
+{
+	struct elf_sym_entry *best;
+	uint64_t *v, pages[EXPECT_PAGE_BITS / 64] = { 0 }, lo_page, npages;
+	uint8_t *found;
+	size_t m = 0;
+
+	elf_symtabs_find(elf);
+	/* an index answers any address at once already; many addresses:
+	 * build it (a pass per address range would cost more) */
+	if (elf->syms_built || n > ELF_EXPECT_MAX || !n) {
+		ustack_elf__expect_lookups(elf, n);
+		return;
+	}
+	v = malloc(n * sizeof(*v));
+	best = malloc(n * sizeof(*best));
+	found = calloc(n, 1);
+	if (!v || !best || !found) {
+		free(v);
+		free(best);
+		free(found);
+		return;
+	}
+	memcpy(v, vaddrs, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		if (!m || v[i] != v[m - 1])
+			v[m++] = v[i];
+	/* the 4 KiB pages holding an address, as bits from v[0]'s page on
+	 * (most symbols lie in one or two pages, none of them asked for) */
+	lo_page = v[0] >> 12;
+	npages = (v[m - 1] >> 12) - lo_page + 1;
+	if (npages <= EXPECT_PAGE_BITS)
+		for (size_t j = 0; j < m; j++)
+			pages[((v[j] >> 12) - lo_page) / 64] |= 1ull << (((v[j] >> 12) - lo_page) % 64);
+	/* one pass: each symbol is offered to the addresses it covers, in
+	 * the order and by the rule of a scan (sym_consider()) */
+	for (int k = 0; k < 2; k++) {
+		const struct elf_symtab *t = &elf->symtabs[k];
+
+		for (uint64_t i = 0; t->data && i < t->n; i++) {
+			const uint8_t *p = t->data + i * sizeof(Elf64_Sym);
+			uint64_t value = ld_u64(p + offsetof(Elf64_Sym, st_value));
+			uint64_t size = ld_u64(p + offsetof(Elf64_Sym, st_size));
+			size_t j;
+
+			if (value > v[m - 1] || (size && value + size <= v[0]) ||
+			    (!size && value < v[0]))
+				continue;
+			if (npages <= EXPECT_PAGE_BITS && size < 65536 && value >= v[0]) {
+				/* pages value .. value + size - 1, all inside the
+				 * span: none holds an address, nothing to offer */
+				uint64_t p0 = (value >> 12) - lo_page;
+				uint64_t p1 = ((size ? value + size - 1 : value) >> 12) - lo_page;
+				int any = 0;
+
+				if (p1 >= npages)
+					p1 = npages - 1;
+				for (uint64_t q = p0; q <= p1 && !any; q++)
+					any = !!(pages[q / 64] & (1ull << (q % 64)));
+				if (!any)
+					continue;
+			}
+			for (j = lower_bound_u64(v, m, value); j < m; j++) {
+				int f = found[j];
+
+				if (!sym_covers(value, size, v[j]))
+					break;
+				sym_consider(t, i, v[j], &best[j], &f);
+				found[j] = (uint8_t)f;
+			}
+		}
+	}
+	for (size_t j = 0; j < m; j++)
+		if (!found[j])
+			best[j].name = NULL;
+	free(found);
+	free(elf->pre_vaddr);
+	free(elf->pre_best);
+	elf->pre_vaddr = v;
+	elf->pre_best = best;
+	elf->pre_n = m;
+}
+
+/* The answer found ahead for @vaddr: 1 (*out filled), 0 (none covers it),
+ * -1 (not asked ahead). */
+static int elf_pre_answer(const struct ustack_elf *elf, uint64_t vaddr, struct elf_sym_entry *out)
+{
+	size_t j;
+
+	if (!elf->pre_n)
+		return -1;
+	j = lower_bound_u64(elf->pre_vaddr, elf->pre_n, vaddr);
+	if (j == elf->pre_n || elf->pre_vaddr[j] != vaddr)
+		return -1;
+	if (!elf->pre_best[j].name)
+		return 0;
+	*out = elf->pre_best[j];
+	return 1;
+}
+
 static int elf_symbolize_sized(struct ustack_elf *elf, uint64_t vaddr, struct elf_sym_entry *out)
 {
 	struct elf_sym_entry best;
+	int pre;
 
 	elf_symtabs_find(elf);
+	pre = elf_pre_answer(elf, vaddr, out);
+	if (pre >= 0)
+		return pre ? 0 : -ENOENT;
 	if (!elf->syms_built && elf->sym_scans < ELF_SYM_SCANS) {
 		elf->sym_scans++;
 		if (elf_scan_symbols(elf, vaddr, &best))

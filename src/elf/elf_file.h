@@ -130,6 +130,16 @@ int ustack_elf__symbolize_sized(struct ustack_elf *elf, uint64_t vaddr, const ch
  */
 void ustack_elf__expect_lookups(struct ustack_elf *elf, size_t n);
 /**
+ * The caller is about to look up these @n addresses (not yet known to be
+ * distinct): they are answered now, by one pass over the symbol tables,
+ * and ustack_elf__symbolize_sized() then gives each answer without a scan
+ * (the same answer as a scan or the index: each symbol is offered to the
+ * addresses it covers by the same rule). Replaces the addresses of an
+ * earlier call. An index already built answers any address at once, and
+ * for many addresses one is built instead (ustack_elf__expect_lookups()).
+ */
+void ustack_elf__expect_addrs(struct ustack_elf *elf, const uint64_t *vaddrs, size_t n);
+/**
  * The zero-size code symbol reaching @vaddr (see elf_file.c), if any.
  * @param nearest receives the start of the closest code symbol at or
  *        before @vaddr (within the reach), 0 when none: compare files by it

@@ -112,8 +112,9 @@ static void vm_reader_flush(struct vm_reader *r)
 
 /* ---- the snapshot ------------------------------------------------------- */
 
-/* Threads unwound before their frames are named (and frames held for
- * them, at least one whole stack): a group's names are looked up together. */
+/* Threads unwound before their frames are named (a group ends at this many
+ * threads, or once its frames reach SNAP_GROUP_FRAMES): a group's names are
+ * looked up together. */
 #define SNAP_GROUP_THREADS 256
 #define SNAP_GROUP_FRAMES 8192
 
@@ -142,6 +143,9 @@ struct snap {
 	 * process, so a thread that cannot be stopped (EPERM: traced by a
 	 * debugger) fails alone, not the snapshot */
 	int proc_regs_ok;
+	/* every file's tables opened (before the first stop: a thread read
+	 * without one opens the tables its frames reach as it goes) */
+	int preloaded;
 	/* names: the symbolizer (debug files by build ID), one file id per
 	 * module tables seen */
 	struct ustack_symbolizer *sym;
@@ -545,57 +549,56 @@ static void add_lines(struct snap *s, int i, uint64_t fid, uint64_t off, int exa
 	}
 }
 
-/* Before a group of threads is named: how many distinct frames each file
- * will be asked for, so that a file asked for many (libc, in every
- * thread) builds its symbol index at once instead of first scanning its
- * tables for each new frame (ustack_elf__expect_lookups()). Distinct
- * (file, offset) pairs are counted with a small open-addressing set. */
+/* Before a group of threads is named: each file is told which offsets its
+ * frames will look up, and answers them all in one pass over its symbols
+ * (ustack_symbolizer__expect()) instead of a scan, or an index, each. */
+static int cmp_fid_off(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] < y[1] ? -1 : x[1] > y[1]);
+}
+
 static void expect_names(struct snap *s, const struct ustack_frame *fr, size_t n)
 {
-	uint64_t (*set)[2];
-	size_t *per_file, size = 16, max_fid = (size_t)s->nr_sym_mods + n;
+	uint64_t (*want)[2], *looks;
+	size_t m = 0;
 
 	if (!s->sym || n < 2)
 		return;
-	while (size < 2 * n)
-		size *= 2;
-	set = calloc(size, sizeof(*set));
-	per_file = calloc(max_fid + 1, sizeof(*per_file));
-	if (!set || !per_file)
+	want = malloc(n * sizeof(*want));
+	looks = malloc(n * sizeof(*looks));
+	if (!want || !looks)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		int exact = !!(fr[i].flags & USTACK_FRAME_EXACT_PC);
-		uint64_t lookup = fr[i].pc - (exact ? 0 : 1), fo, fid, key, h;
+		uint64_t lookup = fr[i].pc - (exact ? 0 : 1), fo, fid = 0;
 		struct ustack_modtab *mod = ustack_remote__module(&s->remote, lookup);
 		const struct ustack_vma *vma;
 
 		if (!mod)
 			continue;
-		fid = 0;
 		if (!ustack_remote__describe(&s->remote, lookup, &vma, NULL, NULL, &fo) &&
 		    vma->kind == USTACK_VMA_FILE)
 			fid = sym_file_id(s, mod);
 		ustack_modtab__put(mod);
-		if (!fid)
-			continue;
-		key = (fr[i].pc - vma->start + vma->pgoff) << 1 | (uint64_t)exact;
-		for (h = (key * 0x9e3779b97f4a7c15ull ^ fid) & (size - 1);
-		     set[h][0] && (set[h][0] != fid || set[h][1] != key); h = (h + 1) & (size - 1))
-			;
-		if (!set[h][0]) {
-			set[h][0] = fid;
-			set[h][1] = key;
-			/* file ids are 1..nr_sym_mods, and each frame adds at most one */
-			if (fid <= max_fid)
-				per_file[fid]++;
+		if (fid) {
+			want[m][0] = fid;
+			want[m++][1] = fo; /* the offset the lookup asks for */
 		}
 	}
-	for (size_t fid = 1; fid <= s->nr_sym_mods; fid++)
-		if (per_file[fid])
-			ustack_symbolizer__expect(s->sym, fid, per_file[fid]);
+	qsort(want, m, sizeof(*want), cmp_fid_off);
+	for (size_t i = 0, j; i < m; i = j) {
+		size_t k = 0;
+
+		for (j = i; j < m && want[j][0] == want[i][0]; j++)
+			if (j == i || want[j][1] != want[j - 1][1])
+				looks[k++] = want[j][1];
+		ustack_symbolizer__expect(s->sym, want[i][0], looks, k);
+	}
 out:
-	free(set);
-	free(per_file);
+	free(want);
+	free(looks);
 }
 
 static void name_frames(struct snap *s, const struct ustack_frame *frames, int n)
@@ -745,17 +748,15 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 		goto out;
 	}
 	ustack_remote__init(&s->remote, s->pm, s->mc, vm_read, &s->reader);
-	/* open every file's tables before any thread is stopped */
-	ustack_remote__preload(&s->remote);
 
 	st.threads = nr;
 	/* Threads are unwound in groups, then named and handed to @fn: the
 	 * names of a group's frames are looked up knowing how many there are
 	 * (expect_names()). Each thread is still stopped only for its own
 	 * unwind. */
-	gcap = (size_t)s->max_depth * (nr < SNAP_GROUP_THREADS ? (nr ? nr : 1) : SNAP_GROUP_THREADS);
-	if (gcap > SNAP_GROUP_FRAMES)
-		gcap = (size_t)s->max_depth > SNAP_GROUP_FRAMES ? (size_t)s->max_depth : SNAP_GROUP_FRAMES;
+	/* room for a group's frames: grown as threads are unwound, up to
+	 * SNAP_GROUP_FRAMES plus one thread's worth */
+	gcap = 1024;
 	gframes = malloc(gcap * sizeof(*gframes));
 	pend = calloc(nr < SNAP_GROUP_THREADS ? (nr ? nr : 1) : SNAP_GROUP_THREADS, sizeof(*pend));
 	if (!gframes || !pend) {
@@ -766,7 +767,7 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 		unsigned int ng = 0;
 		size_t nf = 0;
 
-		for (; i < nr && ng < SNAP_GROUP_THREADS && nf + (size_t)s->max_depth <= gcap; i++) {
+		for (; i < nr && ng < SNAP_GROUP_THREADS && nf < SNAP_GROUP_FRAMES; i++) {
 			struct snap_pending *p = &pend[ng++];
 			int n;
 
@@ -779,6 +780,12 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 			} else {
 				if (n == -ESTALE)
 					st.restopped++;
+				if (!s->preloaded) {
+					/* open every file's tables before any
+					 * thread is stopped */
+					ustack_remote__preload(&s->remote);
+					s->preloaded = 1;
+				}
 				n = unwind_thread(s, tids[i], &p->t.stop_reason, &p->t.stopped_ns);
 			}
 			if (n == -EPERM || n == -ESRCH) {
@@ -801,6 +808,21 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 				if (n == -ESRCH)
 					st.vanished++;
 				continue;
+			}
+			if (nf + (size_t)n > gcap) {
+				size_t cap = gcap;
+				struct ustack_frame *g;
+
+				while (cap < nf + (size_t)n)
+					cap *= 2;
+				g = realloc(gframes, cap * sizeof(*g));
+				if (!g) {
+					/* not named, not lost: reported with -ENOMEM */
+					p->n = p->t.error = -ENOMEM;
+					continue;
+				}
+				gframes = g;
+				gcap = cap;
 			}
 			st.unwound++;
 			if (p->t.stopped_ns > st.max_stopped_ns)

@@ -365,13 +365,25 @@ static struct sym_file *sym_file_get(struct ustack_symbolizer *s, uint64_t file_
 	return f;
 }
 
-void ustack_symbolizer__expect(struct ustack_symbolizer *s, uint64_t file_id, size_t n)
+void ustack_symbolizer__expect(struct ustack_symbolizer *s, uint64_t file_id,
+			       const uint64_t *looks, size_t n)
 {
 	struct sym_file *f = s ? sym_file_get(s, file_id) : NULL;
+	uint64_t *v;
+	size_t m = 0;
 
+	if (!f || f->status != USTACK_SYM_OK || !n)
+		return;
+	v = malloc(n * sizeof(*v));
+	if (!v)
+		return;
+	/* as resolve() turns them into addresses */
+	for (size_t i = 0; i < n; i++)
+		if (!ustack_elf__offset_to_vaddr(f->image, looks[i], &v[m]))
+			m++;
 	/* the table resolve() asks first */
-	if (f && f->status == USTACK_SYM_OK)
-		ustack_elf__expect_lookups(f->debug ? f->debug : f->image, n);
+	ustack_elf__expect_addrs(f->debug ? f->debug : f->image, v, m);
+	free(v);
 }
 
 USTACK_API int ustack_symbolizer__file_status(struct ustack_symbolizer *s, uint64_t file_id,

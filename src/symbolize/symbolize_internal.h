@@ -18,11 +18,13 @@ int ustack_symbolizer__add_file_elf(struct ustack_symbolizer *s, const struct us
 				    struct ustack_elf *image);
 
 /**
- * The caller will ask for @n frames of @file_id not asked before: the
- * file's symbol table is prepared for that many lookups at once
- * (ustack_elf__expect_lookups()). Opens the file if it is not yet.
+ * The caller will ask for the @n file offsets @looks of @file_id (each
+ * the offset looked up: pc - 1 for a return address), not asked before:
+ * the table the lookups ask first answers them now, in one pass
+ * (ustack_elf__expect_addrs()). Opens the file if it is not yet.
  */
-void ustack_symbolizer__expect(struct ustack_symbolizer *s, uint64_t file_id, size_t n);
+void ustack_symbolizer__expect(struct ustack_symbolizer *s, uint64_t file_id,
+			       const uint64_t *looks, size_t n);
 
 /**
  * Write the line caches (line_cache.h) of the files whose DWARF answered

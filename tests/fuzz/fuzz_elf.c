@@ -52,6 +52,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			__builtin_trap();
 		ustack_elf__close(f);
 	}
+	/* addresses announced ahead (one pass) answer as the scan does */
+	{
+		struct ustack_elf *f = ustack_elf__open_mem(data, size, "fuzz");
+		struct ustack_elf *g = ustack_elf__open_mem(data, size, "fuzz");
+		uint64_t want[16];
+
+		for (int i = 0; i < 16; i++)
+			want[i] = (uint64_t)i * 0x2f1 + (size & 0xff);
+		if (f && g) {
+			ustack_elf__expect_addrs(f, want, 16);
+			for (int i = 0; i < 16; i++) {
+				const char *n1 = NULL, *n2 = NULL;
+				uint64_t s1 = 0, s2 = 0;
+				int r1 = ustack_elf__symbolize_sized(f, want[i], &n1, &s1);
+				int r2 = ustack_elf__symbolize_sized(g, want[i], &n2, &s2);
+
+				if (r1 != r2 || (!r1 && (s1 != s2 || strcmp(n1, n2))))
+					__builtin_trap();
+			}
+		}
+		ustack_elf__close(f);
+		ustack_elf__close(g);
+	}
 	ustack_elf__close(e);
 	return 0;
 }
