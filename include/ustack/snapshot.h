@@ -169,7 +169,8 @@ struct ustack_snapshot_stats {
  * @param opts NULL for defaults
  * @param fn called for each thread, in /proc/PID/task order (may be NULL:
  *        only the stats). Threads are unwound in groups of up to 256 (each
- *        stopped only for its own unwind), then named and passed to @fn:
+ *        stopped, when it must be, only for its own unwind), then named
+ *        and passed to @fn:
  *        when @fn ends the snapshot, the rest of its group has been
  *        unwound (not reported) already.
  * @param ctx passed to @fn
