@@ -5,19 +5,23 @@
 #
 #   ustack      build/ustack snapshot -p PID                (text, the default)
 #   ustack-raw  build/ustack snapshot -p PID --format raw
+#   ustack-stop-all  build/ustack snapshot -p PID --stop-all (text; every
+#               thread stopped, as before threads blocked in the kernel were
+#               read without a stop)
 #   eu-stack    eu-stack -p PID
 #   gdb         gdb -nx -batch -p PID -ex "thread apply all bt"
 #
 # each run as a whole process, from spawn to exit, output to /dev/null, by
 # bench/snapshot/alternate.c: the tools take turns, RUNS rounds (a multiple
-# of 4 keeps the design whole) after 2 warm-up rounds, in the orders of a
-# Williams design (ustack, ustack-raw, gdb, eu-stack; ustack-raw, eu-stack,
-# ustack, gdb; ...), so that a change of load on a shared machine hits all
+# of 10 keeps the design whole: 5 tools, an odd count, take 10 orders)
+# after 2 warm-up rounds, in the orders of a Williams design (ustack,
+# ustack-raw, gdb, ustack-stop-all, eu-stack; ...), so that a change of load on a shared machine hits all
 # of them alike and each tool comes right after each other one (gdb, whose
 # exit slows the next run, included) equally often; 20 ms of quiet after
 # each run, not timed. Printed: median, min and max per tool, ratios of
-# medians, CPU model, load average before and after. Then the longest time
-# one thread was stopped, from `ustack snapshot --stats`.
+# medians, CPU model, load average before and after. Then, from
+# `ustack snapshot --stats`, how many threads were read without a stop and
+# the longest time one thread was stopped, by default and with --stop-all.
 #
 #   bash bench/snapshot/run.sh [RUNS]        (default 20; needs root/ptrace)
 #   USTACK=/path/to/ustack bash bench/snapshot/run.sh   (another build)
@@ -53,10 +57,13 @@ GDB_ARGS=(gdb -nx -batch -iex 'set debuginfod enabled off' -p $pid -ex 'thread a
 # every tool must really see every thread, or the timing means nothing
 u=$($USTACK snapshot -p $pid | grep -c '^TID ')
 r=$($USTACK snapshot -p $pid --format raw | grep -c '^TID ')
+a=$($USTACK snapshot -p $pid --stop-all | grep -c '^TID ')
 e=$(eu-stack -p $pid | grep -c '^TID ')
 g=$("${GDB_ARGS[@]}" 2>/dev/null | grep -c '^Thread ')
-if [ "$u" -ne "$nt" ] || [ "$r" -ne "$nt" ] || [ "$e" -ne "$nt" ] || [ "$g" -ne "$nt" ]; then
-	echo "bench/snapshot: threads seen: target $nt, ustack $u, ustack raw $r, eu-stack $e, gdb $g" >&2
+if [ "$u" -ne "$nt" ] || [ "$r" -ne "$nt" ] || [ "$a" -ne "$nt" ] || [ "$e" -ne "$nt" ] ||
+	[ "$g" -ne "$nt" ]; then
+	echo "bench/snapshot: threads seen: target $nt, ustack $u, ustack raw $r, ustack --stop-all $a," \
+		"eu-stack $e, gdb $g" >&2
 	exit 1
 fi
 
@@ -64,6 +71,7 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 "$OUT/alternate" "$RUNS" 2 \
 	ustack $USTACK snapshot -p $pid :: \
 	ustack-raw $USTACK snapshot -p $pid --format raw :: \
+	ustack-stop-all $USTACK snapshot -p $pid --stop-all :: \
 	eu-stack eu-stack -p $pid :: \
 	gdb "${GDB_ARGS[@]}" >"$OUT/times"
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -76,20 +84,28 @@ stats() {
 			printf "%.2f %.2f %.2f\n", m / 1000, v[1] / 1000, v[NR] / 1000 }'
 }
 declare -A MED MIN MAX
-for t in ustack ustack-raw eu-stack gdb; do
+for t in ustack ustack-raw ustack-stop-all eu-stack gdb; do
 	read -r MED[$t] MIN[$t] MAX[$t] < <(stats $t)
 done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
 
-# the longest stop of one thread, as ustack measures it (stderr of --stats)
-for _ in $(seq "$RUNS"); do
-	$USTACK snapshot -p $pid --stats 2>&1 >/dev/null |
-		sed -nE 's/.*longest stop ([0-9.]+) us, total ([0-9.]+) us.*/\1 \2/p'
-done >"$OUT/stops"
+# threads read without a stop, and the longest stop of one thread, as
+# ustack measures them (stderr of --stats), by default and with --stop-all
+stop_stats() {
+	for _ in $(seq "$RUNS"); do
+		$USTACK snapshot -p $pid --stats "$@" 2>&1 >/dev/null |
+			sed -nE 's/.* ([0-9]+) without a stop .*longest stop ([0-9.]+) us, total ([0-9.]+) us.*/\1 \2 \3/p'
+	done
+}
+stop_stats >"$OUT/stops"
+stop_stats --stop-all >"$OUT/stops-all"
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-stop_med=$(awk '{ print $1 }' "$OUT/stops" | median)
-stop_max=$(awk '{ print $1 }' "$OUT/stops" | sort -n | tail -1)
-total_med=$(awk '{ print $2 }' "$OUT/stops" | median)
+# "median max" of column $1 of file $2
+med_max() { echo "$(awk -v c="$1" '{ print $c }' "$2" | median) $(awk -v c="$1" '{ print $c }' "$2" | sort -n | tail -1)"; }
+read -r free_med free_max < <(med_max 1 "$OUT/stops")
+read -r stop_med stop_max < <(med_max 2 "$OUT/stops")
+read -r all_med all_max < <(med_max 2 "$OUT/stops-all")
+read -r all_total _ < <(med_max 3 "$OUT/stops-all")
 
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 echo "snapshot of snap_futex32 ($nt threads): wall time of the whole process, $RUNS runs each,"
@@ -101,14 +117,15 @@ echo "load average $load0 before, $load1 after:"
 echo
 echo "| tool | median | min | max | median / ustack (text) | median / ustack (raw) |"
 echo "|---|---:|---:|---:|---:|---:|"
-for t in ustack ustack-raw eu-stack gdb; do
+for t in ustack ustack-raw ustack-stop-all eu-stack gdb; do
 	echo "| $t | ${MED[$t]} ms | ${MIN[$t]} ms | ${MAX[$t]} ms |" \
 		"$(ratio ${MED[$t]} ${MED[ustack]})x | $(ratio ${MED[$t]} ${MED[ustack-raw]})x |"
 done
 echo
-echo "longest stop of one thread (ustack --stats, text, $RUNS snapshots): median $stop_med us, max $stop_max us;"
-echo "all $nt threads together stopped for a median $total_med us per snapshot" \
-	"($(awk -v t="$total_med" -v n="$nt" 'BEGIN { printf "%.0f", t / n }') us per thread)"
+echo "ustack --stats, $RUNS text snapshots each: threads read without a stop (blocked in the kernel):" \
+	"median $free_med of $nt (max $free_max); longest stop of one thread: median $stop_med us, max $stop_max us;"
+echo "with --stop-all: longest stop median $all_med us, max $all_max us; all $nt threads together" \
+	"stopped for a median $all_total us ($(awk -v t="$all_total" -v n="$nt" 'BEGIN { printf "%.0f", t / n }') us per thread)"
 eu_ratio=$(ratio ${MED[eu-stack]} ${MED[ustack]})
 if awk -v r="$eu_ratio" 'BEGIN { exit !(r >= 10) }'; then
 	echo "target (text: >= 10x faster than eu-stack, medians): met (${eu_ratio}x)"
