@@ -145,25 +145,33 @@ static int sym_both(const char *path, struct ustack_elf **scan, unsigned int *ns
 	return 0;
 }
 
-static void test_symbolize_scan_matches_index(void)
+/* libc's separate debug file, when installed (a large .symtab), into
+ * @dbg; "" when not */
+static void libc_debug_file(const char *lib, char *dbg, size_t size)
 {
-	char dbg[4096] = "";
-	const char *lib = "/lib/x86_64-linux-gnu/libc.so.6";
-	const char *files[] = { self_path, lib, dbg };
 	struct ustack_elf *e = ustack_elf__open(lib);
 	uint8_t id[64];
 	int n = e ? ustack_elf__build_id(e, id, sizeof(id)) : -1;
 
-	/* libc's separate debug file, when installed: a large .symtab */
+	dbg[0] = 0;
 	if (n > 2) {
 		char hex[129];
 
 		ustack_hex(id, n, hex);
-		snprintf(dbg, sizeof(dbg), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+		snprintf(dbg, size, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
 		if (access(dbg, R_OK))
 			dbg[0] = 0;
 	}
 	ustack_elf__close(e);
+}
+
+static void test_symbolize_scan_matches_index(void)
+{
+	char dbg[4096];
+	const char *lib = "/lib/x86_64-linux-gnu/libc.so.6";
+	const char *files[] = { self_path, lib, dbg };
+
+	libc_debug_file(lib, dbg, sizeof(dbg));
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		struct ustack_elf *scan, *index;
 		struct ustack_elf_section text;
@@ -204,23 +212,12 @@ static void test_symbolize_scan_matches_index(void)
  * before it, and addresses not announced (answered the usual way). */
 static void test_symbolize_expect_matches_index(void)
 {
-	char dbg[4096] = "";
+	char dbg[4096];
 	const char *lib = "/lib/x86_64-linux-gnu/libc.so.6";
 	const char *files[] = { self_path, lib, dbg };
-	struct ustack_elf *e = ustack_elf__open(lib);
 	static uint64_t addrs[4096];
-	uint8_t id[64];
-	int n = e ? ustack_elf__build_id(e, id, sizeof(id)) : -1;
 
-	if (n > 2) {
-		char hex[129];
-
-		ustack_hex(id, n, hex);
-		snprintf(dbg, sizeof(dbg), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
-		if (access(dbg, R_OK))
-			dbg[0] = 0;
-	}
-	ustack_elf__close(e);
+	libc_debug_file(lib, dbg, sizeof(dbg));
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		struct ustack_elf *batch, *index;
 		struct ustack_elf_section text;
