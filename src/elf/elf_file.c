@@ -919,7 +919,10 @@ void ustack_elf__expect_addrs(struct ustack_elf *elf, const uint64_t *vaddrs, si
 			uint64_t size = ld_u64(p + offsetof(Elf64_Sym, st_size));
 			size_t j;
 
-			if (value > v[m - 1] || (size && value + size <= v[0]) ||
+			/* wholly before the first address or after the last
+			 * (a size that wraps reaches every address) */
+			if (value > v[m - 1] ||
+			    (size && value + size > value && value + size <= v[0]) ||
 			    (!size && value < v[0]))
 				continue;
 			if (npages <= EXPECT_PAGE_BITS && size < 65536 && value >= v[0]) {

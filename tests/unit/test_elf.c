@@ -544,6 +544,33 @@ static void test_symbol_index_shapes(void)
 		ustack_elf__close(scan);
 	}
 	ustack_elf__close(index);
+	/* the same answers when announced ahead (one pass), all at once and
+	 * one at a time (each alone in its span of pages) */
+	for (int alone = 0; alone < 2; alone++) {
+		struct ustack_elf *batch = ustack_elf__open_mem(img, len, "symelf");
+		uint64_t addrs[sizeof(want) / sizeof(want[0])];
+		size_t n = sizeof(want) / sizeof(want[0]);
+
+		CHECK(batch);
+		for (size_t i = 0; i < n; i++)
+			addrs[i] = want[i].addr;
+		if (!alone)
+			ustack_elf__expect_addrs(batch, addrs, n);
+		for (size_t i = 0; i < n; i++) {
+			const char *nm = NULL;
+			uint64_t st = 0;
+			int r;
+
+			if (alone)
+				ustack_elf__expect_addrs(batch, &addrs[i], 1);
+			r = ustack_elf__symbolize_sized(batch, want[i].addr, &nm, &st);
+			if (want[i].name)
+				CHECK(!r && !strcmp(nm, want[i].name));
+			else
+				CHECK(r != 0);
+		}
+		ustack_elf__close(batch);
+	}
 	free(img);
 }
 
