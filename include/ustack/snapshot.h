@@ -7,7 +7,8 @@
  * /proc/PID/task/TID/syscall and its stack while it stays blocked, and its
  * run count (/proc/PID/task/TID/schedstat), equal before and after, shows
  * it did not run in between; otherwise, or when its walk needs rbp or rbx
- * (which /proc does not give), it is stopped as every other thread is. A
+ * (which /proc does not give), it is stopped as every other thread is
+ * (after 8 such in a row, the rest are stopped without trying /proc). A
  * thread is stopped on its own (PTRACE_SEIZE + PTRACE_INTERRUPT), its
  * registers read, its stack unwound while it waits (memory read lazily
  * with process_vm_readv, a page at a time), and resumed at once. The target

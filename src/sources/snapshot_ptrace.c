@@ -116,6 +116,9 @@ static void vm_reader_flush(struct vm_reader *r)
  * threads, or once its frames reach SNAP_GROUP_FRAMES): a group's names are
  * looked up together. */
 #define SNAP_GROUP_THREADS 256
+/* After this many blocked threads in a row needed a stop after all, the
+ * rest are stopped without reading /proc first (about 9 us a thread) */
+#define SNAP_DROPS_BEFORE_STOPPING 8
 #define SNAP_GROUP_FRAMES 8192
 
 /* A thread unwound and waiting for names: its frames are gframes[first..] */
@@ -143,6 +146,8 @@ struct snap {
 	 * process, so a thread that cannot be stopped (EPERM: traced by a
 	 * debugger) fails alone, not the snapshot */
 	int proc_regs_ok;
+	/* blocked threads in a row whose read without a stop was dropped */
+	unsigned int dropped_in_row;
 	/* every file's tables opened (before the first stop: a thread read
 	 * without one opens the tables its frames reach as it goes) */
 	int preloaded;
@@ -777,9 +782,16 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 			if (n >= 0) {
 				p->t.thread_flags = USTACK_SNAPSHOT_THREAD_NOT_STOPPED;
 				st.not_stopped++;
+				s->dropped_in_row = 0;
 			} else {
-				if (n == -ESTALE)
+				/* many in a row: most likely code whose frames all
+				 * need rbp (built with frame pointers); stop the rest
+				 * at once instead of reading /proc for each first */
+				if (n == -ESTALE) {
 					st.restopped++;
+					if (++s->dropped_in_row >= SNAP_DROPS_BEFORE_STOPPING)
+						s->stop_all = 1;
+				}
 				if (!s->preloaded) {
 					/* open every file's tables before any
 					 * thread is stopped */

@@ -29,6 +29,12 @@
 #                               read must have been noticed and stopped),
 #                               and some were read without a stop
 #   snapshot_blocked_spinner    a thread that never blocks is always stopped
+#   snapshot_blocked_fp_all     `snap_blocked fp 12`: main and 12 fp_block
+#                               threads: after 8 in a row needed a stop, the
+#                               other 4 are stopped without trying /proc
+#                               first (--stats: 1 without a stop, 8 more
+#                               blocked but needed one), the same output as
+#                               --stop-all
 set -u
 USTACK=${USTACK:-build/check/ustack}
 CC=${CC:-gcc}
@@ -221,5 +227,27 @@ if [ "${spin_n:-0}" -ne 40 ] || [ "$spin_bad" -ne 0 ]; then
 	fail snapshot_blocked_spinner "spinner seen in ${spin_n:-0} of 40 snapshots, $spin_bad wrong: $notes"
 else
 	pass snapshot_blocked_spinner
+fi
+# --- every thread needs rbp: after 8 such in a row, the rest just stopped --------
+"$tmp/snap_blocked" fp 12 >"$tmp/fp.out" &
+fa=$!
+pids+=("$fa")
+for _ in $(seq 3000); do grep -q ready "$tmp/fp.out" 2>/dev/null && break; sleep 0.01; done
+# main in its join (futex, 202), the 12 others in their read (0)
+if ! wait_blocked $fa "0|202" 13; then
+	fail snapshot_blocked_fp_all "snap_blocked fp 12 did not block"
+else
+	"$USTACK" snapshot -p $fa --stats >"$tmp/fa.txt" 2>"$tmp/fa.err"
+	r1=$?
+	"$USTACK" snapshot -p $fa --stop-all >"$tmp/fa-stop.txt" 2>/dev/null
+	st=$(head -1 "$tmp/fa.err")
+	if [ $r1 -ne 0 ] || ! cmp -s "$tmp/fa.txt" "$tmp/fa-stop.txt" ||
+		[ "$(grep -c '^TID ' "$tmp/fa.txt")" -ne 13 ]; then
+		fail snapshot_blocked_fp_all "exit $r1, or not the output of --stop-all: $(diff "$tmp/fa.txt" "$tmp/fa-stop.txt" | head -3)"
+	elif ! grep -q ' 13 unwound, 0 vanished; 1 without a stop (blocked in the kernel; 8 more blocked but needed one)' <<<"$st"; then
+		fail snapshot_blocked_fp_all "--stats: '$st' (want 1 without a stop, 8 more that needed one)"
+	else
+		pass snapshot_blocked_fp_all
+	fi
 fi
 exit $((fails > 0))

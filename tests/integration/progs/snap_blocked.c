@@ -19,11 +19,15 @@
  *   spinner    never blocks (spin_forever()): always running, so stopped.
  *   main       pthread_join, blocked for good.
  *
+ * With the arguments "fp N": N fp_block threads and main, nothing else
+ * (every thread but main needs a stop).
+ *
  * Prints "ready" once every thread has started.
  */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -119,17 +123,22 @@ static void *spinner(void *arg)
 	return arg;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	pthread_t t[2 * FLIPPERS + 2];
-	int n = 0;
+	pthread_t t[64];
+	int n = 0, nfp = argc == 3 && !strcmp(argv[1], "fp") ? atoi(argv[2]) : 0;
 
-	if (pipe(pipefd))
+	if (pipe(pipefd) || nfp < 0 || nfp > 64)
 		return 1;
-	pthread_create(&t[n++], NULL, fp_block, NULL);
-	for (long i = 0; i < 2 * FLIPPERS; i++)
-		pthread_create(&t[n++], NULL, flipper, (void *)(i & 1));
-	pthread_create(&t[n++], NULL, spinner, NULL);
+	if (nfp) {
+		while (n < nfp)
+			pthread_create(&t[n++], NULL, fp_block, NULL);
+	} else {
+		pthread_create(&t[n++], NULL, fp_block, NULL);
+		for (long i = 0; i < 2 * FLIPPERS; i++)
+			pthread_create(&t[n++], NULL, flipper, (void *)(i & 1));
+		pthread_create(&t[n++], NULL, spinner, NULL);
+	}
 	while (atomic_load(&started) < n)
 		nap(1000000);
 	printf("ready\n");
