@@ -784,14 +784,9 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 				st.not_stopped++;
 				s->dropped_in_row = 0;
 			} else {
-				/* many in a row: most likely code whose frames all
-				 * need rbp (built with frame pointers); stop the rest
-				 * at once instead of reading /proc for each first */
-				if (n == -ESTALE) {
-					st.restopped++;
-					if (++s->dropped_in_row >= SNAP_DROPS_BEFORE_STOPPING)
-						s->stop_all = 1;
-				}
+				int dropped = n == -ESTALE;
+
+				st.restopped += dropped;
 				if (!s->preloaded) {
 					/* open every file's tables before any
 					 * thread is stopped */
@@ -799,6 +794,14 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 					s->preloaded = 1;
 				}
 				n = unwind_thread(s, tids[i], &p->t.stop_reason, &p->t.stopped_ns);
+				/* many such in a row, and stopping works (not a
+				 * process another tracer holds): most likely code
+				 * whose frames all need rbp (built with frame
+				 * pointers); stop the rest without reading /proc
+				 * for each first */
+				if (dropped && n >= 0 &&
+				    ++s->dropped_in_row >= SNAP_DROPS_BEFORE_STOPPING)
+					s->stop_all = 1;
 			}
 			if (n == -EPERM || n == -ESRCH) {
 				/* a zombie thread (exited, not yet reaped) has no stack,
