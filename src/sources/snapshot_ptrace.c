@@ -116,10 +116,10 @@ static void vm_reader_flush(struct vm_reader *r)
  * threads, or once its frames reach SNAP_GROUP_FRAMES): a group's names are
  * looked up together. */
 #define SNAP_GROUP_THREADS 256
+#define SNAP_GROUP_FRAMES 8192
 /* After this many blocked threads in a row needed a stop after all, the
  * rest are stopped without reading /proc first (about 9 us a thread) */
 #define SNAP_DROPS_BEFORE_STOPPING 8
-#define SNAP_GROUP_FRAMES 8192
 
 /* A thread unwound and waiting for names: its frames are gframes[first..] */
 struct snap_pending {
@@ -554,6 +554,24 @@ static void add_lines(struct snap *s, int i, uint64_t fid, uint64_t off, int exa
 	}
 }
 
+/* Where frame @f's lookup address (pc - 1 for a return address) lies: a
+ * reference to its module in *@m (NULL: none; the caller keeps or puts
+ * it), its mapping, the file offset looked up, and the symbolizer's file id
+ * (0: none, or no names wanted). Returns -1 when no mapping holds it. */
+static int frame_where(struct snap *s, const struct ustack_frame *f, struct ustack_modtab **m,
+		       const struct ustack_vma **vma, uint64_t *off, uint64_t *fid)
+{
+	uint64_t lookup = f->pc - (f->flags & USTACK_FRAME_EXACT_PC ? 0 : 1);
+
+	*fid = 0;
+	*m = ustack_remote__module(&s->remote, lookup);
+	if (ustack_remote__describe(&s->remote, lookup, vma, NULL, NULL, off))
+		return -1;
+	if (*m && s->sym && (*vma)->kind == USTACK_VMA_FILE)
+		*fid = sym_file_id(s, *m);
+	return 0;
+}
+
 /* Before a group of threads is named: each file is told which offsets its
  * frames will look up, and answers them all in one pass over its symbols
  * (ustack_symbolizer__expect()) instead of a scan, or an index, each. */
@@ -576,16 +594,12 @@ static void expect_names(struct snap *s, const struct ustack_frame *fr, size_t n
 	if (!want || !looks)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
-		int exact = !!(fr[i].flags & USTACK_FRAME_EXACT_PC);
-		uint64_t lookup = fr[i].pc - (exact ? 0 : 1), fo, fid = 0;
-		struct ustack_modtab *mod = ustack_remote__module(&s->remote, lookup);
 		const struct ustack_vma *vma;
+		struct ustack_modtab *mod;
+		uint64_t fo, fid;
 
-		if (!mod)
-			continue;
-		if (!ustack_remote__describe(&s->remote, lookup, &vma, NULL, NULL, &fo) &&
-		    vma->kind == USTACK_VMA_FILE)
-			fid = sym_file_id(s, mod);
+		if (frame_where(s, &fr[i], &mod, &vma, &fo, &fid))
+			fid = 0;
 		ustack_modtab__put(mod);
 		if (fid) {
 			want[m][0] = fid;
@@ -617,14 +631,15 @@ static void name_frames(struct snap *s, const struct ustack_frame *frames, int n
 		uint64_t lookup = f->pc - (exact ? 0 : 1), fid;
 		struct ustack_modtab *m;
 		struct ustack_sym sym;
+		int err;
 
 		*o = (struct ustack_snapshot_frame){ .pc = f->pc, .method = f->method,
 						     .flags = f->flags };
-		/* held first: the name describe() gives points into it */
-		m = ustack_remote__module(&s->remote, lookup);
+		/* the module held: the names describe() gives point into it */
+		err = frame_where(s, f, &m, &vma, &o->file_offset, &fid);
 		if (m)
 			s->pins[s->nr_pins++] = m;
-		if (ustack_remote__describe(&s->remote, lookup, &vma, NULL, NULL, &o->file_offset))
+		if (err)
 			continue;
 		o->path = vma->name;
 		if (s->no_names)
@@ -632,7 +647,6 @@ static void name_frames(struct snap *s, const struct ustack_frame *frames, int n
 		/* the symbolizer first: a separate debug file (by build ID)
 		 * names what .dynsym does not (start_thread, clone3, static
 		 * functions), and its answers are cached per frame */
-		fid = m && s->sym && vma->kind == USTACK_VMA_FILE ? sym_file_id(s, m) : 0;
 		sym.status = USTACK_SYM_NO_FILE;
 		if (fid && !ustack_symbolizer__symbolize(s->sym, fid, f->pc - vma->start + vma->pgoff,
 							exact ? USTACK_SYM_EXACT_PC : 0, &sym) &&
@@ -756,9 +770,9 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 
 	st.threads = nr;
 	/* Threads are unwound in groups, then named and handed to @fn: the
-	 * names of a group's frames are looked up knowing how many there are
-	 * (expect_names()). Each thread is still stopped only for its own
-	 * unwind. */
+	 * names of a group's frames are looked up together, in one pass over
+	 * each file's symbols (expect_names()). A thread that is stopped is
+	 * still stopped only for its own unwind. */
 	/* room for a group's frames: grown as threads are unwound, up to
 	 * SNAP_GROUP_FRAMES plus one thread's worth */
 	gcap = 1024;
@@ -834,6 +848,8 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 				if (!g) {
 					/* not named, not lost: reported with -ENOMEM */
 					p->n = p->t.error = -ENOMEM;
+					if (p->t.thread_flags & USTACK_SNAPSHOT_THREAD_NOT_STOPPED)
+						st.not_stopped--;
 					continue;
 				}
 				gframes = g;
