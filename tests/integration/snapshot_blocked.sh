@@ -80,12 +80,14 @@ for _ in $(seq 3000); do grep -q ready "$tmp/f.out" 2>/dev/null && break; sleep 
 if ! wait_blocked $f 202 33; then
 	fail snapshot_blocked_same "snap_futex32's threads did not all block in futex waits"
 else
+	# --stop-all last: the threads it stops leave their waits and may
+	# not be back in them at once on a loaded machine
 	"$USTACK" snapshot -p $f --stats >"$tmp/free.txt" 2>"$tmp/free.err"
 	r1=$?
-	"$USTACK" snapshot -p $f --stop-all >"$tmp/stop.txt"
-	r2=$?
 	"$USTACK" snapshot -p $f --format json >"$tmp/free.json"
 	r3=$?
+	"$USTACK" snapshot -p $f --stop-all >"$tmp/stop.txt"
+	r2=$?
 	st=$(head -1 "$tmp/free.err")
 	nfalse=$(python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
@@ -106,6 +108,9 @@ fi
 # --- the same process held by gdb: ptrace is taken, /proc is not -----------------
 if ! command -v gdb >/dev/null; then
 	skip snapshot_blocked_under_gdb "gdb not installed"
+elif [ -s "$tmp/stop.txt" ] && ! wait_blocked $f 202 33; then
+	# the threads --stop-all released must be back in their waits first
+	fail snapshot_blocked_under_gdb "snap_futex32's threads did not block again"
 elif [ -s "$tmp/stop.txt" ]; then
 	# gdb attaches (every thread in ptrace stop) and waits for $tmp/go
 	gdb -nx -batch -iex 'set debuginfod enabled off' \

@@ -132,6 +132,20 @@ static int child_all_paused(void)
 	return n == CHILD_THREADS + 1;
 }
 
+/* Until every thread of the child is back in pause(), at most 10 s (a
+ * loaded machine may take a while to run a thread a stop released). */
+static int wait_all_paused(void)
+{
+	for (int tries = 0; tries < 10000; tries++) {
+		struct timespec ts = { 0, 1000000 };
+
+		if (child_all_paused())
+			return 1;
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
 /* The hook: make the thread run (a signal whose handler it must run), and
  * wait until its run count shows it did, at most 10 s. */
 static unsigned int hook_calls, hook_ran;
@@ -187,7 +201,7 @@ static void test_live(void)
 	struct ustack_snapshot_stats st;
 	struct seen a = { 0 }, b = { 0 }, c = { 0 };
 	char buf[128];
-	int fds[2], ret, tries;
+	int fds[2], ret;
 
 	FILE *f;
 
@@ -214,12 +228,7 @@ static void test_live(void)
 	close(fds[1]);
 	CHECK_EQ(read(fds[0], buf, 1), 1);
 	close(fds[0]);
-	for (tries = 0; tries < 10000 && !child_all_paused(); tries++) {
-		struct timespec ts = { 0, 1000000 };
-
-		nanosleep(&ts, NULL);
-	}
-	CHECK(tries < 10000);
+	CHECK(wait_all_paused());
 
 	/* all blocked: none stopped, the frames of a stopping snapshot */
 	ret = ustack_snapshot(child_pid, &o, collect, &a, &st, sizeof(st));
@@ -252,7 +261,9 @@ static void test_live(void)
 	}
 
 	/* each thread runs between its registers and its stack: every read
-	 * is dropped, every thread stopped */
+	 * is dropped, every thread stopped (first every thread blocked again:
+	 * the stops above made each return from pause() and call it anew) */
+	CHECK(wait_all_paused());
 	ustack_snapshot_blocked_hook = make_it_run;
 	ret = ustack_snapshot(child_pid, &o, collect, &c, &st, sizeof(st));
 	ustack_snapshot_blocked_hook = NULL;
