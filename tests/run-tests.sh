@@ -8,7 +8,10 @@
 # LIB_LDLIBS in the environment.
 # A program that exits non-zero without printing a FAIL line counts as one
 # failure (a crash must never pass).
+# ONLY=REGEX (make check ONLY=...) runs just the tests whose name matches
+# (grep -E): test_trace, fuzz_elf-corpus, snapshot_core, ...
 set -u
+: "${ONLY:=}"
 : "${CHECK_DIR:=build/check}"
 export CHECK_DIR USTACK="$PWD/$CHECK_DIR/ustack" TOP="$PWD"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
@@ -21,6 +24,7 @@ per_test_timeout=${TEST_TIMEOUT:-300}
 
 run_one() { # name, command...
 	local name=$1; shift
+	[ -z "$ONLY" ] || grep -qE -- "$ONLY" <<<"$name" || return 0
 	local log="$log_dir/$name.log"
 	local t0=$SECONDS
 	timeout -k 10 "$per_test_timeout" "$@" >"$log" 2>&1
