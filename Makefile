@@ -6,6 +6,7 @@
 #   make demo       install missing packages, build, run the bundled demo
 #   make bench      run every benchmark in bench/
 #   make fuzz       build libFuzzer targets (clang) into build/fuzz/
+#   make fuzz-long  run every fuzz target for FUZZ_SECONDS (default 600) each
 #
 # Variants: objects of the release build live in build/obj, those of the
 # sanitizer build in build/check/obj. Module sources are picked up by wildcard
@@ -57,7 +58,7 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAY := $(patsubst tests/fuzz/%.c,$(CHECK)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all check check-kernel demo bench fuzz deps clean check-build version soname abi-baseline
+.PHONY: all check check-kernel demo bench fuzz fuzz-long deps deps-build clean check-build version soname abi-baseline
 
 # the version, for scripts (tests/integration/abi_exports.sh)
 version:
@@ -69,8 +70,16 @@ soname: # for the same scripts (install, abi_exports)
 
 all: $(BUILD)/ustack $(BUILD)/libustack.a $(BUILD)/libustack.so
 
+# ---- build dependencies ----------------------------------------------------
+# Before the first compile: the packages compiling needs (scripts/deps.sh
+# --build, one dpkg-query, ~50 ms): installed as root, as make demo and make
+# check do; otherwise one line naming the command, instead of a compiler
+# error about a missing header.
+deps-build:
+	@bash scripts/deps.sh --build
+
 # ---- release build -------------------------------------------------------
-$(BUILD)/obj/%.o: src/%.c $(HDRS)
+$(BUILD)/obj/%.o: src/%.c $(HDRS) | deps-build
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -c $< -o $@
 
@@ -99,7 +108,7 @@ $(BUILD)/ustack: $(REL_CLI_OBJS) $(BUILD)/libustack.a
 	$(CC) -o $@ $(REL_CLI_OBJS) $(BUILD)/libustack.a $(LDFLAGS) $(LIB_LDLIBS) $(CLI_LDLIBS)
 
 # ---- sanitizer build (make check) -----------------------------------------
-$(CHECK)/obj/%.o: src/%.c $(HDRS)
+$(CHECK)/obj/%.o: src/%.c $(HDRS) | deps-build
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS) -c $< -o $@
 
@@ -136,7 +145,7 @@ check-kernel: all
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -Isrc -fsanitize=fuzzer-no-link,address,undefined
 FUZZ_LIB_OBJS := $(patsubst src/%.c,$(BUILD)/fuzz/obj/%.o,$(LIB_SRCS))
 
-$(BUILD)/fuzz/obj/%.o: src/%.c $(HDRS)
+$(BUILD)/fuzz/obj/%.o: src/%.c $(HDRS) | deps-build
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_CFLAGS) -c $< -o $@
 
@@ -148,6 +157,11 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/fuzz/libustack.a
 
 fuzz: $(FUZZ_BINS)
 	@echo "run e.g.: $(BUILD)/fuzz/fuzz_sframe -max_total_time=60 tests/fuzz/corpus/sframe"
+
+# every target for FUZZ_SECONDS (default 600) each, FUZZ_JOBS at a time;
+# findings under build/fuzz-long/ (scripts/fuzz-long.sh)
+fuzz-long: $(FUZZ_BINS)
+	@BUILD=$(BUILD) bash scripts/fuzz-long.sh
 
 # ---- ABI baseline -----------------------------------------------------------
 # abi/libustack.abi describes the public ABI of the last release (abidw,

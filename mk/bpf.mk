@@ -10,7 +10,7 @@ BPF_CFLAGS := -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -O2 -g -Wall -Werror \
               -I$(BPF_ARCH_INC) -Isrc/bpf
 BPF_SKEL := $(BUILD)/bpf/record.skel.h
 
-$(BUILD)/bpf/%.bpf.o: src/bpf/%.bpf.c $(wildcard src/bpf/*.h)
+$(BUILD)/bpf/%.bpf.o: src/bpf/%.bpf.c $(wildcard src/bpf/*.h) | deps-build
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 

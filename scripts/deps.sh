@@ -2,7 +2,13 @@
 # Install the Debian packages ustack needs to build and test, when missing,
 # and mount tracefs when it is not (tracepoint events need it).
 # As root: apt-get install them. Otherwise: print the exact command and fail.
+#   scripts/deps.sh          every package (make deps, demo, check, bench)
+#   scripts/deps.sh --build  only what compiling needs (plain make): the
+#                            compilers and the headers of the libraries
+#                            ustack uses; nothing is mounted
 set -u
+mode=all
+[ "${1:-}" = --build ] && mode=build
 # package            what needs it
 PKGS=(
   gcc                # compiler (build)
@@ -43,12 +49,30 @@ PKGS=(
   busybox-static     # make check-kernel: the guest's shell and tools (initramfs)
   cpio               # make check-kernel: packs the initramfs (newc)
 )
+# what plain `make` needs: a missing header otherwise shows as a compiler
+# error deep in the build (bpf/bpf_helpers.h, elfutils/libdw.h)
+BUILD_PKGS=(gcc make binutils libc6-dev clang libbpf-dev bpftool libelf-dev libdw-dev
+  zlib1g-dev liblzma-dev libzstd-dev libdebuginfod-dev)
+if [ $mode = build ]; then
+  # not a Debian system: nothing to ask; the compiler speaks for itself
+  command -v dpkg-query >/dev/null || exit 0
+  PKGS=("${BUILD_PKGS[@]}")
+fi
+# one dpkg-query for all (a package it does not know is left out of its
+# answer and reported on stderr)
+installed=" $(dpkg-query -W -f='${Package}=${Status}\n' "${PKGS[@]}" 2>/dev/null |
+  sed -n 's/=install ok installed$//p' | tr '\n' ' ') "
 missing=()
 for p in "${PKGS[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  [[ $installed == *" $p "* ]] || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   cmd="apt-get install -y --no-install-recommends ${missing[*]}"
+  if [ $mode = build ] && { [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; }; then
+    # one line: what is missing and the command that fixes it
+    echo "ustack: cannot build: missing Debian packages ${missing[*]}; run: sudo make deps" >&2
+    exit 1
+  fi
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
     echo "deps: installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
@@ -60,6 +84,8 @@ if [ ${#missing[@]} -gt 0 ]; then
     exit 1
   fi
 fi
+
+[ $mode = build ] && exit 0
 
 # Tracepoint events (the demo's syscalls:sys_enter_futex, most record tests)
 # need tracefs. systemd mounts it at boot; a machine without systemd (a
