@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/out_names.h"
 
 #define WIDTH 1200.0
 #define ROW 16
@@ -218,90 +219,30 @@ static int tree_depth(const struct node *n)
 }
 
 /*
- * Length of the valid UTF-8 sequence at @s (at most @n bytes), 0 when the
- * bytes are not one. XML admits nothing else: a single stray byte (a name
- * from a damaged binary, Latin-1 in a folded file) makes the browser show a
- * parse error instead of the graph.
+ * Names as XML 1.0 (out_names.h, OUT_NAME_XML): < > & " ' as entities,
+ * control characters and bytes that are not UTF-8 as U+FFFD. XML admits
+ * nothing else: a single stray byte (a name from a damaged binary, Latin-1
+ * in a folded file) makes the browser show a parse error instead of the
+ * graph, and a '<' would open an element. Names go only into the text of
+ * <title> and <text> elements; the script reads them back as text
+ * (textContent), never as markup.
  */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	uint32_t cp;
-	size_t len;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* overlong forms, UTF-16 surrogates, beyond U+10FFFF, and the two
-	 * non-characters XML forbids */
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)
-		return 0;
-	return len;
-}
-
-/* XML text of the first @max characters of @s; invalid bytes become U+FFFD */
-static size_t xml_escape_n(FILE *out, const char *s, size_t max)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t left = strlen(s), chars = 0;
-
-	while (left && chars < max) {
-		size_t k = utf8_seq(p, left);
-
-		chars++;
-		if (!k) {
-			fputs("\xef\xbf\xbd", out);
-			p++, left--;
-			continue;
-		}
-		switch (*p) {
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '&': fputs("&amp;", out); break;
-		case '"': fputs("&quot;", out); break;
-		default:
-			if (k > 1 || *p >= 0x20)
-				fwrite(p, 1, k, out);
-			else
-				chars--; /* control characters are dropped */
-		}
-		p += k, left -= k;
-	}
-	return chars;
-}
-
 static void xml_escape(FILE *out, const char *s)
 {
-	xml_escape_n(out, s, SIZE_MAX);
+	out_name_put(out, OUT_NAME_XML, s);
+}
+
+/* the first @max characters of @s, as XML (a character: a UTF-8
+ * sequence, or one U+FFFD); returns how many were written */
+static size_t xml_escape_n(FILE *out, const char *s, size_t max)
+{
+	return out_name_put_chars(out, OUT_NAME_XML, s, max);
 }
 
 /* characters (not bytes) of @s, as the SVG's script counts them */
 static size_t utf8_chars(const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t left = strlen(s), n = 0;
-
-	while (left) {
-		size_t k = utf8_seq(p, left);
-
-		k = k ? k : 1;
-		p += k, left -= k, n++;
-	}
-	return n;
+	return out_name_chars(s);
 }
 
 /* FlameGraph's warm palette, stable per name; inlined frames in its aqua

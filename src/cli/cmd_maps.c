@@ -11,6 +11,7 @@
 
 #include <ustack/procmaps.h>
 #include "cli/cli.h"
+#include "cli/out_names.h"
 
 static void usage(FILE *f)
 {
@@ -69,11 +70,14 @@ static int list_exec(struct ustack_procmaps *pm, int pid)
 	int err, n = 0;
 
 	while ((err = ustack_procmaps__next(pm, addr, USTACK_VMA_EXEC, &v)) == 0) {
-		printf("%08" PRIx64 "-%08" PRIx64 " %c%c%c%c %08" PRIx64 " %02x:%02x %" PRIu64 " %s %s\n",
+		printf("%08" PRIx64 "-%08" PRIx64 " %c%c%c%c %08" PRIx64 " %02x:%02x %" PRIu64 " ",
 		       v.start, v.end, v.flags & USTACK_VMA_READ ? 'r' : '-',
 		       v.flags & USTACK_VMA_WRITE ? 'w' : '-', v.flags & USTACK_VMA_EXEC ? 'x' : '-',
 		       v.flags & USTACK_VMA_SHARED ? 's' : 'p', v.pgoff, v.dev_major, v.dev_minor,
-		       v.inode, region_name(&v, name, sizeof(name)), build_id_of(pm, v.file_id, bid));
+		       v.inode);
+		/* a path is any bytes: one line whatever it holds (out_names.h) */
+		out_name_put(stdout, OUT_NAME_LINE, region_name(&v, name, sizeof(name)));
+		printf(" %s\n", build_id_of(pm, v.file_id, bid));
 		n++;
 		if (v.end <= addr)
 			break;
@@ -163,10 +167,11 @@ int cmd_maps(int argc, char **argv)
 			continue;
 		}
 		if (r.file_id)
-			printf("0x%" PRIx64 " 0x%" PRIx64 " %s %s\n", a, r.offset,
-			       region_name(&v, name, sizeof(name)), build_id_of(pm, r.file_id, bid));
+			printf("0x%" PRIx64 " 0x%" PRIx64 " ", a, r.offset);
 		else
-			printf("0x%" PRIx64 " - %s -\n", a, region_name(&v, name, sizeof(name)));
+			printf("0x%" PRIx64 " - ", a);
+		out_name_put(stdout, OUT_NAME_LINE, region_name(&v, name, sizeof(name)));
+		printf(" %s\n", r.file_id ? build_id_of(pm, r.file_id, bid) : "-");
 	}
 	ustack_procmaps__close(pm);
 	return status;

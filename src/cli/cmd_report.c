@@ -28,6 +28,7 @@
 #include <ustack/trace.h>
 #include "cli/cli.h"
 #include "cli/cli_fmt.h"
+#include "cli/out_names.h"
 #include "cli/out_viewers.h"
 #include "cli/out_pprof.h"
 #include "common/clock.h"
@@ -130,17 +131,38 @@ static void sb_add_hex(struct sbuf *b, uint64_t v)
 	sb_add(b, t, (size_t)(fmt_hex(t, v) - t));
 }
 
+/* a name under rule @rule of out_names.h (as it is when it needs nothing) */
+static void sb_add_name(struct sbuf *b, enum out_name_fmt rule, const char *s)
+{
+	size_t clean, n, len;
+
+	if (!s)
+		return;
+	clean = out_name_clean_str(rule, s);
+	if (!s[clean]) {
+		sb_add(b, s, clean);
+		return;
+	}
+	n = clean + strlen(s + clean);
+	len = out_name_escape(rule, s, n, NULL);
+	sb_reserve(b, len);
+	if (b->oom)
+		return;
+	out_name_escape(rule, s, n, b->p + b->len);
+	b->len += len;
+	b->p[b->len] = 0;
+}
+
+/* a name in a text line: no control character, no line break */
+static void sb_name(struct sbuf *b, const char *s)
+{
+	sb_add_name(b, OUT_NAME_LINE, s);
+}
+
 /* a folded frame name: ';' separates frames and a newline ends the line */
 static void sb_add_folded(struct sbuf *b, const char *s)
 {
-	size_t start = b->len;
-
-	sb_puts(b, s);
-	if (b->oom)
-		return;
-	for (size_t i = start; i < b->len; i++)
-		if (b->p[i] == ';' || b->p[i] == '\n')
-			b->p[i] = ':';
+	sb_add_name(b, OUT_NAME_FOLDED, s);
 }
 
 /* ---- report state ------------------------------------------------------------ */
@@ -308,17 +330,21 @@ static void put_prefix(struct report *rp, struct sbuf *b, uint32_t tid, uint32_t
 		       const char *flags, uint64_t t)
 {
 	const char *comm = comm_of(rp, tid);
-	size_t cl = strlen(comm), fl = strlen(flags);
+	size_t cl = out_name_clean_str(OUT_NAME_LINE, comm), fl = strlen(flags);
+	size_t el = comm[cl] ? out_name_escape(OUT_NAME_LINE, comm, cl + strlen(comm + cl), NULL) : cl;
 	char *p;
 
 	/* comm, flags, 3 separators of up to 2 bytes, tid and cpu (10
 	 * digits each), the time (27), ": " and the NUL */
-	sb_reserve(b, cl + fl + 80);
+	sb_reserve(b, el + fl + 80);
 	if (b->oom)
 		return;
 	p = b->p + b->len;
-	memcpy(p, comm, cl);
-	p += cl;
+	if (comm[cl]) /* a name with control characters: escaped */
+		out_name_escape(OUT_NAME_LINE, comm, cl + strlen(comm + cl), p);
+	else
+		memcpy(p, comm, cl);
+	p += el;
 	*p++ = '-';
 	p = fmt_dec(p, tid, 1);
 	*p++ = ' ';
@@ -368,8 +394,11 @@ static void render_kernel_frame(struct report *rp, struct sbuf *b, uint64_t ip, 
 		sb_add_folded(b, ks.name);
 		return;
 	}
-	sb_printf(b, " => %s+0x%" PRIx64 " ([%s])\n", ks.name, ip - ks.addr,
-		  ks.module && *ks.module ? ks.module : "kernel.kallsyms");
+	sb_puts(b, " => ");
+	sb_name(b, ks.name);
+	sb_printf(b, "+0x%" PRIx64 " ([", ip - ks.addr);
+	sb_name(b, ks.module && *ks.module ? ks.module : "kernel.kallsyms");
+	sb_puts(b, "])\n");
 }
 
 /* deeper inline chains show their innermost and outermost levels */
@@ -384,7 +413,8 @@ static void folded_sym(struct report *rp, struct sbuf *b, const struct ustack_sy
 	sb_add_folded(b, sy->name);
 	if (rp->srcline && sy->file && sy->line) {
 		sb_add(b, " ", 1);
-		sb_add_folded(b, base_name(sy->file));
+		/* no space in it: "FILE:LINE" stays the frame's last word */
+		sb_add_name(b, OUT_NAME_FOLDED_SRC, base_name(sy->file));
 		sb_printf(b, ":%u", sy->line);
 	}
 	if (rp->annotate && sy->inlined)
@@ -407,8 +437,10 @@ static void render_user_frame(struct report *rp, struct sbuf *b, const struct us
 			sb_add_folded(b, je->name);
 			sb_puts(b, "_[j]");
 		} else {
-			sb_printf(b, " => %s+0x%" PRIx64 " ([jit] /tmp/perf-%" PRIu32 ".map)\n",
-				  je->name, f->offset - je->start, pid);
+			sb_puts(b, " => ");
+			sb_name(b, je->name);
+			sb_printf(b, "+0x%" PRIx64 " ([jit] /tmp/perf-%" PRIu32 ".map)\n",
+				  f->offset - je->start, pid);
 		}
 		return;
 	}
@@ -446,13 +478,18 @@ static void render_user_frame(struct report *rp, struct sbuf *b, const struct us
 		for (int k = 0; k < n; k++) {
 			const struct ustack_sym *sy = &chain[k];
 
-			if (sy->inlined)
-				sb_printf(b, " => %s (%s)", sy->name, sy->path);
-			else
-				sb_printf(b, " => %s+0x%" PRIx64 " (%s)", sy->name, sy->sym_offset,
-					  sy->path);
-			if (sy->file && sy->line)
-				sb_printf(b, " at %s:%u", sy->file, sy->line);
+			sb_puts(b, " => ");
+			sb_name(b, sy->name);
+			if (!sy->inlined)
+				sb_printf(b, "+0x%" PRIx64, sy->sym_offset);
+			sb_puts(b, " (");
+			sb_name(b, sy->path);
+			sb_puts(b, ")");
+			if (sy->file && sy->line) {
+				sb_puts(b, " at ");
+				sb_name(b, sy->file);
+				sb_printf(b, ":%u", sy->line);
+			}
 			sb_puts(b, sy->inlined ? " [inlined]\n" : "\n");
 		}
 		break;
@@ -464,12 +501,19 @@ static void render_user_frame(struct report *rp, struct sbuf *b, const struct us
 			  f->file_id);
 		break;
 	case USTACK_SYM_MISMATCH:
-		sb_printf(b, " => ?? (%s+0x%" PRIx64 ") [build ID mismatch]\n", outer->path, f->offset);
+		sb_puts(b, " => ?? (");
+		sb_name(b, outer->path);
+		sb_printf(b, "+0x%" PRIx64 ") [build ID mismatch]\n", f->offset);
 		break;
 	default:
-		sb_printf(b, " => ?? (%s+0x%" PRIx64 ")", outer->path, f->offset);
-		if (outer->file && outer->line)
-			sb_printf(b, " at %s:%u", outer->file, outer->line);
+		sb_puts(b, " => ?? (");
+		sb_name(b, outer->path);
+		sb_printf(b, "+0x%" PRIx64 ")", f->offset);
+		if (outer->file && outer->line) {
+			sb_puts(b, " at ");
+			sb_name(b, outer->file);
+			sb_printf(b, ":%u", outer->line);
+		}
 		sb_puts(b, "\n");
 		break;
 	}
@@ -560,7 +604,8 @@ static void raw_event(struct report *rp, const struct ustack_trace_event *e)
 	struct sbuf *b = &rp->line;
 
 	put_prefix(rp, b, e->tid, e->cpu, ".....", e->time);
-	sb_printf(b, "%s cookie=%" PRIx64 "\n", event_name(rp, e->event_id), e->cookie);
+	sb_name(b, event_name(rp, e->event_id));
+	sb_printf(b, " cookie=%" PRIx64 "\n", e->cookie);
 	out_sb(rp, b);
 	out_rendered(rp, USTACK_TRACE_KSTACK, e->kstack_id, e->pid);
 }
@@ -601,8 +646,10 @@ static void raw_file_maps(struct report *rp, const struct ustack_trace_user_stac
 			continue;
 		build_id_hex(&fm, hex);
 		put_prefix(rp, b, u->tid, u->cpu, "...1.", u->time);
-		sb_printf(b, "file_map: id=0x%" PRIx64 " path=%s build_id=%s\n", id,
-			  fm.path && *fm.path ? fm.path : "?", hex);
+		/* the fields are words: no space in the path either */
+		sb_printf(b, "file_map: id=0x%" PRIx64 " path=", id);
+		sb_add_name(b, OUT_NAME_LINE_WORD, fm.path && *fm.path ? fm.path : "?");
+		sb_printf(b, " build_id=%s\n", hex);
 		out_sb(rp, b);
 	}
 }
@@ -727,7 +774,7 @@ static void emit_stitched(struct report *rp, const struct ustack_trace_stitched 
 	if (rp->fmt != FMT_TEXT)
 		return;
 	put_prefix(rp, b, e->tid, e->cpu, ".....", e->time);
-	sb_puts(b, event_name(rp, e->event_id));
+	sb_name(b, event_name(rp, e->event_id));
 	sb_add(b, " cookie=", 8);
 	sb_add_hex(b, e->cookie);
 	sb_add(b, "\n", 1);
@@ -940,14 +987,18 @@ static void stats_symbol_sources(struct report *rp)
 
 		/* the recorded path: what a frame of this file would show */
 		ustack_symbolizer__symbolize(rp->sym, ids[i], 0, USTACK_SYM_EXACT_PC, &s);
-		fprintf(rp->out, "symbols: file %" PRIu64 " %s: %s (%s)\n", ids[i],
-			s.path && *s.path ? s.path : "?", ustack_debug_source_name((unsigned int)src),
-			from ? from : ustack_sym_status_name((unsigned int)st));
+		fprintf(rp->out, "symbols: file %" PRIu64 " ", ids[i]);
+		out_name_put(rp->out, OUT_NAME_LINE, s.path && *s.path ? s.path : "?");
+		fprintf(rp->out, ": %s (", ustack_debug_source_name((unsigned int)src));
+		out_name_put(rp->out, OUT_NAME_LINE, from ? from : ustack_sym_status_name((unsigned int)st));
+		fputs(")\n", rp->out);
 		/* source lines may come from elsewhere than the names */
 		src = ustack_symbolizer__file_dwarf_source(rp->sym, ids[i], &from);
-		fprintf(rp->out, "dwarf: file %" PRIu64 " %s: %s%s%s%s\n", ids[i],
-			s.path && *s.path ? s.path : "?", ustack_debug_source_name((unsigned int)src),
-			from ? " (" : "", from ? from : "", from ? ")" : "");
+		fprintf(rp->out, "dwarf: file %" PRIu64 " ", ids[i]);
+		out_name_put(rp->out, OUT_NAME_LINE, s.path && *s.path ? s.path : "?");
+		fprintf(rp->out, ": %s%s", ustack_debug_source_name((unsigned int)src), from ? " (" : "");
+		out_name_put(rp->out, OUT_NAME_LINE, from);
+		fputs(from ? ")\n" : "\n", rp->out);
 	}
 	free(ids);
 }
@@ -957,12 +1008,18 @@ static void stats_finish(struct report *rp, uint64_t file_size, int damaged)
 	FILE *o = rp->out;
 	const struct ustack_trace_header *h = ustack_trace_reader__header(rp->r);
 
-	fprintf(o, "file: %s\n", rp->in_path);
-	fprintf(o, "bytes: %" PRIu64 "\n", file_size);
+	/* the header's strings are the trace's: one line each whatever they hold */
+	fputs("file: ", o);
+	out_name_put(o, OUT_NAME_LINE, rp->in_path);
+	fprintf(o, "\nbytes: %" PRIu64 "\n", file_size);
 	if (h) {
-		fprintf(o, "host: %s\n", h->hostname ? h->hostname : "");
-		fprintf(o, "kernel: %s\n", h->release ? h->release : "");
-		fprintf(o, "command: %s\n", h->cmdline ? h->cmdline : "");
+		fputs("host: ", o);
+		out_name_put(o, OUT_NAME_LINE, h->hostname ? h->hostname : "");
+		fputs("\nkernel: ", o);
+		out_name_put(o, OUT_NAME_LINE, h->release ? h->release : "");
+		fputs("\ncommand: ", o);
+		out_name_put(o, OUT_NAME_LINE, h->cmdline ? h->cmdline : "");
+		fputc('\n', o);
 	}
 	fprintf(o, "chunks: %" PRIu32 "\n", rp->chunks);
 	fprintf(o, "records: %" PRIu64 "\n", rp->records);

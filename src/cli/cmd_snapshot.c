@@ -14,6 +14,7 @@
 #include <ustack/symbolize.h>
 #include "cli/cli.h"
 #include "cli/cli_fmt.h"
+#include "cli/out_names.h"
 #include "cli/out_viewers.h"
 #include "cli/out_pprof.h"
 
@@ -83,29 +84,19 @@ static const struct ustack_perfmap_entry *jit_sym(struct snap_out *o,
 	return e;
 }
 
-/* JSON string body (RFC 8259 escaping). */
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
+/* a JSON string (out_names.c: valid UTF-8, escaped), or null */
 static void json_str_or_null(const char *s)
 {
 	if (s)
-		json_str(s);
+		out_name_json(stdout, s);
 	else
 		printf("null");
+}
+
+/* a name in a text line (out_names.c: no control characters) */
+static void put_name(const char *s)
+{
+	out_name_put(stdout, OUT_NAME_LINE, s);
 }
 
 /* A frame's "path", "file_offset" and "method" fields. */
@@ -124,13 +115,16 @@ static const char *base_name(const char *path)
 	return b ? b + 1 : path;
 }
 
-/* Append @n bytes of @p to the line (*line, *len, *cap); with @fold, ';'
- * and ' ' become '_' (the folded format separates frames by ';' and the
- * count by ' '). 0 or -1 (no memory). */
-static int line_add(char **line, size_t *len, size_t *cap, const char *p, size_t n, int fold)
+/* Append @n bytes of @p to the line (*line, *len, *cap), as they are
+ * (@rule < 0) or as a name under that rule of out_names.h (a folded frame
+ * holds no ';' and no line break). 0 or -1 (no memory). */
+static int line_add(char **line, size_t *len, size_t *cap, const char *p, size_t n, int rule)
 {
-	if (*len + n + 1 > *cap) {
-		size_t ncap = 2 * (*len + n + 1);
+	size_t clean = rule < 0 ? n : out_name_clean(rule, p, n);
+	size_t out = clean == n ? n : out_name_escape(rule, p, n, NULL);
+
+	if (*len + out + 1 > *cap) {
+		size_t ncap = 2 * (*len + out + 1);
 		char *g = realloc(*line, ncap);
 
 		if (!g)
@@ -138,9 +132,11 @@ static int line_add(char **line, size_t *len, size_t *cap, const char *p, size_t
 		*line = g;
 		*cap = ncap;
 	}
-	for (size_t i = 0; i < n; i++)
-		(*line)[*len + i] = fold && (p[i] == ';' || p[i] == ' ') ? '_' : p[i];
-	*len += n;
+	if (clean == n)
+		memcpy(*line + *len, p, n);
+	else
+		out_name_escape(rule, p, n, *line + *len);
+	*len += out;
 	(*line)[*len] = 0;
 	return 0;
 }
@@ -158,25 +154,30 @@ static const struct ustack_snapshot_line *lines_of(const struct ustack_snapshot_
 	return t->lines ? frame_lines(t, i, &k, n) : (*n = 0, NULL);
 }
 
-/* One folded frame: ";name", with --srcline " file.c:LINE" (base name, as
- * report's and perf's srcline), with --annotate "_[i]" after an inlined one */
+/* One folded frame: ";" @pre @name @post (the brackets of "[file]", the
+ * JIT mark "_[j]": ours, as they are), with --srcline " file.c:LINE" (base
+ * name, as report's and perf's srcline), with --annotate "_[i]" after an
+ * inlined one */
 static int folded_frame(struct snap_out *o, char **line, size_t *len, size_t *cap,
-			const char *name, const struct ustack_snapshot_line *l, int inlined)
+			const char *pre, const char *name, const char *post,
+			const struct ustack_snapshot_line *l, int inlined)
 {
 	char sl[64];
 	const char *base = l && l->file ? base_name(l->file) : NULL;
 
-	if (line_add(line, len, cap, ";", 1, 0) || line_add(line, len, cap, name, strlen(name), 1))
+	if (line_add(line, len, cap, ";", 1, -1) || line_add(line, len, cap, pre, strlen(pre), -1) ||
+	    line_add(line, len, cap, name, strlen(name), OUT_NAME_FOLDED) ||
+	    line_add(line, len, cap, post, strlen(post), -1))
 		return -1;
 	if (o->srcline && base && l->line) {
-		if (line_add(line, len, cap, " ", 1, 0) ||
-		    line_add(line, len, cap, base, strlen(base), 1))
+		if (line_add(line, len, cap, " ", 1, -1) ||
+		    line_add(line, len, cap, base, strlen(base), OUT_NAME_FOLDED_SRC))
 			return -1;
 		snprintf(sl, sizeof(sl), ":%u", l->line);
-		if (line_add(line, len, cap, sl, strlen(sl), 0))
+		if (line_add(line, len, cap, sl, strlen(sl), -1))
 			return -1;
 	}
-	if (o->annotate && inlined && line_add(line, len, cap, "_[i]", 4, 0))
+	if (o->annotate && inlined && line_add(line, len, cap, "_[i]", 4, -1))
 		return -1;
 	return 0;
 }
@@ -192,29 +193,34 @@ static int add_folded(struct snap_out *o, const struct ustack_snapshot_thread *t
 	if (!line)
 		return -1;
 	line[0] = 0;
-	if (line_add(&line, &len, &cap, t->comm[0] ? t->comm : "?", strlen(t->comm[0] ? t->comm : "?"), 0))
+	/* the thread's name is one frame, whatever it holds */
+	if (line_add(&line, &len, &cap, t->comm[0] ? t->comm : "?", strlen(t->comm[0] ? t->comm : "?"),
+		     OUT_NAME_FOLDED))
 		goto oom;
 	for (int i = t->nr_frames - 1; i >= 0; i--) {
 		const struct ustack_snapshot_frame *f = &t->frames[i];
 		const struct ustack_perfmap_entry *je = jit_sym(o, f);
 		int nl;
 		const struct ustack_snapshot_line *ls = lines_of(t, i, &nl);
-		char frame[512];
+		const char *pre = "", *name, *post = "";
 
 		if (je) { /* "_[j]": FlameGraph's mark of a JIT frame */
-			snprintf(frame, sizeof(frame), "%s_[j]", je->name);
+			name = je->name;
+			post = "_[j]";
 			ls = NULL;
 		} else if (f->symbol) {
-			snprintf(frame, sizeof(frame), "%s", f->symbol);
+			name = f->symbol;
 		} else {
-			snprintf(frame, sizeof(frame), "[%s]", f->path ? base_name(f->path) : "unknown");
+			pre = "[";
+			name = f->path ? base_name(f->path) : "unknown";
+			post = "]";
 			ls = NULL;
 		}
-		if (folded_frame(o, &line, &len, &cap, frame, ls ? &ls[nl - 1] : NULL, 0))
+		if (folded_frame(o, &line, &len, &cap, pre, name, post, ls ? &ls[nl - 1] : NULL, 0))
 			goto oom;
 		for (int j = nl - 2; ls && o->inline_frames && j >= 0; j--)
-			if (folded_frame(o, &line, &len, &cap, ls[j].function ? ls[j].function : "??",
-					 &ls[j], 1))
+			if (folded_frame(o, &line, &len, &cap, "", ls[j].function ? ls[j].function : "??",
+					 "", &ls[j], 1))
 				goto oom;
 	}
 	for (int i = 0; i < o->nr_lines; i++) {
@@ -271,7 +277,7 @@ static void print_json_thread(struct snap_out *o, const struct ustack_snapshot_t
 	int k = 0, nl, printed = 0;
 
 	printf("%s\n    {\"tid\": %d, \"comm\": ", o->printed++ ? "," : "", t->tid);
-	json_str(t->comm);
+	out_name_json(stdout, t->comm);
 	printf(", \"stopped\": %s, \"stopped_us\": %.1f, \"stop_reason\": \"%s\", \"frames\": [",
 	       t->thread_flags & USTACK_SNAPSHOT_THREAD_NOT_STOPPED ? "false" : "true",
 	       t->stopped_ns / 1e3, ustack_stop_reason_name(t->stop_reason));
@@ -406,13 +412,17 @@ static void stats_debug_sources(struct snap_out *o, const char *debug_dir, int l
 			break;
 		st = ustack_symbolizer__file_status(sym, i + 1, &from);
 		src = ustack_symbolizer__file_source(sym, i + 1);
-		fprintf(stderr, "symbols: %s: %s (%s)\n", o->files[i],
-			ustack_debug_source_name((unsigned int)src),
-			from ? from : ustack_sym_status_name((unsigned int)st));
+		fputs("symbols: ", stderr);
+		out_name_put(stderr, OUT_NAME_LINE, o->files[i]);
+		fprintf(stderr, ": %s (", ustack_debug_source_name((unsigned int)src));
+		out_name_put(stderr, OUT_NAME_LINE, from ? from : ustack_sym_status_name((unsigned int)st));
+		fputs(")\n", stderr);
 		src = ustack_symbolizer__file_dwarf_source(sym, i + 1, &from);
-		fprintf(stderr, "dwarf: %s: %s%s%s%s\n", o->files[i],
-			ustack_debug_source_name((unsigned int)src), from ? " (" : "",
-			from ? from : "", from ? ")" : "");
+		fputs("dwarf: ", stderr);
+		out_name_put(stderr, OUT_NAME_LINE, o->files[i]);
+		fprintf(stderr, ": %s%s", ustack_debug_source_name((unsigned int)src), from ? " (" : "");
+		out_name_put(stderr, OUT_NAME_LINE, from);
+		fputs(from ? ")\n" : "\n", stderr);
 	}
 	ustack_symbolizer__free(sym);
 	for (size_t i = 0; i < o->nfiles; i++)
@@ -461,7 +471,7 @@ static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
 		p = fmt_dec(p + 4, (uint32_t)t->tid, 1);
 		*p++ = ' ';
 		put_buf(stdout, b, p);
-		put_str(stdout, t->comm);
+		put_name(t->comm);
 		putchar_unlocked('\n');
 	}
 	for (int i = 0, k = 0, nl = 0; i < t->nr_frames; i++) {
@@ -471,10 +481,16 @@ static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
 
 		/* inlined functions first, with the frame's number and pc */
 		for (int j = 0; ls && j < nl - 1; j++) {
-			printf("#%d 0x%llx %s (%s)", i, (unsigned long long)f->pc,
-			       ls[j].function ? ls[j].function : "??", f->path ? f->path : "unmapped");
-			if (ls[j].file)
-				printf(" at %s:%u", ls[j].file, ls[j].line);
+			printf("#%d 0x%llx ", i, (unsigned long long)f->pc);
+			put_name(ls[j].function ? ls[j].function : "??");
+			put_str(stdout, " (");
+			put_name(f->path ? f->path : "unmapped");
+			putchar_unlocked(')');
+			if (ls[j].file) {
+				put_str(stdout, " at ");
+				put_name(ls[j].file);
+				printf(":%u", ls[j].line);
+			}
 			printf(" [inlined]\n");
 		}
 		const struct ustack_perfmap_entry *je = o->fmt == FMT_TEXT ? jit_sym(o, f) : NULL;
@@ -487,22 +503,27 @@ static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
 		p = fmt_hex(p + 3, f->pc);
 		put_buf(stdout, b, p);
 		if (je) {
-			printf(" %s+0x%llx ([jit] %s)", je->name,
-			       (unsigned long long)(f->pc - je->start), o->jit_path);
+			putchar_unlocked(' ');
+			put_name(je->name);
+			printf("+0x%llx ([jit] %s)", (unsigned long long)(f->pc - je->start),
+			       o->jit_path);
 		} else if (o->fmt == FMT_TEXT) {
 			if (f->symbol) {
 				putchar_unlocked(' ');
-				put_str(stdout, f->symbol);
+				put_name(f->symbol);
 				memcpy(b, "+0x", 3);
 				put_buf(stdout, b, fmt_hex(b + 3, f->symbol_off));
 			} else {
 				put_str(stdout, " ??");
 			}
 			put_str(stdout, " (");
-			put_str(stdout, f->path ? f->path : "unmapped");
+			put_name(f->path ? f->path : "unmapped");
 			putchar_unlocked(')');
-			if (ls && ls[nl - 1].file)
-				printf(" at %s:%u", ls[nl - 1].file, ls[nl - 1].line);
+			if (ls && ls[nl - 1].file) {
+				put_str(stdout, " at ");
+				put_name(ls[nl - 1].file);
+				printf(":%u", ls[nl - 1].line);
+			}
 		}
 		if (o->show_method) {
 			put_str(stdout, " [");
@@ -530,7 +551,7 @@ static int snapshot_core(struct snap_out *out, const char *core, const char *exe
 
 	if (out->fmt == FMT_JSON) {
 		printf("{\"core\": ");
-		json_str(core);
+		out_name_json(stdout, core);
 		printf(", \"threads\": [");
 	}
 	ret = ustack_snapshot_core(core, &opts, print_thread, out, NULL, 0);

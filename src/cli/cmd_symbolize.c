@@ -10,6 +10,7 @@
 #include <ustack/procmaps.h>
 #include <ustack/symbolize.h>
 #include "cli/cli.h"
+#include "cli/out_names.h"
 
 /* deeper inline chains print their innermost and outermost levels */
 #define MAX_CHAIN 64
@@ -177,15 +178,24 @@ int cmd_symbolize(int argc, char **argv)
 			const struct ustack_sym *s = &chain[k];
 			const char *from = s->elf_path ? s->elf_path : (s->path ? s->path : "?");
 
-			if (s->status != USTACK_SYM_OK)
+			/* names and paths are the file's: one line whatever
+			 * they hold (out_names.h) */
+			if (s->status != USTACK_SYM_OK) {
 				printf("0x%llx ?? (%s)", off, ustack_sym_status_name(s->status));
-			else if (s->inlined)
-				printf("0x%llx %s (%s)", off, s->name, from);
-			else
-				printf("0x%llx %s+0x%llx (%s)", off, s->name,
-				       (unsigned long long)s->sym_offset, from);
-			if (s->file)
-				printf(" at %s:%u", s->file, s->line);
+			} else {
+				printf("0x%llx ", off);
+				out_name_put(stdout, OUT_NAME_LINE, s->name);
+				if (!s->inlined)
+					printf("+0x%llx", (unsigned long long)s->sym_offset);
+				fputs(" (", stdout);
+				out_name_put(stdout, OUT_NAME_LINE, from);
+				putchar(')');
+			}
+			if (s->file) {
+				fputs(" at ", stdout);
+				out_name_put(stdout, OUT_NAME_LINE, s->file);
+				printf(":%u", s->line);
+			}
 			printf("%s\n", s->inlined ? " [inlined]" : "");
 		}
 		if (chain[n - 1 < MAX_CHAIN ? n - 1 : MAX_CHAIN - 1].status == USTACK_SYM_NO_FILE ||

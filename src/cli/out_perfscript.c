@@ -14,7 +14,8 @@
  * a word (the address), the function with an optional "+0x..." suffix, and
  * the module in parentheses holding no ')'; an empty line ends a sample.
  * Unknown functions are "[unknown]" (stackcollapse then shows the module's
- * base name), unknown modules "([unknown])".
+ * base name), unknown modules "([unknown])". Names keep to those rules
+ * whatever they hold (out_names.h: OUT_NAME_PS_*).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -22,6 +23,7 @@
 #include <string.h>
 
 #include <ustack/hashmap.h>
+#include "cli/out_names.h"
 #include "cli/out_viewers.h"
 
 struct cli_perfscript {
@@ -63,7 +65,8 @@ int cli_perfscript__has_stack(struct cli_perfscript *p, uint64_t key)
 	return ustack_u64map__get(p->idx, key, NULL);
 }
 
-/* the module field: no ')' inside (both readers end it at the first one) */
+/* the module field: no '(' or ')' inside (both readers end it at the
+ * first ')' and start it at the last " (") */
 static void put_dso(FILE *m, const char *dso, int kernel)
 {
 	/* perf names kernel modules "[name]" */
@@ -72,17 +75,16 @@ static void put_dso(FILE *m, const char *dso, int kernel)
 	fputs(br ? "([" : "(", m);
 	if (!dso || !*dso)
 		dso = "[unknown]";
-	for (; *dso; dso++)
-		fputc(*dso == ')' || *dso == '\n' ? '_' : *dso, m);
+	out_name_put(m, OUT_NAME_PS_DSO, dso);
 	fputs(br ? "])" : ")", m);
 }
 
 /* a function name on one line; the readers cut the module at " (" from
- * the right, so a name may hold anything but a newline */
+ * the right, so a name may hold anything but a line break, a '(' first
+ * (a frame the readers skip) and "->" (frames to stackcollapse) */
 static void put_name(FILE *m, const char *s)
 {
-	for (; *s; s++)
-		fputc(*s == '\n' || *s == '\r' ? ' ' : *s, m);
+	out_name_put(m, OUT_NAME_PS_FUNC, s);
 }
 
 int cli_perfscript__add_stack(struct cli_perfscript *p, uint64_t key,
@@ -148,20 +150,23 @@ int cli_perfscript__sample(struct cli_perfscript *p, const struct cli_perfscript
 			   uint64_t key)
 {
 	uint64_t i;
-	char comm[64];
-
-	/* readers want the header to start with a non-blank and be one line */
-	snprintf(comm, sizeof(comm), "%s", s->comm && *s->comm ? s->comm : ":-1");
-	for (char *c = comm; *c; c++)
-		if (*c == '\n' || *c == '\r' || (c == comm && (*c == ' ' || *c == '\t')))
-			*c = '_';
+	const char *comm = s->comm && *s->comm ? s->comm : ":-1";
 
 	if (!ustack_u64map__get(p->idx, key, &i))
 		return -ENOENT;
+	/* readers want the header to start with a non-blank, be one line, and
+	 * find the pid after the comm (OUT_NAME_PS_COMM). stackcollapse's
+	 * "^(\S.+?)\s+(\d+)" takes a comm of one character only when two
+	 * blanks follow it: perf's "%5d" gives them to pids below 10000 only */
+	out_name_put(p->out, OUT_NAME_PS_COMM, comm);
+	if (out_name_escape(OUT_NAME_PS_COMM, comm, strlen(comm), NULL) == 1)
+		putc(' ', p->out);
 	/* perf's own layout with call graphs: "%s %5d/%-5d [%03d] %5lu.%06lu: %10lu %s: " */
-	fprintf(p->out, "%s %5" PRIu32 "/%-5" PRIu32 " [%03d] %5" PRIu64 ".%06" PRIu64 ": %10" PRIu64
-			" %s: \n%s\n",
-		comm, s->pid, s->tid, s->cpu == UINT32_MAX ? -1 : (int)s->cpu, s->time / 1000000000u,
-		s->time % 1000000000u / 1000u, s->period, s->event ? s->event : "event", p->text[i]);
+	fprintf(p->out, " %5" PRIu32 "/%-5" PRIu32 " [%03d] %5" PRIu64 ".%06" PRIu64 ": %10" PRIu64 " ",
+		s->pid, s->tid, s->cpu == UINT32_MAX ? -1 : (int)s->cpu, s->time / 1000000000u,
+		s->time % 1000000000u / 1000u, s->period);
+	/* the event is the header's last word */
+	out_name_put(p->out, OUT_NAME_PS_EVENT, s->event ? s->event : "event");
+	fprintf(p->out, ": \n%s\n", p->text[i]);
 	return ferror(p->out) ? -EIO : 0;
 }

@@ -18,6 +18,7 @@
 
 #include <ustack/hashmap.h>
 #include "cli/cli.h"
+#include "cli/out_names.h"
 #include "cli/out_pprof.h"
 
 /* ---- wire format ---------------------------------------------------------- */
@@ -314,10 +315,29 @@ int64_t pprof__string(struct pprof *p, const char *s)
 {
 	int isnew;
 	long i;
+	size_t n, clean;
 
 	if (!s)
 		s = "";
-	i = keyset_intern(&p->strings, s, strlen(s), &isnew);
+	n = strlen(s);
+	/* protobuf's string must be UTF-8 (parsers of proto3 refuse a
+	 * message with another one): a name that is not gets U+FFFD for each
+	 * byte that is not (out_names.h) */
+	clean = out_name_clean(OUT_NAME_UTF8, s, n);
+	if (clean == n) {
+		i = keyset_intern(&p->strings, s, n, &isnew);
+	} else {
+		size_t len = out_name_escape(OUT_NAME_UTF8, s, n, NULL);
+		char *u = malloc(len ? len : 1);
+
+		if (!u) {
+			p->oom = 1;
+			return 0;
+		}
+		out_name_escape(OUT_NAME_UTF8, s, n, u);
+		i = keyset_intern(&p->strings, u, len, &isnew);
+		free(u);
+	}
 	if (i < 0) {
 		p->oom = 1;
 		return 0;

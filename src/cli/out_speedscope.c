@@ -15,6 +15,7 @@
 
 #include <ustack/hashmap.h>
 #include <ustack/ustack.h>
+#include "cli/out_names.h"
 #include "cli/out_viewers.h"
 
 struct ss_frame {
@@ -277,37 +278,20 @@ int cli_speedscope__add_sample(struct cli_speedscope *s, uint32_t tid, const cha
 	return 0;
 }
 
-/* a JSON string (RFC 8259): quotes, backslashes and control bytes escaped */
-static void json_str(FILE *o, const char *p)
-{
-	fputc('"', o);
-	for (; p && *p; p++) {
-		unsigned char c = (unsigned char)*p;
-
-		if (c == '"' || c == '\\')
-			fprintf(o, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(o, "\\u%04x", c);
-		else
-			fputc(c, o);
-	}
-	fputc('"', o);
-}
-
 int cli_speedscope__write(struct cli_speedscope *s, FILE *o)
 {
 	fprintf(o, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n");
 	fprintf(o, "\"exporter\":\"ustack %s\",\n\"name\":", ustack_version());
-	json_str(o, s->name);
+	out_name_json(o, s->name);
 	fprintf(o, ",\n\"activeProfileIndex\":0,\n\"shared\":{\"frames\":[");
 	for (size_t i = 0; i < s->nframes; i++) {
 		const struct ss_frame *f = &s->frames[i];
 
 		fprintf(o, "%s\n{\"name\":", i ? "," : "");
-		json_str(o, f->name);
+		out_name_json(o, f->name);
 		if (f->file) {
 			fprintf(o, ",\"file\":");
-			json_str(o, f->file);
+			out_name_json(o, f->file);
 		}
 		if (f->line)
 			fprintf(o, ",\"line\":%" PRIu32, f->line);
@@ -326,7 +310,7 @@ int cli_speedscope__write(struct cli_speedscope *s, FILE *o)
 		else
 			snprintf(name, sizeof(name), "%s (%" PRIu32 ")", p->comm, p->tid);
 		fprintf(o, "%s\n{\"type\":\"sampled\",\"name\":", i ? "," : "");
-		json_str(o, name);
+		out_name_json(o, name);
 		fprintf(o, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64 ",\n\"samples\":[",
 			p->unit, p->total);
 		for (size_t k = 0; k < p->n; k++) {

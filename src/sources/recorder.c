@@ -535,8 +535,13 @@ static int synthesize_pid(struct rec *r, uint32_t pid)
 		f = fopen(path, "re");
 		comm[0] = 0;
 		if (f) {
-			if (fgets(comm, sizeof(comm), f))
-				comm[strcspn(comm, "\n")] = 0;
+			/* the name as it is (a newline may be part of it) and
+			 * the one '\n' the kernel adds */
+			size_t n = fread(comm, 1, sizeof(comm) - 1, f);
+
+			if (n && comm[n - 1] == '\n')
+				n--;
+			comm[n] = 0;
 			fclose(f);
 		}
 		rec_write_thread(r, now, pid, tid, 0, comm);

@@ -184,8 +184,12 @@ static int open_task_file(int task_dir, int pid, int tid, const char *name)
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
+/* The thread's name: the file holds it as it is (any bytes but NUL, a
+ * newline too: prctl(PR_SET_NAME) takes anything) and one '\n' after it,
+ * the only one dropped here. */
 static void read_comm(int task_dir, int pid, int tid, char comm[16])
 {
+	char buf[17];
 	ssize_t n;
 	int fd;
 
@@ -193,12 +197,16 @@ static void read_comm(int task_dir, int pid, int tid, char comm[16])
 	fd = open_task_file(task_dir, pid, tid, "comm");
 	if (fd < 0)
 		return;
-	n = read(fd, comm, 15);
+	n = read(fd, buf, 16);
 	close(fd);
-	if (n < 0)
-		n = 0;
+	if (n <= 0)
+		return;
+	if (buf[n - 1] == '\n')
+		n--;
+	if (n > 15)
+		n = 15;
+	memcpy(comm, buf, (size_t)n);
 	comm[n] = 0;
-	comm[strcspn(comm, "\n")] = 0;
 }
 
 /* State letter of a thread ('R', 'S', 'Z', ...), 0 when it is gone. */

@@ -4,7 +4,8 @@
  * bytes computed by hand from the wire-format rules
  * (https://protobuf.dev/programming-guides/encoding/: the 150, "testing"
  * and packed {3, 270, 86942} examples are the ones that page works out),
- * and the gzip output against zlib's own inflate.
+ * the gzip output against zlib's own inflate, and strings that are not
+ * UTF-8 made UTF-8 (U+FFFD) as the format requires.
  */
 #include <zlib.h>
 
@@ -187,6 +188,28 @@ static void test_gzip(void)
 	pprof__free(p);
 }
 
+/* protobuf strings must be UTF-8: a name with a byte that is not gets
+ * U+FFFD for it, and is then the same string as one written that way */
+static void test_string_utf8(void)
+{
+	static const uint8_t want[] = {
+		0x32, 0x00,                                     /* "" */
+		0x32, 0x05, 'a', 0xef, 0xbf, 0xbd, 'b',         /* "a\xffb" */
+		0x32, 0x03, '<', '\n', '"',                    /* other bytes stay */
+	};
+	struct pprof *p = pprof__new();
+	struct pb_buf b = { 0 };
+
+	CHECK(p);
+	CHECK_EQ(pprof__string(p, "a\xff" "b"), 1);
+	CHECK_EQ(pprof__string(p, "a\xef\xbf\xbd" "b"), 1);
+	CHECK_EQ(pprof__string(p, "<\n\""), 2);
+	CHECK_EQ(pprof__encode(p, &b), 0);
+	CHECK(bytes_eq(&b, want, sizeof(want)));
+	pb_buf_free(&b);
+	pprof__free(p);
+}
+
 int main(void)
 {
 	RUN(test_varint);
@@ -194,5 +217,6 @@ int main(void)
 	RUN(test_profile_bytes);
 	RUN(test_profile_sample);
 	RUN(test_gzip);
+	RUN(test_string_utf8);
 	TEST_EXIT();
 }
