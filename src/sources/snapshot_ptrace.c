@@ -273,6 +273,7 @@ static int unwind_thread(struct snap *s, int tid, unsigned int *stop, uint64_t *
 		.find_row = ustack_remote__find_row,
 		.read = ustack_remote__read,
 		.is_code = ustack_remote__is_code,
+		.stack_range = ustack_remote__stack_range,
 		.ctx = &s->remote,
 	};
 	struct ustack_walk_opts uopts = { .sz = sizeof(uopts), .max_depth = s->max_depth };
@@ -435,6 +436,7 @@ static int unwind_blocked(struct snap *s, int tid, unsigned int *stop)
 		.find_row = ustack_remote__find_row,
 		.read = ustack_remote__read,
 		.is_code = ustack_remote__is_code,
+		.stack_range = ustack_remote__stack_range,
 		.ctx = &s->remote,
 	};
 	struct ustack_walk_opts uopts = { .sz = sizeof(uopts), .max_depth = s->max_depth,

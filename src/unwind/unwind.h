@@ -40,6 +40,16 @@ struct ustack_unwind_ops {
 	 * Used to accept a frame-pointer step; NULL accepts any non-zero pc. */
 	int (*is_code)(void *ctx, uint64_t pc);
 	void *ctx;
+	/*
+	 * Optional: the mapping [*lo, *hi) that holds stack address @sp; 0 or
+	 * a negative errno. A frame-pointer step must stay in the mapping of
+	 * the current sp: a thread that switched stacks (a makecontext()
+	 * coroutine, a thread started by a raw clone()) can hold in rbp a
+	 * frame pointer into another stack, whose frames are not its callers.
+	 * NULL: the step is bounded by stack_lo/stack_hi only (a stack copy
+	 * bounds itself).
+	 */
+	int (*stack_range)(void *ctx, uint64_t sp, uint64_t *lo, uint64_t *hi);
 };
 
 struct ustack_walk_opts {

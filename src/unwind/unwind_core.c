@@ -128,15 +128,24 @@ static int step_row(const struct ustack_unwind_cursor *c, const struct ustack_ro
 }
 
 /* The frame-pointer heuristic: [fp] = caller's fp, [fp + 8] = return
- * address. Accepted only if fp lies in the stack above sp and the return
- * address points into code. */
+ * address. Accepted only if fp lies in the stack above sp, in the same
+ * mapping as sp, and the return address points into code. */
 static int step_fp(const struct ustack_unwind_cursor *c, struct ustack_regs *next)
 {
-	uint64_t fp = c->cur.fp;
+	uint64_t fp = c->cur.fp, lo, hi;
 
 	if (!c->fp_known)
 		return USTACK_STOP_NO_INFO + 1;
 	if (fp < c->cur.sp || (fp & 7) || !addr_in_stack(c, fp) || !addr_in_stack(c, fp + 15))
+		return USTACK_STOP_NO_INFO + 1;
+	/* rbp may point into another stack: a coroutine's context taken
+	 * where rbp was a frame pointer, a thread started by hand with its
+	 * creator's rbp. That stack's frames are not this one's callers, and
+	 * without a bound the sanity checks above pass (it lies higher). A
+	 * frame-pointer chain never leaves its stack's mapping (a signal
+	 * frame, which may, is a step of its own). */
+	if (c->ops->stack_range && !c->ops->stack_range(c->ops->ctx, c->cur.sp, &lo, &hi) &&
+	    (fp < lo || fp >= hi || hi - fp < 16))
 		return USTACK_STOP_NO_INFO + 1;
 	if (read_u64(c, fp, &next->fp) || read_u64(c, fp + 8, &next->pc))
 		return USTACK_STOP_NO_INFO + 1;

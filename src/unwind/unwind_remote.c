@@ -165,6 +165,17 @@ int ustack_remote__is_code(void *ctx, uint64_t pc)
 	return v && (v->vma.flags & USTACK_VMA_EXEC);
 }
 
+int ustack_remote__stack_range(void *ctx, uint64_t sp, uint64_t *lo, uint64_t *hi)
+{
+	struct remote_vma *v = remote_vma_of(ctx, sp);
+
+	if (!v)
+		return -ENOENT;
+	*lo = v->vma.start;
+	*hi = v->vma.end;
+	return 0;
+}
+
 int ustack_remote__describe(struct ustack_remote *r, uint64_t lookup_pc,
 			    const struct ustack_vma **vma, const char **sym, uint64_t *sym_off,
 			    uint64_t *file_off)
