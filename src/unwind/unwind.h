@@ -42,12 +42,12 @@ struct ustack_unwind_ops {
 	void *ctx;
 	/*
 	 * Optional: the mapping [*lo, *hi) that holds stack address @sp; 0 or
-	 * a negative errno. A frame-pointer step must stay in the mapping of
-	 * the current sp: a thread that switched stacks (a makecontext()
-	 * coroutine, a thread started by a raw clone()) can hold in rbp a
-	 * frame pointer into another stack, whose frames are not its callers.
-	 * NULL: the step is bounded by stack_lo/stack_hi only (a stack copy
-	 * bounds itself).
+	 * a negative errno. A walk without an upper bound of its own
+	 * (stack_hi 0) stays in the mapping of its initial sp, after a signal
+	 * frame in that of the interrupted sp: a thread that switched stacks
+	 * (a makecontext() coroutine, a thread started by a raw clone()) can
+	 * hold in rbp a frame pointer into another stack, whose frames are
+	 * not its callers. NULL: bounded by stack_lo/stack_hi only.
 	 */
 	int (*stack_range)(void *ctx, uint64_t sp, uint64_t *lo, uint64_t *hi);
 };

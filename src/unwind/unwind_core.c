@@ -128,24 +128,15 @@ static int step_row(const struct ustack_unwind_cursor *c, const struct ustack_ro
 }
 
 /* The frame-pointer heuristic: [fp] = caller's fp, [fp + 8] = return
- * address. Accepted only if fp lies in the stack above sp, in the same
- * mapping as sp, and the return address points into code. */
+ * address. Accepted only if fp lies in the stack above sp and the return
+ * address points into code. */
 static int step_fp(const struct ustack_unwind_cursor *c, struct ustack_regs *next)
 {
-	uint64_t fp = c->cur.fp, lo, hi;
+	uint64_t fp = c->cur.fp;
 
 	if (!c->fp_known)
 		return USTACK_STOP_NO_INFO + 1;
 	if (fp < c->cur.sp || (fp & 7) || !addr_in_stack(c, fp) || !addr_in_stack(c, fp + 15))
-		return USTACK_STOP_NO_INFO + 1;
-	/* rbp may point into another stack: a coroutine's context taken
-	 * where rbp was a frame pointer, a thread started by hand with its
-	 * creator's rbp. That stack's frames are not this one's callers, and
-	 * without a bound the sanity checks above pass (it lies higher). A
-	 * frame-pointer chain never leaves its stack's mapping (a signal
-	 * frame, which may, is a step of its own). */
-	if (c->ops->stack_range && !c->ops->stack_range(c->ops->ctx, c->cur.sp, &lo, &hi) &&
-	    (fp < lo || fp >= hi || hi - fp < 16))
 		return USTACK_STOP_NO_INFO + 1;
 	if (read_u64(c, fp, &next->fp) || read_u64(c, fp + 8, &next->pc))
 		return USTACK_STOP_NO_INFO + 1;
@@ -153,6 +144,27 @@ static int step_fp(const struct ustack_unwind_cursor *c, struct ustack_regs *nex
 		return USTACK_STOP_NO_INFO + 1;
 	next->sp = fp + 16;
 	return 0;
+}
+
+/*
+ * Bounds the walk by the mapping that holds @sp, where the source can say
+ * (stack_range). A thread that switched stacks can hold in rbp a frame
+ * pointer into another one (a makecontext() coroutine whose context was
+ * taken where rbp was a frame pointer, a thread started by a bare clone()
+ * with its creator's rbp): without a bound the frame-pointer heuristic
+ * takes that stack's frames for callers, since they lie higher and look
+ * sane. Likewise a wrong row at the bottom of a stack (an assembler whose
+ * SFrame drops .cfi_undefined rip) reads a "return address" past its end.
+ * No frame chain leaves its stack's mapping but through a signal frame,
+ * after which the bound is that of the interrupted sp.
+ */
+static void bound_to_stack_mapping(struct ustack_unwind_cursor *c, uint64_t sp)
+{
+	uint64_t lo, hi;
+
+	if (c->ops->stack_range && !c->ops->stack_range(c->ops->ctx, sp, &lo, &hi) && sp >= lo &&
+	    sp < hi)
+		c->hi = hi;
 }
 
 void ustack_unwind_begin(struct ustack_unwind_cursor *c, const struct ustack_unwind_ops *ops,
@@ -181,6 +193,8 @@ void ustack_unwind_begin(struct ustack_unwind_cursor *c, const struct ustack_unw
 	/* Bound checks start at the initial sp. */
 	if (c->lo < regs->sp)
 		c->lo = regs->sp;
+	if (!c->hi)
+		bound_to_stack_mapping(c, regs->sp);
 	if (!regs->pc) {
 		c->done = 1;
 		c->reason = USTACK_STOP_OUTERMOST;
@@ -233,6 +247,7 @@ int ustack_unwind_next(struct ustack_unwind_cursor *c, struct ustack_frame *fram
 		 * (sigaltstack): bounds restart from its sp. */
 		c->lo = next.sp;
 		c->hi = 0;
+		bound_to_stack_mapping(c, next.sp);
 		method = USTACK_METHOD_SIGNAL;
 		exact = 1;
 	} else if (!err && !(row.flags & USTACK_ROW_NEEDS_FALLBACK) &&

@@ -205,11 +205,14 @@ static int two_stacks_range(void *ctx, uint64_t sp, uint64_t *lo, uint64_t *hi)
 	return 0;
 }
 
-/* rbp pointing into another stack (a coroutine started with its creator's
- * rbp, a thread made by a raw clone()): that stack's frames, however sane
- * they look, are not callers. Within one mapping the heuristic still
- * works, also after a signal frame moved the walk to another stack. */
-static void test_fp_other_stack(void)
+/* With stack_range, the walk stays in the mapping of its sp. rbp pointing
+ * into another stack (a coroutine started with its creator's rbp, a thread
+ * made by a raw clone()): that stack's frames, however sane they look, are
+ * not callers. Within one mapping the heuristic still works, also after a
+ * signal frame moved the walk to another stack. A row whose CFA passes the
+ * end of the mapping is a bad step; an outermost row there is still the
+ * end of the stack. */
+static void test_stack_mapping_bound(void)
 {
 	struct ustack_unwind_ops ops2 = ops;
 	struct ustack_regs regs = { .pc = 0x5000, .sp = at(10), .fp = at(200) };
@@ -275,6 +278,24 @@ static void test_fp_other_stack(void)
 	CHECK_EQ(n, 2);
 	CHECK_EQ_U64(f[1].pc, 0x5020);
 	CHECK_EQ(stop, USTACK_STOP_NO_INFO);
+
+	/* rows at the top of the first mapping: sp = at(127), CFA = sp + 16
+	 * = at(129), past it: a bad step (read, it would give the word of
+	 * the other mapping); an outermost row there: the end */
+	reset();
+	add_fn(0x3000, 0x3100, USTACK_CFA_SP, 16, USTACK_RULE_SAME, 0, 0, 0);
+	add_fn(0x1000, 0x1100, USTACK_CFA_SP, 8, USTACK_RULE_SAME, 0, USTACK_ROW_OUTERMOST, 0);
+	regs = (struct ustack_regs){ .pc = 0x3010, .sp = at(127), .fp = 0 };
+	stack[128] = 0x1050;
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 2); /* unbounded: taken */
+	n = ustack_unwind(&ops2, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(stop, USTACK_STOP_BAD_STEP);
+	regs.pc = 0x1010;
+	n = ustack_unwind(&ops2, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(stop, USTACK_STOP_OUTERMOST);
 }
 
 /* A NEEDS_FALLBACK row (e.g. DRAP) takes the frame-pointer path too. */
@@ -555,7 +576,7 @@ int main(void)
 	RUN(test_return_address_minus_one);
 	RUN(test_epilogue_popped_fp);
 	RUN(test_fp_fallback);
-	RUN(test_fp_other_stack);
+	RUN(test_stack_mapping_bound);
 	RUN(test_needs_fallback);
 	RUN(test_fp_unknown);
 	RUN(test_bad_steps);
