@@ -47,7 +47,9 @@
  *              of the stack (DW_CFA_undefined rip, as glibc's clone3
  *              does) and which clears rbp; its stack starts at the very
  *              end of its mapping (the CFA of hs_clone_entry_end, sp + 8,
- *              lies past the mapping: the marked end must still win).
+ *              lies past the mapping: the marked end must still win), and
+ *              a read-only page follows it whose first word, the "return
+ *              address" an ordinary row would read, is 0x4848484848484848.
  *
  * `hostile_stacks spin MS`: for `ustack record`, one thread: first a
  * coroutine (set up as above, hostile rbp and uc_link) spins for MS ms of
@@ -102,6 +104,24 @@ static void *map_stack(void)
 
 	if (p == MAP_FAILED)
 		die("mmap");
+	return p;
+}
+
+/*
+ * A stack whose mapping is followed by a read-only page (a mapping of its
+ * own) that starts with a word that is neither 0 nor code: a walk that
+ * reads past the end of the stack finds no "end of chain" there.
+ */
+static void *map_stack_fenced(void)
+{
+	char *p = mmap(NULL, STACK_SIZE + 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+
+	if (p == MAP_FAILED)
+		die("mmap");
+	*(unsigned long *)(p + STACK_SIZE) = 0x4848484848484848ul;
+	if (mprotect(p + STACK_SIZE, 4096, PROT_READ))
+		die("mprotect");
 	return p;
 }
 
@@ -416,11 +436,12 @@ void hs_clone_entry_end(void);
  * the new stack and jumps to @entry. Keeps a frame pointer, so that rbp,
  * which the child inherits, points at this frame on the caller's stack.
  * The child's stack starts @below bytes under the end of its mapping (0:
- * at the very end, so that its entry's CFA, sp + 8, lies past it).
+ * at the very end, so that its entry's CFA, sp + 8, lies past it, in a
+ * fence page: map_stack_fenced()).
  */
 HS_FN HS_FP static long raw_clone(void (*entry)(void), long arg, long below)
 {
-	char *top = (char *)map_stack() + STACK_SIZE - below;
+	char *top = (char *)(below ? map_stack() : map_stack_fenced()) + STACK_SIZE - below;
 	long ret;
 
 	/* the child: rax 0, rsp = top; it must not return here (the
