@@ -276,7 +276,8 @@ static int unwind_thread(struct snap *s, int tid, unsigned int *stop, uint64_t *
 		.stack_range = ustack_remote__stack_range,
 		.ctx = &s->remote,
 	};
-	struct ustack_walk_opts uopts = { .sz = sizeof(uopts), .max_depth = s->max_depth };
+	struct ustack_walk_opts uopts = { .sz = sizeof(uopts), .max_depth = s->max_depth,
+					  .ra_in_code = 1 };
 	struct user_regs_struct regs;
 	struct ustack_regs uregs;
 	sigset_t hold, old;
@@ -440,7 +441,7 @@ static int unwind_blocked(struct snap *s, int tid, unsigned int *stop)
 		.ctx = &s->remote,
 	};
 	struct ustack_walk_opts uopts = { .sz = sizeof(uopts), .max_depth = s->max_depth,
-					  .fp_unknown = 1 };
+					  .fp_unknown = 1, .ra_in_code = 1 };
 	struct ustack_regs uregs = { 0 };
 	char before[128], after[128], text[256], path[32];
 	int fd, sfd, n, len;

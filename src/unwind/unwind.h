@@ -76,6 +76,14 @@ struct ustack_walk_opts {
 	 * frame-pointer heuristic, end the walk with USTACK_STOP_NO_INFO
 	 * instead of using a value that is not there. */
 	int fp_unknown;
+	/* Non-zero: a return address read through a row must lie in code
+	 * (ops->is_code), else the step is a bad one: for a source that
+	 * knows every mapping as it is now (a live snapshot). A wrong row
+	 * (hand-written assembly, an assembler whose SFrame drops
+	 * .cfi_undefined rip) then ends the walk instead of yielding a data
+	 * word as a caller. A recording's picture of the mappings may lag
+	 * behind the process (a library mapped since), so it does not ask. */
+	int ra_in_code;
 };
 
 /* Step-by-step form, for callers that store frames their own way (the
@@ -90,6 +98,7 @@ struct ustack_unwind_cursor {
 	uint64_t bx;
 	int fp_known; /* cur.fp is the frame's rbp (ustack_walk_opts.fp_unknown) */
 	int hi_is_copy; /* ustack_walk_opts.hi_is_copy_end */
+	int ra_in_code; /* ustack_walk_opts.ra_in_code */
 };
 
 /** Start a walk; the first ustack_unwind_next() yields the frame of @regs. */

@@ -104,6 +104,10 @@ static int step_row(const struct ustack_unwind_cursor *c, const struct ustack_ro
 		return USTACK_STOP_OUTERMOST + 1;
 	if (read_u64(c, cfa + (int64_t)row->ra_off, &next->pc))
 		return USTACK_STOP_READ_FAULT + 1;
+	/* 0 ends the chain (the caller checks); anything else that is not
+	 * code was never a return address: the row is wrong here */
+	if (c->ra_in_code && next->pc && c->ops->is_code && !c->ops->is_code(c->ops->ctx, next->pc))
+		return USTACK_STOP_BAD_STEP + 1;
 	/* A save slot below sp was popped already (an epilogue whose CFI
 	 * does not restore the rule, as GCC leaves it): the register holds
 	 * the value, and a stack copy does not reach below sp */
@@ -189,6 +193,9 @@ void ustack_unwind_begin(struct ustack_unwind_cursor *c, const struct ustack_unw
 		if (opts->sz >= offsetof(struct ustack_walk_opts, fp_unknown) +
 				sizeof(opts->fp_unknown))
 			c->fp_known = !opts->fp_unknown;
+		if (opts->sz >= offsetof(struct ustack_walk_opts, ra_in_code) +
+				sizeof(opts->ra_in_code))
+			c->ra_in_code = opts->ra_in_code;
 	}
 	/* Bound checks start at the initial sp. */
 	if (c->lo < regs->sp)

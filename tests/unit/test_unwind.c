@@ -298,6 +298,38 @@ static void test_stack_mapping_bound(void)
 	CHECK_EQ(stop, USTACK_STOP_OUTERMOST);
 }
 
+/* ra_in_code: a row that reads a data word as the return address (wrong
+ * CFI in hand-written assembly) ends the walk; 0 still ends it as the
+ * outermost frame. Without the option the word is taken, as before. */
+static void test_ra_in_code(void)
+{
+	struct ustack_walk_opts o = { .sz = sizeof(o), .ra_in_code = 1 };
+	struct ustack_regs regs = { .pc = 0x3010, .sp = at(10), .fp = 0 };
+	struct ustack_frame f[8];
+	unsigned int stop;
+	int n;
+
+	reset();
+	add_fn(0x3000, 0x3100, USTACK_CFA_SP, 8, USTACK_RULE_SAME, 0, 0, 0);
+	stack[10] = 0x4848484848484848ull;
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 2);
+	CHECK_EQ_U64(f[1].pc, 0x4848484848484848ull);
+	n = ustack_unwind(&ops, &regs, &o, f, 8, &stop);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(stop, USTACK_STOP_BAD_STEP);
+	stack[10] = 0;
+	n = ustack_unwind(&ops, &regs, &o, f, 8, &stop);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(stop, USTACK_STOP_OUTERMOST);
+	stack[10] = 0x1050; /* code: taken */
+	add_fn(0x1000, 0x1100, USTACK_CFA_SP, 8, USTACK_RULE_SAME, 0, USTACK_ROW_OUTERMOST, 0);
+	n = ustack_unwind(&ops, &regs, &o, f, 8, &stop);
+	CHECK_EQ(n, 2);
+	CHECK_EQ_U64(f[1].pc, 0x1050);
+	CHECK_EQ(stop, USTACK_STOP_OUTERMOST);
+}
+
 /* A NEEDS_FALLBACK row (e.g. DRAP) takes the frame-pointer path too. */
 static void test_needs_fallback(void)
 {
@@ -577,6 +609,7 @@ int main(void)
 	RUN(test_epilogue_popped_fp);
 	RUN(test_fp_fallback);
 	RUN(test_stack_mapping_bound);
+	RUN(test_ra_in_code);
 	RUN(test_needs_fallback);
 	RUN(test_fp_unknown);
 	RUN(test_bad_steps);
