@@ -28,18 +28,24 @@
 #                         its uc_link word (an address on the main stack) as
 #                         a caller: both wrong;
 #             hs-clone    nothing: hs_clone_entry has no CFI, and rbp points
-#                         into the parent's stack (gdb shows a 0x0 frame);
+#                         into the parent's stack (gdb guesses a frameless
+#                         function and shows the word at sp as a frame);
 #             hs-alt      __restore_rt, then the interrupted function (found
 #                         through the signal frame: [signal]) on the thread's
 #                         own stack, down to clone3, as gdb;
 #             hs-longjmp  down to clone3 as gdb, no handler frame and no
 #                         __restore_rt left over;
-#             hs-clone2   nothing: hs_clone_entry_end's CFI ends the stack.
+#             hs-clone2   nothing: hs_clone_entry_end's CFI ends the stack
+#                         (its CFA, sp + 8, lies past the stack's mapping,
+#                         in a page whose first word is 0x4848484848484848);
+#             hs-clone3   nothing: hs_clone_entry_lie's CFI claims an
+#                         ordinary frame, whose "return address" at sp is
+#                         0x4848484848484848 (gdb shows it as a frame).
 #         - the end: a `# stopped:` line (no-info, bad-step, read-fault) is
 #           accepted only where the stack has no marked end (hs-coro,
-#           hs-clone); the others must reach their outermost frame (but
-#           see sframe_lossy() for hs-clone2 built with an assembler whose
-#           SFrame cannot mark it).
+#           hs-clone, hs-clone3); the others must reach their outermost
+#           frame (but see sframe_lossy() for hs-clone2 built with an
+#           assembler whose SFrame cannot mark it).
 #   stack_switch/record/BACKEND
 #       `ustack record --backend copy|bpf -- hostile_stacks spin 150`: a
 #       coroutine spins 150 ms of CPU time (main's context suspended in
@@ -104,7 +110,7 @@ fi
 # The hostile shapes must be what they claim, or the test proves nothing:
 # main_ctx_inner and raw_clone keep a frame pointer (the rbp a coroutine
 # and the raw thread inherit), hs_clone_entry has no CFI, hs_clone_entry_end
-# has some.
+# and hs_clone_entry_lie have some.
 sets_fp() {
 	objdump -d --no-show-raw-insn "$1" | awk -v f="<$2>:" '$2 == f { on = 1; next } on && /^$/ { exit }
 		on && /push +%rbp/ { p = 1 } on && p && /mov +%rsp,%rbp/ { ok = 1; exit } END { exit !ok }'
@@ -145,6 +151,7 @@ for v in "${variants[@]}"; do
 	done
 	has_fde "$exe" hs_clone_entry && { fail build/$v "hs_clone_entry is covered by an FDE (it must have no CFI)"; exit 1; }
 	has_fde "$exe" hs_clone_entry_end || { fail build/$v "hs_clone_entry_end has no FDE"; exit 1; }
+	has_fde "$exe" hs_clone_entry_lie || { fail build/$v "hs_clone_entry_lie has no FDE"; exit 1; }
 done
 
 # ---- the judge ---------------------------------------------------------------------
@@ -184,6 +191,8 @@ SPEC = {
                      after=0, full=False, stop_ok=True, never=['main', '_start', 'raw_clone']),
     'hs-clone2': dict(chain=['clone_block', 'clone_b', 'clone_a', 'hs_clone_entry_end'],
                       after=0, full=False, stop_ok=False, never=['main', '_start', 'raw_clone']),
+    'hs-clone3': dict(chain=['clone_block', 'clone_b', 'clone_a', 'hs_clone_entry_lie'],
+                      after=0, full=False, stop_ok=True, never=['main', '_start', 'raw_clone']),
 }
 STOPS_OK = {'no-info', 'bad-step', 'read-fault'}
 
@@ -449,9 +458,9 @@ for v in "${snap_variants[@]}"; do
 	"$exe" block >"$tmp/$v.out" 2>"$tmp/$v.err" &
 	pid=$!
 	pids+=("$pid")
-	# main, hs-alt, hs-longjmp, hs-clone, hs-clone2: all in read (0)
-	if ! wait_blocked "$pid" 0 5; then
-		fail snapshot/$v "the program's 5 threads never all blocked in read: $(syscalls "$pid" | tr '\n' '|') $(head -3 "$tmp/$v.err" | tr '\n' '|')"
+	# main, hs-alt, hs-longjmp, hs-clone, hs-clone2, hs-clone3: all in read (0)
+	if ! wait_blocked "$pid" 0 6; then
+		fail snapshot/$v "the program's 6 threads never all blocked in read: $(syscalls "$pid" | tr '\n' '|') $(head -3 "$tmp/$v.err" | tr '\n' '|')"
 		continue
 	fi
 	ok=1

@@ -50,6 +50,12 @@
  *              lies past the mapping: the marked end must still win), and
  *              a read-only page follows it whose first word, the "return
  *              address" an ordinary row would read, is 0x4848484848484848.
+ *   hs-clone3  the same from hs_clone_entry_lie, whose CFI says it is an
+ *              ordinary function (return address at sp on entry), while
+ *              the word at sp, inside the stack's mapping, is
+ *              0x4848484848484848 (as for hs-clone): wrong tables in
+ *              hand-written assembly, and what an assembler whose SFrame
+ *              drops .cfi_undefined rip makes of hs_clone_entry_end.
  *
  * `hostile_stacks spin MS`: for `ustack record`, one thread: first a
  * coroutine (set up as above, hostile rbp and uc_link) spins for MS ms of
@@ -385,7 +391,7 @@ HS_FN static void clone_b(void)
 HS_FN void clone_a(long named)
 {
 	/* prctl by hand too: the name for the test */
-	static const char names[2][16] = { "hs-clone", "hs-clone2" };
+	static const char names[3][16] = { "hs-clone", "hs-clone2", "hs-clone3" };
 	long ret;
 
 	__asm__ volatile("syscall"
@@ -401,7 +407,9 @@ HS_FN void clone_a(long named)
  * The child's first instructions; the function's argument is in r12 (the
  * child has the parent's registers). hs_clone_entry has no CFI and keeps
  * the parent's rbp; hs_clone_entry_end is what a careful runtime writes
- * (as glibc's clone3: the return address undefined, rbp 0).
+ * (as glibc's clone3: the return address undefined, rbp 0);
+ * hs_clone_entry_lie's CFI describes an ordinary function entry (CFA
+ * sp + 8, return address at sp), which it is not.
  */
 __asm__(".text\n"
 	".globl hs_clone_entry\n"
@@ -427,9 +435,22 @@ __asm__(".text\n"
 	"	syscall\n"
 	"	hlt\n"
 	"	.cfi_endproc\n"
-	".size hs_clone_entry_end, .-hs_clone_entry_end\n");
+	".size hs_clone_entry_end, .-hs_clone_entry_end\n"
+	".globl hs_clone_entry_lie\n"
+	".type hs_clone_entry_lie, @function\n"
+	"hs_clone_entry_lie:\n"
+	"	.cfi_startproc\n"
+	"	mov %r12, %rdi\n"
+	"	call clone_a\n"
+	"	mov $60, %eax\n"
+	"	xor %edi, %edi\n"
+	"	syscall\n"
+	"	hlt\n"
+	"	.cfi_endproc\n"
+	".size hs_clone_entry_lie, .-hs_clone_entry_lie\n");
 void hs_clone_entry(void);
 void hs_clone_entry_end(void);
+void hs_clone_entry_lie(void);
 
 /*
  * clone(flags, stack) by hand: the child returns from the system call on
@@ -443,6 +464,9 @@ HS_FN HS_FP static long raw_clone(void (*entry)(void), long arg, long below)
 {
 	char *top = (char *)(below ? map_stack() : map_stack_fenced()) + STACK_SIZE - below;
 	long ret;
+
+	if (below) /* at sp: a word that is neither 0 nor code */
+		*(unsigned long *)top = 0x4848484848484848ul;
 
 	/* the child: rax 0, rsp = top; it must not return here (the
 	 * parent's frame is not on its stack): jump to entry at once */
@@ -509,6 +533,7 @@ int main(int argc, char **argv)
 	start(lj_thread);
 	raw_clone(hs_clone_entry, 0, 64);
 	raw_clone(hs_clone_entry_end, 1, 0);
+	raw_clone(hs_clone_entry_lie, 2, 64);
 	name_thread("hs-coro");
 	printf("ready\n");
 	fflush(stdout);
