@@ -273,7 +273,6 @@ static int unwind_thread(struct snap *s, int tid, unsigned int *stop, uint64_t *
 		.find_row = ustack_remote__find_row,
 		.read = ustack_remote__read,
 		.is_code = ustack_remote__is_code,
-		.stack_range = ustack_remote__stack_range,
 		.ctx = &s->remote,
 	};
 	struct ustack_walk_opts uopts = { .sz = sizeof(uopts), .max_depth = s->max_depth,
@@ -348,6 +347,12 @@ out_unblock:
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	/* it runs again: cached stack pages are stale */
 	vm_reader_flush(&s->reader);
+	/* frames past the end of the thread's stack are another stack's
+	 * (see ustack_unwind_clip_to_stack()); its mapping is asked for
+	 * now, not while the thread was stopped */
+	if (ret > 0)
+		ret = ustack_unwind_clip_to_stack(s->frames, ret, ustack_remote__stack_range,
+						  &s->remote, stop);
 	return ret;
 }
 
@@ -437,7 +442,6 @@ static int unwind_blocked(struct snap *s, int tid, unsigned int *stop)
 		.find_row = ustack_remote__find_row,
 		.read = ustack_remote__read,
 		.is_code = ustack_remote__is_code,
-		.stack_range = ustack_remote__stack_range,
 		.ctx = &s->remote,
 	};
 	struct ustack_walk_opts uopts = { .sz = sizeof(uopts), .max_depth = s->max_depth,
@@ -476,6 +480,9 @@ static int unwind_blocked(struct snap *s, int tid, unsigned int *stop)
 	if ((why != USTACK_STOP_OUTERMOST && why != USTACK_STOP_DEPTH) ||
 	    read_schedstat(sfd, after, sizeof(after)) < 0 || strcmp(before, after))
 		n = -ESTALE;
+	else if (n > 0 && ustack_unwind_clip_to_stack(s->frames, n, ustack_remote__stack_range,
+						      &s->remote, &why) < n)
+		n = -ESTALE; /* ends early after all: as any such read, done with a stop */
 	else
 		*stop = why;
 out:

@@ -40,16 +40,6 @@ struct ustack_unwind_ops {
 	 * Used to accept a frame-pointer step; NULL accepts any non-zero pc. */
 	int (*is_code)(void *ctx, uint64_t pc);
 	void *ctx;
-	/*
-	 * Optional: the mapping [*lo, *hi) that holds stack address @sp; 0 or
-	 * a negative errno. A walk without an upper bound of its own
-	 * (stack_hi 0) stays in the mapping of its initial sp, after a signal
-	 * frame in that of the interrupted sp: a thread that switched stacks
-	 * (a makecontext() coroutine, a thread started by a raw clone()) can
-	 * hold in rbp a frame pointer into another stack, whose frames are
-	 * not its callers. NULL: bounded by stack_lo/stack_hi only.
-	 */
-	int (*stack_range)(void *ctx, uint64_t sp, uint64_t *lo, uint64_t *hi);
 };
 
 struct ustack_walk_opts {
@@ -119,6 +109,28 @@ int ustack_unwind_next(struct ustack_unwind_cursor *c, struct ustack_frame *fram
  * that a frame is a trampoline only when it steps out of it.
  */
 void ustack_unwind_mark_trampolines(struct ustack_frame *frames, int n);
+
+/**
+ * Cut @frames (of ustack_unwind()) at the first one whose sp (its CFA)
+ * lies outside the mapping that holds the stack it was found on: that of
+ * frame 0's sp, and after a frame restored from a signal frame (the only
+ * step that may change stacks, e.g. from a sigaltstack) that of its sp.
+ * A thread that switched stacks (a makecontext() coroutine, a thread
+ * started by a bare clone()) can hold in rbp a frame pointer into the
+ * stack it came from, whose frames are not its callers, and a wrong row
+ * at the bottom of such a stack reads past its end. For sources that
+ * can tell mappings only after the fact (a snapshot asks for them after
+ * the thread runs again, not while it is stopped); a stack copy bounds
+ * itself.
+ * @param range the mapping [*lo, *hi) holding an address: 0, or a negative
+ *        errno (then that stack is not checked)
+ * @param stop set, when frames are cut, to USTACK_STOP_NO_INFO (the cut
+ *        frame came from the frame-pointer heuristic) or USTACK_STOP_BAD_STEP
+ * @return the number of frames kept
+ */
+int ustack_unwind_clip_to_stack(struct ustack_frame *frames, int n,
+				int (*range)(void *ctx, uint64_t addr, uint64_t *lo, uint64_t *hi),
+				void *ctx, unsigned int *stop);
 
 /**
  * Unwind from @regs into @frames (at most @max). frames[0] is the frame of

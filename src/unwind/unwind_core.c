@@ -150,27 +150,6 @@ static int step_fp(const struct ustack_unwind_cursor *c, struct ustack_regs *nex
 	return 0;
 }
 
-/*
- * Bounds the walk by the mapping that holds @sp, where the source can say
- * (stack_range). A thread that switched stacks can hold in rbp a frame
- * pointer into another one (a makecontext() coroutine whose context was
- * taken where rbp was a frame pointer, a thread started by a bare clone()
- * with its creator's rbp): without a bound the frame-pointer heuristic
- * takes that stack's frames for callers, since they lie higher and look
- * sane. Likewise a wrong row at the bottom of a stack (an assembler whose
- * SFrame drops .cfi_undefined rip) reads a "return address" past its end.
- * No frame chain leaves its stack's mapping but through a signal frame,
- * after which the bound is that of the interrupted sp.
- */
-static void bound_to_stack_mapping(struct ustack_unwind_cursor *c, uint64_t sp)
-{
-	uint64_t lo, hi;
-
-	if (c->ops->stack_range && !c->ops->stack_range(c->ops->ctx, sp, &lo, &hi) && sp >= lo &&
-	    sp < hi)
-		c->hi = hi;
-}
-
 void ustack_unwind_begin(struct ustack_unwind_cursor *c, const struct ustack_unwind_ops *ops,
 			 const struct ustack_regs *regs, const struct ustack_walk_opts *opts)
 {
@@ -200,8 +179,6 @@ void ustack_unwind_begin(struct ustack_unwind_cursor *c, const struct ustack_unw
 	/* Bound checks start at the initial sp. */
 	if (c->lo < regs->sp)
 		c->lo = regs->sp;
-	if (!c->hi)
-		bound_to_stack_mapping(c, regs->sp);
 	if (!regs->pc) {
 		c->done = 1;
 		c->reason = USTACK_STOP_OUTERMOST;
@@ -254,7 +231,6 @@ int ustack_unwind_next(struct ustack_unwind_cursor *c, struct ustack_frame *fram
 		 * (sigaltstack): bounds restart from its sp. */
 		c->lo = next.sp;
 		c->hi = 0;
-		bound_to_stack_mapping(c, next.sp);
 		method = USTACK_METHOD_SIGNAL;
 		exact = 1;
 	} else if (!err && !(row.flags & USTACK_ROW_NEEDS_FALLBACK) &&
@@ -291,6 +267,30 @@ void ustack_unwind_mark_trampolines(struct ustack_frame *frames, int n)
 	for (int k = 1; k < n; k++)
 		if (frames[k].method == USTACK_METHOD_SIGNAL)
 			frames[k - 1].flags |= USTACK_FRAME_EXACT_PC;
+}
+
+int ustack_unwind_clip_to_stack(struct ustack_frame *frames, int n,
+				int (*range)(void *ctx, uint64_t addr, uint64_t *lo, uint64_t *hi),
+				void *ctx, unsigned int *stop)
+{
+	uint64_t lo = 0, hi = 0;
+	int known = 0;
+
+	for (int k = 0; k < n; k++) {
+		if (k == 0 || frames[k].method == USTACK_METHOD_SIGNAL) {
+			known = !range(ctx, frames[k].sp, &lo, &hi) && frames[k].sp >= lo &&
+				frames[k].sp < hi;
+			continue;
+		}
+		/* a CFA may be the very end of the mapping (the caller's sp
+		 * just past a stack's top): its last byte is what must be in */
+		if (known && (frames[k].sp - 1 < lo || frames[k].sp - 1 >= hi)) {
+			*stop = frames[k].method == USTACK_METHOD_FP ? USTACK_STOP_NO_INFO
+								     : USTACK_STOP_BAD_STEP;
+			return k;
+		}
+	}
+	return n;
 }
 
 int ustack_unwind(const struct ustack_unwind_ops *ops, const struct ustack_regs *regs,

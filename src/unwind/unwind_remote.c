@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "elf/elf_file.h"
+#include "procmaps/procmaps.h"
 #include "unwind/remote.h"
 
 /* Largest vDSO image we copy (it is 8 KiB on x86-64 today). */
@@ -167,13 +168,11 @@ int ustack_remote__is_code(void *ctx, uint64_t pc)
 
 int ustack_remote__stack_range(void *ctx, uint64_t sp, uint64_t *lo, uint64_t *hi)
 {
-	struct remote_vma *v = remote_vma_of(ctx, sp);
+	struct ustack_remote *r = ctx;
 
-	if (!v)
-		return -ENOENT;
-	*lo = v->vma.start;
-	*hi = v->vma.end;
-	return 0;
+	/* not through the mapping cache: a stack would push out a code
+	 * mapping that the next stop then has to query again */
+	return ustack_procmaps__bounds(r->pm, sp, lo, hi);
 }
 
 int ustack_remote__describe(struct ustack_remote *r, uint64_t lookup_pc,

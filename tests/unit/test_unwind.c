@@ -205,50 +205,54 @@ static int two_stacks_range(void *ctx, uint64_t sp, uint64_t *lo, uint64_t *hi)
 	return 0;
 }
 
-/* With stack_range, the walk stays in the mapping of its sp. rbp pointing
- * into another stack (a coroutine started with its creator's rbp, a thread
- * made by a raw clone()): that stack's frames, however sane they look, are
- * not callers. Within one mapping the heuristic still works, also after a
- * signal frame moved the walk to another stack. A row whose CFA passes the
- * end of the mapping is a bad step; an outermost row there is still the
- * end of the stack. */
-static void test_stack_mapping_bound(void)
+/* Frames clipped to the mapping of their stack (ustack_unwind_clip_to_stack).
+ * rbp pointing into another stack (a coroutine started with its creator's
+ * rbp, a thread made by a raw clone()): that stack's frames, however sane
+ * they look, are not callers. Within one mapping the heuristic still
+ * works, also after a signal frame moved the walk to another stack. A row
+ * whose CFA passes the end of the mapping is a bad step. */
+static int clip(struct ustack_frame *f, int n, unsigned int *stop)
 {
-	struct ustack_unwind_ops ops2 = ops;
+	return ustack_unwind_clip_to_stack(f, n, two_stacks_range, NULL, stop);
+}
+
+static void test_clip_to_stack(void)
+{
 	struct ustack_regs regs = { .pc = 0x5000, .sp = at(10), .fp = at(200) };
 	struct ustack_frame f[8];
 	unsigned int stop;
 	int n;
 
-	ops2.stack_range = two_stacks_range;
 	reset();
 	add_fn(0x1000, 0x1100, USTACK_CFA_SP, 8, USTACK_RULE_SAME, 0, USTACK_ROW_OUTERMOST, 0);
-	/* main's stack: a good frame at word 200 */
+	/* main's stack: a good frame at word 200, taken by the walk */
 	stack[200] = at(210);
 	stack[201] = 0x1050;
-	/* without the bound the step is taken (as before stack_range) */
 	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
 	CHECK_EQ(n, 2);
 	CHECK_EQ_U64(f[1].pc, 0x1050);
-	/* with it: refused, the walk stops with a reason */
-	n = ustack_unwind(&ops2, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(stop, USTACK_STOP_OUTERMOST);
+	/* and cut: the frame-pointer step left the stack */
+	n = clip(f, n, &stop);
 	CHECK_EQ(n, 1);
 	CHECK_EQ(stop, USTACK_STOP_NO_INFO);
-	/* a frame that straddles the end of the mapping: refused too */
+	/* a frame that straddles the end of the mapping: cut too */
 	regs.fp = at(127);
 	stack[127] = at(140);
 	stack[128] = 0x1050;
-	n = ustack_unwind(&ops2, &regs, NULL, f, 8, &stop);
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 2);
+	n = clip(f, n, &stop);
 	CHECK_EQ(n, 1);
 	CHECK_EQ(stop, USTACK_STOP_NO_INFO);
-	/* the same stack: taken */
+	/* the same stack: kept, and the reason with it */
 	regs.fp = at(20);
 	stack[20] = at(30);
 	stack[21] = 0x1050;
-	n = ustack_unwind(&ops2, &regs, NULL, f, 8, &stop);
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	n = clip(f, n, &stop);
 	CHECK_EQ(n, 2);
 	CHECK_EQ(f[1].method, USTACK_METHOD_FP);
-	CHECK_EQ_U64(f[1].pc, 0x1050);
 	CHECK_EQ(stop, USTACK_STOP_OUTERMOST);
 
 	/* a handler on the second stack (a sigaltstack) interrupted code on
@@ -263,38 +267,43 @@ static void test_stack_mapping_bound(void)
 	stack[300 + 5 + 16] = 0x5020; /* interrupted pc: no row, the heuristic */
 	stack[30] = at(40);
 	stack[31] = 0x1050;
-	n = ustack_unwind(&ops2, &regs, NULL, f, 8, &stop);
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	n = clip(f, n, &stop);
 	CHECK_EQ(n, 3);
 	CHECK_EQ(f[1].method, USTACK_METHOD_SIGNAL);
 	CHECK_EQ_U64(f[1].pc, 0x5020);
 	CHECK_EQ(f[2].method, USTACK_METHOD_FP);
 	CHECK_EQ_U64(f[2].pc, 0x1050);
 	CHECK_EQ(stop, USTACK_STOP_OUTERMOST);
-	/* its rbp in the handler's stack (higher, sane looking): refused */
+	/* its rbp in the handler's stack (higher, sane looking): cut */
 	stack[300 + 5 + 10] = at(400);
 	stack[400] = at(410);
 	stack[401] = 0x1050;
-	n = ustack_unwind(&ops2, &regs, NULL, f, 8, &stop);
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 3);
+	n = clip(f, n, &stop);
 	CHECK_EQ(n, 2);
 	CHECK_EQ_U64(f[1].pc, 0x5020);
 	CHECK_EQ(stop, USTACK_STOP_NO_INFO);
 
-	/* rows at the top of the first mapping: sp = at(127), CFA = sp + 16
-	 * = at(129), past it: a bad step (read, it would give the word of
-	 * the other mapping); an outermost row there: the end */
+	/* a row at the top of the first mapping: sp = at(127), CFA = sp + 16
+	 * = at(129), past it: a bad step; a CFA at its very end: kept */
 	reset();
 	add_fn(0x3000, 0x3100, USTACK_CFA_SP, 16, USTACK_RULE_SAME, 0, 0, 0);
 	add_fn(0x1000, 0x1100, USTACK_CFA_SP, 8, USTACK_RULE_SAME, 0, USTACK_ROW_OUTERMOST, 0);
 	regs = (struct ustack_regs){ .pc = 0x3010, .sp = at(127), .fp = 0 };
 	stack[128] = 0x1050;
 	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
-	CHECK_EQ(n, 2); /* unbounded: taken */
-	n = ustack_unwind(&ops2, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 2);
+	n = clip(f, n, &stop);
 	CHECK_EQ(n, 1);
 	CHECK_EQ(stop, USTACK_STOP_BAD_STEP);
-	regs.pc = 0x1010;
-	n = ustack_unwind(&ops2, &regs, NULL, f, 8, &stop);
-	CHECK_EQ(n, 1);
+	regs.sp = at(126);
+	stack[127] = 0x1050;
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	n = clip(f, n, &stop);
+	CHECK_EQ(n, 2);
+	CHECK_EQ_U64(f[1].sp, at(128));
 	CHECK_EQ(stop, USTACK_STOP_OUTERMOST);
 }
 
@@ -608,7 +617,7 @@ int main(void)
 	RUN(test_return_address_minus_one);
 	RUN(test_epilogue_popped_fp);
 	RUN(test_fp_fallback);
-	RUN(test_stack_mapping_bound);
+	RUN(test_clip_to_stack);
 	RUN(test_ra_in_code);
 	RUN(test_needs_fallback);
 	RUN(test_fp_unknown);
