@@ -355,6 +355,25 @@ int ustack_procmaps__query(struct ustack_procmaps *pm, uint64_t addr, struct ust
 	return 0;
 }
 
+int ustack_procmaps__bounds(struct ustack_procmaps *pm, uint64_t addr, uint64_t *start,
+			    uint64_t *end)
+{
+	struct pm_vma v;
+	int refreshed = 0, err;
+
+	if (!pm)
+		return -EINVAL;
+	/* the bare answer: lookup() would ask again for an anonymous
+	 * mapping's name ([stack], [heap]) */
+	err = pm->use_ioctl ? pm_ioctl_query(pm, addr, 0, 0, 0, &v, NULL, NULL)
+			    : lookup(pm, addr, &v, &refreshed);
+	if (err)
+		return err;
+	*start = v.start;
+	*end = v.end;
+	return 0;
+}
+
 int ustack_procmaps__next(struct ustack_procmaps *pm, uint64_t addr, uint32_t need,
 			  struct ustack_vma *vma)
 {

@@ -138,6 +138,11 @@ void pm_set_error_line(unsigned int line);
 uint32_t pm_kind_of_name(const char *name, size_t len, uint32_t flags, int file_backed);
 
 /* procmaps_query.c: PROCMAP_QUERY */
+/* [*start, *end) of the mapping covering @addr, at the cost of one query
+ * (no name, no file looked up; a stack's bounds): 0, -ENOENT when @addr is
+ * not mapped, or a negative errno */
+int ustack_procmaps__bounds(struct ustack_procmaps *pm, uint64_t addr, uint64_t *start,
+			    uint64_t *end);
 int pm_ioctl_query(struct ustack_procmaps *pm, uint64_t addr, uint64_t qflags, int want_name,
 		   int want_build_id, struct pm_vma *out, uint8_t *build_id, uint32_t *build_id_size);
 int pm_ioctl_probe(int fd);

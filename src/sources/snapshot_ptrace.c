@@ -283,7 +283,8 @@ static int unwind_thread(struct snap *s, int tid, unsigned int *stop, uint64_t *
 		.is_code = ustack_remote__is_code,
 		.ctx = &s->remote,
 	};
-	struct ustack_walk_opts uopts = { .sz = sizeof(uopts), .max_depth = s->max_depth };
+	struct ustack_walk_opts uopts = { .sz = sizeof(uopts), .max_depth = s->max_depth,
+					  .ra_in_code = 1 };
 	struct user_regs_struct regs;
 	struct ustack_regs uregs;
 	sigset_t hold, old;
@@ -354,6 +355,12 @@ out_unblock:
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	/* it runs again: cached stack pages are stale */
 	vm_reader_flush(&s->reader);
+	/* frames past the end of the thread's stack are another stack's
+	 * (see ustack_unwind_clip_to_stack()); its mapping is asked for
+	 * now, not while the thread was stopped */
+	if (ret > 0)
+		ret = ustack_unwind_clip_to_stack(s->frames, ret, ustack_remote__stack_range,
+						  &s->remote, stop);
 	return ret;
 }
 
@@ -446,7 +453,7 @@ static int unwind_blocked(struct snap *s, int tid, unsigned int *stop)
 		.ctx = &s->remote,
 	};
 	struct ustack_walk_opts uopts = { .sz = sizeof(uopts), .max_depth = s->max_depth,
-					  .fp_unknown = 1 };
+					  .fp_unknown = 1, .ra_in_code = 1 };
 	struct ustack_regs uregs = { 0 };
 	char before[128], after[128], text[256], path[32];
 	int fd, sfd, n, len;
@@ -481,6 +488,9 @@ static int unwind_blocked(struct snap *s, int tid, unsigned int *stop)
 	if ((why != USTACK_STOP_OUTERMOST && why != USTACK_STOP_DEPTH) ||
 	    read_schedstat(sfd, after, sizeof(after)) < 0 || strcmp(before, after))
 		n = -ESTALE;
+	else if (n > 0 && ustack_unwind_clip_to_stack(s->frames, n, ustack_remote__stack_range,
+						      &s->remote, &why) < n)
+		n = -ESTALE; /* ends early after all: as any such read, done with a stop */
 	else
 		*stop = why;
 out:

@@ -66,6 +66,9 @@ void ustack_remote__fini(struct ustack_remote *r);
 /** The unwind_ops callbacks; ctx is the struct ustack_remote. */
 int ustack_remote__find_row(void *ctx, uint64_t pc, struct ustack_row *row, unsigned int *method);
 int ustack_remote__is_code(void *ctx, uint64_t pc);
+/* The mapping holding @sp (for ustack_unwind_clip_to_stack()), queried
+ * anew each time: 0, or a negative errno */
+int ustack_remote__stack_range(void *ctx, uint64_t sp, uint64_t *lo, uint64_t *hi);
 /* Forwards to the reader given at init. */
 int ustack_remote__read(void *ctx, uint64_t addr, void *buf, size_t len);
 

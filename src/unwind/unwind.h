@@ -66,6 +66,14 @@ struct ustack_walk_opts {
 	 * frame-pointer heuristic, end the walk with USTACK_STOP_NO_INFO
 	 * instead of using a value that is not there. */
 	int fp_unknown;
+	/* Non-zero: a return address read through a row must lie in code
+	 * (ops->is_code), else the step is a bad one: for a source that
+	 * knows every mapping as it is now (a live snapshot). A wrong row
+	 * (hand-written assembly, an assembler whose SFrame drops
+	 * .cfi_undefined rip) then ends the walk instead of yielding a data
+	 * word as a caller. A recording's picture of the mappings may lag
+	 * behind the process (a library mapped since), so it does not ask. */
+	int ra_in_code;
 };
 
 /* Step-by-step form, for callers that store frames their own way (the
@@ -80,6 +88,7 @@ struct ustack_unwind_cursor {
 	uint64_t bx;
 	int fp_known; /* cur.fp is the frame's rbp (ustack_walk_opts.fp_unknown) */
 	int hi_is_copy; /* ustack_walk_opts.hi_is_copy_end */
+	int ra_in_code; /* ustack_walk_opts.ra_in_code */
 };
 
 /** Start a walk; the first ustack_unwind_next() yields the frame of @regs. */
@@ -100,6 +109,28 @@ int ustack_unwind_next(struct ustack_unwind_cursor *c, struct ustack_frame *fram
  * that a frame is a trampoline only when it steps out of it.
  */
 void ustack_unwind_mark_trampolines(struct ustack_frame *frames, int n);
+
+/**
+ * Cut @frames (of ustack_unwind()) at the first one whose sp (its CFA)
+ * lies outside the mapping that holds the stack it was found on: that of
+ * frame 0's sp, and after a frame restored from a signal frame (the only
+ * step that may change stacks, e.g. from a sigaltstack) that of its sp.
+ * A thread that switched stacks (a makecontext() coroutine, a thread
+ * started by a bare clone()) can hold in rbp a frame pointer into the
+ * stack it came from, whose frames are not its callers, and a wrong row
+ * at the bottom of such a stack reads past its end. For sources that
+ * can tell mappings only after the fact (a snapshot asks for them after
+ * the thread runs again, not while it is stopped); a stack copy bounds
+ * itself.
+ * @param range the mapping [*lo, *hi) holding an address: 0, or a negative
+ *        errno (then that stack is not checked)
+ * @param stop set, when frames are cut, to USTACK_STOP_NO_INFO (the cut
+ *        frame came from the frame-pointer heuristic) or USTACK_STOP_BAD_STEP
+ * @return the number of frames kept
+ */
+int ustack_unwind_clip_to_stack(struct ustack_frame *frames, int n,
+				int (*range)(void *ctx, uint64_t addr, uint64_t *lo, uint64_t *hi),
+				void *ctx, unsigned int *stop);
 
 /**
  * Unwind from @regs into @frames (at most @max). frames[0] is the frame of

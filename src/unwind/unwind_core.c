@@ -104,6 +104,10 @@ static int step_row(const struct ustack_unwind_cursor *c, const struct ustack_ro
 		return USTACK_STOP_OUTERMOST + 1;
 	if (read_u64(c, cfa + (int64_t)row->ra_off, &next->pc))
 		return USTACK_STOP_READ_FAULT + 1;
+	/* 0 ends the chain (the caller checks); anything else that is not
+	 * code was never a return address: the row is wrong here */
+	if (c->ra_in_code && next->pc && c->ops->is_code && !c->ops->is_code(c->ops->ctx, next->pc))
+		return USTACK_STOP_BAD_STEP + 1;
 	/* A save slot below sp was popped already (an epilogue whose CFI
 	 * does not restore the rule, as GCC leaves it): the register holds
 	 * the value, and a stack copy does not reach below sp */
@@ -168,6 +172,9 @@ void ustack_unwind_begin(struct ustack_unwind_cursor *c, const struct ustack_unw
 		if (opts->sz >= offsetof(struct ustack_walk_opts, fp_unknown) +
 				sizeof(opts->fp_unknown))
 			c->fp_known = !opts->fp_unknown;
+		if (opts->sz >= offsetof(struct ustack_walk_opts, ra_in_code) +
+				sizeof(opts->ra_in_code))
+			c->ra_in_code = opts->ra_in_code;
 	}
 	/* Bound checks start at the initial sp. */
 	if (c->lo < regs->sp)
@@ -260,6 +267,30 @@ void ustack_unwind_mark_trampolines(struct ustack_frame *frames, int n)
 	for (int k = 1; k < n; k++)
 		if (frames[k].method == USTACK_METHOD_SIGNAL)
 			frames[k - 1].flags |= USTACK_FRAME_EXACT_PC;
+}
+
+int ustack_unwind_clip_to_stack(struct ustack_frame *frames, int n,
+				int (*range)(void *ctx, uint64_t addr, uint64_t *lo, uint64_t *hi),
+				void *ctx, unsigned int *stop)
+{
+	uint64_t lo = 0, hi = 0;
+	int known = 0;
+
+	for (int k = 0; k < n; k++) {
+		if (k == 0 || frames[k].method == USTACK_METHOD_SIGNAL) {
+			known = !range(ctx, frames[k].sp, &lo, &hi) && frames[k].sp >= lo &&
+				frames[k].sp < hi;
+			continue;
+		}
+		/* a CFA may be the very end of the mapping (the caller's sp
+		 * just past a stack's top): its last byte is what must be in */
+		if (known && (frames[k].sp - 1 < lo || frames[k].sp - 1 >= hi)) {
+			*stop = frames[k].method == USTACK_METHOD_FP ? USTACK_STOP_NO_INFO
+								     : USTACK_STOP_BAD_STEP;
+			return k;
+		}
+	}
+	return n;
 }
 
 int ustack_unwind(const struct ustack_unwind_ops *ops, const struct ustack_regs *regs,

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "elf/elf_file.h"
+#include "procmaps/procmaps.h"
 #include "unwind/remote.h"
 
 /* Largest vDSO image we copy (it is 8 KiB on x86-64 today). */
@@ -163,6 +164,15 @@ int ustack_remote__is_code(void *ctx, uint64_t pc)
 	struct remote_vma *v = remote_vma_of(ctx, pc);
 
 	return v && (v->vma.flags & USTACK_VMA_EXEC);
+}
+
+int ustack_remote__stack_range(void *ctx, uint64_t sp, uint64_t *lo, uint64_t *hi)
+{
+	struct ustack_remote *r = ctx;
+
+	/* not through the mapping cache: a stack would push out a code
+	 * mapping that the next stop then has to query again */
+	return ustack_procmaps__bounds(r->pm, sp, lo, hi);
 }
 
 int ustack_remote__describe(struct ustack_remote *r, uint64_t lookup_pc,

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <ustack/procmaps.h>
+#include "procmaps/procmaps.h"
 #include "test.h"
 
 struct oline {
@@ -117,9 +118,18 @@ static void check_process(int pid, int *checked_files)
 		struct ustack_vma vi, vt;
 		struct ustack_file_map fi, ft;
 		char want[160], got_i[80], got_t[80];
+		uint64_t lo, hi;
 
 		if (o->perm[2] != 'x' || o->name[0] != '/')
 			continue;
+		/* the bounds, with one bare query (for stacks; checked on
+		 * these mappings, which do not change while the test runs) */
+		CHECK_EQ(ustack_procmaps__bounds(pi, pcs[1], &lo, &hi), 0);
+		CHECK_EQ_U64(lo, o->start);
+		CHECK_EQ_U64(hi, o->end);
+		CHECK_EQ(ustack_procmaps__bounds(pt, pcs[1], &lo, &hi), 0);
+		CHECK_EQ_U64(lo, o->start);
+		CHECK_EQ_U64(hi, o->end);
 		CHECK_EQ(ustack_procmaps__resolve(pi, pcs, 3, ri), 3);
 		CHECK_EQ(ustack_procmaps__resolve(pt, pcs, 3, rt), 3);
 		for (int k = 0; k < 3; k++) {
@@ -170,6 +180,8 @@ static void check_process(int pid, int *checked_files)
 		CHECK_EQ(r.kind, USTACK_VMA_UNMAPPED);
 		CHECK_EQ(ustack_procmaps__query(pi, pc, &v), -ENOENT);
 		CHECK_EQ(ustack_procmaps__query(pt, pc, &v), -ENOENT);
+		CHECK_EQ(ustack_procmaps__bounds(pi, pc, &v.start, &v.end), -ENOENT);
+		CHECK_EQ(ustack_procmaps__bounds(pt, pc, &v.start, &v.end), -ENOENT);
 	}
 	ustack_procmaps__close(pi);
 	ustack_procmaps__close(pt);

@@ -193,6 +193,152 @@ static void test_fp_fallback(void)
 	CHECK_EQ(stop, USTACK_STOP_NO_INFO);
 }
 
+/* Two stacks in the buffer, as a process with a coroutine has them: words
+ * 0..127 one mapping (the coroutine's), 128..511 another (main's). */
+static int two_stacks_range(void *ctx, uint64_t sp, uint64_t *lo, uint64_t *hi)
+{
+	(void)ctx;
+	if (sp < at(0) || sp >= at(STACK_WORDS))
+		return -ENOENT;
+	*lo = sp < at(128) ? at(0) : at(128);
+	*hi = sp < at(128) ? at(128) : at(STACK_WORDS);
+	return 0;
+}
+
+/* Frames clipped to the mapping of their stack (ustack_unwind_clip_to_stack).
+ * rbp pointing into another stack (a coroutine started with its creator's
+ * rbp, a thread made by a raw clone()): that stack's frames, however sane
+ * they look, are not callers. Within one mapping the heuristic still
+ * works, also after a signal frame moved the walk to another stack. A row
+ * whose CFA passes the end of the mapping is a bad step. */
+static int clip(struct ustack_frame *f, int n, unsigned int *stop)
+{
+	return ustack_unwind_clip_to_stack(f, n, two_stacks_range, NULL, stop);
+}
+
+static void test_clip_to_stack(void)
+{
+	struct ustack_regs regs = { .pc = 0x5000, .sp = at(10), .fp = at(200) };
+	struct ustack_frame f[8];
+	unsigned int stop;
+	int n;
+
+	reset();
+	add_fn(0x1000, 0x1100, USTACK_CFA_SP, 8, USTACK_RULE_SAME, 0, USTACK_ROW_OUTERMOST, 0);
+	/* main's stack: a good frame at word 200, taken by the walk */
+	stack[200] = at(210);
+	stack[201] = 0x1050;
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 2);
+	CHECK_EQ_U64(f[1].pc, 0x1050);
+	CHECK_EQ(stop, USTACK_STOP_OUTERMOST);
+	/* and cut: the frame-pointer step left the stack */
+	n = clip(f, n, &stop);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(stop, USTACK_STOP_NO_INFO);
+	/* a frame that straddles the end of the mapping: cut too */
+	regs.fp = at(127);
+	stack[127] = at(140);
+	stack[128] = 0x1050;
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 2);
+	n = clip(f, n, &stop);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(stop, USTACK_STOP_NO_INFO);
+	/* the same stack: kept, and the reason with it */
+	regs.fp = at(20);
+	stack[20] = at(30);
+	stack[21] = 0x1050;
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	n = clip(f, n, &stop);
+	CHECK_EQ(n, 2);
+	CHECK_EQ(f[1].method, USTACK_METHOD_FP);
+	CHECK_EQ(stop, USTACK_STOP_OUTERMOST);
+
+	/* a handler on the second stack (a sigaltstack) interrupted code on
+	 * the first: the signal frame moves the walk there, and the
+	 * interrupted code's rbp, in that stack, is followed */
+	reset();
+	add_fn(0x4000, 0x4010, USTACK_CFA_SP, 8, USTACK_RULE_SAME, 0, USTACK_ROW_SIGNAL, 0);
+	add_fn(0x1000, 0x1100, USTACK_CFA_SP, 8, USTACK_RULE_SAME, 0, USTACK_ROW_OUTERMOST, 0);
+	regs = (struct ustack_regs){ .pc = 0x4000, .sp = at(300), .fp = 0 };
+	stack[300 + 5 + 10] = at(30); /* interrupted rbp */
+	stack[300 + 5 + 15] = at(20); /* interrupted rsp */
+	stack[300 + 5 + 16] = 0x5020; /* interrupted pc: no row, the heuristic */
+	stack[30] = at(40);
+	stack[31] = 0x1050;
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	n = clip(f, n, &stop);
+	CHECK_EQ(n, 3);
+	CHECK_EQ(f[1].method, USTACK_METHOD_SIGNAL);
+	CHECK_EQ_U64(f[1].pc, 0x5020);
+	CHECK_EQ(f[2].method, USTACK_METHOD_FP);
+	CHECK_EQ_U64(f[2].pc, 0x1050);
+	CHECK_EQ(stop, USTACK_STOP_OUTERMOST);
+	/* its rbp in the handler's stack (higher, sane looking): cut */
+	stack[300 + 5 + 10] = at(400);
+	stack[400] = at(410);
+	stack[401] = 0x1050;
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 3);
+	n = clip(f, n, &stop);
+	CHECK_EQ(n, 2);
+	CHECK_EQ_U64(f[1].pc, 0x5020);
+	CHECK_EQ(stop, USTACK_STOP_NO_INFO);
+
+	/* a row at the top of the first mapping: sp = at(127), CFA = sp + 16
+	 * = at(129), past it: a bad step; a CFA at its very end: kept */
+	reset();
+	add_fn(0x3000, 0x3100, USTACK_CFA_SP, 16, USTACK_RULE_SAME, 0, 0, 0);
+	add_fn(0x1000, 0x1100, USTACK_CFA_SP, 8, USTACK_RULE_SAME, 0, USTACK_ROW_OUTERMOST, 0);
+	regs = (struct ustack_regs){ .pc = 0x3010, .sp = at(127), .fp = 0 };
+	stack[128] = 0x1050;
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 2);
+	n = clip(f, n, &stop);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(stop, USTACK_STOP_BAD_STEP);
+	regs.sp = at(126);
+	stack[127] = 0x1050;
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	n = clip(f, n, &stop);
+	CHECK_EQ(n, 2);
+	CHECK_EQ_U64(f[1].sp, at(128));
+	CHECK_EQ(stop, USTACK_STOP_OUTERMOST);
+}
+
+/* ra_in_code: a row that reads a data word as the return address (wrong
+ * CFI in hand-written assembly) ends the walk; 0 still ends it as the
+ * outermost frame. Without the option the word is taken, as before. */
+static void test_ra_in_code(void)
+{
+	struct ustack_walk_opts o = { .sz = sizeof(o), .ra_in_code = 1 };
+	struct ustack_regs regs = { .pc = 0x3010, .sp = at(10), .fp = 0 };
+	struct ustack_frame f[8];
+	unsigned int stop;
+	int n;
+
+	reset();
+	add_fn(0x3000, 0x3100, USTACK_CFA_SP, 8, USTACK_RULE_SAME, 0, 0, 0);
+	stack[10] = 0x4848484848484848ull;
+	n = ustack_unwind(&ops, &regs, NULL, f, 8, &stop);
+	CHECK_EQ(n, 2);
+	CHECK_EQ_U64(f[1].pc, 0x4848484848484848ull);
+	n = ustack_unwind(&ops, &regs, &o, f, 8, &stop);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(stop, USTACK_STOP_BAD_STEP);
+	stack[10] = 0;
+	n = ustack_unwind(&ops, &regs, &o, f, 8, &stop);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(stop, USTACK_STOP_OUTERMOST);
+	stack[10] = 0x1050; /* code: taken */
+	add_fn(0x1000, 0x1100, USTACK_CFA_SP, 8, USTACK_RULE_SAME, 0, USTACK_ROW_OUTERMOST, 0);
+	n = ustack_unwind(&ops, &regs, &o, f, 8, &stop);
+	CHECK_EQ(n, 2);
+	CHECK_EQ_U64(f[1].pc, 0x1050);
+	CHECK_EQ(stop, USTACK_STOP_OUTERMOST);
+}
+
 /* A NEEDS_FALLBACK row (e.g. DRAP) takes the frame-pointer path too. */
 static void test_needs_fallback(void)
 {
@@ -471,6 +617,8 @@ int main(void)
 	RUN(test_return_address_minus_one);
 	RUN(test_epilogue_popped_fp);
 	RUN(test_fp_fallback);
+	RUN(test_clip_to_stack);
+	RUN(test_ra_in_code);
 	RUN(test_needs_fallback);
 	RUN(test_fp_unknown);
 	RUN(test_bad_steps);
