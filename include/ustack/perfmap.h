@@ -72,7 +72,13 @@ USTACK_API long ustack_perfmap__parse(struct ustack_perfmap *m, const char *buf,
 /**
  * Read and parse the file @path (at most USTACK_PERFMAP_MAX_FILE bytes).
  * Only a regular file is read: a FIFO, a device or a directory at @path is
- * refused with a warning (never opened for blocking reads).
+ * refused with a warning (never opened for blocking reads). The text is
+ * read twice and used only if the file still begins with what was read the
+ * first time (lines appended meanwhile are fine: a JIT writes while we
+ * read): a file truncated and written anew during the read would otherwise
+ * glue the start of an old line to the end of a new one. If it changes so
+ * three times in a row, only the part the last two reads agree on is used,
+ * with a warning ("rewritten while being read").
  * @param m the map
  * @param path file name (symbolic links are not followed)
  * @return 0, -ENOENT (no such file), -ELOOP (a symbolic link), -EINVAL (not

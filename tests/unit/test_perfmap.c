@@ -5,7 +5,11 @@
  * trace record carrying them from record to report.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
 #include <signal.h>
@@ -300,6 +304,174 @@ static void test_jitsym_trace(void)
 	unlink(path);
 }
 
+
+/* ---- a map rewritten while it is read -------------------------------------- */
+
+/* Self-checking lines: "START SIZE rw_START_SIZE_gGEN_nN_PAD_cHASH", HASH the
+ * FNV-1a 32 of the name before "_c". A line glued from two generations (or
+ * from two lines) fails the hash, or names another START/SIZE than its own. */
+static uint32_t fnv1a(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h;
+}
+
+/* NULL when @e is a line the writer wrote, else why not */
+static const char *rw_entry_bad(const struct ustack_perfmap_entry *e)
+{
+	unsigned long long start, size;
+	unsigned int hash;
+	const char *c = strrchr(e->name, '_');
+	int used = 0;
+
+	if (sscanf(e->name, "rw_%llx_%llx_g%*u_n%*u_%n", &start, &size, &used) != 2 || !used)
+		return "not of the writer's shape";
+	if (!c || sscanf(c, "_c%8x", &hash) != 1 || strlen(c) != 10)
+		return "no hash at the end";
+	if (fnv1a(e->name, (size_t)(c - e->name)) != hash)
+		return "hash mismatch (a torn line)";
+	if (start != e->start || size != e->size)
+		return "START/SIZE of the line differ from those its name repeats (a torn line)";
+	return NULL;
+}
+
+struct rw_writer {
+	const char *path;
+	atomic_int stop;
+	unsigned long gens;
+	int err;
+};
+
+static void *rw_write(void *arg)
+{
+	struct rw_writer *w = arg;
+	uint64_t rnd = 0x9e3779b97f4a7c15ull;
+	char *buf = malloc(1 << 20);
+	int fd = open(w->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+
+	if (fd < 0 || !buf) {
+		w->err = fd < 0 ? errno : ENOMEM;
+		free(buf);
+		return NULL;
+	}
+	while (!atomic_load(&w->stop)) {
+		size_t len = 0, off = 0;
+		unsigned int lines;
+
+		rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17;
+		/* 40 KiB .. 600 KiB: more than one read() of the reader */
+		lines = 400 + (unsigned int)(rnd % 6000);
+		for (unsigned int i = 0; i < lines && len < (1 << 20) - 512; i++) {
+			char name[320];
+			uint64_t start, size;
+			int n, pad;
+
+			rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17;
+			start = 0x7f0000000000ull + (rnd & 0xffffff0);
+			size = 1 + (rnd >> 40) % 0x1000;
+			pad = (int)((rnd >> 20) % 60);
+			n = snprintf(name, sizeof(name), "rw_%llx_%llx_g%lu_n%u_%.*s",
+				     (unsigned long long)start, (unsigned long long)size, w->gens, i,
+				     pad, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+			len += (size_t)snprintf(buf + len, 512, "%llx %llx %s_c%08x\n",
+						(unsigned long long)start, (unsigned long long)size,
+						name, fnv1a(name, (size_t)n));
+		}
+		/* a new generation in place of the old one, written in pieces
+		 * cut anywhere (half lines for the reader) */
+		if (ftruncate(fd, 0)) {
+			w->err = errno;
+			break;
+		}
+		while (off < len) {
+			size_t cut;
+			ssize_t k;
+
+			rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17;
+			cut = 1 + (size_t)(rnd % 16384);
+			if (cut > len - off)
+				cut = len - off;
+			k = write(fd, buf + off, cut);
+			if (k <= 0) {
+				w->err = k < 0 ? errno : EIO;
+				break;
+			}
+			off += (size_t)k;
+		}
+		w->gens++;
+	}
+	close(fd);
+	free(buf);
+	return NULL;
+}
+
+/* A map truncated and written anew, in pieces, while it is read (a JIT
+ * that starts its map over, a pid reused): whatever a read meets, every
+ * entry it keeps is a whole line of one generation. Before read_file()
+ * read the text twice and compared, a read() that went on after a
+ * truncation glued the start of a line of the old text to the end of a
+ * line of the new one. */
+static void test_read_while_rewritten(void)
+{
+	char path[] = "/tmp/ustack-test-perfmap-XXXXXX";
+	int fd = mkstemp(path);
+	struct rw_writer w = { .path = path };
+	struct timespec t0, t;
+	unsigned long reads = 0, entries = 0, refused = 0; /* reads kept in part */
+	char bad[600] = "";
+	pthread_t th;
+
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_EQ(pthread_create(&th, NULL, rw_write, &w), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* 1.5 s of reads, or 4000 */
+	do {
+		struct ustack_perfmap *m = ustack_perfmap__new();
+		int ret;
+
+		if (!m)
+			break;
+		warnings = 0;
+		ret = ustack_perfmap__read_file(m, path);
+		reads++;
+		refused += strstr(last_warning, "rewritten while being read") && warnings;
+		if (ret && !bad[0])
+			snprintf(bad, sizeof(bad), "read %lu: ustack_perfmap__read_file: %d", reads, ret);
+		for (size_t i = 0; i < ustack_perfmap__count(m) && !bad[0]; i++) {
+			const struct ustack_perfmap_entry *e = ustack_perfmap__entry(m, i);
+			const char *why = rw_entry_bad(e);
+
+			if (why)
+				snprintf(bad, sizeof(bad),
+					 "read %lu, entry %zu: %s: 0x%llx 0x%llx \"%.400s\"", reads, i,
+					 why, (unsigned long long)e->start,
+					 (unsigned long long)e->size, e->name);
+		}
+		entries += ustack_perfmap__count(m);
+		ustack_perfmap__free(m);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (!bad[0] && reads < 4000 &&
+		 (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < 1500);
+	atomic_store(&w.stop, 1);
+	pthread_join(th, NULL);
+	unlink(path);
+	printf("# read_while_rewritten: %lu reads (%lu kept in part: rewritten while read), %lu entries, "
+	       "%lu generations written\n", reads, refused, entries, w.gens);
+	CHECK_EQ(w.err, 0);
+	if (bad[0]) {
+		printf("FAIL %s: %s\n", test_name_, bad);
+		test_failed_ = 1;
+		return;
+	}
+	/* the check saw something: whole lines were read */
+	CHECK(entries > 0);
+	CHECK(w.gens > 1);
+}
+
 int main(void)
 {
 	ustack_set_print(count_print);
@@ -310,5 +482,6 @@ int main(void)
 	RUN(test_read_fifo);
 	RUN(test_read_owner);
 	RUN(test_jitsym_trace);
+	RUN(test_read_while_rewritten);
 	TEST_EXIT();
 }
