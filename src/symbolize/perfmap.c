@@ -79,13 +79,25 @@ static int add_n(struct ustack_perfmap *m, uint64_t start, uint64_t size, const 
 		m->e = np;
 		m->cap = ncap;
 	}
-	if (nlen > USTACK_PERFMAP_MAX_NAME)
-		nlen = USTACK_PERFMAP_MAX_NAME;
-	copy = malloc(nlen + 1);
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, name, nlen);
-	copy[nlen] = 0;
+	if (nlen > USTACK_PERFMAP_MAX_NAME) {
+		/* cut, and say so: a prefix shown as the whole name would be a
+		 * wrong name (and a cut inside a UTF-8 sequence invalid text) */
+		size_t keep = USTACK_PERFMAP_MAX_NAME - USTACK_PERFMAP_CUT_MARK_LEN;
+
+		for (int k = 0; k < 3 && ((unsigned char)name[keep] & 0xc0) == 0x80; k++)
+			keep--;
+		copy = malloc(keep + USTACK_PERFMAP_CUT_MARK_LEN + 1);
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, name, keep);
+		memcpy(copy + keep, USTACK_PERFMAP_CUT_MARK, USTACK_PERFMAP_CUT_MARK_LEN + 1);
+	} else {
+		copy = malloc(nlen + 1);
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, name, nlen);
+		copy[nlen] = 0;
+	}
 	m->e[m->n++] = (struct ustack_perfmap_entry){ start, size, copy };
 	m->dirty = 1;
 	return 0;

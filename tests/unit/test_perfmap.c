@@ -305,6 +305,53 @@ static void test_jitsym_trace(void)
 }
 
 
+/* A name of 1 MiB: cut to USTACK_PERFMAP_MAX_NAME bytes ending with the
+ * mark (never shown whole when it is not), not inside a UTF-8 sequence,
+ * and the lines after it are read. */
+static void test_huge_name(void)
+{
+	size_t big = 1 << 20, len;
+	char *text = malloc(2 * big + 256);
+	struct ustack_perfmap *m = ustack_perfmap__new();
+	const char *n;
+
+	CHECK(text && m);
+	len = (size_t)sprintf(text, "1000 10 ");
+	memset(text + len, 'A', big);
+	len += big;
+	len += (size_t)sprintf(text + len, "_END\n2000 10 after_ascii\n3000 10 ");
+	for (size_t i = 0; i < big / 2; i++) {
+		text[len++] = (char)0xc3; /* U+00E9, two bytes */
+		text[len++] = (char)0xa9;
+	}
+	len += (size_t)sprintf(text + len, "\n4000 10 after_utf8\n");
+	warnings = 0;
+	CHECK_EQ(ustack_perfmap__parse(m, text, len, "big.map", 1), (long)len);
+	CHECK_EQ(warnings, 0);
+	CHECK_EQ(ustack_perfmap__count(m), 4);
+	n = ustack_perfmap__lookup(m, 0x1000)->name;
+	CHECK_EQ(strlen(n), USTACK_PERFMAP_MAX_NAME);
+	CHECK(!strcmp(n + USTACK_PERFMAP_MAX_NAME - 3, USTACK_PERFMAP_CUT_MARK));
+	CHECK_EQ(strspn(n, "A"), USTACK_PERFMAP_MAX_NAME - 3);
+	CHECK_STR(ustack_perfmap__lookup(m, 0x2000)->name, "after_ascii");
+	/* 1021 bytes would end inside a character: 1020 are kept */
+	n = ustack_perfmap__lookup(m, 0x3000)->name;
+	CHECK_EQ(strlen(n), USTACK_PERFMAP_MAX_NAME - 1);
+	CHECK(!strcmp(n + USTACK_PERFMAP_MAX_NAME - 4, USTACK_PERFMAP_CUT_MARK));
+	CHECK_EQ((unsigned char)n[USTACK_PERFMAP_MAX_NAME - 5], 0xa9);
+	CHECK_STR(ustack_perfmap__lookup(m, 0x4000)->name, "after_utf8");
+	/* a name of exactly the bound is whole, one byte more is cut */
+	memset(text, 'B', USTACK_PERFMAP_MAX_NAME + 1);
+	text[USTACK_PERFMAP_MAX_NAME + 1] = 0;
+	CHECK_EQ(ustack_perfmap__add(m, 0x5000, 1, text + 1), 0);
+	CHECK_EQ(strlen(ustack_perfmap__lookup(m, 0x5000)->name), USTACK_PERFMAP_MAX_NAME);
+	CHECK(!strchr(ustack_perfmap__lookup(m, 0x5000)->name, '.'));
+	CHECK_EQ(ustack_perfmap__add(m, 0x6000, 1, text), 0);
+	CHECK(strstr(ustack_perfmap__lookup(m, 0x6000)->name, "BBB..."));
+	ustack_perfmap__free(m);
+	free(text);
+}
+
 /* ---- a map rewritten while it is read -------------------------------------- */
 
 /* Self-checking lines: "START SIZE rw_START_SIZE_gGEN_nN_PAD_cHASH", HASH the
@@ -482,6 +529,7 @@ int main(void)
 	RUN(test_read_fifo);
 	RUN(test_read_owner);
 	RUN(test_jitsym_trace);
+	RUN(test_huge_name);
 	RUN(test_read_while_rewritten);
 	TEST_EXIT();
 }
