@@ -305,6 +305,82 @@ static void test_jitsym_trace(void)
 }
 
 
+/* Lines a hostile or broken writer makes, each shaped so that a lenient
+ * parser would give the address 0x5000 (or 0x6000) a wrong name: every one
+ * is skipped and counted, and the good lines around them still name their
+ * code. */
+static void test_hostile_lines(void)
+{
+	static const char text[] =
+		"4000 2000 OLD_decoy_overlapping\n"            /* 1: older: loses */
+		"5000 10 good_five\n"                           /* 2 */
+		"5000 0 WRONG_size0\n"                          /* 3 */
+		"5000g 10 WRONG_garbage_after_start\n"          /* 4 */
+		"5000 10g WRONG_garbage_after_size\n"           /* 5 */
+		"0x 10 WRONG_0x_alone\n"                        /* 6 */
+		"-5000 10 WRONG_negative\n"                     /* 7 */
+		"00000000000000000005000 10 good_leading_zeros\n" /* 8: 64 bits, fine */
+		"15000 fffffffffffffff0 WRONG_wraps_to_0x5000\n"/* 9: end past 2^64 */
+		"1 ffffffffffffffff WRONG_ends_at_2_64\n"       /* 10 */
+		"5000\t10\tgood_tabs\n"                         /* 11 */
+		"\r\n"                                          /* 12: blank (CRLF) */
+		"   \n"                                         /* 13: blanks only: bad */
+		"6000 10 good_crlf\r\n"                         /* 14 */
+		"6000 10 cr_in\rside\n"                         /* 15: kept as it is (below) */
+		"6010 10 x\n"                                   /* 16: one-letter name */
+		"\x01\x7f\xff\xfe garbage bytes\n"              /* 17 */
+		"6020\n"                                        /* 18: one field */
+		"6020 10 \n"                                    /* 19: blank name */
+		"6030 10 WRONG_partial_last_line";              /* not a line yet */
+	/* NUL bytes: in the address, in the name */
+	static const char nul1[] = "7000\0 10 WRONG_nul_in_address\n";
+	static const char nul2[] = "7000 10 good_before_nul\n7000 10 WRONG\0after_nul\n";
+	struct ustack_perfmap *m = ustack_perfmap__new();
+	const struct ustack_perfmap_entry *e;
+	long used;
+
+	CHECK(m);
+	warnings = 0;
+	used = ustack_perfmap__parse(m, text, sizeof(text) - 1, "hostile.map", 1);
+	CHECK_EQ(used, (long)(strstr(text, "6030 10 WRONG_partial") - text));
+	/* bad: lines 3-7, 9, 10, 13, 17, 18, 19 */
+	CHECK_EQ(ustack_perfmap__bad_lines(m), 11);
+	/* the first 10 said with their line numbers, then one line for the rest */
+	CHECK_EQ(warnings, 11);
+	CHECK(strstr(last_warning, "hostile.map: more malformed lines skipped"));
+	CHECK_EQ(ustack_perfmap__count(m), 7);
+	for (size_t i = 0; i < ustack_perfmap__count(m); i++)
+		CHECK(!strstr(ustack_perfmap__entry(m, i)->name, "WRONG"));
+	/* the newest covering line wins: good_tabs over leading_zeros over
+	 * good_five over the decoy */
+	CHECK_STR(ustack_perfmap__lookup(m, 0x5000)->name, "good_tabs");
+	CHECK_STR(ustack_perfmap__lookup(m, 0x500f)->name, "good_tabs");
+	CHECK_STR(ustack_perfmap__lookup(m, 0x5010)->name, "OLD_decoy_overlapping");
+	CHECK_STR(ustack_perfmap__lookup(m, 0x5fff)->name, "OLD_decoy_overlapping");
+	/* a CR inside the name is part of it (the format ends names at the
+	 * line's end); only a CR ending the line goes */
+	CHECK_STR(ustack_perfmap__lookup(m, 0x6000)->name, "cr_in\rside");
+	e = ustack_perfmap__entry(m, 4); /* no CR left at its end */
+	CHECK_STR(e->name, "good_crlf");
+	CHECK_STR(ustack_perfmap__lookup(m, 0x6010)->name, "x");
+	CHECK(!ustack_perfmap__lookup(m, 0x6020));
+	CHECK(!ustack_perfmap__lookup(m, 0x6030));
+	CHECK(!ustack_perfmap__lookup(m, 0));
+	CHECK(!ustack_perfmap__lookup(m, UINT64_MAX));
+	ustack_perfmap__free(m);
+
+	m = ustack_perfmap__new();
+	CHECK(m);
+	warnings = 0;
+	CHECK_EQ(ustack_perfmap__parse(m, nul1, sizeof(nul1) - 1, "nul.map", 1), (long)sizeof(nul1) - 1);
+	CHECK_EQ(ustack_perfmap__parse(m, nul2, sizeof(nul2) - 1, "nul.map", 2), (long)sizeof(nul2) - 1);
+	CHECK_EQ(warnings, 2);
+	CHECK(strstr(last_warning, "nul.map:3: malformed perf map line skipped: NUL byte"));
+	CHECK_EQ(ustack_perfmap__count(m), 1);
+	CHECK_STR(ustack_perfmap__lookup(m, 0x7000)->name, "good_before_nul");
+	ustack_perfmap__free(m);
+}
+
 /* A name of 1 MiB: cut to USTACK_PERFMAP_MAX_NAME bytes ending with the
  * mark (never shown whole when it is not), not inside a UTF-8 sequence,
  * and the lines after it are read. */
@@ -529,6 +605,7 @@ int main(void)
 	RUN(test_read_fifo);
 	RUN(test_read_owner);
 	RUN(test_jitsym_trace);
+	RUN(test_hostile_lines);
 	RUN(test_huge_name);
 	RUN(test_read_while_rewritten);
 	TEST_EXIT();
