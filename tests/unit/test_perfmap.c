@@ -245,8 +245,8 @@ static int no_file(void *ctx, uint64_t id, struct ustack_file_map *fm)
 	return -ENOENT;
 }
 
-/* JITSYM records: written, read back, collected per pid; an empty name or
- * size 0 is refused by the writer */
+/* JITSYM records: written, read back, collected per pid; an empty name,
+ * size 0 or an end past 2^64 is refused by the writer */
 static void test_jitsym_trace(void)
 {
 	char path[] = "/tmp/ustack-test-jitsym-XXXXXX";
@@ -257,6 +257,8 @@ static void test_jitsym_trace(void)
 	struct ustack_trace_jitsym j2 = { 200, 0x7ff972fc5b80, 0x10, "other process" };
 	struct ustack_trace_jitsym j3 = { 100, 0x7ff972fc5c00, 0x10, "newer, inside" };
 	struct ustack_trace_jitsym bad = { 100, 0x1000, 0, "size 0" };
+	struct ustack_trace_jitsym wraps = { 100, UINT64_MAX - 0xf, 0x20, "past 2^64" };
+	struct ustack_trace_jitsym noname = { 100, 0x1000, 0x10, "" };
 	struct ustack_trace_writer *w;
 	struct ustack_trace_reader *r;
 	struct ustack_trace_record rec;
@@ -271,6 +273,9 @@ static void test_jitsym_trace(void)
 	CHECK_EQ(ustack_trace_writer__add_jitsym(w, &j2), 0);
 	CHECK_EQ(ustack_trace_writer__add_jitsym(w, &j3), 0);
 	CHECK_EQ(ustack_trace_writer__add_jitsym(w, &bad), -EINVAL);
+	/* what the reader would take as damage (ending the report there) */
+	CHECK_EQ(ustack_trace_writer__add_jitsym(w, &wraps), -EINVAL);
+	CHECK_EQ(ustack_trace_writer__add_jitsym(w, &noname), -EINVAL);
 	CHECK_EQ(ustack_trace_writer__close(w), 0);
 
 	r = ustack_trace_reader__open(path, NULL);
