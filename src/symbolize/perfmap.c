@@ -320,7 +320,11 @@ static size_t same_prefix(int fd, const char *buf, size_t len)
 			continue;
 		if (got <= 0)
 			break;
-		while (i < (size_t)got && chunk[i] == buf[off + i])
+		if (!memcmp(chunk, buf + off, (size_t)got)) {
+			off += (size_t)got;
+			continue;
+		}
+		while (chunk[i] == buf[off + i])
 			i++;
 		off += i;
 		if (i < (size_t)got)
