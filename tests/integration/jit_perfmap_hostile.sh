@@ -159,7 +159,7 @@ snap_case() {
 	fi
 	"$@" "$info" "/tmp/perf-$p.map" >"$tmp/$name.bad" || { fail "$name" "cannot write the map"; return 1; }
 	if ! peak "$tmp/$name" "$tmp/$name.out" "$tmp/$name.err" \
-		timeout 120 "$USTACK" snapshot -p "$p" -m; then
+		timeout -k 10 120 "$USTACK" snapshot -p "$p" -m; then
 		fail "$name" "snapshot failed ($(cat "$tmp/$name.time") s): $(head -c 400 "$tmp/$name.err")"
 		return 1
 	fi
@@ -210,7 +210,7 @@ fi
 rec_case() {
 	local name=$1 kind=$2 b=$3 make=$4 info=$tmp/$1.info go=$tmp/$1.go p v rc
 	rm -f "$info" "$go"
-	peak "$tmp/$name.rec" "$tmp/$name.recout" "$tmp/$name.recerr" timeout 120 \
+	peak "$tmp/$name.rec" "$tmp/$name.recout" "$tmp/$name.recerr" timeout -k 10 120 \
 		"$USTACK" record -q --backend "$b" -e cpu-clock -o "$tmp/$name.data" -- \
 		"$tmp/hostile_jit" "$info" "$go" 150 &
 	local rp=$!
@@ -231,7 +231,7 @@ rec_case() {
 		fail "$name" "record exited $rc ($(cat "$tmp/$name.rec.time") s): $(head -c 400 "$tmp/$name.recerr")"
 		return 1
 	fi
-	if ! peak "$tmp/$name.rep" "$tmp/$name.script" "$tmp/$name.reperr" timeout 120 \
+	if ! peak "$tmp/$name.rep" "$tmp/$name.script" "$tmp/$name.reperr" timeout -k 10 120 \
 		"$USTACK" report -i "$tmp/$name.data" -f perf-script; then
 		fail "$name" "report failed: $(head -c 400 "$tmp/$name.reperr")"
 		return 1
@@ -281,7 +281,7 @@ rewrite_part() {
 		ok=1
 		: >"$tmp/rewrite/snap.all"
 		for i in $(seq 20); do
-			timeout 60 "$USTACK" snapshot -p "$rwp" -m >"$tmp/rewrite/snap.out" 2>"$tmp/rewrite/snap.err"
+			timeout -k 10 60 "$USTACK" snapshot -p "$rwp" -m >"$tmp/rewrite/snap.out" 2>"$tmp/rewrite/snap.err"
 			rc=$?
 			if [ $rc -ne 0 ]; then
 				fail rewrite/snapshot "snapshot $i exited $rc: $(head -c 400 "$tmp/rewrite/snap.err")"
@@ -308,10 +308,10 @@ rewrite_part() {
 				continue
 			fi
 			d=$tmp/rewrite/$b
-			if ! timeout 120 "$USTACK" record -q --backend "$b" -e cpu-clock -p "$rwp" -d 1 \
+			if ! timeout -k 10 120 "$USTACK" record -q --backend "$b" -e cpu-clock -p "$rwp" -d 1 \
 				-o "$d.data" >/dev/null 2>"$d.recerr"; then
 				fail "rewrite/record/$b" "record -p failed: $(head -c 400 "$d.recerr")"
-			elif ! timeout 120 "$USTACK" report -i "$d.data" -f perf-script >"$d.script" 2>"$d.reperr"; then
+			elif ! timeout -k 10 120 "$USTACK" report -i "$d.data" -f perf-script >"$d.script" 2>"$d.reperr"; then
 				fail "rewrite/record/$b" "report failed: $(head -c 400 "$d.reperr")"
 			elif ! v=$(python3 "$LIB" check rewrite script "$d.script" "$info" 0); then
 				fail "rewrite/record/$b" "$v"
