@@ -182,8 +182,9 @@ if part hostile && snap_case hostile/snapshot hostile make_hostile; then
 fi
 
 part million && { python3 "$LIB" fake "$tmp/fake" || fail million "cannot write the fake symbols"; }
-# bounds: 10x and more of what an idle machine takes (ASan build, 2020s
-# x86-64: about 2 s and 300 MB for the snapshot)
+# bounds: time 40x what an idle machine takes (ASan build, 2-CPU VM: 3 s
+# or less for each command), memory 2.5x (300 to 405 MB; load does not
+# change it)
 check_bounds() { # NAME FILE-PREFIX WHAT
 	local t r
 	t=$(cat "$2.time")

@@ -17,11 +17,12 @@ INFO is the line hostile_jit writes: PID SPIN SPIN_SIZE NORET NORET_SIZE.
 Every frame whose address lies in the JIT region (the 64 KiB the program
 maps) is checked; the expected names:
   hostile/million: a frame in [SPIN, SPIN + SPIN_SIZE] is HJ_SPIN with
-    offset pc - SPIN; the frame at NORET + NORET_SIZE (the return address of
-    noret's call, one past its end) is the noret symbol (HJ_NORET, or in the
-    hostile map the 1 MiB name cut to 1024 bytes ending "...") with offset
-    NORET_SIZE, never HJ_AFTER_NORET; no other JIT address, no unnamed JIT
-    frame, no name of a malformed line (WRONG_*) or of the older decoy.
+    offset pc - SPIN; one in [NORET, NORET + NORET_SIZE] (NORET + NORET_SIZE,
+    one past its end, is the return address of its call: at least one such
+    frame must be seen) is the noret symbol (HJ_NORET, or in the hostile map
+    the 1 MiB name cut to 1024 bytes ending "...") with offset pc - NORET,
+    never HJ_AFTER_NORET; no other JIT address, no unnamed JIT frame, no
+    name of a malformed line (WRONG_*) or of the older decoy.
   rewrite: a named frame's name is a whole line of the writer: the FNV-1a
     hash matches, and START/SIZE inside the name are those of the entry
     that named it (START = pc - offset, offset < SIZE, or <= SIZE for a
@@ -203,12 +204,12 @@ def check(kind, fmt, outfile, infofile, minspin):
                 return "bad sample %d: frame 0x%x in spin named %s+0x%x, want HJ_SPIN+0x%x" % (
                     sample, pc, show(name), off, pc - spin)
             n_spin += 1
-        elif pc == noret + noret_sz and not leaf:
+        elif noret <= pc <= noret + noret_sz and not (leaf and pc == noret + noret_sz):
             if name != noret_name or start != noret:
-                return ("bad sample %d: return address 0x%x of noret (one past its end) named "
-                        "%s+0x%x, want %s+0x%x" % (sample, pc, show(name, 60), off,
-                                                   show(noret_name, 60), noret_sz))
-            n_noret += 1
+                return ("bad sample %d: frame 0x%x in noret (its return address is one past "
+                        "its end) named %s+0x%x, want %s+0x%x" % (
+                            sample, pc, show(name, 60), off, show(noret_name, 60), pc - noret))
+            n_noret += pc == noret + noret_sz
         else:
             return "bad sample %d: a JIT frame at 0x%x, outside the code that runs: %s" % (
                 sample, pc, show(rest))
