@@ -22,8 +22,13 @@
 extern "C" {
 #endif
 
-/** Longest name kept (longer ones are cut: V8 names can embed whole URLs). */
+/** Longest name kept, in bytes (V8 names can embed whole URLs). A longer
+ *  one is cut to its first USTACK_PERFMAP_MAX_NAME - 3 bytes (1 to 3 fewer
+ *  rather than end inside a UTF-8 sequence) followed by
+ *  USTACK_PERFMAP_CUT_MARK, "...": never a prefix passed off as the name. */
 #define USTACK_PERFMAP_MAX_NAME 1024
+#define USTACK_PERFMAP_CUT_MARK "..."
+#define USTACK_PERFMAP_CUT_MARK_LEN 3
 /** Most entries of one map, and most bytes read from one file: a runaway
  *  map costs bounded memory (a long-running JVM writes a few MB). */
 #define USTACK_PERFMAP_MAX_ENTRIES (4u << 20)
@@ -43,7 +48,8 @@ USTACK_API struct ustack_perfmap *ustack_perfmap__new(void);
 USTACK_API void ustack_perfmap__free(struct ustack_perfmap *m);
 
 /**
- * Add one symbol (the name is copied, cut at USTACK_PERFMAP_MAX_NAME).
+ * Add one symbol (the name is copied; one longer than
+ * USTACK_PERFMAP_MAX_NAME is cut and ends with USTACK_PERFMAP_CUT_MARK).
  * @param m the map
  * @param start first address
  * @param size bytes (not 0: an empty symbol covers nothing)
@@ -72,7 +78,13 @@ USTACK_API long ustack_perfmap__parse(struct ustack_perfmap *m, const char *buf,
 /**
  * Read and parse the file @path (at most USTACK_PERFMAP_MAX_FILE bytes).
  * Only a regular file is read: a FIFO, a device or a directory at @path is
- * refused with a warning (never opened for blocking reads).
+ * refused with a warning (never opened for blocking reads). The text is
+ * read twice and used only if the file still begins with what was read the
+ * first time (lines appended meanwhile are fine: a JIT writes while we
+ * read): a file truncated and written anew during the read would otherwise
+ * glue the start of an old line to the end of a new one. If it changes so
+ * three times in a row, only the part the last two reads agree on is used,
+ * with a warning ("rewritten while being read").
  * @param m the map
  * @param path file name (symbolic links are not followed)
  * @return 0, -ENOENT (no such file), -ELOOP (a symbolic link), -EINVAL (not

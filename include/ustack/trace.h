@@ -387,7 +387,8 @@ USTACK_API int ustack_trace_writer__add_ksym(struct ustack_trace_writer *w,
  * Write a JITSYM record (a symbol of a perf map; later records for the same
  * pid win where they overlap earlier ones).
  * @param w the writer
- * @param j the symbol (size not 0)
+ * @param j the symbol (size not 0, addr + size not past 2^64, a name not
+ *        empty: what a reader takes as damage is refused)
  * @return 0, -EINVAL, or a sticky I/O error
  */
 USTACK_API int ustack_trace_writer__add_jitsym(struct ustack_trace_writer *w,

@@ -79,13 +79,25 @@ static int add_n(struct ustack_perfmap *m, uint64_t start, uint64_t size, const 
 		m->e = np;
 		m->cap = ncap;
 	}
-	if (nlen > USTACK_PERFMAP_MAX_NAME)
-		nlen = USTACK_PERFMAP_MAX_NAME;
-	copy = malloc(nlen + 1);
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, name, nlen);
-	copy[nlen] = 0;
+	if (nlen > USTACK_PERFMAP_MAX_NAME) {
+		/* cut, and say so: a prefix shown as the whole name would be a
+		 * wrong name (and a cut inside a UTF-8 sequence invalid text) */
+		size_t keep = USTACK_PERFMAP_MAX_NAME - USTACK_PERFMAP_CUT_MARK_LEN;
+
+		for (int k = 0; k < 3 && ((unsigned char)name[keep] & 0xc0) == 0x80; k++)
+			keep--;
+		copy = malloc(keep + USTACK_PERFMAP_CUT_MARK_LEN + 1);
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, name, keep);
+		memcpy(copy + keep, USTACK_PERFMAP_CUT_MARK, USTACK_PERFMAP_CUT_MARK_LEN + 1);
+	} else {
+		copy = malloc(nlen + 1);
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, name, nlen);
+		copy[nlen] = 0;
+	}
 	m->e[m->n++] = (struct ustack_perfmap_entry){ start, size, copy };
 	m->dirty = 1;
 	return 0;
@@ -250,23 +262,17 @@ int ustack_perfmap__read_file(struct ustack_perfmap *m, const char *path)
 	return ustack_perfmap__read_file_owned(m, path, (uint32_t)-1);
 }
 
-int ustack_perfmap__read_file_owned(struct ustack_perfmap *m, const char *path, uint32_t uid)
+/* The whole file (at most USTACK_PERFMAP_MAX_FILE bytes) into *bufp, from
+ * offset 0. 0 or -errno; *bufp is the caller's to free either way. */
+static int slurp(int fd, const char *path, char **bufp, size_t *lenp)
 {
 	size_t cap = 1 << 16, len = 0;
-	char *buf;
-	int fd, ret = 0;
-	long used;
+	char *buf = malloc(cap);
 
-	if (!m || !path)
-		return -EINVAL;
-	fd = open_map(path, uid);
-	if (fd < 0)
-		return fd;
-	buf = malloc(cap);
-	if (!buf) {
-		close(fd);
+	*bufp = buf;
+	*lenp = 0;
+	if (!buf)
 		return -ENOMEM;
-	}
 	for (;;) {
 		ssize_t got;
 
@@ -279,24 +285,89 @@ int ustack_perfmap__read_file_owned(struct ustack_perfmap *m, const char *path, 
 				break;
 			}
 			nb = realloc(buf, cap * 2);
-			if (!nb) {
-				ret = -ENOMEM;
-				break;
-			}
-			buf = nb;
+			if (!nb)
+				return -ENOMEM;
+			*bufp = buf = nb;
 			cap *= 2;
 		}
-		got = read(fd, buf + len, cap - len);
+		got = pread(fd, buf + len, cap - len, (off_t)len);
 		if (got < 0 && errno == EINTR)
 			continue;
 		/* a regular file never says EAGAIN, but O_NONBLOCK stays on */
-		if (got < 0) {
-			ret = -errno;
-			break;
-		}
+		if (got < 0)
+			return -errno;
 		if (!got)
 			break;
 		len += (size_t)got;
+		*lenp = len;
+	}
+	return 0;
+}
+
+/* How many of the @len bytes first read from @fd the file still holds at
+ * the same offsets (read again now). */
+static size_t same_prefix(int fd, const char *buf, size_t len)
+{
+	char chunk[1 << 14];
+	size_t off = 0;
+
+	while (off < len) {
+		size_t want = len - off < sizeof(chunk) ? len - off : sizeof(chunk);
+		ssize_t got = pread(fd, chunk, want, (off_t)off);
+		size_t i = 0;
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		if (!memcmp(chunk, buf + off, (size_t)got)) {
+			off += (size_t)got;
+			continue;
+		}
+		while (chunk[i] == buf[off + i])
+			i++;
+		off += i;
+		if (i < (size_t)got)
+			break;
+	}
+	return off;
+}
+
+int ustack_perfmap__read_file_owned(struct ustack_perfmap *m, const char *path, uint32_t uid)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int fd, ret = 0;
+	long used;
+
+	if (!m || !path)
+		return -EINVAL;
+	fd = open_map(path, uid);
+	if (fd < 0)
+		return fd;
+	/* A JIT only appends to its map, but a file truncated and written
+	 * anew while we read it (a writer starting over, a pid reused) would
+	 * make us glue the start of an old line to the end of a new one: a
+	 * well-formed line with a wrong name. So the text is read again and
+	 * kept only if the file still begins with it (appended since is
+	 * fine); otherwise read once more, and at the third time keep only
+	 * the part both reads agree on (the parser takes its complete lines). */
+	for (int attempt = 1;; attempt++) {
+		size_t same;
+
+		free(buf);
+		ret = slurp(fd, path, &buf, &len);
+		if (ret)
+			break;
+		same = same_prefix(fd, buf, len);
+		if (same == len)
+			break;
+		if (attempt == 3) {
+			pr_warn("%s: rewritten while being read: only its first %zu bytes are used\n",
+				path, same);
+			len = same;
+			break;
+		}
 	}
 	close(fd);
 	if (!ret) {

@@ -781,7 +781,9 @@ int ustack_trace_writer__add_jitsym(struct ustack_trace_writer *w,
 	struct enc e;
 	int err;
 
-	if (!j || !j->size || !j->name || !*j->name)
+	/* the reader stops at a record it finds invalid (trace-format.md,
+	 * JITSYM): one such symbol would hide the rest of the trace */
+	if (!j || !j->size || j->addr + j->size < j->addr || !j->name || !*j->name)
 		return -EINVAL;
 	err = group_begin(w);
 	if (err)
