@@ -48,6 +48,8 @@ trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
 pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1: $2"; }
 skip() { echo "SKIP $1: $2"; }
+# syscalls PID, wait_blocked PID NRS [N]
+. "$TOP/tests/integration/lib/wait_blocked.sh"
 PY=/usr/bin/python3 # Debian's python: python3-jsonschema, python3-websocket live there
 COLLAPSE=$TOP/tests/vendor/flamegraph/stackcollapse-perf.pl
 
@@ -296,11 +298,19 @@ EOF
 if $CC -O2 -g -pthread -o "$tmp/thr" "$tmp/thr.c"; then
 	"$tmp/thr" >"$tmp/thr.out" &
 	tpid=$!
-	for _ in $(seq 50); do grep -q ready "$tmp/thr.out" && break; sleep 0.1; done
-	"$USTACK" snapshot -p $tpid -f speedscope -o "$tmp/snap.json" 2>"$tmp/snap.err"
-	st=$?
+	# "ready" comes once the threads exist, not once they sleep: wait
+	# until all three are blocked in pause (34), at most 30 s
+	for _ in $(seq 3000); do grep -q ready "$tmp/thr.out" && break; sleep 0.01; done
+	if ! wait_blocked $tpid 34 3; then
+		st=-1 blk=$(syscalls $tpid | awk '{ print $1, $2 }' | tr '\n' ' ')
+	else
+		"$USTACK" snapshot -p $tpid -f speedscope -o "$tmp/snap.json" 2>"$tmp/snap.err"
+		st=$?
+	fi
 	kill $tpid 2>/dev/null; wait $tpid 2>/dev/null
-	if [ $st -ne 0 ]; then
+	if [ $st = -1 ]; then
+		fail snapshot_speedscope "the 3 threads did not all block in pause (TID syscall): $blk"
+	elif [ $st -ne 0 ]; then
 		if grep -qi 'permit' "$tmp/snap.err"; then skip snapshot_speedscope "$(head -n1 "$tmp/snap.err")"
 		else fail snapshot_speedscope "exit $st: $(head -n2 "$tmp/snap.err")"; fi
 	elif $PY - "$tmp/snap.json" "$tpid" "$schema" <<'EOF'; then pass snapshot_speedscope; else fail snapshot_speedscope "see above"; fi
