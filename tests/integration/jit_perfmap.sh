@@ -224,7 +224,7 @@ print(total, hot, deep, below_driver, int(jit_text))
 EOF
 	read -r total hot deep below_driver jit_text <"$tmp/$b.verdict"
 	if [ "${total:-0}" -lt 100 ]; then
-		fail "record/$b" "only ${total:-0} samples of node"
+		fail "record/$b" "only ${total:-0} samples of node: $(sort -t' ' -k2 -nr "$tmp/$b.folded" | head -2 | cut -c1-300 | tr '\n' '|') $(head -c 200 "$tmp/$b.err")"
 	elif [ $((hot * 2)) -lt "$total" ]; then
 		fail "record/$b" "hot() named in $hot of $total node samples (want >= half); top stacks: $(sort -t' ' -k2 -nr "$tmp/$b.folded" | head -2 | cut -c1-400)"
 	elif [ $((deep * 10)) -lt $((hot * 9)) ]; then

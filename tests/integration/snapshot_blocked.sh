@@ -79,7 +79,7 @@ pids+=("$f")
 for _ in $(seq 3000); do grep -q ready "$tmp/f.out" 2>/dev/null && break; sleep 0.01; done
 # futex (202) for all 33, the same calls 0.1 s apart: nothing moves any more
 if ! wait_blocked $f 202 33; then
-	fail snapshot_blocked_same "snap_futex32's threads did not all block in futex waits"
+	fail snapshot_blocked_same "snap_futex32's threads did not all block in futex waits (TID syscall): $(syscalls $f | awk '{ print $1, $2 }' | head -40 | tr '\n' ' ')"
 else
 	# --stop-all last: the threads it stops leave their waits and may
 	# not be back in them at once on a loaded machine
@@ -111,7 +111,7 @@ if ! command -v gdb >/dev/null; then
 	skip snapshot_blocked_under_gdb "gdb not installed"
 elif [ -s "$tmp/stop.txt" ] && ! wait_blocked $f 202 33; then
 	# the threads --stop-all released must be back in their waits first
-	fail snapshot_blocked_under_gdb "snap_futex32's threads did not block again"
+	fail snapshot_blocked_under_gdb "snap_futex32's threads did not block again (TID syscall): $(syscalls $f | awk '{ print $1, $2 }' | head -40 | tr '\n' ' ')"
 elif [ -s "$tmp/stop.txt" ]; then
 	# gdb attaches (every thread in ptrace stop) and waits for $tmp/go
 	gdb -nx -batch -iex 'set debuginfod enabled off' \
@@ -122,7 +122,7 @@ elif [ -s "$tmp/stop.txt" ]; then
 		grep -Eq 'TracerPid:[[:space:]]*[1-9]' /proc/$f/status; }
 	for _ in $(seq 3000); do all_t && break; sleep 0.01; done
 	if ! all_t; then
-		fail snapshot_blocked_under_gdb "gdb did not hold every thread in ptrace stop"
+		fail snapshot_blocked_under_gdb "gdb did not hold every thread in ptrace stop: states $(cat /proc/$f/task/*/stat 2>/dev/null | awk '{ print $3 }' | sort | uniq -c | tr '\n' ' '), $(grep TracerPid /proc/$f/status)"
 	else
 		"$USTACK" snapshot -p $f --stats >"$tmp/gdb.txt" 2>"$tmp/gdb.err"
 		r1=$?
@@ -254,7 +254,7 @@ pids+=("$fa")
 for _ in $(seq 3000); do grep -q ready "$tmp/fp.out" 2>/dev/null && break; sleep 0.01; done
 # main in its join (futex, 202), the 12 others in their read (0)
 if ! wait_blocked $fa "0|202" 13; then
-	fail snapshot_blocked_fp_all "snap_blocked fp 12 did not block"
+	fail snapshot_blocked_fp_all "snap_blocked fp 12 did not block (TID syscall): $(syscalls $fa | awk '{ print $1, $2 }' | tr '\n' ' ')"
 else
 	"$USTACK" snapshot -p $fa --stats >"$tmp/fa.txt" 2>"$tmp/fa.err"
 	r1=$?
