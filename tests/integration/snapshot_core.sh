@@ -196,7 +196,7 @@ for v in "${variants[@]}"; do
 		"$exe" >"$tmp/$v.out" &
 		pid=$!
 		pids+=($pid)
-		for _ in $(seq 100); do grep -q ready "$tmp/$v.out" && break; sleep 0.05; done
+		for _ in $(seq 600); do grep -q ready "$tmp/$v.out" && break; sleep 0.05; done
 		if gcore -o "$tmp/gcore_$v" "$pid" >/dev/null 2>&1 && [ -s "$tmp/gcore_$v.$pid" ]; then
 			check_core gcore_$v "$tmp/gcore_$v.$pid" "$exe" "$threads_chain" "core_main_wait,main"
 		else
