@@ -37,6 +37,15 @@ run_one() { # name, command...
 	timeout -k 10 "$per_test_timeout" "$@" >"$log" 2>&1
 	local rc=$?
 	local p f s
+	# a shell error in a test script (an arithmetic syntax error, an
+	# unbound variable, a failed redirection) ends the command it is in:
+	# the check it held would be skipped without a word. Such a line, bash's
+	# "SCRIPT: line N: ..." (not a job's "line N: PID Killed ..."), fails
+	# the test.
+	grep -E '^[^ :]+\.sh: line [0-9]+: ' "$log" | grep -vE ': line [0-9]+: +[0-9]+ [A-Z]' |
+		sed 's/^/FAIL '"$name"': shell error in the test script: /' >"$log.sh-errors"
+	cat "$log.sh-errors" >>"$log"
+	rm -f "$log.sh-errors"
 	p=$(grep -c '^PASS ' "$log"); f=$(grep -c '^FAIL ' "$log"); s=$(grep -c '^SKIP ' "$log")
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=1
