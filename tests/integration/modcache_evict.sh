@@ -35,6 +35,7 @@ trap '[ -n "${pid:-}" ] && kill -9 "$pid" 2>/dev/null; [ -n "${KEEP_TMP:-}" ] ||
 P=$TOP/tests/integration/progs
 . "$TOP/tests/integration/lib/tracepoint.sh"
 . "$TOP/tests/integration/lib/libc_names.sh"
+. "$TOP/tests/integration/lib/wait_blocked.sh"
 if ! $CC -O2 -fomit-frame-pointer -shared -fPIC -o "$tmp/lib0.so" "$P/many_lib.c" ||
    ! $CC -O2 -fomit-frame-pointer -o "$tmp/many_libs" "$P/many_libs.c" -ldl; then
 	fail modcache_evict "cannot build tests/integration/progs/many_lib*.c"
@@ -124,6 +125,12 @@ pid=$!
 for _ in $(seq 600); do [ -e "$tmp/ready" ] && break; sleep 0.1; done
 if ! [ -e "$tmp/ready" ]; then
 	fail snapshot_two_tables "the program never reached lib0 (no $tmp/ready after 60 s)"
+	exit 1
+fi
+# the file exists from its fopen() on: the three looks below must see the
+# same stack, so wait until the program sleeps in pause (34) for good
+if ! wait_blocked "$pid" 34 1; then
+	fail snapshot_two_tables "the program did not block in pause inside lib0: $(syscalls "$pid")"
 	exit 1
 fi
 "$USTACK" snapshot -p "$pid" --max-tables 2 >"$tmp/snap2.txt" 2>"$tmp/snap2.err"
