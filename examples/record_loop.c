@@ -10,8 +10,14 @@
  * and prints how many ticks its own timer saw while recording, the longest
  * ustack_recorder__read() call (the time the loop could not serve its
  * other fds), then the recorder's totals and which backend ran.
+ *
+ * The longest call is also given without the time the thread waited for a
+ * CPU meanwhile (its run-queue wait, /proc/thread-self/schedstat): on a
+ * loaded machine any call may be preempted for a while; what is left is
+ * the call's own work and any time it slept in the kernel.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -30,6 +36,19 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* Time this thread has waited for a CPU so far, in ms (-1: not known). */
+static double runq_wait_ms(int fd)
+{
+	unsigned long long run, wait;
+	char buf[96];
+	ssize_t n = fd < 0 ? -1 : pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return sscanf(buf, "%llu %llu", &run, &wait) == 2 ? wait / 1e6 : -1;
+}
+
 int main(int argc, char **argv)
 {
 	struct itimerspec it = { .it_interval = { 0, 100000000 }, .it_value = { 0, 100000000 } };
@@ -39,8 +58,8 @@ int main(int argc, char **argv)
 	struct ustack_record_stats st;
 	struct ustack_recorder *rec;
 	unsigned long ticks = 0;
-	double longest = 0;
-	int tfd, ret;
+	double longest = 0, longest_running = 0;
+	int tfd, ret, sfd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
 
 	if (argc > 2 && !strcmp(argv[1], "-b")) {
 		o.backend = !strcmp(argv[2], "bpf")    ? USTACK_RECORD_BPF
@@ -83,11 +102,15 @@ int main(int argc, char **argv)
 		if ((p[1].revents & POLLIN) && read(tfd, &n, sizeof(n)) == sizeof(n))
 			ticks += n; /* the program's own work */
 		if (p[0].revents & POLLIN) {
-			double t0 = now_ms();
+			double t0 = now_ms(), w0 = runq_wait_ms(sfd), t, w;
 
 			ret = ustack_recorder__read(rec); /* never blocks */
-			if (now_ms() - t0 > longest)
-				longest = now_ms() - t0;
+			t = now_ms() - t0;
+			w = runq_wait_ms(sfd);
+			if (t > longest)
+				longest = t;
+			if (w0 >= 0 && w >= w0 && t - (w - w0) > longest_running)
+				longest_running = t - (w - w0);
 			if (ret)
 				break; /* 1: over; < 0: failed */
 		}
@@ -96,12 +119,17 @@ int main(int argc, char **argv)
 	ustack_recorder__stats(rec, &st, sizeof(st));
 	ustack_recorder__free(rec);
 	close(tfd);
+	if (sfd >= 0)
+		close(sfd);
 	if (ret) {
 		fprintf(stderr, "record_loop: %s\n", err);
 		return 1;
 	}
 	printf("record_loop: %lu ticks of our own timer while recording\n", ticks);
 	printf("record_loop: longest ustack_recorder__read() %.1f ms\n", longest);
+	if (sfd >= 0)
+		printf("record_loop: longest ustack_recorder__read() not counting waits for a CPU %.1f ms\n",
+		       longest_running);
 	printf("record_loop: %llu events, %llu user stacks, %llu lost, command status %d, backend %s\n",
 	       (unsigned long long)st.events, (unsigned long long)st.user_stacks,
 	       (unsigned long long)st.lost, st.child_status,

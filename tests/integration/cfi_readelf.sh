@@ -63,7 +63,7 @@ out="$tmp/out.txt"
 rc=$?
 sed 's/^PASS /  ok /; s/^FAIL /  failed /' "$out"
 if [ $rc -ne 0 ] || ! grep -q '^PASS test_cfi_readelf_agrees' "$out"; then
-	echo "FAIL $name: rows disagree with readelf (see above)"
+	echo "FAIL $name: rows disagree with readelf: $(grep -m3 -v '^PASS ' "$out" | tr '\n' '|' | cut -c1-500)"
 	exit 1
 fi
 echo "PASS $name: every readelf row agrees (${#present[@]} files)"

@@ -102,7 +102,7 @@ elif "$USTACK" record -q -o "$tmp/i.data" -e cpu-clock -F "$freq" -- "$tmp/inl" 
 	"$USTACK" flamegraph -i "$tmp/i.data" -o "$tmp/i.svg" 2>/dev/null
 	"$USTACK" flamegraph -i "$tmp/i.data" --inline -o "$tmp/ii.svg" 2>/dev/null
 	"$USTACK" flamegraph -i "$tmp/i.data" --no-lines -o "$tmp/in.svg" 2>/dev/null
-	if python3 - "$tmp/i.svg" "$tmp/ii.svg" "$tmp/in.svg" <<'PY'
+	if python3 - "$tmp/i.svg" "$tmp/ii.svg" "$tmp/in.svg" 2>"$tmp/py.err" <<'PY'
 import sys, re, xml.dom.minidom as m
 def titles(p):
     return [x.firstChild.data for x in m.parse(p).getElementsByTagName("title")]
@@ -117,7 +117,7 @@ assert all(re.search(r"\nat sym_inline\.c:\d+", t) for t in inl_fr if name(t) in
 assert not any("\nat " in t for t in nol), "--no-lines still shows lines"
 PY
 	then echo "PASS flamegraph_lines: tooltips show sym_inline.c:LINE; --inline adds middle/leaf boxes marked inlined; --no-lines none"
-	else echo "FAIL flamegraph_lines: see above"; fi
+	else echo "FAIL flamegraph_lines: $(grep -v '^ ' "$tmp/py.err" | tail -1 | cut -c1-400)"; fi
 else
 	echo "SKIP flamegraph_lines: cannot record here: $(head -1 "$tmp/rerr")"
 fi

@@ -119,6 +119,6 @@ if [ $rc -ne 0 ] && [[ $out == *"-p PID is required"* ]]; then pass maps_cli_no_
 out=$("$USTACK" maps -p $pid zz 2>&1); rc=$?
 if [ $rc -ne 0 ] && [[ $out == *"'zz' is not a hex address"* ]]; then pass maps_cli_bad_addr; else fail maps_cli_bad_addr "exit $rc: $out"; fi
 out=$("$USTACK" maps --help); rc=$?
-if [ $rc -eq 0 ] && [[ $out == *"usage: ustack maps -p PID"* ]]; then pass maps_cli_help; else fail maps_cli_help "exit $rc"; fi
+if [ $rc -eq 0 ] && [[ $out == *"usage: ustack maps -p PID"* ]]; then pass maps_cli_help; else fail maps_cli_help "exit $rc: $(echo "$out" | head -3 | tr '\n' '|')"; fi
 
 exit $((fails > 0))

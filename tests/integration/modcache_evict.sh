@@ -34,6 +34,8 @@ tmp=$(mktemp -d)
 trap '[ -n "${pid:-}" ] && kill -9 "$pid" 2>/dev/null; [ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
 P=$TOP/tests/integration/progs
 . "$TOP/tests/integration/lib/tracepoint.sh"
+. "$TOP/tests/integration/lib/libc_names.sh"
+. "$TOP/tests/integration/lib/wait_blocked.sh"
 if ! $CC -O2 -fomit-frame-pointer -shared -fPIC -o "$tmp/lib0.so" "$P/many_lib.c" ||
    ! $CC -O2 -fomit-frame-pointer -o "$tmp/many_libs" "$P/many_libs.c" -ldl; then
 	fail modcache_evict "cannot build tests/integration/progs/many_lib*.c"
@@ -70,14 +72,16 @@ else
 	elif ! "$USTACK" report -i "$tmp/t.data" --no-lines >"$tmp/rep.txt" 2>"$tmp/rep.err"; then
 		fail record_two_tables "report failed: $(head -3 "$tmp/rep.err")"
 	else
-		# per event: frames 0..3 as "name (path)"
-		awk -v tmp="$tmp" '
+		# per event: frames 0..3 as "name (path)"; frame 0 is libc's
+		# write under any of its names (lib/libc_names.sh)
+		WRE=$(libc_aliases write "$(libc_path "$tmp/many_libs")") awk -v tmp="$tmp" '
+			BEGIN { wre = ENVIRON["WRE"] }
 			/^[^ ].*syscalls:sys_enter_write/ { ev++; fr = 0; next }
 			/^ => / && ev { fr++; line = $0; sub(/^ => /, "", line); sub(/\+0x[0-9a-f]+ /, " ", line)
 				if (fr <= 4) f[ev, fr] = line }
 			END {
 				for (e = 1; e <= ev; e++) {
-					if (f[e,1] !~ /^write \(.*libc\.so\.6\)$/ || f[e,2] !~ /^many_lib_fn \(.*\/lib[0-9]+\.so\)$/ ||
+					if (f[e,1] !~ ("^" wre " \\(.*libc\\.so\\.6\\)$") || f[e,2] !~ /^many_lib_fn \(.*\/lib[0-9]+\.so\)$/ ||
 					    f[e,3] !~ /^call_lib \(.*many_libs\)$/ || f[e,4] !~ /^(main|many_libs_load[.a-z0-9]*) \(.*many_libs\)$/) {
 						print "BAD " e ": " f[e,1] " | " f[e,2] " | " f[e,3] " | " f[e,4]; continue }
 					lib = f[e,2]; sub(/^.*\//, "", lib); sub(/\)$/, "", lib); print "LIB " lib
@@ -121,6 +125,12 @@ pid=$!
 for _ in $(seq 600); do [ -e "$tmp/ready" ] && break; sleep 0.1; done
 if ! [ -e "$tmp/ready" ]; then
 	fail snapshot_two_tables "the program never reached lib0 (no $tmp/ready after 60 s)"
+	exit 1
+fi
+# the file exists from its fopen() on: the three looks below must see the
+# same stack, so wait until the program sleeps in pause (34) for good
+if ! wait_blocked "$pid" 34 1; then
+	fail snapshot_two_tables "the program did not block in pause inside lib0: $(syscalls "$pid")"
 	exit 1
 fi
 "$USTACK" snapshot -p "$pid" --max-tables 2 >"$tmp/snap2.txt" 2>"$tmp/snap2.err"

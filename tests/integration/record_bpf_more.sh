@@ -6,7 +6,8 @@
 # are `SKIP .../bpf...: REASON` with the recorder's one line.
 #
 #   cpu/bpf, cpu/bpf-nocache, cpu/copy
-#        progs/rec_cpu.c (CFI only, no frame pointers) computes for 2 s in
+#        progs/rec_cpu.c (CFI only, no frame pointers) computes for 2 s of
+#        its CPU time (as many samples on a loaded machine as on an idle one) in
 #        three chains, one of them in a library of ours (librec_cpu.so),
 #        recorded with -e cpu-clock -F 999: every sample whose user leaf is
 #        one of our functions has an expected chain down to _start (a chain
@@ -268,7 +269,7 @@ cpu_judge() {
 	elif [ -n "$bad" ]; then
 		why="$(grep -c . <<<"$bad") stacks of ours are wrong: $(head -3 <<<"$bad" | tr '\n' '|')"
 	elif [ "$nours" -lt 100 ]; then
-		why="only $nours samples in our functions (want >= 100 of a 2 s run at 999 Hz)"
+		why="only $nours samples in our functions (want >= 100 of 2 s of CPU at 999 Hz)"
 	elif [ "$(grep -c . "$tmp/$tag.leafset")" -ne $CPU_LEAVES ]; then
 		why="$(grep -c . "$tmp/$tag.leafset") distinct leaf stacks, want $CPU_LEAVES (one per chain)"
 	fi
@@ -354,7 +355,7 @@ if bpf_ok cpu/bpf; then
 	elif [ -n "$wrong" ]; then
 		why="$(grep -c . <<<"$wrong") wrong stacks (a leaf under the other top): $(head -2 <<<"$wrong" | tr '\n' '|')"
 	elif [ "$c1" -lt 100 ] || [ "$c2" -lt 100 ]; then
-		why="leaf1 under top1 $c1, leaf2 under top2 $c2 samples (want >= 100 each of a 2 s run at 999 Hz)"
+		why="leaf1 under top1 $c1, leaf2 under top2 $c2 samples (want >= 100 each of 2 s of CPU at 999 Hz)"
 	elif [ "${hot:-0}" -eq 0 ] && kernel_at_least 6 13; then
 		why="no walk finished from the hot stack (summary: $(grep -o 'samples walked.*' "$tmp/hot.err"))"
 	fi

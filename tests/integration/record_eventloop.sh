@@ -18,9 +18,16 @@
 #                            unwind tables go into the kernel (each write to
 #                            a map of maps waits for an RCU grace period);
 #                            docs/api.md says __read never blocks (linked
-#                            with build/libustack.a: a time, not ASan's);
-#                            one more try when the first is over the bound
-#                            (a rare 199-344 ms read, cause not found), the
+#                            with build/libustack.a: a time, not ASan's).
+#                            The time is the call's minus the time its thread
+#                            waited for a CPU meanwhile (record_loop reads
+#                            its run-queue wait from schedstat): on a loaded
+#                            machine a call is preempted for tens of ms
+#                            (46 ms wall seen at load average 8 on 2 CPUs),
+#                            which is not the recorder blocking; the wall
+#                            time is printed too. One more try when the first
+#                            is over the bound (a rare 199-344 ms read, cause
+#                            not found, before the wait was left out), the
 #                            first time printed
 #   record_eventloop_free_without_stop_copy, _bpf  ustack_recorder__free()
 #                            without __stop(), the command still running
@@ -144,13 +151,16 @@ else
 	first=
 	for try in 1 2; do
 		run_loop "${T}_stall" -b bpf "$tmp/py.data" cpu-clock -- python3 -c "$py" || break
-		ms=$(echo "$out" | sed -n 's/^record_loop: longest ustack_recorder__read() \([0-9.]*\) ms/\1/p')
+		wall=$(echo "$out" | sed -n 's/^record_loop: longest ustack_recorder__read() \([0-9.]*\) ms/\1/p')
+		# without the run-queue wait (no schedstat: the wall time)
+		ms=$(echo "$out" | sed -n 's/^record_loop: longest ustack_recorder__read() not counting waits for a CPU \([0-9.]*\) ms/\1/p')
+		ms=${ms:-$wall}
 		ran=$(echo "$out" | sed -n 's/.*, backend \([a-z]*\)$/\1/p')
 		if [ -n "$ms" ] && [ "$ran" = bpf ] && awk -v m="$ms" -v lim=$STALL_MS 'BEGIN { exit !(m < lim) }'; then
-			echo "PASS ${T}_stall: longest ustack_recorder__read() $ms ms (bound $STALL_MS ms) recording python3's imports${first:+ (first try: $first ms)}"
+			echo "PASS ${T}_stall: longest ustack_recorder__read() $ms ms not counting waits for a CPU, $wall ms wall (bound $STALL_MS ms) recording python3's imports${first:+ (first try: $first ms)}"
 			break
 		elif [ $try = 2 ]; then
-			echo "FAIL ${T}_stall: longest ustack_recorder__read() ${ms:-?} ms (want < $STALL_MS) twice (first ${first:-?} ms), backend ${ran:-?}: $(echo "$out" | tr '\n' '|')"
+			echo "FAIL ${T}_stall: longest ustack_recorder__read() ${ms:-?} ms not counting waits for a CPU (want < $STALL_MS), wall ${wall:-?} ms, twice (first ${first:-?} ms), backend ${ran:-?}: $(echo "$out" | tr '\n' '|')"
 		fi
 		first=${ms:-?}
 	done

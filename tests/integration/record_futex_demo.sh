@@ -275,7 +275,7 @@ done
 if [ "$total" -gt 0 ] && [ "$ok" -eq "$total" ] && [ "$locks" -ge 50 ]; then
 	pass record_futex_demo_stacks
 else
-	fail record_futex_demo_stacks "$ok of $total futex events have their whole stack, $locks_ok of $locks lock waits (want 100%, >= 50 lock waits)"
+	fail record_futex_demo_stacks "$ok of $total futex events have their whole stack, $locks_ok of $locks lock waits (want 100%, >= 50 lock waits): $(grep -m2 -A1 'bad futex event' "$tmp/check.txt" | sed 's/^ *//' | tr '\n' '|' | cut -c1-500)"
 fi
 
 # ---- the report's own names (text format) agree with the oracle ------------------
@@ -315,7 +315,7 @@ else
 	if [ "$tev" -eq "$total" ] && [ "$tbad" -eq 0 ] && [ "$tframes" -gt 0 ]; then
 		pass record_futex_demo_text
 	else
-		fail record_futex_demo_text "$tev events in the text report (oracle: $total), $tagree of $tframes frames agree"
+		fail record_futex_demo_text "$tev events in the text report (oracle: $total), $tagree of $tframes frames agree: $(head -3 "$tmp/text_diff.txt" | sed 's/^ *//' | tr '\n' '|' | cut -c1-500)"
 	fi
 fi
 [ $fails -eq 0 ]

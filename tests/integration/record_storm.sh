@@ -178,7 +178,7 @@ for b in copy bpf; do
 	if [ $crc -gt 1 ] || [ -z "${right:-}" ]; then
 		fail "record_storm_$b" "record_check.py failed: $(tail -2 "$tmp/storm-$b.check" | tr '\n' '|')"
 	elif [ "$wrong" -ne 0 ]; then
-		fail "record_storm_$b" "$wrong events with a wrong stack (share right $share)"
+		fail "record_storm_$b" "$wrong events with a wrong stack (share right $share): $(grep -m3 'WRONG' "$tmp/storm-$b.check" | sed 's/^ *//' | tr '\n' '|' | cut -c1-600)"
 	elif [ $b = bpf ] && [ $crc -ne 0 ]; then
 		fail "record_storm_$b" "share of writes recorded with the right stack $share, want >= 0.99"
 	elif [ "$right" -lt 50 ]; then

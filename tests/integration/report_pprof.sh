@@ -54,6 +54,8 @@ tmp=$(mktemp -d /tmp/ustack-pprof-XXXXXX)
 tpid=
 trap '[ -n "$tpid" ] && kill "$tpid" 2>/dev/null; [ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
 
+# syscalls PID, wait_blocked PID NRS [N]
+. "$TOP/tests/integration/lib/wait_blocked.sh"
 pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1: $2"; }
 skip() { echo "SKIP $1: $2"; }
@@ -341,8 +343,12 @@ start_line "$tmp/raw" pprof_start_line 4
 # ---- snapshot: one sample per thread ----------------------------------------------------
 "$tmp/prog" threads >"$tmp/thr.out" &
 tpid=$!
-for _ in $(seq 50); do grep -q ready "$tmp/thr.out" 2>/dev/null && break; sleep 0.1; done
-if ! "$USTACK" snapshot -p "$tpid" --format pprof -o "$tmp/s.pb.gz" 2>"$tmp/snap.err"; then
+# then every thread blocked for good: the workers in their futex wait
+# (202), main in pause (34); at most 30 s each
+for _ in $(seq 3000); do grep -q ready "$tmp/thr.out" 2>/dev/null && break; sleep 0.01; done
+if ! grep -q ready "$tmp/thr.out" || ! wait_blocked "$tpid" '202|34' 4; then
+	fail pprof_snapshot "the 4 threads did not all block (TID syscall): $(syscalls "$tpid" | awk '{ print $1, $2 }' | tr '\n' ' ')"
+elif ! "$USTACK" snapshot -p "$tpid" --format pprof -o "$tmp/s.pb.gz" 2>"$tmp/snap.err"; then
 	if grep -qiE 'not permitted|ptrace' "$tmp/snap.err"; then
 		skip pprof_snapshot "cannot ptrace: $(head -n1 "$tmp/snap.err")"
 	else

@@ -48,6 +48,8 @@ trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
 pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1: $2"; }
 skip() { echo "SKIP $1: $2"; }
+# syscalls PID, wait_blocked PID NRS [N]
+. "$TOP/tests/integration/lib/wait_blocked.sh"
 PY=/usr/bin/python3 # Debian's python: python3-jsonschema, python3-websocket live there
 COLLAPSE=$TOP/tests/vendor/flamegraph/stackcollapse-perf.pl
 
@@ -152,7 +154,7 @@ else
 	fi
 fi
 # The Firefox Profiler's rules, as its importer applies them
-if $PY - "$tmp/ps" "$nev" <<'EOF'; then pass perfscript_firefox; else fail perfscript_firefox "see above"; fi
+if $PY - "$tmp/ps" "$nev" 2>"$tmp/py.err" <<'EOF'; then pass perfscript_firefox; else fail perfscript_firefox "$(grep -v '^ ' "$tmp/py.err" | tail -1 | cut -c1-400)"; fi
 import re, sys
 text = open(sys.argv[1]).read()
 first = text[:text.index("\n")]
@@ -212,7 +214,7 @@ EOF
 		"$tmp/t.json" "$tmp/bad.json"
 	validate "$tmp/bad.json" >/dev/null 2>&1 && fail speedscope_schema "the schema check accepts a frame without name"
 fi
-if $PY - "$tmp/t.json" "$tmp/folded" <<'EOF'; then pass speedscope_values; else fail speedscope_values "see above"; fi
+if $PY - "$tmp/t.json" "$tmp/folded" 2>"$tmp/py.err" <<'EOF'; then pass speedscope_values; else fail speedscope_values "$(grep -v '^ ' "$tmp/py.err" | tail -1 | cut -c1-400)"; fi
 import json, sys
 d = json.load(open(sys.argv[1]))
 folded = sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[2]) if l.strip())
@@ -264,7 +266,7 @@ if ! "$USTACK" record -q -o "$tmp/mix.data" -e cpu-clock -e syscalls:sys_enter_w
 	sh -c "'$tmp/vwprog'; for i in 1 2 3; do echo x; done" >/dev/null 2>"$tmp/mix.err"; then
 	skip speedscope_mixed "tracepoint recording unavailable: $(head -n1 "$tmp/mix.err")"
 elif "$USTACK" report -i "$tmp/mix.data" -f speedscope -o "$tmp/mix.json" &&
-	$PY - "$tmp/mix.json" <<'EOF'; then pass speedscope_mixed; else fail speedscope_mixed "see above"; fi
+	$PY - "$tmp/mix.json" 2>"$tmp/py.err" <<'EOF'; then pass speedscope_mixed; else fail speedscope_mixed "$(grep -v '^ ' "$tmp/py.err" | tail -1 | cut -c1-400)"; fi
 import json, sys
 d = json.load(open(sys.argv[1]))
 # every profile of a kind has that kind's unit and weights; which threads
@@ -296,14 +298,22 @@ EOF
 if $CC -O2 -g -pthread -o "$tmp/thr" "$tmp/thr.c"; then
 	"$tmp/thr" >"$tmp/thr.out" &
 	tpid=$!
-	for _ in $(seq 50); do grep -q ready "$tmp/thr.out" && break; sleep 0.1; done
-	"$USTACK" snapshot -p $tpid -f speedscope -o "$tmp/snap.json" 2>"$tmp/snap.err"
-	st=$?
+	# "ready" comes once the threads exist, not once they sleep: wait
+	# until all three are blocked in pause (34), at most 30 s
+	for _ in $(seq 3000); do grep -q ready "$tmp/thr.out" && break; sleep 0.01; done
+	if ! wait_blocked $tpid 34 3; then
+		st=-1 blk=$(syscalls $tpid | awk '{ print $1, $2 }' | tr '\n' ' ')
+	else
+		"$USTACK" snapshot -p $tpid -f speedscope -o "$tmp/snap.json" 2>"$tmp/snap.err"
+		st=$?
+	fi
 	kill $tpid 2>/dev/null; wait $tpid 2>/dev/null
-	if [ $st -ne 0 ]; then
+	if [ $st = -1 ]; then
+		fail snapshot_speedscope "the 3 threads did not all block in pause (TID syscall): $blk"
+	elif [ $st -ne 0 ]; then
 		if grep -qi 'permit' "$tmp/snap.err"; then skip snapshot_speedscope "$(head -n1 "$tmp/snap.err")"
 		else fail snapshot_speedscope "exit $st: $(head -n2 "$tmp/snap.err")"; fi
-	elif $PY - "$tmp/snap.json" "$tpid" "$schema" <<'EOF'; then pass snapshot_speedscope; else fail snapshot_speedscope "see above"; fi
+	elif $PY - "$tmp/snap.json" "$tpid" "$schema" 2>"$tmp/py.err" <<'EOF'; then pass snapshot_speedscope; else fail snapshot_speedscope "$(grep -v '^ ' "$tmp/py.err" | tail -1 | cut -c1-400)"; fi
 import json, os, sys
 d = json.load(open(sys.argv[1]))
 tids = sorted(int(p["name"].rsplit("(", 1)[1].rstrip(")")) for p in d["profiles"])
@@ -336,7 +346,7 @@ if [ $ok = 1 ]; then
 	# as many samples as folded finds before the damage (none when the
 	# cut falls in the first chunk: a chunk is read whole or not at all)
 	"$USTACK" report -i "$tmp/cut.data" -f folded -o "$tmp/cut.folded" 2>/dev/null
-	if $PY - "$tmp/cut.speedscope" "$tmp/cut.perf-script" "$tmp/cut.folded" "$nev" <<'EOF'; then pass viewers_edge_damaged; else fail viewers_edge_damaged "see above"; fi
+	if $PY - "$tmp/cut.speedscope" "$tmp/cut.perf-script" "$tmp/cut.folded" "$nev" 2>"$tmp/py.err" <<'EOF'; then pass viewers_edge_damaged; else fail viewers_edge_damaged "$(grep -v '^ ' "$tmp/py.err" | tail -1 | cut -c1-400)"; fi
 import json, sys
 d = json.load(open(sys.argv[1]))
 n = sum(len(p["samples"]) for p in d["profiles"])

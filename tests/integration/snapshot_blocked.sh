@@ -58,6 +58,7 @@ if [ ! -r /proc/$$/schedstat ] || [ "$(cut -d' ' -f1 /proc/$$/schedstat)" = 0 ];
 	exit 0
 fi
 . "$TOP/tests/integration/lib/wait_blocked.sh"
+. "$TOP/tests/integration/lib/libc_names.sh"
 
 tmp=$(mktemp -d)
 pids=()
@@ -78,7 +79,7 @@ pids+=("$f")
 for _ in $(seq 3000); do grep -q ready "$tmp/f.out" 2>/dev/null && break; sleep 0.01; done
 # futex (202) for all 33, the same calls 0.1 s apart: nothing moves any more
 if ! wait_blocked $f 202 33; then
-	fail snapshot_blocked_same "snap_futex32's threads did not all block in futex waits"
+	fail snapshot_blocked_same "snap_futex32's threads did not all block in futex waits (TID syscall): $(syscalls $f | awk '{ print $1, $2 }' | head -40 | tr '\n' ' ')"
 else
 	# --stop-all last: the threads it stops leave their waits and may
 	# not be back in them at once on a loaded machine
@@ -110,7 +111,7 @@ if ! command -v gdb >/dev/null; then
 	skip snapshot_blocked_under_gdb "gdb not installed"
 elif [ -s "$tmp/stop.txt" ] && ! wait_blocked $f 202 33; then
 	# the threads --stop-all released must be back in their waits first
-	fail snapshot_blocked_under_gdb "snap_futex32's threads did not block again"
+	fail snapshot_blocked_under_gdb "snap_futex32's threads did not block again (TID syscall): $(syscalls $f | awk '{ print $1, $2 }' | head -40 | tr '\n' ' ')"
 elif [ -s "$tmp/stop.txt" ]; then
 	# gdb attaches (every thread in ptrace stop) and waits for $tmp/go
 	gdb -nx -batch -iex 'set debuginfod enabled off' \
@@ -121,7 +122,7 @@ elif [ -s "$tmp/stop.txt" ]; then
 		grep -Eq 'TracerPid:[[:space:]]*[1-9]' /proc/$f/status; }
 	for _ in $(seq 3000); do all_t && break; sleep 0.01; done
 	if ! all_t; then
-		fail snapshot_blocked_under_gdb "gdb did not hold every thread in ptrace stop"
+		fail snapshot_blocked_under_gdb "gdb did not hold every thread in ptrace stop: states $(cat /proc/$f/task/*/stat 2>/dev/null | awk '{ print $3 }' | sort | uniq -c | tr '\n' ' '), $(grep TracerPid /proc/$f/status)"
 	else
 		"$USTACK" snapshot -p $f --stats >"$tmp/gdb.txt" 2>"$tmp/gdb.err"
 		r1=$?
@@ -161,20 +162,33 @@ for i in $(seq 40); do
 		exit 1
 	}
 done
-python3 - "$tmp" <<'PY' >"$tmp/verdict"
-import json, sys
+# libc's functions under any of their names (lib/libc_names.sh)
+aliases=
+for fn in clock_nanosleep nanosleep start_thread clone3; do
+	aliases+="$fn=$(libc_aliases $fn "$(libc_path "$tmp/snap_blocked")") "
+done
+LIBC_ALIASES=$aliases python3 - "$tmp" <<'PY' >"$tmp/verdict"
+import json, os, sys
 tmp = sys.argv[1]
 fp_bad = flip_bad = spin_bad = 0
 fp_n = flip_free = flip_stopped = spin_n = 0
 notes = []
+# "fn=(a|b|c) ...": each libc function's set of names
+libc = {}
+for kv in os.environ.get("LIBC_ALIASES", "").split():
+	k, _, v = kv.partition("=")
+	libc[k] = set(v.strip("()").replace("\\.", ".").split("|")) - {""}
+def same(names, want):
+	"""names matches want: our functions by name, libc's (key of libc) by any alias"""
+	return len(names) == len(want) and all(n in (libc.get(w) or {w}) for n, w in zip(names, want))
 tail = ["flipper", "start_thread", "clone3"]
 def chain(x):
-	return ["clock_nanosleep", "__nanosleep", "flip_%s_3" % x, "flip_%s_2" % x, "flip_%s_1" % x] + tail
+	return ["clock_nanosleep", "nanosleep", "flip_%s_3" % x, "flip_%s_2" % x, "flip_%s_1" % x] + tail
 def flip_ok(names, free):
 	if free:  # blocked in its nanosleep: one whole chain
-		return names in (chain("a"), chain("b"))
+		return same(names, chain("a")) or same(names, chain("b"))
 	# stopped while running: anywhere in the loop, one chain's frames in order
-	if names[-3:] != tail:
+	if not same(names[-3:], tail):
 		return False
 	flips = [n for n in names if n.startswith("flip_")]
 	if len({n[5] for n in flips}) > 1:
@@ -189,7 +203,7 @@ for i in range(1, 41):
 		free = t["stopped"] is False
 		if t["comm"] == "fp_block":
 			fp_n += 1
-			if free or names != ["fp_read_forever", "fp_block", "start_thread", "clone3"]:
+			if free or not same(names, ["fp_read_forever", "fp_block", "start_thread", "clone3"]):
 				fp_bad += 1
 				notes.append("fp_block (snapshot %d, stopped %s): %s" % (i, t["stopped"], names))
 		elif t["comm"] in ("flip_a", "flip_b"):
@@ -202,7 +216,7 @@ for i in range(1, 41):
 				notes.append("%s (snapshot %d, stopped %s): %s" % (t["comm"], i, t["stopped"], names))
 		elif t["comm"] == "spinner":
 			spin_n += 1
-			if free or names[-3:] != ["spinner", "start_thread", "clone3"]:
+			if free or not same(names[-3:], ["spinner", "start_thread", "clone3"]):
 				spin_bad += 1
 				notes.append("spinner (snapshot %d, stopped %s): %s" % (i, t["stopped"], names))
 print("fp", fp_n, fp_bad)
@@ -240,7 +254,7 @@ pids+=("$fa")
 for _ in $(seq 3000); do grep -q ready "$tmp/fp.out" 2>/dev/null && break; sleep 0.01; done
 # main in its join (futex, 202), the 12 others in their read (0)
 if ! wait_blocked $fa "0|202" 13; then
-	fail snapshot_blocked_fp_all "snap_blocked fp 12 did not block"
+	fail snapshot_blocked_fp_all "snap_blocked fp 12 did not block (TID syscall): $(syscalls $fa | awk '{ print $1, $2 }' | tr '\n' ' ')"
 else
 	"$USTACK" snapshot -p $fa --stats >"$tmp/fa.txt" 2>"$tmp/fa.err"
 	r1=$?

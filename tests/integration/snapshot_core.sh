@@ -46,6 +46,7 @@ fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
 skip() { echo "SKIP $1: $2"; }
 
 [ -x "$USTACK" ] || { fail $T "no $USTACK"; exit 1; }
+. "$TOP/tests/integration/lib/libc_names.sh"
 tmp=$(mktemp -d)
 pids=()
 cleanup() {
@@ -94,7 +95,7 @@ EOF
 # normalize TOOL FILE: "tid pc name" lines, one per physical frame
 normalize() {
 	awk -v tool="$1" '
-	function norm(n) { sub(/@.*/, "", n); sub(/\..*/, "", n); sub(/_impl$/, "", n); sub(/^_+/, "", n); sub(/^GI_+/, "", n); sub(/^libc_/, "", n); return n }
+	function norm(n) { sub(/@.*/, "", n); sub(/\..*/, "", n); sub(/_impl$/, "", n); sub(/^_+/, "", n); sub(/^vdso_/, "", n); sub(/^GI_+/, "", n); sub(/^libc_/, "", n); return n }
 	/^TID [0-9]+/ { tid = $2; sub(/:$/, "", tid); next }
 	/^#[0-9]+ +0x[0-9a-fA-F]+/ {
 		pc = tolower($2); sub(/^0x0*/, "", pc)
@@ -195,7 +196,7 @@ for v in "${variants[@]}"; do
 		"$exe" >"$tmp/$v.out" &
 		pid=$!
 		pids+=($pid)
-		for _ in $(seq 100); do grep -q ready "$tmp/$v.out" && break; sleep 0.05; done
+		for _ in $(seq 600); do grep -q ready "$tmp/$v.out" && break; sleep 0.05; done
 		if gcore -o "$tmp/gcore_$v" "$pid" >/dev/null 2>&1 && [ -s "$tmp/gcore_$v.$pid" ]; then
 			check_core gcore_$v "$tmp/gcore_$v.$pid" "$exe" "$threads_chain" "core_main_wait,main"
 		else
@@ -246,8 +247,9 @@ assert all(x["stop_reason"] == "outermost" for x in t), [x["stop_reason"] for x 
 ' "$tmp/j.json" "$g" 2>"$tmp/j.py"; then pass ${T}_json; else fail ${T}_json "$(tail -1 "$tmp/j.py")"; fi
 	"$USTACK" snapshot --core "$g" --exe "$ex" --format folded >"$tmp/f.txt" 2>/dev/null
 	# 4 distinct thread stacks (depths 1..4) and main's: 5 lines, count 1 each
+	# (libc's pause under any of its names: lib/libc_names.sh)
 	if [ "$(wc -l <"$tmp/f.txt")" = 5 ] &&
-	   grep -q '^ct_cfi;.*;core_thr_start;core_level;core_level;core_block;pause 1$' "$tmp/f.txt"; then
+	   grep -qE "^ct_cfi;.*;core_thr_start;core_level;core_level;core_block;$(libc_aliases pause "$(libc_path "$ex")") 1\$" "$tmp/f.txt"; then
 		pass ${T}_folded
 	else
 		fail ${T}_folded "$(head -2 "$tmp/f.txt")"
@@ -318,37 +320,180 @@ if [ -n "$any" ]; then
 fi
 
 # --- a thread inside the vDSO: its frames are named [vdso], as in
-# /proc/PID/maps (the core holds the vDSO's pages, not a file)
+# /proc/PID/maps (the core holds the vDSO's pages, not a file).
+# Which vDSO functions a clock_gettime() goes through depends on the kernel
+# build and on the clock source, and not all of them have a symbol: with
+# tsc, __vdso_clock_gettime reads the clock itself; with kvm-clock it calls
+# a helper without a symbol (vread_pvclock), and a thread caught there shows
+# "#0 ?? ([vdso])", "#1 __vdso_clock_gettime+0x17e ([vdso])". Both are
+# right, and so is any name libc gives its wrapper (clock_gettime,
+# __clock_gettime, __GI___clock_gettime with its debug file). So:
+#   - the shape (vdso_stack_check): frame 0 and zero or more frames after
+#     it in [vdso], each pc inside the core's vDSO (AT_SYSINFO_EHDR and its
+#     PT_LOAD); then one frame in libc (by its file, libc.so.N, any name);
+#     then main in the executable; no [image] frame (an image with no name)
+#   - the pcs (and names, where both tools have one) against eu-stack and
+#     gdb on the same core (compare, as above; the vDSO's __vdso_X and X
+#     are one function)
+# vdso_stack_check is first tried on canned stacks: two right ones (the
+# kvm-clock stack above, from a machine where it failed an older check, and
+# a tsc one) must pass; wrong ones must fail.
+
+# vdso_stack_check OUT LO HI EXE: prints why OUT (ustack's text output of
+# a one-thread core) is not a right stack of a thread in the vDSO under
+# main's clock_gettime() call, the vDSO at [LO, HI); status 1 then
+vdso_stack_check() {
+	awk -v lo="$2" -v hi="$3" -v exe="$4" '
+	function hex16(x) { x = tolower(x); sub(/^0x/, "", x); while (length(x) < 16) x = "0" x; return x }
+	function bad(why) { print why; failed = 1; exit 1 }
+	BEGIN { LO = hex16(lo); HI = hex16(hi); state = 0 }
+	/\(\[image\]\)/ { bad("an [image] frame: " $0) }
+	/^#[0-9]+ 0x[0-9a-f]+ / {
+		file = ""
+		if (match($0, / \(.*\)$/)) file = substr($0, RSTART + 2, RLENGTH - 3)
+		base = file; sub(/.*\//, "", base)
+		pc = hex16($2)
+		if (state == 0 || state == 1) {
+			if (file == "[vdso]") {
+				if (pc < LO || pc >= HI) bad($1 " " $2 " is named [vdso] but lies outside the vDSO " lo "-" hi)
+				state = 1
+				next
+			}
+			if (state == 0) bad("frame #0 is not in the vDSO: " $0)
+			if (base !~ /^libc(\.so\.[0-9]+|-[0-9.]+\.so)$/) bad("after the vDSO frames, not libc: " $0)
+			state = 2
+			next
+		}
+		if (state == 2) {
+			if ($3 !~ /^main\+0x[0-9a-f]+$/ || file != exe) bad("after the libc frame, not main in " exe ": " $0)
+			state = 3
+		}
+	}
+	END {
+		if (failed) exit 1
+		if (state < 3) { print "no main after the vDSO and libc frames (" (state == 0 ? "no frame" : state == 1 ? "only vDSO frames" : "stack ends in libc") ")"; exit 1 }
+	}' "$1"
+}
+
+# the canned stacks: base 0x7fd0bfa76000 (vDSO of two pages), main in /t/vspin
+vlo=0x7fd0bfa76000 vhi=0x7fd0bfa78000
+vlibc=/usr/lib/x86_64-linux-gnu/libc.so.6
+cat >"$tmp/v_kvmclock" <<EOF
+TID 1234 vspin
+#0 0x7fd0bfa767a1 ?? ([vdso])
+#1 0x7fd0bfa76c6e __vdso_clock_gettime+0x17e ([vdso])
+#2 0x7fd0bf94f439 clock_gettime+0x19 ($vlibc)
+#3 0x55d0c1a0806d main+0x1d (/t/vspin)
+#4 0x7fd0bf8a724a __libc_start_call_main+0x7a ($vlibc)
+#5 0x7fd0bf8a7305 __libc_start_main+0x85 ($vlibc)
+#6 0x55d0c1a08091 _start+0x21 (/t/vspin)
+EOF
+cat >"$tmp/v_tsc" <<EOF
+TID 1234 vspin
+#0 0x7fd0bfa76b46 __vdso_clock_gettime+0x56 ([vdso])
+#1 0x7fd0bf94f439 __GI___clock_gettime+0x19 ($vlibc)
+#2 0x55d0c1a0806d main+0x1d (/t/vspin)
+#3 0x7fd0bf8a724a __libc_start_call_main+0x7a ($vlibc)
+#4 0x7fd0bf8a7305 __libc_start_main+0x85 ($vlibc)
+#5 0x55d0c1a08091 _start+0x21 (/t/vspin)
+EOF
+# wrong: libc's frame in another file; no main; an [image] frame; main in
+# another file; frame 0 in libc; a [vdso] pc outside the vDSO; the libc
+# frame missing
+sed "s|clock_gettime+0x19 ($vlibc)|clock_gettime+0x19 (/usr/lib/x86_64-linux-gnu/libm.so.6)|" "$tmp/v_kvmclock" >"$tmp/v_bad_file"
+grep -v ' main+' "$tmp/v_kvmclock" >"$tmp/v_bad_nomain"
+sed 's|__vdso_clock_gettime+0x17e (\[vdso\])|?? ([image])|' "$tmp/v_kvmclock" >"$tmp/v_bad_image"
+sed 's|main+0x1d (/t/vspin)|main+0x1d (/t/other)|' "$tmp/v_kvmclock" >"$tmp/v_bad_mainfile"
+grep -v ' (\[vdso\])$' "$tmp/v_kvmclock" >"$tmp/v_bad_frame0"
+sed 's|^#1 0x7fd0bfa76c6e|#1 0x7fd0bfa78c6e|' "$tmp/v_kvmclock" >"$tmp/v_bad_range"
+grep -v ' clock_gettime+0x19 ' "$tmp/v_kvmclock" >"$tmp/v_bad_nolibc"
+selftest=
+for c in kvmclock tsc; do
+	why=$(vdso_stack_check "$tmp/v_$c" $vlo $vhi /t/vspin) || selftest+="rejects the right $c stack ($why); "
+done
+for c in file nomain image mainfile frame0 range nolibc; do
+	vdso_stack_check "$tmp/v_bad_$c" $vlo $vhi /t/vspin >/dev/null && selftest+="accepts the wrong stack $c; "
+done
+if [ -z "$selftest" ]; then
+	pass ${T}_vdso_selftest
+else
+	fail ${T}_vdso_selftest "vdso_stack_check $selftest"
+fi
+
 if [ $have_gdb = 1 ]; then
 	cat >"$tmp/vspin.c" <<'EOF'
 #include <time.h>
+#include <unistd.h>
 int main(void)
 {
 	struct timespec ts;
 
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	write(1, "ready\n", 6);
 	for (;;)
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 }
 EOF
 	$CC -O2 -o "$tmp/vspin" "$tmp/vspin.c"
-	"$tmp/vspin" &
+	"$tmp/vspin" >"$tmp/vspin.ready" &
 	vp=$!
 	pids+=("$vp")
-	sleep 0.3
-	# most of its time is in __vdso_clock_gettime: a few tries at most
-	for try in 1 2 3 4 5 6 7 8; do
+	for _ in $(seq 3000); do grep -q ready "$tmp/vspin.ready" && break; sleep 0.01; done
+	# nearly all of its time is in the vDSO: a few tries at most (a core
+	# that caught it in libc or main is just taken again). Whether it is
+	# there is the core's word, not ustack's: its pc (gdb) inside its vDSO
+	# (AT_SYSINFO_EHDR from the core's auxv, the size of the PT_LOAD there).
+	vcore=$tmp/vspin.core.$vp
+	for try in $(seq 20); do
 		rm -f "$tmp"/vspin.core.*
 		gcore -o "$tmp/vspin.core" "$vp" >/dev/null 2>&1 || break
-		"$USTACK" snapshot --core "$tmp/vspin.core.$vp" --exe "$tmp/vspin" >"$tmp/vdso.out" 2>&1
-		grep -q '^#0 .*(\[vdso\]\|(\[image\])' "$tmp/vdso.out" && break
+		read -r vlo vpc < <(gdb -batch -nx -ex 'info auxv' -ex 'printf "pc 0x%lx\n", $pc' \
+			"$tmp/vspin" "$vcore" 2>/dev/null |
+			awk '$2 == "AT_SYSINFO_EHDR" { lo = $NF } $1 == "pc" { pc = $2 } END { print lo, pc }')
+		vhi=
+		hex='^0x[0-9a-f]+$'
+		[[ $vpc =~ $hex ]] || vpc=
+		[[ $vlo =~ $hex ]] || vlo=
+		if [ -n "$vlo" ]; then
+			while read -r typ _ va _ _ msz _; do
+				[ "$typ" = LOAD ] && [ $((va)) = $((vlo)) ] && vhi=$(printf '0x%x' $((va + msz)))
+			done < <(readelf -lW "$vcore" 2>/dev/null)
+		fi
+		[ -n "$vhi" ] && [ -n "$vpc" ] && [ $((vpc >= vlo && vpc < vhi)) = 1 ] && break
 	done
-	if grep -q '^#0 0x[0-9a-f]* [a-z_]*clock_gettime[a-z_0-9]*+0x[0-9a-f]* (\[vdso\])$' "$tmp/vdso.out" &&
-	   grep -q ' main+0x[0-9a-f]* (' "$tmp/vdso.out" && ! grep -q '\[image\]' "$tmp/vdso.out"; then
-		pass ${T}_vdso
-	elif ! grep -q '^#0 .*(\[vdso\]\|(\[image\])' "$tmp/vdso.out"; then
-		skip ${T}_vdso "no core of 8 caught the thread inside the vDSO: $(grep -m1 '^#0' "$tmp/vdso.out")"
+	"$USTACK" snapshot --core "$vcore" --exe "$tmp/vspin" >"$tmp/vdso.out" 2>"$tmp/vdso.err"
+	if ! [ -s "$vcore" ]; then
+		fail ${T}_vdso "gcore failed"
+	elif [ -z "$vhi" ] || [ -z "$vpc" ]; then
+		fail ${T}_vdso "no vDSO or no pc found in the core (AT_SYSINFO_EHDR '$vlo', a PT_LOAD there '$vhi', pc '$vpc')"
+	elif [ $((vpc >= vlo && vpc < vhi)) != 1 ]; then
+		skip ${T}_vdso "no core of 20 caught the thread inside the vDSO ($vlo-$vhi): pc $vpc"
 	else
-		fail ${T}_vdso "$(head -4 "$tmp/vdso.out" | tr '\n' '|')"
+		if [ -s "$tmp/vdso.err" ]; then
+			fail ${T}_vdso "warnings: $(head -3 "$tmp/vdso.err" | tr '\n' '|')"
+		elif ! why=$(vdso_stack_check "$tmp/vdso.out" "$vlo" "$vhi" "$tmp/vspin"); then
+			fail ${T}_vdso "$why; vDSO $vlo-$vhi; $(head -6 "$tmp/vdso.out" | tr '\n' '|')"
+		else
+			echo "# vDSO frames: $(grep -c '(\[vdso\])$' "$tmp/vdso.out"), frame 0: $(grep -m1 '^#0' "$tmp/vdso.out")"
+			pass ${T}_vdso
+		fi
+		normalize ustack "$tmp/vdso.out" >"$tmp/vdso.n"
+		if [ $have_eu = 1 ]; then
+			eu-stack --core "$vcore" -e "$tmp/vspin" >"$tmp/vdso.eu" 2>/dev/null
+			normalize eustack "$tmp/vdso.eu" >"$tmp/vdso.eu.n"
+			if d=$(compare eustack "$tmp/vdso.n" "$tmp/vdso.eu.n"); then
+				pass ${T}_vdso_eustack
+			else
+				fail ${T}_vdso_eustack "$(echo "$d" | head -2); eu-stack: $(grep '^#' "$tmp/vdso.eu" | head -5 | tr '\n' '|')"
+			fi
+		fi
+		gdb -batch -nx -ex "source $tmp/frames.py" "$tmp/vspin" "$vcore" >"$tmp/vdso.gdb" 2>/dev/null
+		normalize gdb "$tmp/vdso.gdb" >"$tmp/vdso.gdb.n"
+		if d=$(compare gdb "$tmp/vdso.n" "$tmp/vdso.gdb.n"); then
+			pass ${T}_vdso_gdb
+		else
+			fail ${T}_vdso_gdb "$(echo "$d" | head -2); gdb: $(grep '^#' "$tmp/vdso.gdb" | head -5 | tr '\n' '|')"
+		fi
 	fi
 else
 	skip ${T}_vdso "gdb (gcore) not installed"

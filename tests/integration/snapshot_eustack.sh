@@ -235,7 +235,7 @@ pid=$!; pids+=("$pid")
 if wait_exe $pid "$sleep_bin" && wait_blocked $pid '230|35'; then
 	check_target sleep $pid 0
 else
-	fail snapshot_eustack_sleep "sleep did not start"
+	fail snapshot_eustack_sleep "sleep did not start: exe $(readlink /proc/$pid/exe), states [$(states $pid)], syscalls $(syscalls $pid | awk '{ print $2 }' | tr '\n' ' ')"
 fi
 
 # --- bash in `read`, its pipe held open by us --------------------------------
@@ -248,7 +248,7 @@ exec 9>"$tmp/fifo"
 if wait_exe $pid "$bash_bin" && wait_blocked $pid 0; then
 	check_target bash $pid 0
 else
-	fail snapshot_eustack_bash "bash did not start"
+	fail snapshot_eustack_bash "bash did not start: exe $(readlink /proc/$pid/exe), states [$(states $pid)], syscalls $(syscalls $pid | awk '{ print $2 }' | tr '\n' ' ')"
 fi
 
 # --- python3 busy loop, stopped --------------------------------------------
@@ -274,7 +274,7 @@ while True:
 	if wait_exe $pid "$py_bin" && wait_ready "$tmp/python3.out"; then
 		busy_rounds python3 $pid
 	else
-		fail snapshot_eustack_python3 "python3 did not start"
+		fail snapshot_eustack_python3 "python3 did not start: exe $(readlink /proc/$pid/exe), states [$(states $pid)], CPU $(cputime $pid) ticks"
 	fi
 fi
 
@@ -286,7 +286,7 @@ pid=$!; pids+=("$pid")
 if wait_exe $pid "$gzip_bin" && wait_cpu $pid 5; then
 	busy_rounds gzip $pid
 else
-	fail snapshot_eustack_gzip "gzip did not start"
+	fail snapshot_eustack_gzip "gzip did not start: exe $(readlink /proc/$pid/exe), states [$(states $pid)], CPU $(cputime $pid) ticks"
 fi
 
 # --- our two programs, blocked -------------------------------------------------

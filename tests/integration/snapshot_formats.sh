@@ -52,7 +52,7 @@ fi
 # the target sleeps: json and raw taken one after the other see the same pcs
 "$USTACK" snapshot -p "$pid" --format json > "$tmp/json" 2>"$tmp/err" || { echo "FAIL snapshot_json: exit $?"; exit 1; }
 "$USTACK" snapshot -p "$pid" --format raw > "$tmp/raw" 2>>"$tmp/err"
-if python3 - "$tmp/json" "$tmp/raw" "$pid" <<'PY'
+if python3 - "$tmp/json" "$tmp/raw" "$pid" 2>"$tmp/py.err" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["pid"] == int(sys.argv[3]), d["pid"]
@@ -70,7 +70,7 @@ for t in d["threads"]:
     assert all(f["method"] in ("sframe", "cfi", "fp", "signal") for f in t["frames"][1:])
 PY
 then echo "PASS snapshot_json: 33 threads, pcs identical to --format raw"
-else echo "FAIL snapshot_json: see above"; fi
+else echo "FAIL snapshot_json: $(grep -v '^ ' "$tmp/py.err" | tail -1 | cut -c1-400)"; fi
 
 # A process whose main thread called pthread_exit(): the zombie leader has
 # no stack; the two live threads must still be unwound (exit 0).

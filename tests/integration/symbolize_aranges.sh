@@ -62,13 +62,16 @@ run "$tmp/badversion" badversion
 run "$tmp/cut" cut
 got=$(sed -n 's|.* at .*/\([^/]*\.c:[0-9]*\).*|\1|p' "$tmp/out.built" | tr '\n' ' ')
 ok=1
+{
 [ "$got" = "${want# } " ] || { ok=0; echo "# built: '$got'"; echo "# addr2line: '${want# }'"; }
 for v in renamed badversion cut; do
 	cmp -s "$tmp/out.built" "$tmp/out.$v" || { ok=0; echo "# $v differs:"; diff "$tmp/out.built" "$tmp/out.$v" | head -4; }
 done
+} >"$tmp/notes"
+cat "$tmp/notes"
 if [ $ok = 1 ]; then
 	echo "PASS $T: 15 functions in 3 units: addr2line's lines through .debug_aranges, without it, and with it garbled or cut"
 else
-	echo "FAIL $T"
+	echo "FAIL $T: $(grep -h '^#' "$tmp/notes" | head -3 | tr '\n' '|')"
 	head -3 "$tmp"/err.* | sed 's/^/#   /'
 fi

@@ -40,7 +40,8 @@ r=$("$USTACK" symbolize -r -e "$tmp/p" "$eoff")
 case "$r" in *" alpha+0x"*) echo "PASS symbolize_cli_return: end of alpha with --return names alpha" ;;
 	*) echo "FAIL symbolize_cli_return: '$r'" ;; esac
 
-libc=/lib/x86_64-linux-gnu/libc.so.6
+. "${TOP:-$PWD}/tests/integration/lib/libc_names.sh"
+libc=$(libc_path "$tmp/p")
 bid=$(readelf -n "$libc" 2>/dev/null | sed -n 's/.*Build ID: //p')
 dbg=/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug
 if [ -n "$bid" ] && [ -f "$dbg" ]; then

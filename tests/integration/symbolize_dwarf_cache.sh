@@ -68,7 +68,7 @@ got=$(sed -n 's|.* at .*/\(big\.c:[0-9]*\).*|\1|p' "$tmp/nocache" | tr '\n' ' ')
 cmp -s "$tmp/nocache" "$tmp/first" || { ok=0; echo "# first run with the cache differs"; diff "$tmp/nocache" "$tmp/first" | head; }
 cmp -s "$tmp/nocache" "$tmp/second" || { ok=0; echo "# second run (from the copy) differs"; diff "$tmp/nocache" "$tmp/second" | head; }
 [ $ok = 1 ] && echo "PASS symbolize_dwarf_cache_same: lines without a cache, writing it and reading it are addr2line's ($nlines offsets)" ||
-	echo "FAIL symbolize_dwarf_cache_same"
+	echo "FAIL symbolize_dwarf_cache_same: no cache: $nlines lines '$got' (addr2line '$want'); with the cache: first run $(cmp -s "$tmp/nocache" "$tmp/first" && echo same || echo differs), second $(cmp -s "$tmp/nocache" "$tmp/second" && echo same || echo differs)"
 if [ -f "$copy" ] && ! readelf -SW "$copy" 2>/dev/null | grep -q ' \.debug_info .* C ' &&
    { ! command -v eu-readelf >/dev/null || eu-readelf --debug-dump=info "$copy" 2>/dev/null | grep -q 'f2999'; }; then
 	echo "PASS symbolize_dwarf_cache_copy: $bid.dwarf written, .debug_info inflated, readable"

@@ -9,6 +9,9 @@
  * instead crashes in
  *     main -> core_crash_outer -> core_crash_inner -> (SIGSEGV | abort())
  * after the threads are blocked, leaving a core of the same shape.
+ * "Blocked" is the kernel's word: main waits (at most 30 s) until each
+ * thread's /proc/self/task/TID/syscall says pause (34), not a fixed time,
+ * which a loaded machine may not give a thread to get there.
  * Every function is noinline and followed by a volatile write, so no call
  * becomes a tail call and each caller's frame stays on the stack.
  */
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define NTHREADS 4
@@ -24,6 +28,7 @@
 
 volatile int core_sink;
 static pthread_barrier_t core_barrier;
+static pid_t core_tids[NTHREADS];
 
 CORE_FN void core_block(void)
 {
@@ -47,10 +52,36 @@ CORE_FN void *core_thr_start(void *arg)
 
 	snprintf(name, sizeof(name), "core-t%d", i);
 	pthread_setname_np(pthread_self(), name);
+	core_tids[i] = (pid_t)syscall(SYS_gettid);
 	pthread_barrier_wait(&core_barrier);
 	core_level(i + 1);
 	core_sink++;
 	return NULL;
+}
+
+/* Until every thread is in pause() (system call 34), at most 30 s. */
+static void core_wait_paused(void)
+{
+	for (int tries = 0; tries < 30000; tries++) {
+		int n = 0;
+
+		for (int i = 0; i < NTHREADS; i++) {
+			char path[64], buf[32] = "";
+			FILE *f;
+
+			snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)core_tids[i]);
+			f = fopen(path, "re");
+			if (f) {
+				if (fgets(buf, sizeof(buf), f) && !strncmp(buf, "34 ", 3))
+					n++;
+				fclose(f);
+			}
+		}
+		if (n == NTHREADS)
+			return;
+		usleep(1000);
+	}
+	fprintf(stderr, "core_threads: the threads did not all get into pause() in 30 s\n");
 }
 
 CORE_FN void core_main_wait(pthread_t t)
@@ -82,8 +113,8 @@ int main(int argc, char **argv)
 		if (pthread_create(&t[i], NULL, core_thr_start, (void *)i))
 			return 1;
 	pthread_barrier_wait(&core_barrier);
-	/* the threads go on into pause(): give them a moment to get there */
-	usleep(200 * 1000);
+	/* the threads go on into pause(): wait until each is there */
+	core_wait_paused();
 	if (argc > 1) {
 		core_crash_outer(!strcmp(argv[1], "abort"));
 		return 1;

@@ -4,7 +4,10 @@
  *   cpu:     main -> run_a -> run_b -> (inl_mid -> inl_leaf, always_inline) burning CPU
  *   futex:   main -> run_a -> run_b -> wake (FUTEX_WAKE syscalls: tracepoint events)
  *   threads: main starts 3 named threads ("pp-worker-N") that block in
- *            pthread_cond_wait; prints "ready" and sleeps (snapshot target)
+ *            pthread_cond_wait; prints "ready" once all three are inside it
+ *            (each counted itself under the mutex, which it lets go of
+ *            only in pthread_cond_wait) and sleeps in pause (snapshot
+ *            target; the test still waits for every thread's futex wait)
  * noinline keeps run_a/run_b/wake real frames; the always_inline pair puts
  * the CPU samples inside inlined code (several lines of one location).
  */
@@ -54,6 +57,7 @@ __attribute__((noinline)) void run_a(int futex, unsigned long n)
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int waiting;
 
 static void *worker(void *arg)
 {
@@ -62,6 +66,7 @@ static void *worker(void *arg)
 	snprintf(name, sizeof(name), "pp-worker-%d", (int)(long)arg);
 	pthread_setname_np(pthread_self(), name);
 	pthread_mutex_lock(&mu);
+	waiting++;
 	for (;;)
 		pthread_cond_wait(&cv, &mu);
 	return NULL;
@@ -73,10 +78,16 @@ int main(int argc, char **argv)
 
 	if (!strcmp(mode, "threads")) {
 		pthread_t t[3];
+		int n = 0;
 
 		for (long i = 0; i < 3; i++)
 			pthread_create(&t[i], NULL, worker, (void *)i);
-		usleep(100000);
+		while (n < 3) {
+			usleep(1000);
+			pthread_mutex_lock(&mu);
+			n = waiting;
+			pthread_mutex_unlock(&mu);
+		}
 		printf("ready\n");
 		fflush(stdout);
 		pause();

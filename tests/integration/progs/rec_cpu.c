@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * A CPU-bound program for the cpu-clock cases of record_bpf_more.sh: for
- * SECONDS seconds (argv[1]) it repeats three chains, each ending in a leaf
+ * SECONDS seconds (argv[1]) of the main thread's CPU time (a cpu-clock
+ * recording gets as many samples of it on a loaded machine as on an idle
+ * one, it only takes longer) it repeats three chains, each ending in a leaf
  * that computes without calling anything:
  *     main -> rec_cpu_run -> rec_cpu_a -> rec_cpu_a_leaf
  *     main -> rec_cpu_run -> rec_cpu_b -> rec_cpu_b_mid -> rec_cpu_b_leaf
@@ -71,7 +73,7 @@ static double rec_cpu_now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 

@@ -11,7 +11,9 @@
  * step. The bpf backend's hot stack (the frames above that step, kept per
  * task) must tell the two apart by the stack word it re-reads (mid's
  * return address); a leaf1 sample under top2, or leaf2 under top1, is a
- * wrong stack. Runs SECONDS (argv[1]); prints "rec_hot: N rounds".
+ * wrong stack. Runs SECONDS (argv[1]) of its own CPU time, so that a
+ * cpu-clock recording gets as many samples on a loaded machine as on an
+ * idle one (it only takes longer); prints "rec_hot: N rounds".
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -64,7 +66,7 @@ static double rec_hot_now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
