@@ -154,6 +154,19 @@ static void load_vma(struct rec *r, uint32_t pid, const struct pm_vma *v)
 	 * here (the process may be gone by then); the vDSO is an image */
 	fd = m && f->kind != USTACK_VMA_VDSO
 		     ? open(ustack_elf__path(ustack_modtab__elf(m)), O_RDONLY | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		/* that path may be /proc/PID/map_files/START-END, which names
+		 * whatever the process maps there by now: the thread must build
+		 * the rows of the file @m was read from, or none */
+		struct stat st;
+		uint64_t mdev, mino;
+
+		ustack_modtab__file(m, &mdev, &mino);
+		if (fstat(fd, &st) || (uint64_t)st.st_dev != mdev || (uint64_t)st.st_ino != mino) {
+			close(fd);
+			fd = -1;
+		}
+	}
 	if (fd >= 0)
 		ret = ustack_bpf__set_file_fd(r->bpf, dev, ino, f->id, fd);
 	else
