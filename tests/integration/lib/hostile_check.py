@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Checks of tests/integration/record_hostile.sh: stacks of programs whose
-code moves (dlclose/dlopen, munmap/mmap at one address) or that exec, read
+"""Checks of tests/integration/record_hostile.sh and record_scale.sh:
+stacks of programs whose code moves (dlclose/dlopen, munmap/mmap at one
+address), that exec, or that fork many children, read
 from `ustack report --format perf-script` (a header line per event, then
 one "ADDR NAME+0xOFF (PATH)" line per frame, innermost first; kernel frames
 first, their ADDR >= 0xffff800000000000).
 
   hostile_check.py moving SCRIPT --via VIA=PATH:F1,F2,... [--via ...] [--min N]
   hostile_check.py exec SCRIPT --image PATH:CHAIN [--image ...] [--min N]
+  hostile_check.py children SCRIPT FORKER TRUE N LOST
 
 moving: VIA is a function of the executable that calls into a library at
 PATH (which moves); F1, F2, ... its frames from VIA's callee on, root
@@ -40,6 +42,21 @@ images;
 "[unknown] (PATH)" is wrong. Right: a stack whose frames of PATH, root
 first, end with all of CHAIN. Output "EXEC image=PATH right=R wrong=W";
 exit 1 when a stack is wrong or an image has fewer than --min right.
+
+children: the exit_group() calls (syscalls:sys_enter_exit_group events)
+of the N children of progs/hostile_forker.c (path FORKER): half of them
+exec'd TRUE (comm: TRUE's base name), half renamed themselves
+hostile_child. Each calls exit_group() once, so the count C of such
+events must be N when LOST (the records the recorder says it lost) is 0,
+and at least N - LOST otherwise (a lost event or a lost comm record: the
+loss is counted), never more than N. The stacks of hostile_child's calls
+must hold main -> hf_spawn -> hf_child named from FORKER ("right"), or
+no user frame at all (an event the recorder kept without a user stack);
+a frame of FORKER named otherwise, or a frame of TRUE, is wrong; a stack
+cut short is "partial". The stacks of TRUE's calls must hold no frame of
+FORKER (the picture of the parent kept after the exec). At least half of
+hostile_child's calls right. Output "CHILDREN n=N exits=C exec=E
+forked=F right=R partial=P nostack=S wrong=W lost=L"; exit 1 on failure.
 """
 import re
 import sys
@@ -59,14 +76,16 @@ def read_script(path):
                 cur = None
                 continue
             if not line[0].isspace():
-                if not HEADER.match(line):
-                    sys.exit(f"hostile_check: {path}:{no}: not an event header: {line[:120]}")
+                # a header (whatever its comm: record -a sees any program)
                 cur = (line, [])
                 out.append(cur)
                 continue
             m = FRAME.match(line)
-            if not m or cur is None:
-                sys.exit(f"hostile_check: {path}:{no}: not a frame line: {line[:120]}")
+            if cur is None:
+                sys.exit(f"hostile_check: {path}:{no}: a frame line before any header: {line[:120]}")
+            if not m:
+                cur[1].append(("?", "?"))
+                continue
             if int(m.group(1), 16) >= KERNEL_MIN:
                 continue
             name = re.sub(r"\+0x[0-9a-f]+$", "", m.group(2))
@@ -178,10 +197,57 @@ def cmd_exec(script, images, minimum):
     return 1 if fail else 0
 
 
+def cmd_children(script, forker, true_path, n, lost):
+    events = read_script(script)
+    true_comm = true_path.rsplit("/", 1)[-1][:15]
+    st = dict(exec=0, forked=0, right=0, partial=0, nostack=0, wrong=0)
+    examples = []
+    allowed = {"_start", "main", "hf_spawn", "hf_child", "_init"}
+    for hdr, frames in events:
+        m = HEADER.match(hdr)
+        if not m:
+            continue
+        comm, event = m.group(1).strip(), m.group(7)
+        if event != "syscalls:sys_enter_exit_group" or comm not in (true_comm, "hostile_child"):
+            continue
+        root = list(reversed(frames))
+        if comm == true_comm:
+            st["exec"] += 1
+            if any(p == forker for _, p in root):
+                st["wrong"] += 1
+                examples.append(f"{comm}: a frame of the forker after the exec: {show(frames)}")
+            continue
+        st["forked"] += 1
+        bad = [f"{n_} ({p})" for n_, p in root
+               if (p == forker and n_ not in allowed and not n_.endswith("@plt")) or p == true_path]
+        own = [n_ for n_, p in root if p == forker]
+        if bad:
+            st["wrong"] += 1
+            examples.append(f"{comm}: {bad[0]}: {show(frames)}")
+        elif not root:
+            st["nostack"] += 1
+        elif "main;hf_spawn;hf_child" in ";".join(own):
+            st["right"] += 1
+        else:
+            st["partial"] += 1
+    exits = st["exec"] + st["forked"]
+    for ex in examples[:3]:
+        print("wrong:", ex)
+    print(f"CHILDREN n={n} exits={exits} exec={st['exec']} forked={st['forked']} right={st['right']} "
+          f"partial={st['partial']} nostack={st['nostack']} wrong={st['wrong']} lost={lost}")
+    ok = (exits <= n and exits >= n - lost and st["wrong"] == 0 and 2 * st["right"] >= st["forked"]
+          and st["forked"] > 0)
+    return 0 if ok else 1
+
+
 def main(argv):
-    if len(argv) < 3 or argv[1] not in ("moving", "exec"):
+    if len(argv) < 3 or argv[1] not in ("moving", "exec", "children"):
         sys.exit(__doc__)
     what, script, rest = argv[1], argv[2], argv[3:]
+    if what == "children":
+        if len(rest) != 4:
+            sys.exit(__doc__)
+        return cmd_children(script, rest[0], rest[1], int(rest[2]), int(rest[3]))
     specs, minimum = {}, 1
     i = 0
     while i < len(rest):
