@@ -463,6 +463,7 @@ static struct entry *entry_of(struct rec *r, uint32_t tid, int create)
 	if (ustack_u64map__put(b->entry_of, tid, b->nr_entries))
 		return NULL;
 	memset(&b->entries[b->nr_entries], 0, sizeof(struct entry));
+	b->entries[b->nr_entries].tid = tid; /* rec_bpf_exit() moves entries by it */
 	return &b->entries[b->nr_entries++];
 }
 
@@ -484,10 +485,25 @@ static void close_entry(struct rec *r, struct entry *e)
 	r->st.user_stacks++;
 }
 
+/* The thread's entry is written and dropped: kept, every thread id ever
+ * seen cost an entry (~60 bytes) for the rest of the recording, up to
+ * kernel.pid_max of them. The last entry moves into the hole. */
 void rec_bpf_exit(struct rec *r, uint32_t tid)
 {
-	if (r->bpf)
-		close_entry(r, entry_of(r, tid, 0));
+	struct rec_bpf *b = r->rb;
+	uint64_t i;
+	size_t last;
+
+	if (!r->bpf)
+		return;
+	close_entry(r, entry_of(r, tid, 0));
+	if (!ustack_u64map__delete(b->entry_of, tid, &i) || i >= b->nr_entries)
+		return;
+	last = --b->nr_entries;
+	if (i != last) {
+		b->entries[i] = b->entries[last];
+		ustack_u64map__put(b->entry_of, b->entries[i].tid, i);
+	}
 }
 
 /* ---- records ---------------------------------------------------------------------- */
