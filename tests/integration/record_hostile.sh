@@ -25,11 +25,15 @@
 #                 whole file at one fixed address (MAP_FIXED_NOREPLACE),
 #                 call, munmap(); liba and libb at the same address always
 #   exec/B        progs/hostile_exec.c: exec_a spins, execs exec_b, which
-#                 spins and execs exec_a again, which spins; both non-PIE,
-#                 loaded at one address, their functions at offsets that
-#                 never coincide (exec_b has 64 KiB of code before them):
-#                 a frame named from the image that replaced its own gets
-#                 a wrong name (exb_pad) rather than none
+#                 spins and execs exec_a, and so on (4 images, 3 execs),
+#                 at 500 Hz; both non-PIE, loaded at one address, each
+#                 one's functions where the other has a pad of code: a
+#                 frame named from the image that replaced its own gets a
+#                 wrong name (exa_pad, exb_pad) rather than none. (At
+#                 500 Hz the last sample before an exec is rarely in the
+#                 exec's own teardown of the old image, whose stack copy
+#                 is worthless: the last stack with frames of the old image
+#                 is then the one to name right or wrong.)
 # The truth (lib/hostile_check.py): via_a and via_b, in the executable,
 # never move, and via_a calls only liba's a_outer -> a_spin (via_b: libb's
 # b_outer -> b_spin). So a stack holding via_a must show, after it, a_outer
@@ -103,14 +107,22 @@ if [ "$(stat -c %s "$tmp/liba.so")" != "$(stat -c %s "$tmp/libb.so")" ] ||
 	fail build/libs "liba.so and libb.so should differ and have one size: $(stat -c '%n %s' "$tmp"/lib?.so | tr '\n' ' ')"
 	exit 1
 fi
-# and both images at one address (non-PIE): the code of one is where the
-# other's was, so a frame named from the wrong image has a name, a wrong one
-lo_b=$(nm "$tmp/exec_b" | awk '$3 ~ /^exb_(outer|mid|spin|go)$/ { print $1 }' | sort | head -1)
+# and both images at one address (non-PIE), each one's functions inside
+# the other's pad: a frame named from the wrong image comes out as a pad
+# (nm -S: "ADDR SIZE T NAME")
+inside() { # IMAGE PAD OTHER PREFIX: every PREFIX function of OTHER in PAD of IMAGE
+	nm -S "$1" | awk -v pad="$2" '$4 == pad { print $1, $2 }' >"$tmp/pad"
+	nm "$3" | awk -v re="^$4_" '$3 ~ re && $3 !~ /_pad$/ { print $1 }' >"$tmp/fns"
+	[ -s "$tmp/pad" ] && [ -s "$tmp/fns" ] && read -r ps pz <"$tmp/pad" &&
+		while read -r a; do
+			[ $((16#$a)) -ge $((16#$ps)) ] && [ $((16#$a)) -lt $((16#$ps + 16#$pz)) ] || exit 1
+		done <"$tmp/fns"
+}
 load_a=$(readelf -lW "$tmp/exec_a" | awk '$1 == "LOAD" { print $3; exit }')
 load_b=$(readelf -lW "$tmp/exec_b" | awk '$1 == "LOAD" { print $3; exit }')
-if [ -z "$lo_b" ] || [ $((16#$lo_b - ${load_b:-0})) -le "$(stat -c %s "$tmp/exec_a")" ] ||
+if ! (inside "$tmp/exec_b" exb_pad "$tmp/exec_a" exa) || ! (inside "$tmp/exec_a" exa_pad "$tmp/exec_b" exb) ||
 	[ -z "$load_a" ] || [ "$load_a" != "$load_b" ] || [ $((load_a)) = 0 ]; then
-	fail build/exec "exec_b's functions should start past exec_a's $(stat -c %s "$tmp/exec_a") bytes (at 0x${lo_b:-?}), both images at one fixed address (first LOAD at ${load_a:-?}, ${load_b:-?})"
+	fail build/exec "want each image's functions inside the other's pad, both images at one fixed address (first LOAD at ${load_a:-?}, ${load_b:-?}): $(nm -S "$tmp/exec_a" "$tmp/exec_b" | grep -E ' (ex[ab]_|main)' | tr '\n' ' ')"
 	exit 1
 fi
 
@@ -124,7 +136,7 @@ rec() {
 	local tag=$1 b=$2 rc rpid; shift 2
 	mkdir -p "$(dirname "$O/$tag")"
 	: >"$O/$tag.lag"
-	HOSTILE_GO=${LAG:+$O/$tag.go} "$USTACK" record --backend "$b" -F 2000 -o "$O/$tag.data" -- "$@" \
+	HOSTILE_GO=${LAG:+$O/$tag.go} "$USTACK" record --backend "$b" -F "${FREQ:-2000}" -o "$O/$tag.data" -- "$@" \
 		>"$O/$tag.out" 2>"$O/$tag.err" &
 	rpid=$!; pids+=("$rpid")
 	[ -n "${LAG:-}" ] && lag "$tag" "$rpid"
@@ -220,10 +232,10 @@ for b in copy bpf; do
 		skip "$tag" "$bpf_skip"
 		continue
 	fi
-	ms=$((CPU_MS / 3))
-	rec "$tag" "$b" "$tmp/exec_a" $ms "$tmp/exec_b" $ms "$tmp/exec_a" $ms || continue
-	if [ "$(grep -c ": $ms ms$" "$O/$tag.out")" != 3 ]; then
-		fail "$tag" "want three images run to their end: $(head -4 "$O/$tag.out" | tr '\n' '|')"
+	ms=$((CPU_MS / 4))
+	FREQ=500 rec "$tag" "$b" "$tmp/exec_a" $ms "$tmp/exec_b" $ms "$tmp/exec_a" $ms "$tmp/exec_b" $ms || continue
+	if [ "$(grep -c ": $ms ms$" "$O/$tag.out")" != 4 ]; then
+		fail "$tag" "want four images run to their end: $(head -4 "$O/$tag.out" | tr '\n' '|')"
 		continue
 	fi
 	if out=$(python3 "$CHECK" exec "$O/$tag.ps" --min $MIN \

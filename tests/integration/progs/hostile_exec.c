@@ -2,11 +2,13 @@
 /*
  * hostile_exec CPU_MS [NEXT CPU_MS [NEXT ...]]: a process that execs while
  * it is recorded (tests/integration/record_hostile.sh). Built twice:
- *   hostile_exec_a (default)      main -> exa_outer -> exa_spin
+ *   hostile_exec_a (default)      main -> exa_outer -> exa_spin, then 72 KiB
+ *                                 of code of its own (exa_pad)
  *   hostile_exec_b (-DHOSTILE_B)  main -> exb_outer -> exb_mid -> exb_spin,
  *                                 after 64 KiB of code of its own (exb_pad)
- * so that no offset of one image's functions is an offset of the other's:
- * a frame named from the wrong image cannot come out as a right one. Each
+ * so that the functions of each image are where the other has its pad:
+ * built non-PIE (one load address), a frame named from the wrong image
+ * comes out as exa_pad or exb_pad, never as a right one. Each
  * spins until this image has used CPU_MS ms of CPU time, then, if a NEXT
  * program follows, execs it with the rest of the arguments (through
  * ex*_go: main -> ex*_go -> execv).
@@ -76,6 +78,14 @@ REC_FN void GO(char **next)
 	perror("execv");
 	exit(1);
 }
+
+#ifndef HOSTILE_B
+/* code after this image's functions, where hostile_exec_b has its own:
+ * a frame of exec_b named from this image comes out as exa_pad */
+__asm__(".pushsection .text.exa_pad,\"ax\",@progbits\n"
+	".globl exa_pad\n.type exa_pad,@function\nexa_pad:\n"
+	".fill 73728,1,0xcc\n.size exa_pad,73728\n.popsection\n");
+#endif
 
 int main(int argc, char **argv)
 {
