@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +21,23 @@ static volatile sig_atomic_t stop_flag;
 static void on_signal(int sig)
 {
 	stop_flag = 1;
+}
+
+/*
+ * -p opens one event per thread, CPU and event (inherit follows only the
+ * threads made later): a process of 2,000 threads on 2 CPUs needs 4,000
+ * descriptors, past the usual soft limit of 1,024, and the recording
+ * failed ("Too many open files"). Raise the soft limit to the hard one, as
+ * perf does. Only for -p: a command run with -- CMD would inherit it.
+ */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }
 
 static void usage(FILE *f)
@@ -252,6 +270,8 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	if (o.nr_pids)
+		raise_nofile();
 
 	ret = ustack_record(&o, &st, sizeof(st));
 	if (show_progress)

@@ -149,11 +149,35 @@ static struct ustack_elf *elf_new(const void *data, size_t size, const char *nam
 	return elf;
 }
 
-struct ustack_elf *ustack_elf__open(const char *path)
+struct ustack_elf *ustack_elf__open_fd(int fd, const char *name)
 {
 	struct ustack_elf *elf;
 	struct stat st;
 	void *map;
+	int err;
+
+	if (fstat(fd, &st))
+		return NULL;
+	if (!S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+		pr_warn("%s: not an ELF file\n", name);
+		errno = S_ISREG(st.st_mode) ? EBADMSG : EINVAL;
+		return NULL;
+	}
+	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED)
+		return NULL;
+	elf = elf_new(map, st.st_size, name, 1);
+	if (!elf) {
+		err = errno;
+		munmap(map, st.st_size);
+		errno = err;
+	}
+	return elf;
+}
+
+struct ustack_elf *ustack_elf__open(const char *path)
+{
+	struct ustack_elf *elf;
 	int fd, err;
 
 	/* O_NONBLOCK: a path from untrusted input (a core's NT_FILE) may name
@@ -161,31 +185,10 @@ struct ustack_elf *ustack_elf__open(const char *path)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st)) {
-		err = errno;
-		close(fd);
-		errno = err;
-		return NULL;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
-		close(fd);
-		pr_warn("%s: not an ELF file\n", path);
-		errno = S_ISREG(st.st_mode) ? EBADMSG : EINVAL;
-		return NULL;
-	}
-	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	elf = ustack_elf__open_fd(fd, path);
 	err = errno;
 	close(fd);
-	if (map == MAP_FAILED) {
-		errno = err;
-		return NULL;
-	}
-	elf = elf_new(map, st.st_size, path, 1);
-	if (!elf) {
-		err = errno;
-		munmap(map, st.st_size);
-		errno = err;
-	}
+	errno = err;
 	return elf;
 }
 

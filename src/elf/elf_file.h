@@ -36,6 +36,14 @@ struct ustack_elf_segment {
 struct ustack_elf *ustack_elf__open(const char *path);
 
 /**
+ * The same for a file the caller opened (and closes: the mapping outlives
+ * the descriptor). @name is the file's path in messages and
+ * ustack_elf__path(). What is read is the file @fd is, whatever the path
+ * names by now.
+ */
+struct ustack_elf *ustack_elf__open_fd(int fd, const char *name);
+
+/**
  * The same over memory the caller keeps alive (no copy). @name is used in
  * messages.
  */

@@ -101,7 +101,6 @@ DL_SYMS_LOAD(libbpf_load, libbpf, LIBBPF_FNS, "libbpf.so.1")
 
 #define DEFAULT_TABLE_BYTES (256ull << 20)
 #define DEFAULT_RING_BYTES (16u << 20)
-#define MAX_LINKS 512
 
 struct loaded {
 	struct ub_file_key key; /* its file's entry in the files map */
@@ -125,8 +124,10 @@ struct ustack_bpf {
 	void *elf_copy; /* the object libbpf reads on 7.x kernels (skel_open) */
 	struct ring_buffer *ring;
 	int epfd; /* the ring's epoll fd and the fds of ustack_bpf__watch_fd */
-	struct bpf_link *links[MAX_LINKS];
-	int nr_links;
+	/* one per perf event fd (record -p: per thread and CPU, thousands for
+	 * a process of thousands of threads), tracepoint and follower */
+	struct bpf_link **links;
+	size_t nr_links, cap_links;
 	int nr_cpus;
 	uint64_t table_bytes, max_table_bytes, table_rows;
 	uint32_t next_table;
@@ -392,8 +393,9 @@ void ustack_bpf__close(struct ustack_bpf *b)
 	ustack_modcache__free(b->wmc);
 	pthread_cond_destroy(&b->cond);
 	pthread_mutex_destroy(&b->lock);
-	for (int i = 0; i < b->nr_links; i++)
+	for (size_t i = 0; i < b->nr_links; i++)
 		bpf_link__destroy(b->links[i]);
+	free(b->links);
 	ring_buffer__free(b->ring);
 	if (b->epfd > 0)
 		close(b->epfd);
@@ -420,10 +422,12 @@ static int add_link(struct ustack_bpf *b, struct bpf_link *l, const char *what, 
 		snprintf(err, errlen, "BPF backend: attaching to %s: %s", what, strerror(-ret));
 		return ret;
 	}
-	if (b->nr_links == MAX_LINKS) {
+	/* no fixed limit: a fixed 512 failed record -p of a process of 256
+	 * threads on 2 CPUs ("more than 512 attachments") */
+	if (ustack_grow((void **)&b->links, &b->cap_links, b->nr_links + 1, sizeof(*b->links), 64)) {
 		bpf_link__destroy(l);
-		snprintf(err, errlen, "BPF backend: more than %d attachments", MAX_LINKS);
-		return -E2BIG;
+		snprintf(err, errlen, "BPF backend: attaching to %s: out of memory", what);
+		return -ENOMEM;
 	}
 	b->links[b->nr_links++] = l;
 	return 0;

@@ -351,6 +351,10 @@ static int open_one(struct ustack_perf_session *s, const struct ustack_perf_opts
 				 ev->is_hardware ? " (no hardware PMU: try cpu-clock)" : "");
 		else if (ret == -ESRCH)
 			snprintf(err, errlen, "pid %d: no such process", (int)pid);
+		else if (ret == -EMFILE || ret == -ENFILE)
+			snprintf(err, errlen, "event '%s' on cpu %d: %s after %d events opened "
+				 "(one per thread, CPU and event: raise ulimit -n)", ev->name, cpu,
+				 strerror(-ret), s->nr_fds);
 		else
 			snprintf(err, errlen, "event '%s' on cpu %d: perf_event_open: %s", ev->name, cpu,
 				 strerror(-ret));

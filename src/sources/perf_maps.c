@@ -306,9 +306,9 @@ static struct ustack_modtab *vdso_tables(struct ustack_recmaps *rm)
 
 /* Open a file of process @pid: the mapping's map_files entry while the
  * process lives (deleted files, other mount namespaces), else through its
- * root, else by path. */
+ * root, else by path. *@moved: map_files held another file by now. */
 static struct ustack_modtab *file_tables(struct ustack_recmaps *rm, struct pm_file *f,
-					 uint32_t pid, const struct pm_vma *v)
+					 uint32_t pid, const struct pm_vma *v, int *moved)
 {
 	char path[4096 + 64];
 	struct ustack_modtab *m;
@@ -316,10 +316,24 @@ static struct ustack_modtab *file_tables(struct ustack_recmaps *rm, struct pm_fi
 	if (f->kind == USTACK_VMA_VDSO)
 		return vdso_tables(rm);
 	if (v) {
+		uint64_t dev, ino;
+
 		snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
 			 (unsigned long long)v->start, (unsigned long long)v->end);
-		if ((m = ustack_modcache__get(rm->mc, path)))
+		m = ustack_modcache__get(rm->mc, path);
+		ustack_modtab__file(m, &dev, &ino);
+		/* map_files opens what is mapped there now, which is not this
+		 * file once the process replaced it at the same address
+		 * (dlclose() then dlopen(), munmap() then mmap()) before we read
+		 * its record: its tables would unwind this file's frames by
+		 * another file's rules, for the rest of the recording. The
+		 * inode tells them apart; the device cannot (btrfs subvolumes
+		 * and overlayfs give stat() another st_dev than the kernel's
+		 * s_dev in the record). */
+		if (m && ino == f->inode)
 			return m;
+		*moved = !!m;
+		ustack_modtab__put(m);
 	}
 	snprintf(path, sizeof(path), "/proc/%u/root%s", pid, f->path);
 	if ((m = ustack_modcache__get(rm->mc, path)))
@@ -334,15 +348,17 @@ static struct ustack_modtab *file_mod(struct ustack_recmaps *rm, struct pm_file 
 {
 	struct recmaps_tables *t = &rm->tabs[f - pm_file_at(rm->files, 0)];
 	struct ustack_modtab *m;
+	int moved = 0;
 
 	if (t->failed)
 		return NULL;
 	if ((m = ustack_modcache__lookup(rm->mc, t->mod)))
 		return m;
-	m = file_tables(rm, f, pid, v);
+	m = file_tables(rm, f, pid, v, &moved);
 	t->mod = ustack_modtab__ref(m);
-	/* without the mapping only the path was tried: map_files may work */
-	t->failed = !m && v;
+	/* without the mapping only the path was tried: map_files may work;
+	 * a mapping that holds another file by now says nothing either */
+	t->failed = !m && v && !moved;
 	return m;
 }
 

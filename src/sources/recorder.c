@@ -79,6 +79,26 @@ static struct tid_comm *comm_slot(struct rec *r, uint32_t tid, int create)
 	return &r->comms[r->nr_comms++];
 }
 
+/* A thread that exited: its name is not needed any more (a thread given
+ * its id later gets one at its FORK). Kept, every thread id ever seen cost
+ * ~50 bytes for the rest of the recording, up to kernel.pid_max of them
+ * (4 M where systemd sets it): record -a grew with the threads that had
+ * come and gone. The last slot moves into the hole. */
+static void comm_drop(struct rec *r, uint32_t tid)
+{
+	uint64_t i;
+	size_t last;
+
+	if (!ustack_u64map__delete(r->comm_of, tid, &i) || i >= r->nr_comms)
+		return;
+	last = --r->nr_comms;
+	if (i != last) {
+		r->comms[i] = r->comms[last];
+		/* an overwrite: the key is there, nothing to allocate */
+		ustack_u64map__put(r->comm_of, r->comms[i].tid, i);
+	}
+}
+
 int rec_knows_thread(struct rec *r, uint32_t tid)
 {
 	return comm_slot(r, tid, 0) != NULL;
@@ -483,6 +503,7 @@ void rec_on_record(void *ctx, const struct ustack_perf_record *rec)
 		rec_bpf_exit(r, rec->task.tid);
 		rec_write_thread(r, rec->time, rec->task.pid, rec->task.tid, USTACK_TRACE_THREAD_EXIT,
 			     t ? t->comm : "");
+		comm_drop(r, rec->task.tid);
 		if (rec->task.pid == rec->task.tid) {
 			exit_later(r, rec->task.pid);
 			rec_jit_exit(r, rec->task.pid);

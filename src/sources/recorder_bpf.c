@@ -154,6 +154,19 @@ static void load_vma(struct rec *r, uint32_t pid, const struct pm_vma *v)
 	 * here (the process may be gone by then); the vDSO is an image */
 	fd = m && f->kind != USTACK_VMA_VDSO
 		     ? open(ustack_elf__path(ustack_modtab__elf(m)), O_RDONLY | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		/* that path may be /proc/PID/map_files/START-END, which names
+		 * whatever the process maps there by now: the thread must build
+		 * the rows of the file @m was read from, or none */
+		struct stat st;
+		uint64_t mdev, mino;
+
+		ustack_modtab__file(m, &mdev, &mino);
+		if (fstat(fd, &st) || (uint64_t)st.st_dev != mdev || (uint64_t)st.st_ino != mino) {
+			close(fd);
+			fd = -1;
+		}
+	}
 	if (fd >= 0)
 		ret = ustack_bpf__set_file_fd(r->bpf, dev, ino, f->id, fd);
 	else
@@ -450,6 +463,7 @@ static struct entry *entry_of(struct rec *r, uint32_t tid, int create)
 	if (ustack_u64map__put(b->entry_of, tid, b->nr_entries))
 		return NULL;
 	memset(&b->entries[b->nr_entries], 0, sizeof(struct entry));
+	b->entries[b->nr_entries].tid = tid; /* rec_bpf_exit() moves entries by it */
 	return &b->entries[b->nr_entries++];
 }
 
@@ -471,10 +485,25 @@ static void close_entry(struct rec *r, struct entry *e)
 	r->st.user_stacks++;
 }
 
+/* The thread's entry is written and dropped: kept, every thread id ever
+ * seen cost an entry (~60 bytes) for the rest of the recording, up to
+ * kernel.pid_max of them. The last entry moves into the hole. */
 void rec_bpf_exit(struct rec *r, uint32_t tid)
 {
-	if (r->bpf)
-		close_entry(r, entry_of(r, tid, 0));
+	struct rec_bpf *b = r->rb;
+	uint64_t i;
+	size_t last;
+
+	if (!r->bpf)
+		return;
+	close_entry(r, entry_of(r, tid, 0));
+	if (!ustack_u64map__delete(b->entry_of, tid, &i) || i >= b->nr_entries)
+		return;
+	last = --b->nr_entries;
+	if (i != last) {
+		b->entries[i] = b->entries[last];
+		ustack_u64map__put(b->entry_of, b->entries[i].tid, i);
+	}
 }
 
 /* ---- records ---------------------------------------------------------------------- */

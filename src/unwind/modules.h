@@ -135,4 +135,10 @@ int ustack_modtab__rows(struct ustack_modtab *m, struct ustack_row_span **spans,
 /** The ELF file, for symbols and offset <-> vaddr translation. */
 struct ustack_elf *ustack_modtab__elf(struct ustack_modtab *m);
 
+/**
+ * The file the tables were read from, as fstat() gave it when it was
+ * opened (st_dev, st_ino); 0, 0 for an image in memory or NULL.
+ */
+void ustack_modtab__file(const struct ustack_modtab *m, uint64_t *dev, uint64_t *ino);
+
 #endif

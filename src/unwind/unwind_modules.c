@@ -2,9 +2,11 @@
 /* Per-file unwind tables and their cache (see modules.h). */
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cfi/cfi.h"
 #include "common/log.h"
@@ -160,37 +162,70 @@ static struct ustack_modtab *modcache_hit(struct ustack_modcache *mc, struct ust
 	return ustack_modtab__get(m);
 }
 
+/* The cached table of the file @st describes, or NULL. */
+static struct ustack_modtab *modcache_find(struct ustack_modcache *mc, const struct stat *st)
+{
+	uint64_t mtime = (uint64_t)st->st_mtim.tv_sec * 1000000000ull + st->st_mtim.tv_nsec;
+
+	for (unsigned int i = 0; i < mc->nr; i++) {
+		struct ustack_modtab *m = mc->tabs[i];
+
+		if (!m->is_mem && m->dev == st->st_dev && m->ino == st->st_ino &&
+		    m->size == (uint64_t)st->st_size && m->mtime_ns == mtime)
+			return m;
+	}
+	return NULL;
+}
+
 struct ustack_modtab *ustack_modcache__get(struct ustack_modcache *mc, const char *path)
 {
 	struct ustack_modtab *m;
 	struct stat st;
-	uint64_t mtime;
+	int fd, err;
 
 	if (stat(path, &st))
 		return NULL;
-	mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + st.st_mtim.tv_nsec;
-	for (unsigned int i = 0; i < mc->nr; i++) {
-		m = mc->tabs[i];
-		if (!m->is_mem && m->dev == st.st_dev && m->ino == st.st_ino &&
-		    m->size == (uint64_t)st.st_size && m->mtime_ns == mtime)
-			return modcache_hit(mc, m);
+	if ((m = modcache_find(mc, &st)))
+		return modcache_hit(mc, m);
+	/* A miss: the identity is taken again from the descriptor the
+	 * contents are read from. A path can name another file from one
+	 * moment to the next (/proc/PID/map_files/START-END once the process
+	 * unmapped the file and mapped another there; a file renamed over):
+	 * the stat() above and the open() here could see two files, and one
+	 * file's tables would be cached under the other's identity.
+	 * O_NONBLOCK: a FIFO's open would wait for a writer (it is refused
+	 * as not an ELF file). */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st)) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return NULL;
+	}
+	if ((m = modcache_find(mc, &st))) {
+		close(fd);
+		return modcache_hit(mc, m);
 	}
 	m = calloc(1, sizeof(*m));
-	if (!m)
+	if (!m) {
+		close(fd);
 		return NULL;
+	}
 	m->dev = st.st_dev;
 	m->ino = st.st_ino;
 	m->size = st.st_size;
-	m->mtime_ns = mtime;
+	m->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + st.st_mtim.tv_nsec;
 	m->compile_cfi = !!(mc->flags & USTACK_MODCACHE_COMPILE_CFI);
-	m->elf = ustack_elf__open(path);
+	m->elf = ustack_elf__open_fd(fd, path);
+	err = errno;
+	close(fd);
 	if (m->elf) {
 		modtab_load(m);
-	} else if (errno != EBADMSG && errno != EINVAL) {
+	} else if (err != EBADMSG && err != EINVAL) {
 		/* could not open it now (the process exited, no permission,
 		 * no memory): not a verdict on the file, so not remembered */
-		int err = errno;
-
 		free(m);
 		errno = err;
 		return NULL;
@@ -329,4 +364,10 @@ int ustack_modtab__find_row(struct ustack_modtab *m, uint64_t vaddr, struct usta
 struct ustack_elf *ustack_modtab__elf(struct ustack_modtab *m)
 {
 	return m->elf;
+}
+
+void ustack_modtab__file(const struct ustack_modtab *m, uint64_t *dev, uint64_t *ino)
+{
+	*dev = m && !m->is_mem ? m->dev : 0;
+	*ino = m && !m->is_mem ? m->ino : 0;
 }
