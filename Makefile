@@ -129,8 +129,10 @@ $(CHECK)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(CHECK)/libustack.a
 
 check-build: deps $(CHECK)/ustack $(CHECK)/libustack.a $(UNIT_BINS) $(FUZZ_REPLAY) all
 
+# ONLY=REGEX: only the tests whose name matches; passed as written ($(value):
+# make would expand "$|" in "^a$|^b$" as one of its own variables)
 check: check-build
-	@CHECK_DIR=$(CHECK) CC=$(CC) GSFRAME="$(GSFRAME)" SAN_FLAGS="$(SAN_FLAGS)" \
+	@ONLY='$(value ONLY)' CHECK_DIR=$(CHECK) CC=$(CC) GSFRAME="$(GSFRAME)" SAN_FLAGS="$(SAN_FLAGS)" \
 	    BASE_CFLAGS="$(BASE_CFLAGS)" LIB_LDLIBS="$(LIB_LDLIBS) $(SAN_LDLIBS)" \
 	    bash tests/run-tests.sh
 

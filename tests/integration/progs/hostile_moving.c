@@ -38,6 +38,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "hostile_elf.h"
 #include "rec_common.h"
 
 #ifndef MAP_FIXED_NOREPLACE
@@ -84,42 +85,6 @@ struct lib {
 	uintptr_t base;
 };
 
-/* the file offset of symbol NAME of the ELF file (mapped at M, SIZE bytes) */
-static size_t elf_sym_offset(const unsigned char *m, size_t size, const char *name)
-{
-	const Elf64_Ehdr *eh = (const void *)m;
-	const Elf64_Shdr *sh;
-	const Elf64_Phdr *ph;
-
-	if (size < sizeof(*eh) || memcmp(m, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_shoff + (size_t)eh->e_shnum * sizeof(*sh) > size ||
-	    eh->e_phoff + (size_t)eh->e_phnum * sizeof(*ph) > size)
-		return 0;
-	sh = (const void *)(m + eh->e_shoff);
-	ph = (const void *)(m + eh->e_phoff);
-	for (int i = 0; i < eh->e_shnum; i++) {
-		const Elf64_Shdr *st = &sh[i], *str;
-
-		if (st->sh_type != SHT_SYMTAB || st->sh_link >= eh->e_shnum)
-			continue;
-		str = &sh[st->sh_link];
-		if (st->sh_offset + st->sh_size > size || str->sh_offset + str->sh_size > size)
-			return 0;
-		for (size_t k = 0; k < st->sh_size / sizeof(Elf64_Sym); k++) {
-			const Elf64_Sym *s = (const void *)(m + st->sh_offset + k * sizeof(Elf64_Sym));
-
-			if (s->st_name >= str->sh_size ||
-			    strcmp((const char *)m + str->sh_offset + s->st_name, name))
-				continue;
-			for (int j = 0; j < eh->e_phnum; j++)
-				if (ph[j].p_type == PT_LOAD && s->st_value >= ph[j].p_vaddr &&
-				    s->st_value < ph[j].p_vaddr + ph[j].p_filesz)
-					return s->st_value - ph[j].p_vaddr + ph[j].p_offset;
-		}
-	}
-	return 0;
-}
-
 static void raw_open(struct lib *l)
 {
 	struct stat st;
@@ -132,7 +97,7 @@ static void raw_open(struct lib *l)
 	m = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, l->fd, 0);
 	if (m == MAP_FAILED)
 		die("cannot read", l->path);
-	l->entry_off = elf_sym_offset(m, st.st_size, l->entry);
+	l->entry_off = hostile_sym_offset(m, st.st_size, l->entry, SHT_SYMTAB);
 	munmap(m, st.st_size);
 	if (!l->entry_off)
 		die("no symbol (or not in a PT_LOAD) in", l->path);

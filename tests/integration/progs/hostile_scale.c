@@ -27,6 +27,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "hostile_elf.h"
 #include "rec_common.h"
 
 typedef unsigned long (*outer_fn)(unsigned long);
@@ -76,42 +77,6 @@ REC_FN void *hs_blocked(void *arg)
 	return arg;
 }
 
-/* the file offset of the dynamic symbol NAME of the ELF file M (SIZE bytes) */
-static size_t dynsym_offset(const unsigned char *m, size_t size, const char *name)
-{
-	const Elf64_Ehdr *eh = (const void *)m;
-	const Elf64_Shdr *sh;
-	const Elf64_Phdr *ph;
-
-	if (size < sizeof(*eh) || memcmp(m, ELFMAG, SELFMAG) ||
-	    eh->e_shoff + (size_t)eh->e_shnum * sizeof(*sh) > size ||
-	    eh->e_phoff + (size_t)eh->e_phnum * sizeof(*ph) > size)
-		return 0;
-	sh = (const void *)(m + eh->e_shoff);
-	ph = (const void *)(m + eh->e_phoff);
-	for (int i = 0; i < eh->e_shnum; i++) {
-		const Elf64_Shdr *st = &sh[i], *str;
-
-		if (st->sh_type != SHT_DYNSYM || st->sh_link >= eh->e_shnum)
-			continue;
-		str = &sh[st->sh_link];
-		if (st->sh_offset + st->sh_size > size || str->sh_offset + str->sh_size > size)
-			return 0;
-		for (size_t k = 0; k < st->sh_size / sizeof(Elf64_Sym); k++) {
-			const Elf64_Sym *s = (const void *)(m + st->sh_offset + k * sizeof(Elf64_Sym));
-
-			if (s->st_name >= str->sh_size ||
-			    strcmp((const char *)m + str->sh_offset + s->st_name, name))
-				continue;
-			for (int j = 0; j < eh->e_phnum; j++)
-				if (ph[j].p_type == PT_LOAD && s->st_value >= ph[j].p_vaddr &&
-				    s->st_value < ph[j].p_vaddr + ph[j].p_filesz)
-					return s->st_value - ph[j].p_vaddr + ph[j].p_offset;
-		}
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -135,7 +100,7 @@ int main(int argc, char **argv)
 	}
 	flen = ((size_t)st.st_size + page - 1) & ~(size_t)(page - 1);
 	m = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	off = m == MAP_FAILED ? 0 : dynsym_offset(m, st.st_size, "a_outer");
+	off = m == MAP_FAILED ? 0 : hostile_sym_offset(m, st.st_size, "a_outer", SHT_DYNSYM);
 	if (!off) {
 		fprintf(stderr, "hostile_scale: no a_outer in %s\n", argv[3]);
 		return 1;
