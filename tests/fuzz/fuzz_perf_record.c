@@ -39,7 +39,7 @@ static int ours(uint32_t type)
 	switch (type) {
 	case PERF_RECORD_SAMPLE: case PERF_RECORD_COMM: case PERF_RECORD_MMAP2:
 	case PERF_RECORD_FORK: case PERF_RECORD_EXIT: case PERF_RECORD_LOST:
-	case PERF_RECORD_LOST_SAMPLES:
+	case PERF_RECORD_LOST_SAMPLES: case USTACK_PERF_RECORD_CALLCHAIN_DEFERRED:
 		return 1;
 	}
 	return 0;
@@ -114,6 +114,23 @@ static void check(const struct ustack_perf_parser *p, const uint8_t *r, uint32_t
 		    len < 8 + 24 + 32 || rec->time != ld_u64(r + 24))
 			abort();
 		break;
+	case USTACK_PREC_DEFERRED: {
+		/* header, cookie, nr, ips[nr], sample_id (32): at most that many
+		 * pcs, none of them a context marker, pid/tid/cpu from the
+		 * sample_id */
+		uint64_t v = ld_u64(end - 32);
+
+		if (h->type != USTACK_PERF_RECORD_CALLCHAIN_DEFERRED || rec->time != t || len < 8 + 16 + 32 ||
+		    rec->deferred.nr > (len - 8 - 16 - 32) / 8 ||
+		    (rec->deferred.nr && rec->deferred.ips != p->kips) ||
+		    rec->deferred.pid != (uint32_t)v || rec->deferred.tid != (uint32_t)(v >> 32) ||
+		    rec->deferred.cpu != ld_u32(end - 16))
+			abort();
+		for (uint32_t i = 0; i < rec->deferred.nr; i++)
+			if (ustack_callchain_is_marker(rec->deferred.ips[i]))
+				abort();
+		break;
+	}
 	case USTACK_PREC_LOST:
 		if ((h->type != PERF_RECORD_LOST && h->type != PERF_RECORD_LOST_SAMPLES) ||
 		    rec->time != t || len < 8 + 8 + 32 || rec->lost.cpu != ld_u32(end - 16))
