@@ -71,26 +71,8 @@ have_gdb=1 have_eu=1
 command -v gdb >/dev/null || { have_gdb=0; skip ${T}_gdb "gdb not installed"; }
 command -v eu-stack >/dev/null || { have_eu=0; skip ${T}_eustack "eu-stack (elfutils) not installed"; }
 
-# gdb's frames as "TID n" / "#i 0xpc name kind"
-cat >"$tmp/frames.py" <<'EOF'
-import gdb
-gdb.execute("set backtrace past-main on")
-gdb.execute("set backtrace past-entry on")
-for inf in gdb.inferiors():
-    for th in sorted(inf.threads(), key=lambda t: t.ptid[1]):
-        th.switch()
-        print("TID %d" % th.ptid[1])
-        f = gdb.newest_frame()
-        i = 0
-        while f is not None and i < 256:
-            kind = {gdb.INLINE_FRAME: "inline", gdb.TAILCALL_FRAME: "tailcall"}.get(f.type(), "normal")
-            print("#%d 0x%x %s %s" % (i, f.pc(), f.name() or "??", kind))
-            i += 1
-            try:
-                f = f.older()
-            except gdb.error:
-                break
-EOF
+# gdb's frames: tests/integration/lib/gdb_frames.py
+GDB_FRAMES=$TOP/tests/integration/lib/gdb_frames.py
 
 # normalize TOOL FILE: "tid pc name" lines, one per physical frame
 normalize() {
@@ -167,7 +149,7 @@ check_core() {
 		fi
 	fi
 	if [ $have_gdb = 1 ]; then
-		gdb -batch -nx -ex "source $tmp/frames.py" "$exe" "$core" >"$tmp/$name.gdb" 2>/dev/null
+		gdb -batch -nx -ex "source $GDB_FRAMES" "$exe" "$core" >"$tmp/$name.gdb" 2>/dev/null
 		normalize gdb "$tmp/$name.gdb" >"$tmp/$name.gdb.n"
 		if d=$(compare gdb "$u.n" "$tmp/$name.gdb.n"); then
 			pass ${T}_${name}_gdb
@@ -487,7 +469,7 @@ EOF
 				fail ${T}_vdso_eustack "$(echo "$d" | head -2); eu-stack: $(grep '^#' "$tmp/vdso.eu" | head -5 | tr '\n' '|')"
 			fi
 		fi
-		gdb -batch -nx -ex "source $tmp/frames.py" "$tmp/vspin" "$vcore" >"$tmp/vdso.gdb" 2>/dev/null
+		gdb -batch -nx -ex "source $GDB_FRAMES" "$tmp/vspin" "$vcore" >"$tmp/vdso.gdb" 2>/dev/null
 		normalize gdb "$tmp/vdso.gdb" >"$tmp/vdso.gdb.n"
 		if d=$(compare gdb "$tmp/vdso.n" "$tmp/vdso.gdb.n"); then
 			pass ${T}_vdso_gdb
@@ -532,7 +514,7 @@ EOF
 		"$USTACK" snapshot --core "$tmp/rbx.core" --exe "$tmp/rbxcore" >"$tmp/rbx.out" 2>"$tmp/rbx.err"
 		chain=$(awk '/^#/ { f = $3; sub(/\+0x.*/, "", f); printf "%s,", f }' "$tmp/rbx.out")
 		normalize ustack "$tmp/rbx.out" >"$tmp/rbx.n"
-		gdb -batch -nx -ex "source $tmp/frames.py" "$tmp/rbxcore" "$tmp/rbx.core" >"$tmp/rbx.gdb" 2>/dev/null
+		gdb -batch -nx -ex "source $GDB_FRAMES" "$tmp/rbxcore" "$tmp/rbx.core" >"$tmp/rbx.gdb" 2>/dev/null
 		normalize gdb "$tmp/rbx.gdb" >"$tmp/rbx.gdb.n"
 		case "$chain" in
 		rbx_crash_leaf,rbx_realign,rbx_outer,main,*)

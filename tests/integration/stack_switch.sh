@@ -424,26 +424,9 @@ if __name__ == '__main__':
     sys.exit(1 if bad else 0)
 EOF
 
-# gdb's frames, every thread: "TID n" / "#i 0xpc name kind"
-cat >"$tmp/frames.py" <<'EOF'
-import gdb
-gdb.execute("set backtrace past-main on")
-gdb.execute("set backtrace past-entry on")
-for inf in gdb.inferiors():
-    for th in sorted(inf.threads(), key=lambda t: t.ptid[1]):
-        th.switch()
-        print("TID %d" % th.ptid[1])
-        f = gdb.newest_frame()
-        i = 0
-        while f is not None and i < 64:
-            kind = {gdb.INLINE_FRAME: "inline", gdb.TAILCALL_FRAME: "tailcall"}.get(f.type(), "normal")
-            print("#%d 0x%x %s %s" % (i, f.pc(), f.name() or "??", kind))
-            i += 1
-            try:
-                f = f.older()
-            except gdb.error:
-                break
-EOF
+# gdb's frames: tests/integration/lib/gdb_frames.py
+GDB_FRAMES=$TOP/tests/integration/lib/gdb_frames.py
+export GDB_FRAMES_MAX=64
 have_gdb=1
 command -v gdb >/dev/null || { have_gdb=0; skip snapshot/gdb "gdb not installed: frames checked against the program's chains only"; }
 
@@ -475,7 +458,7 @@ for v in "${snap_variants[@]}"; do
 	g=-
 	if [ $have_gdb = 1 ]; then
 		g=$tmp/$v.gdb
-		gdb -batch -nx -p "$pid" -ex "source $tmp/frames.py" >"$g" 2>"$g.err"
+		gdb -batch -nx -p "$pid" -ex "source $GDB_FRAMES" >"$g" 2>"$g.err"
 		if ! grep -q '^TID ' "$g"; then
 			skip snapshot/$v/gdb "gdb could not read the process: $(grep -v '^\[' "$g.err" | head -3 | tr '\n' '|')"
 			g=-
