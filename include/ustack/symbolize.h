@@ -153,6 +153,21 @@ USTACK_API int ustack_symbolizer__add_file(struct ustack_symbolizer *s,
 					   const struct ustack_file_map *fm);
 
 /**
+ * Tell the symbolizer what a file id's file held when it was recorded (a
+ * trace's FILE_CONTENT record). The file is then named only from a file with
+ * this content: the build-ID cache's copy of it, or a file found by build ID
+ * or path whose SHA-256 is the same; any other is refused (MISMATCH). Call
+ * before the first lookup of that id. Since 0.4.
+ * @param s the symbolizer
+ * @param file_id a file id given to ustack_symbolizer__add_file()
+ * @param sha256 SHA-256 of the whole file (32 bytes)
+ * @param size its size in bytes
+ * @return 0, -EINVAL, -ENOENT (unknown id)
+ */
+USTACK_API int ustack_symbolizer__set_file_content(struct ustack_symbolizer *s, uint64_t file_id,
+						   const uint8_t *sha256, uint64_t size);
+
+/**
  * Resolve one frame.
  * @param s the symbolizer
  * @param file_id the frame's file id (0: @offset is an absolute address)

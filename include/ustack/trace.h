@@ -56,6 +56,7 @@ enum ustack_trace_record_type {
 	USTACK_TRACE_KSYM = 9,
 	USTACK_TRACE_END = 10,
 	USTACK_TRACE_JITSYM = 11, /**< since 1.1 */
+	USTACK_TRACE_FILE_CONTENT = 12, /**< since 1.2 */
 };
 
 /** Stack kinds: kernel and user stacks have separate id spaces. */
@@ -219,6 +220,25 @@ struct ustack_trace_jitsym {
 	const char *name;  /**< reader: valid until the next __next() call */
 };
 
+/** FILE_CONTENT flags */
+#define USTACK_TRACE_CONTENT_CACHED      0x1u /**< the file was stored in the recorder's build-ID cache */
+#define USTACK_TRACE_CONTENT_DEBUG       0x2u /**< its separate debug file was stored too */
+#define USTACK_TRACE_CONTENT_TOO_BIG     0x4u /**< larger than the capture limit: hashed only */
+/** FILE_CONTENT hash algorithms */
+#define USTACK_TRACE_HASH_SHA256 1u
+
+/** FILE_CONTENT record (since 1.2): what a file id's file held, read by the
+ *  recorder through the process that mapped it (/proc/PID/map_files), so
+ *  that a report names its frames from that content and no other. Valid
+ *  for the whole file; written after the FILE_MAP of @file_id. */
+struct ustack_trace_file_content {
+	uint64_t file_id;  /**< not 0 */
+	uint32_t flags;    /**< USTACK_TRACE_CONTENT_* */
+	uint32_t algo;     /**< USTACK_TRACE_HASH_SHA256 */
+	uint8_t hash[32];  /**< SHA-256 of the whole file */
+	uint64_t size;     /**< the file's size in bytes */
+};
+
 /** END record / writer totals. */
 struct ustack_trace_stats {
 	uint64_t events;
@@ -267,6 +287,7 @@ struct ustack_trace_record {
 		struct ustack_trace_ksym ksym;
 		struct ustack_trace_stats end;
 		struct ustack_trace_jitsym jitsym;
+		struct ustack_trace_file_content file_content; /**< since 0.4 */
 	};
 };
 
@@ -395,6 +416,16 @@ USTACK_API int ustack_trace_writer__add_jitsym(struct ustack_trace_writer *w,
 					       const struct ustack_trace_jitsym *j);
 
 /**
+ * Write a FILE_CONTENT record (since 0.4).
+ * @param w the writer
+ * @param c the content (file_id not 0 and already given to the writer's
+ *        get_file_map, algo USTACK_TRACE_HASH_SHA256)
+ * @return 0, -EINVAL, or a sticky I/O error
+ */
+USTACK_API int ustack_trace_writer__add_file_content(struct ustack_trace_writer *w,
+						     const struct ustack_trace_file_content *c);
+
+/**
  * End the current chunk now (write it out). A no-op when it is empty.
  * @param w the writer
  * @return 0 or negative errno (-ENOSPC, -EFBIG, -EIO ...)
@@ -431,7 +462,7 @@ struct ustack_trace_reader;
 #define USTACK_TRACE_READER_EXTRACT 0x1u
 
 /** Highest record type of this header (what max_type asks for). */
-#define USTACK_TRACE_RECORD_TYPE_MAX USTACK_TRACE_JITSYM
+#define USTACK_TRACE_RECORD_TYPE_MAX USTACK_TRACE_FILE_CONTENT
 
 /** Reader options (set sz = sizeof(opts)). */
 struct ustack_trace_reader_opts {
