@@ -82,8 +82,32 @@ struct ustack_symbolizer_opts {
 	uint32_t flags;         /**< USTACK_SYMBOLIZER_* */
 	/** root of separate debug files; NULL: "/usr/lib/debug" */
 	const char *debug_dir;
+	/** since 0.4: build-ID caches (src/bidcache layout: an extracted
+	 *  archive, --buildid-dir) looked in before ustack's own cache and
+	 *  perf's, NULL-terminated; NULL: none */
+	const char *const *buildid_dirs;
+	/** since 0.4: directory prefixed to recorded paths (perf's --symfs);
+	 *  NULL: the recorded paths as they are */
+	const char *symfs;
 };
 
+/** Where the image of a file (for offset -> address, and its own
+ *  symbols) was found: ustack_symbolizer__file_image_source(). Since 0.4. */
+enum ustack_image_source {
+	USTACK_IMAGE_SRC_NONE = 0,         /**< not found (or not opened yet) */
+	USTACK_IMAGE_SRC_GIVEN_DIR = 1,    /**< one of opts.buildid_dirs */
+	USTACK_IMAGE_SRC_USTACK_CACHE = 2, /**< ustack's build-ID cache */
+	USTACK_IMAGE_SRC_PERF_CACHE = 3,   /**< perf's (~/.debug, $PERF_BUILDID_DIR) */
+	USTACK_IMAGE_SRC_SYMFS = 4,        /**< opts.symfs + the recorded path */
+	USTACK_IMAGE_SRC_PATH = 5,         /**< the recorded path */
+	USTACK_IMAGE_SRC_DEBUG_DIR = 6,    /**< <debug_dir>/.build-id/xx/rest */
+	USTACK_IMAGE_SRC_VDSO = 7,         /**< this process's own vDSO */
+	USTACK_IMAGE_SRC_CALLER = 8,       /**< handed in by the caller */
+};
+
+/** Do not look in ustack's or perf's build-ID caches (opts.buildid_dirs
+ *  still are). Since 0.4. */
+#define USTACK_SYMBOLIZER_NO_BUILDID_CACHE 0x8u
 /** Leave C++ (Itanium ABI) names mangled. */
 #define USTACK_SYMBOLIZER_NO_DEMANGLE 0x1u
 /** Do not look into debug_dir at all (only the recorded paths). */
@@ -166,6 +190,20 @@ USTACK_API int ustack_symbolizer__add_file(struct ustack_symbolizer *s,
  */
 USTACK_API int ustack_symbolizer__set_file_content(struct ustack_symbolizer *s, uint64_t file_id,
 						   const uint8_t *sha256, uint64_t size);
+
+/**
+ * Where the image of @file_id was found (opens it when not done yet).
+ * Since 0.4.
+ * @param s the symbolizer
+ * @param file_id the file id
+ * @param path receives the file opened (NULL when none); valid until
+ *        ustack_symbolizer__free()
+ * @param dir_index receives, for USTACK_IMAGE_SRC_GIVEN_DIR, the index in
+ *        opts.buildid_dirs (may be NULL)
+ * @return enum ustack_image_source
+ */
+USTACK_API int ustack_symbolizer__file_image_source(struct ustack_symbolizer *s, uint64_t file_id,
+						    const char **path, unsigned int *dir_index);
 
 /**
  * Resolve one frame.
