@@ -257,17 +257,25 @@ struct store_tmp {
 	char name[48];
 };
 
+/* O_EXCL: a name another store (or anyone) took is never opened, only retried */
 static int tmp_create(struct store_tmp *t)
 {
-	uint64_t rnd;
+	for (int tries = 0; tries < 8; tries++) {
+		uint64_t rnd;
 
-	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-		rnd = (uint64_t)clock() ^ (uint64_t)time(NULL) << 20;
-	snprintf(t->name, sizeof(t->name), ".tmp-%d-%016llx", (int)getpid(),
-		 (unsigned long long)rnd);
-	t->fd = openat(t->dfd, t->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		       0600);
-	return t->fd < 0 ? -errno : 0;
+		if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
+			rnd = (uint64_t)clock() ^ (uint64_t)time(NULL) << 20 ^ (uint64_t)tries << 60;
+		snprintf(t->name, sizeof(t->name), ".tmp-%d-%016llx", (int)getpid(),
+			 (unsigned long long)rnd);
+		t->fd = openat(t->dfd, t->name,
+			       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (t->fd >= 0)
+			return 0;
+		if (errno != EEXIST)
+			break;
+	}
+	t->name[0] = 0; /* not ours: never unlinked */
+	return -errno;
 }
 
 static int write_all(int fd, const uint8_t *p, size_t len)
@@ -438,6 +446,8 @@ int ustack_bidcache__store(struct ustack_bidcache *c, int fd, const uint8_t *bui
 	struct stat st;
 	int err;
 
+	if (!out)
+		return -EINVAL;
 	memset(out, 0, sizeof(*out));
 	err = store_check(c, build_id, build_id_size, kind, image_sha256);
 	if (err)
