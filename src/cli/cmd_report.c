@@ -27,6 +27,7 @@
 #include <ustack/symbolize.h>
 #include <ustack/trace.h>
 #include "cli/cli.h"
+#include "cli/report_archive.h"
 #include "cli/cli_fmt.h"
 #include "cli/out_names.h"
 #include "cli/out_viewers.h"
@@ -178,6 +179,7 @@ struct report {
 	int want_stats, kernel_map;
 	int inline_frames, srcline; /* folded: expand inlined functions, add file:line */
 	int annotate;               /* folded: inlined frames end in "_[i]" */
+	const char *archive_note;   /* --stats: the archive used, or NULL */
 	FILE *out;
 	struct ustack_trace_reader *r;
 	struct ustack_trace_stitcher *st;
@@ -1035,6 +1037,11 @@ static void stats_finish(struct report *rp, uint64_t file_size, int damaged)
 	fprintf(o, "distinct kernel stacks: %" PRIu64 "\n", rp->kstacks_distinct);
 	fprintf(o, "distinct stacks: %" PRIu64 "\n", rp->ustacks_distinct + rp->kstacks_distinct);
 	fprintf(o, "file ids: %zu\n", ustack_u64map__count(rp->file_ids));
+	if (rp->archive_note) {
+		fputs("archive: ", o);
+		out_name_put(o, OUT_NAME_LINE, rp->archive_note);
+		fputc('\n', o);
+	}
 	stats_symbol_sources(rp);
 	fprintf(o, "jit symbols: %" PRIu64 "\n", rp->jitsyms);
 	fprintf(o, "lost records: %" PRIu64 " (in %" PRIu64 " LOST records)\n", rp->lost,
@@ -1228,6 +1235,8 @@ static void usage(FILE *f)
 		"      --srcline        folded: 'func file.c:LINE' frames (source file base name)\n"
 		"      --annotate       folded: inlined frames end in '_[i]' (FlameGraph's mark)\n"
 		"      --debug-dir DIR  separate debug files (default /usr/lib/debug)\n"
+		"      --archive FILE   the trace's archive ('ustack archive'; default: FILE.archive\n"
+		"                       beside the trace, when there is one)\n"
 		"  -h, --help           this text\n"
 		"\n"
 		"Frames in JIT code are named from the perf maps (/tmp/perf-PID.map) the\n"
@@ -1287,6 +1296,8 @@ int cmd_report(int argc, char **argv)
 	struct stat sb;
 	int ret, wret, status = 0, no_demangle = 0, have_input = 0, progress_opt = 0;
 	struct progress pg = { 0 };
+	struct report_dirs dirs;
+	const char *archive = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -1321,6 +1332,10 @@ int cmd_report(int argc, char **argv)
 			if (!*v)
 				return 2;
 			so.debug_dir = v;
+		} else if ((v = opt_value(argc, argv, &i, "--archive", NULL))) {
+			if (!*v)
+				return 2;
+			archive = v;
 		} else if (!strcmp(a, "--stats")) {
 			rp.want_stats = 1;
 		} else if (!strcmp(a, "--progress")) {
@@ -1347,6 +1362,12 @@ int cmd_report(int argc, char **argv)
 		}
 	}
 
+	if (report_dirs__build(&dirs, rp.in_path, archive))
+		return 1;
+	if (dirs.n)
+		so.buildid_dirs = dirs.list;
+	if (dirs.note[0])
+		rp.archive_note = dirs.note;
 	rp.r = ustack_trace_reader__open(rp.in_path, NULL);
 	if (!rp.r) {
 		cli_error("%s: %s", rp.in_path, strerror(errno));
