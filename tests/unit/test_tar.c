@@ -8,7 +8,7 @@
  * refused with the offset of the damage: a flipped header byte (checksum),
  * a size past the end, a size that is not octal, bad magic, no end marker.
  */
-#define _GNU_SOURCE
+
 #include <errno.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
