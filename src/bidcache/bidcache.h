@@ -135,6 +135,12 @@ int64_t ustack_bidcache__trim(struct ustack_bidcache *c, uint64_t max_bytes, int
 
 /** Default budget of ustack's build-ID cache ($USTACK_BUILDID_CACHE_MAX_MB overrides; 0: none) */
 #define USTACK_BIDCACHE_MAX_MB 4096ull
+/**
+ * Bytes ustack's build-ID cache may hold: $USTACK_BUILDID_CACHE_MAX_MB (MiB;
+ * 0: no limit, UINT64_MAX), else USTACK_BIDCACHE_MAX_MB (also when the
+ * variable is not a number).
+ */
+uint64_t ustack_bidcache_budget(void);
 /** Default largest file stored (--capture-max-size) */
 #define USTACK_BIDCACHE_FILE_MAX_MB 512ull
 
