@@ -30,6 +30,7 @@
 #include "cli/report_archive.h"
 #include "cli/cli_fmt.h"
 #include "cli/out_names.h"
+#include "cli/report_lookup.h"
 #include "cli/out_viewers.h"
 #include "cli/out_pprof.h"
 #include "common/clock.h"
@@ -184,6 +185,7 @@ struct report {
 	struct ustack_trace_reader *r;
 	struct ustack_trace_stitcher *st;
 	struct ustack_symbolizer *sym;
+	struct report_lookup lk; /* --symfs, --buildid-dir, FILE_CONTENT */
 	/* JIT symbols by pid (the trace's JITSYM records, read in a first
 	 * pass): frames with file id 0 of a process with a map are named
 	 * from it, so user stacks render per (map, stack id) */
@@ -1021,6 +1023,7 @@ static void stats_symbol_sources(struct report *rp)
 
 		/* the recorded path: what a frame of this file would show */
 		ustack_symbolizer__symbolize(rp->sym, ids[i], 0, USTACK_SYM_EXACT_PC, &s);
+		report_lookup__stats(rp->out, &rp->lk, rp->sym, ids[i], s.path && *s.path ? s.path : "?");
 		fprintf(rp->out, "symbols: file %" PRIu64 " ", ids[i]);
 		out_name_put(rp->out, OUT_NAME_LINE, s.path && *s.path ? s.path : "?");
 		fprintf(rp->out, ": %s (", ustack_debug_source_name((unsigned int)src));
@@ -1155,6 +1158,10 @@ static void handle_record(struct report *rp, const struct ustack_trace_record *r
 		if (!ustack_u64map__slot(rp->file_ids, rec->file_map.file_id, NULL) ||
 		    (rp->sym && ustack_symbolizer__add_file(rp->sym, &rec->file_map) == -ENOMEM))
 			rp->oom = 1;
+		break;
+	case USTACK_TRACE_FILE_CONTENT:
+		rp->def_bytes += rec->size;
+		report_lookup__content(&rp->lk, rp->sym, &rec->file_content);
 		break;
 	case USTACK_TRACE_STACK:
 		rp->def_bytes += rec->size;
@@ -1296,13 +1303,14 @@ static void usage(FILE *f)
 		"      --debug-dir DIR  separate debug files (default /usr/lib/debug)\n"
 		"      --archive FILE   the trace's archive ('ustack archive'; default: FILE.archive\n"
 		"                       beside the trace, when there is one)\n"
+		"%s"
 		"  -h, --help           this text\n"
 		"\n"
 		"Frames in JIT code are named from the perf maps (/tmp/perf-PID.map) the\n"
 		"recorder copied into the trace, marked [jit] (folded: NAME_[j]).\n"
 		"\n"
 		"A damaged file is printed up to the damage, then an error naming the byte\n"
-		"offset is printed and the exit status is 1.\n");
+		"offset is printed and the exit status is 1.\n", report_lookup_usage);
 }
 
 static int viewer_fmt(enum report_format f)
@@ -1356,7 +1364,8 @@ int cmd_report(int argc, char **argv)
 	const char *out_path = NULL, *v;
 	uint64_t file_size = 0;
 	struct stat sb;
-	int ret, wret, status = 0, no_demangle = 0, have_input = 0, progress_opt = 0;
+	struct ustack_trace_reader_opts ro = { .sz = sizeof(ro), .max_type = USTACK_TRACE_RECORD_TYPE_MAX };
+	int ret, wret, status = 0, no_demangle = 0, have_input = 0, progress_opt = 0, k;
 	struct progress pg = { 0 };
 	struct report_dirs dirs;
 	const char *archive = NULL;
@@ -1418,6 +1427,9 @@ int cmd_report(int argc, char **argv)
 			rp.srcline = 1;
 		} else if (!strcmp(a, "--annotate")) {
 			rp.annotate = 1;
+		} else if ((k = report_lookup__option(&rp.lk, "report", argc, argv, &i))) {
+			if (k < 0)
+				return 2;
 		} else {
 			cli_error("report: unknown argument '%s' (see 'ustack report --help')", a);
 			return 2;
@@ -1426,8 +1438,8 @@ int cmd_report(int argc, char **argv)
 
 	if (report_dirs__build(&dirs, rp.in_path, archive))
 		return 1;
-	if (dirs.n)
-		so.buildid_dirs = dirs.list;
+	/* the extracted archive goes first in report_lookup's list */
+	rp.lk.archive_dir = dirs.archive_dir[0] ? dirs.archive_dir : NULL;
 	if (dirs.note[0])
 		rp.archive_note = dirs.note;
 	rp.r = ustack_trace_reader__open(rp.in_path, &ro);
@@ -1452,8 +1464,19 @@ int cmd_report(int argc, char **argv)
 	}
 	/* --stats also says where each file's symbols would come from */
 	if ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED || rp.fmt == FMT_PPROF) || rp.want_stats ||
-	    viewer_fmt(rp.fmt))
-		rp.sym = ustack_symbolizer__new(&so);
+	    viewer_fmt(rp.fmt)) {
+		if (report_lookup__apply(&rp.lk, &so, rp.in_path)) {
+			status = 1;
+			goto out;
+		}
+		/* a --buildid-dir or --symfs that cannot be opened is named by
+		 * the library's warning */
+		if (!(rp.sym = ustack_symbolizer__new(&so)) && errno != ENOMEM) {
+			cli_error("report: %s", strerror(errno));
+			status = 1;
+			goto out;
+		}
+	}
 	rp.comm_idx = ustack_u64map__new();
 	rp.rendered_idx = ustack_u64map__new();
 	rp.files_printed = ustack_u64map__new();
@@ -1539,6 +1562,7 @@ int cmd_report(int argc, char **argv)
 		drain(&rp);
 	}
 	out_sb(&rp, &rp.line); /* before anything else writes to rp.out */
+	report_lookup__finish(&rp.lk);
 
 	if (rp.want_stats)
 		stats_finish(&rp, file_size, ret < 0);

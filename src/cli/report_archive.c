@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* report: the archive beside a trace (or --archive) as the first build-ID
- * directory of the symbolizer (report_archive.h). The archive API is the
+/* report: the archive beside a trace (or --archive), extracted for the
+ * symbolizer (report_archive.h). The archive API is the
  * library's internal one (src/bidcache/archive.h): the CLI is its only user. */
 #include <errno.h>
 #include <inttypes.h>
@@ -12,15 +12,6 @@
 #include "cli/cli.h"
 #include "cli/report_archive.h"
 #include "common/cache_dir.h"
-
-int report_dirs__add(struct report_dirs *d, const char *dir)
-{
-	if (d->n >= REPORT_DIRS_MAX)
-		return -1;
-	d->list[d->n++] = dir;
-	d->list[d->n] = NULL;
-	return 0;
-}
 
 int report_dirs__build(struct report_dirs *d, const char *trace, const char *archive)
 {
@@ -53,5 +44,5 @@ int report_dirs__build(struct report_dirs *d, const char *trace, const char *arc
 	snprintf(d->note, sizeof(d->note),
 		 "%s (%" PRIu64 " files, %" PRIu64 " bytes, %" PRIu64 " members rejected) in %s",
 		 archive, st.files, st.bytes, st.rejected, d->archive_dir);
-	return report_dirs__add(d, d->archive_dir);
+	return 0;
 }
