@@ -1162,6 +1162,7 @@ static void handle_record(struct report *rp, const struct ustack_trace_record *r
 	case USTACK_TRACE_FILE_CONTENT:
 		rp->def_bytes += rec->size;
 		report_lookup__content(&rp->lk, rp->sym, &rec->file_content);
+		file_content(rp, &rec->file_content);
 		break;
 	case USTACK_TRACE_STACK:
 		rp->def_bytes += rec->size;
@@ -1210,10 +1211,6 @@ static void handle_record(struct report *rp, const struct ustack_trace_record *r
 			report_pprof__lost(rp->pprof, rec->lost.count);
 		if (rp->fmt == FMT_RAW && !rp->want_stats)
 			raw_lost(rp, &rec->lost);
-		break;
-	case USTACK_TRACE_FILE_CONTENT:
-		rp->def_bytes += rec->size;
-		file_content(rp, &rec->file_content);
 		break;
 	case USTACK_TRACE_END:
 		rp->have_end = 1;
@@ -1364,7 +1361,6 @@ int cmd_report(int argc, char **argv)
 	const char *out_path = NULL, *v;
 	uint64_t file_size = 0;
 	struct stat sb;
-	struct ustack_trace_reader_opts ro = { .sz = sizeof(ro), .max_type = USTACK_TRACE_RECORD_TYPE_MAX };
 	int ret, wret, status = 0, no_demangle = 0, have_input = 0, progress_opt = 0, k;
 	struct progress pg = { 0 };
 	struct report_dirs dirs;
