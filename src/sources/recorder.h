@@ -80,6 +80,9 @@ struct rec {
 	size_t nr_exits, cap_exits;
 	/* pid -> JIT map state (jitmap_record.c) */
 	struct ustack_u64map *jit_pids;
+	/* pid -> where its map is (jitmap_record.c: an open root fd) */
+	struct ustack_u64map *jit_roots;
+	unsigned int jit_nroots;
 	/* the recording itself (struct ustack_recorder) */
 	pid_t child;          /* the command (-- CMD), 0 once reaped */
 	int go_fd, report_fd; /* its start and exec-report pipes */
