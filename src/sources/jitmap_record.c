@@ -108,6 +108,14 @@ static void root_learn(struct rec *r, uint32_t pid)
 	ustack_perfmap_where__close(&w);
 }
 
+void rec_jit_learn(struct rec *r, uint32_t pid)
+{
+	uint64_t v;
+
+	if (r->jit_roots && ustack_u64map__get(r->jit_roots, pid, &v) != 1)
+		root_learn(r, pid);
+}
+
 void rec_jit_note_anon(struct rec *r, uint32_t pid)
 {
 	uint64_t *v;

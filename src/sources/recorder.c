@@ -888,6 +888,7 @@ static int rec_setup(struct rec *r)
 	}
 	if (cmd_traced(o)) {
 		/* its mappings come with its exec's MMAP2s */
+		rec_jit_learn(r, (uint32_t)r->child);
 	} else if (o->system_wide) {
 		ret = synthesize_all(r);
 		if (ret) {
@@ -910,6 +911,7 @@ static int rec_setup(struct rec *r)
 				ret = ret == -ENOENT ? -ESRCH : ret;
 				goto out;
 			}
+			rec_jit_learn(r, (uint32_t)o->pids[i]);
 		}
 	}
 
