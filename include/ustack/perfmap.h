@@ -107,6 +107,30 @@ USTACK_API int ustack_perfmap__read_file(struct ustack_perfmap *m, const char *p
 USTACK_API int ustack_perfmap__read_file_owned(struct ustack_perfmap *m, const char *path,
 					       uint32_t uid);
 
+/**
+ * Read the JIT map process @pid wrote for itself: /tmp/perf-N.map, N being
+ * its pid in its own PID namespace (the last field of NStgid in
+ * /proc/PID/status), looked up inside its own root and mount namespace
+ * (openat2() on /proc/PID/root with RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+ * so that a symbolic link in a container resolves in the container, never
+ * on the host). A process of the host is the same case: N = @pid, root "/".
+ * The file is then read as ustack_perfmap__read_file_owned() reads it
+ * (regular file, owner, no final symbolic link, size, rewrites).
+ * @param m the map
+ * @param pid the process, as this process sees it
+ * @param uid as for ustack_perfmap__read_file_owned()
+ * @param name receives the file's name for messages (may be NULL):
+ *        "/tmp/perf-PID.map" for a process that shares our PID namespace,
+ *        root and mounts, else "/proc/PID/root/tmp/perf-N.map"; when the
+ *        failure is in /proc/PID/status, that file's name
+ * @param name_sz size of @name
+ * @return as ustack_perfmap__read_file_owned(); -ESRCH: no such process;
+ *         -EBADMSG: /proc/PID/status has no well-formed NStgid line
+ *         (warned); -ENOSYS: no openat2() (Linux < 5.6)
+ */
+USTACK_API int ustack_perfmap__read_pid(struct ustack_perfmap *m, int pid, uint32_t uid,
+					char *name, size_t name_sz);
+
 /** @param m the map @return number of entries */
 USTACK_API size_t ustack_perfmap__count(const struct ustack_perfmap *m);
 /** @param m the map @param i index @return entry @i in the order added, or NULL */

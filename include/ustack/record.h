@@ -125,7 +125,11 @@ struct ustack_record_opts {
 	const int *pids;           /**< processes to record, or */
 	int nr_pids;
 	int system_wide;           /**< every process, or */
-	char *const *argv;         /**< a command to run and record */
+	/** a command to run: recorded when alone; with pids or system_wide
+	 *  only run, the recording ending when it exits (perf's "record
+	 *  while CMD runs"; with system_wide it is recorded as part of the
+	 *  machine) */
+	char *const *argv;
 	double duration;           /**< seconds; 0: until the command/processes end or *stop */
 	volatile sig_atomic_t *stop; /**< set non-zero (e.g. by SIGINT) to finish */
 	ustack_record_progress_fn progress; /**< called about once a second */

@@ -45,7 +45,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: ustack record [-o FILE] [-e EVENT]... [-F HZ] [--backend bpf|copy|auto]\n"
 		"                     [--stack-size BYTES] [--duration SECONDS]\n"
-		"                     (-p PID[,PID...] | -a | -- CMD [ARGS...])\n"
+		"                     [-p PID[,PID...] | -a] [-- CMD [ARGS...]]\n"
 		"\n"
 		"Record events with their kernel stacks and user stacks, unwound without\n"
 		"frame pointers (SFrame, DWARF CFI), each frame stored as file offset + file\n"
@@ -67,6 +67,9 @@ static void usage(FILE *f)
 		"  -d, --duration S      stop after S seconds\n"
 		"  -p, --pid PIDS        record these processes (and their new threads)\n"
 		"  -a, --all-cpus        record every process\n"
+		"  -- CMD [ARGS...]      alone: run CMD and record it (and its children);\n"
+		"                        with -p or -a: record those while CMD runs (as\n"
+		"                        perf does; CMD is recorded only as part of -a)\n"
 		"  -q, --quiet           no progress line\n"
 		"      --max-tables N    unwind tables of at most N files kept open (default 256;\n"
 		"                        more are opened again when needed)\n"
@@ -78,7 +81,9 @@ static void usage(FILE *f)
 		"                        where the frames keep frame pointers (method kernel-fp)\n"
 		"      --stats           print every counter of the recording (stat NAME VALUE)\n"
 		"\n"
-		"Ctrl-C, SIGTERM, the end of the command or of the processes finish the file.\n"
+		"Ctrl-C, SIGTERM, the end of the command (with or without -p/-a) or of the\n"
+		"processes (-p without a command), or --duration finish the file; a command\n"
+		"still running then is left to finish.\n"
 		"Read it with 'ustack report'. The JIT symbol map /tmp/perf-PID.map of a\n"
 		"recorded process (node --perf-basic-prof, python3 -X perf) is copied into\n"
 		"the trace when the process exits or the recording ends.\n");
@@ -253,8 +258,15 @@ int cmd_record(int argc, char **argv)
 			return 2;
 		}
 	}
-	if ((optind < argc) + (o.nr_pids > 0) + o.system_wide != 1) {
-		cli_error("record: give exactly one of -p PID, -a, or -- CMD");
+	/* perf's conventions: -p or -a says what is recorded, a command
+	 * beside them only how long */
+	if (o.nr_pids > 0 && o.system_wide) {
+		cli_error("record: give -p PID or -a, not both");
+		usage(stderr);
+		return 2;
+	}
+	if (optind == argc && !o.nr_pids && !o.system_wide) {
+		cli_error("record: nothing to record: give -p PID, -a or -- CMD");
 		usage(stderr);
 		return 2;
 	}

@@ -35,7 +35,7 @@ struct snap_out {
 	int nr_lines, cap_lines;
 	/* the live /tmp/perf-PID.map: names of frames in JIT code */
 	struct ustack_perfmap *jit;
-	char jit_path[64];
+	char jit_path[96];
 	uint32_t jit_uid; /* owner the map may have besides root (the process's) */
 	int jit_reread;
 	/* --stats: the files of the frames, each once (debug sources) */
@@ -73,7 +73,8 @@ static const struct ustack_perfmap_entry *jit_sym(struct snap_out *o,
 		struct ustack_perfmap *m = ustack_perfmap__new();
 
 		o->jit_reread = 1;
-		if (m && !ustack_perfmap__read_file_owned(m, o->jit_path, o->jit_uid)) {
+		if (m && !ustack_perfmap__read_pid(m, o->pid, o->jit_uid, o->jit_path,
+						   sizeof(o->jit_path))) {
 			ustack_perfmap__free(o->jit);
 			o->jit = m;
 			e = ustack_perfmap__lookup(o->jit, pc);
@@ -757,13 +758,16 @@ int cmd_snapshot(int argc, char **argv)
 		opts.flags = (opts.flags & ~USTACK_SNAPSHOT_LINES) | USTACK_SNAPSHOT_NO_NAMES;
 	if (out.fmt == FMT_FOLDED && !out.inline_frames && !out.srcline)
 		opts.flags &= ~USTACK_SNAPSHOT_LINES;
-	/* JIT code is named from the process's perf map, if it writes one */
-	snprintf(out.jit_path, sizeof(out.jit_path), "/tmp/perf-%d.map", out.pid);
+	/* JIT code is named from the process's perf map, if it writes one (in
+	 * its own /tmp, under its own pid: the library finds which) */
 	out.jit_uid = proc_uid(out.pid);
 	out.jit = out.fmt == FMT_RAW ? NULL : ustack_perfmap__new();
-	if (out.jit && (ret = ustack_perfmap__read_file_owned(out.jit, out.jit_path, out.jit_uid))) {
-		/* not a regular file, wrong owner: the library said why */
-		if (ret != -ENOENT && ret != -EINVAL && ret != -EPERM)
+	if (out.jit && (ret = ustack_perfmap__read_pid(out.jit, out.pid, out.jit_uid, out.jit_path,
+						       sizeof(out.jit_path)))) {
+		/* not a regular file, wrong owner, bad status: the library said
+		 * why; no such file or process: nothing to say */
+		if (ret != -ENOENT && ret != -EINVAL && ret != -EPERM && ret != -EBADMSG &&
+		    ret != -ESRCH)
 			fprintf(stderr, "ustack: %s: %s (JIT frames stay unnamed)\n", out.jit_path,
 				strerror(-ret));
 		ustack_perfmap__free(out.jit);

@@ -628,6 +628,13 @@ static void fill_stats(const struct rec *r, struct ustack_record_stats *st)
 	st->seconds = (ustack_mono_ns() - r->t0) / 1e9;
 }
 
+/* The command is what is recorded (-- CMD alone), not only the timer of
+ * a recording of -a or of pids. */
+static int cmd_traced(const struct ustack_record_opts *o)
+{
+	return o->argv && o->argv[0] && !o->system_wide && o->nr_pids <= 0;
+}
+
 /* Fork the command, stopped on a pipe until the events are open. *report_fd
  * reads 0 bytes once exec succeeded (close-on-exec), else the child's errno.
  * Returns the pid, or a negative errno with @err filled. */
@@ -743,6 +750,11 @@ static int rec_setup(struct rec *r)
 	if (!(o->argv && o->argv[0]) && !o->system_wide && o->nr_pids <= 0) {
 		/* NULL opts land here too: there is no default target */
 		set_err(r, "nothing to record: give pids, system_wide or argv%s%s", "", "");
+		ret = -EINVAL;
+		goto out;
+	}
+	if (o->system_wide && o->nr_pids > 0) {
+		set_err(r, "give pids or system_wide, not both%s%s", "", "");
 		ret = -EINVAL;
 		goto out;
 	}
@@ -862,6 +874,9 @@ static int rec_setup(struct rec *r)
 		}
 	}
 
+	/* with -a or pids the command is only the timer (perf's "record while
+	 * CMD runs"): started after the events run, recorded only as part of
+	 * the machine (-a) */
 	if (o->argv && o->argv[0]) {
 		r->child = spawn_child(o->argv, &r->go_fd, &r->report_fd, err, sizeof(err));
 		if (r->child < 0) {
@@ -870,6 +885,10 @@ static int rec_setup(struct rec *r)
 			r->child = 0;
 			goto out;
 		}
+	}
+	if (cmd_traced(o)) {
+		/* its mappings come with its exec's MMAP2s */
+		rec_jit_learn(r, (uint32_t)r->child);
 	} else if (o->system_wide) {
 		ret = synthesize_all(r);
 		if (ret) {
@@ -892,6 +911,7 @@ static int rec_setup(struct rec *r)
 				ret = ret == -ENOENT ? -ESRCH : ret;
 				goto out;
 			}
+			rec_jit_learn(r, (uint32_t)o->pids[i]);
 		}
 	}
 
@@ -919,7 +939,7 @@ static int rec_setup(struct rec *r)
 	po.pids = o->pids;
 	po.nr_pids = o->nr_pids;
 	po.system_wide = o->system_wide;
-	po.child = r->child;
+	po.child = cmd_traced(o) ? r->child : 0;
 	po.defer_callchain = r->kfp != NULL;
 	r->ps = ustack_perf_session__open(&po, err, sizeof(err));
 	if (!r->ps) {
@@ -929,7 +949,7 @@ static int rec_setup(struct rec *r)
 	}
 	if (r->bpf) {
 		/* the program is in place before anything runs */
-		ret = rec_bpf_start(r, r->child, err, sizeof(err));
+		ret = rec_bpf_start(r, cmd_traced(o) ? r->child : 0, err, sizeof(err));
 		if (!ret && sampling_idx > 0 && (ret = rec_bpf_attach_sampling(r, sampling_idx)))
 			snprintf(err, sizeof(err), "%s", r->errmsg);
 		if (ret) {
@@ -944,8 +964,13 @@ static int rec_setup(struct rec *r)
 		set_err(r, "setting up the poll fd: %s%s", strerror(-ret), "");
 		goto out;
 	}
+	if (!cmd_traced(o) && (ret = ustack_perf_session__enable(r->ps))) {
+		snprintf(err, sizeof(err), "enabling the perf events: %s", strerror(-ret));
+		set_err(r, "%s%s", err, "");
+		goto out;
+	}
 	if (r->child > 0) {
-		/* events enable themselves at the exec */
+		/* a traced command's events enable themselves at its exec */
 		int child_errno = 0;
 
 		if (write(r->go_fd, "g", 1) != 1) {
@@ -965,10 +990,6 @@ static int rec_setup(struct rec *r)
 			ret = -child_errno;
 			goto out;
 		}
-	} else if ((ret = ustack_perf_session__enable(r->ps))) {
-		snprintf(err, sizeof(err), "enabling the perf events: %s", strerror(-ret));
-		set_err(r, "%s%s", err, "");
-		goto out;
 	}
 	if (o->duration > 0)
 		r->deadline = r->t0 + (uint64_t)(o->duration * 1e9);

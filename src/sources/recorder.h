@@ -80,6 +80,9 @@ struct rec {
 	size_t nr_exits, cap_exits;
 	/* pid -> JIT map state (jitmap_record.c) */
 	struct ustack_u64map *jit_pids;
+	/* pid -> where its map is (jitmap_record.c: an open root fd) */
+	struct ustack_u64map *jit_roots;
+	unsigned int jit_nroots;
 	/* the recording itself (struct ustack_recorder) */
 	pid_t child;          /* the command (-- CMD), 0 once reaped */
 	int go_fd, report_fd; /* its start and exec-report pipes */
@@ -122,6 +125,9 @@ int rec_jit_init(struct rec *r);
 void rec_jit_free(struct rec *r);
 /* @pid had a frame in anonymous memory: its map is read at the end. */
 void rec_jit_note_anon(struct rec *r, uint32_t pid);
+/* where @pid's map is, learnt now while it runs (the command, -p pids):
+ * a process that has exited, even unreaped, has no root to look in */
+void rec_jit_learn(struct rec *r, uint32_t pid);
 /* Process @pid exited: copy its map now (once). */
 void rec_jit_exit(struct rec *r, uint32_t pid);
 /* End of the recording: the maps of the processes not copied yet. */

@@ -6,12 +6,16 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/log.h"
+#include "symbolize/perfmap_pid.h"
 #include <ustack/perfmap.h>
 
 struct ustack_perfmap {
@@ -230,29 +234,36 @@ long ustack_perfmap__parse(struct ustack_perfmap *m, const char *buf, size_t len
  * that root can read a map the profiled user wrote). Symbolic links are not
  * followed (perf's fopen() does; a link in sticky /tmp is the classic way
  * to point a root reader elsewhere). The reason is logged once per call. */
-static int open_map(const char *path, uint32_t uid)
+static int check_map_fd(int fd, const char *path, uint32_t uid)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 
-	if (fd < 0)
+	if (fstat(fd, &st))
 		return -errno;
-	if (fstat(fd, &st)) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
 	if (!S_ISREG(st.st_mode)) {
 		pr_warn("%s: not a regular file: not read as a JIT map\n", path);
-		close(fd);
 		return -EINVAL;
 	}
 	if (uid != (uint32_t)-1 && st.st_uid != 0 && st.st_uid != uid && st.st_uid != geteuid()) {
 		pr_warn("%s: owned by uid %u, not by the process's uid %u or root: not read as a JIT map\n",
 			path, (unsigned int)st.st_uid, (unsigned int)uid);
-		close(fd);
 		return -EPERM;
+	}
+	return 0;
+}
+
+#define MAP_OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
+
+static int open_map(const char *path, uint32_t uid)
+{
+	int fd = open(path, MAP_OPEN_FLAGS), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = check_map_fd(fd, path, uid);
+	if (ret) {
+		close(fd);
+		return ret;
 	}
 	return fd;
 }
@@ -333,18 +344,14 @@ static size_t same_prefix(int fd, const char *buf, size_t len)
 	return off;
 }
 
-int ustack_perfmap__read_file_owned(struct ustack_perfmap *m, const char *path, uint32_t uid)
+/* Read and parse the checked map open at @fd (closed here). */
+static int read_map_fd(struct ustack_perfmap *m, int fd, const char *path)
 {
 	char *buf = NULL;
 	size_t len = 0;
-	int fd, ret = 0;
+	int ret = 0;
 	long used;
 
-	if (!m || !path)
-		return -EINVAL;
-	fd = open_map(path, uid);
-	if (fd < 0)
-		return fd;
 	/* A JIT only appends to its map, but a file truncated and written
 	 * anew while we read it (a writer starting over, a pid reused) would
 	 * make us glue the start of an old line to the end of a new one: a
@@ -377,6 +384,18 @@ int ustack_perfmap__read_file_owned(struct ustack_perfmap *m, const char *path, 
 	}
 	free(buf);
 	return ret;
+}
+
+int ustack_perfmap__read_file_owned(struct ustack_perfmap *m, const char *path, uint32_t uid)
+{
+	int fd;
+
+	if (!m || !path)
+		return -EINVAL;
+	fd = open_map(path, uid);
+	if (fd < 0)
+		return fd;
+	return read_map_fd(m, fd, path);
 }
 
 static int cmp_idx(const void *a, const void *b, void *ctx)
@@ -443,4 +462,187 @@ const struct ustack_perfmap_entry *ustack_perfmap__lookup(struct ustack_perfmap 
 			best = (long)m->sorted[i];
 	}
 	return best < 0 ? NULL : &m->e[best];
+}
+
+/* One decimal field of NStgid; *p past it. 0 or -EBADMSG. */
+static int nstgid_field(const char **p, const char *end, long *v)
+{
+	const char *s = *p;
+	long x = 0;
+
+	if (s == end || *s < '1' || *s > '9')
+		return -EBADMSG; /* empty, a sign or a leading zero */
+	for (; s < end && *s >= '0' && *s <= '9'; s++) {
+		x = x * 10 + (*s - '0');
+		if (x > (1L << 22))
+			return -EBADMSG;
+	}
+	*p = s;
+	*v = x;
+	return 0;
+}
+
+int ustack_status__nstgid(const char *buf, size_t len, int pid, int *nspid)
+{
+	static const char key[] = "NStgid:";
+	const char *p = buf, *end = buf + len;
+	long v = 0;
+
+	for (;;) {
+		const char *nl;
+
+		if ((size_t)(end - p) >= sizeof(key) - 1 && !memcmp(p, key, sizeof(key) - 1))
+			break;
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			return -ENOENT;
+		p = nl + 1;
+	}
+	p += sizeof(key) - 1;
+	for (int i = 0;; i++) {
+		if (i == 32 || p == end || *p != '\t')
+			return -EBADMSG;
+		p++;
+		if (nstgid_field(&p, end, &v))
+			return -EBADMSG;
+		if (!i && v != pid)
+			return -EBADMSG;
+		if (p < end && *p == '\n')
+			break;
+		if (p == end || *p != '\t')
+			return -EBADMSG;
+	}
+	*nspid = (int)v;
+	return 0;
+}
+
+/* The innermost pid of the process open at @procfd (its /proc/PID). */
+static int read_nspid(int procfd, int pid, int *nspid)
+{
+	char buf[8192];
+	ssize_t got;
+	size_t len = 0;
+	int fd = openat(procfd, "status", O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	/* procfs hands out a seq_file a page or so per read */
+	while (len < sizeof(buf) && (got = read(fd, buf + len, sizeof(buf) - len)) != 0) {
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			ret = -errno;
+			close(fd);
+			return ret;
+		}
+		len += (size_t)got;
+	}
+	close(fd);
+	ret = ustack_status__nstgid(buf, len, pid, nspid);
+	if (ret)
+		pr_warn("/proc/%d/status: %s NStgid line: the JIT map of pid %d not read\n", pid,
+			ret == -ENOENT ? "no" : "a malformed", pid);
+	return ret ? -EBADMSG : 0;
+}
+
+static int same_inode(int dirfd, const char *rel, const char *ours)
+{
+	struct stat a, b;
+
+	return !fstatat(dirfd, rel, &a, 0) && !stat(ours, &b) && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+int ustack_perfmap_where__open(int pid, struct ustack_perfmap_where *w)
+{
+	char path[32];
+	int procfd, ret;
+
+	w->rootfd = -1;
+	w->pid = pid;
+	w->nspid = 0;
+	w->host_view = 0;
+	if (pid <= 0)
+		return -EINVAL;
+	/* status and root through one fd of /proc/PID: a pid reused in
+	 * between gives ESRCH, not another process's root */
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	procfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (procfd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	ret = read_nspid(procfd, pid, &w->nspid);
+	if (!ret) {
+		/* a zombie has no root any more: ENOENT there is "gone" too */
+		w->rootfd = openat(procfd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (w->rootfd < 0)
+			ret = errno == ENOENT ? -ESRCH : -errno;
+	}
+	if (!ret)
+		w->host_view = w->nspid == pid && same_inode(procfd, "root", "/") &&
+			       same_inode(procfd, "ns/mnt", "/proc/self/ns/mnt");
+	close(procfd);
+	return ret;
+}
+
+void ustack_perfmap_where__close(struct ustack_perfmap_where *w)
+{
+	if (w->rootfd >= 0)
+		close(w->rootfd);
+	w->rootfd = -1;
+}
+
+void ustack_perfmap_where__name(const struct ustack_perfmap_where *w, char *name, size_t name_sz)
+{
+	if (!name || !name_sz)
+		return;
+	if (w->host_view)
+		snprintf(name, name_sz, "/tmp/perf-%d.map", w->nspid);
+	else
+		snprintf(name, name_sz, "/proc/%d/root/tmp/perf-%d.map", w->pid, w->nspid);
+}
+
+/* The map is opened from the root's fd, never from a path string through
+ * /proc/PID/root: the kernel would resolve an absolute symbolic link met
+ * on the way against our root, the host's. RESOLVE_IN_ROOT resolves it in
+ * the process's root, as the process itself did when it wrote the file. */
+int ustack_perfmap__read_where(struct ustack_perfmap *m, const struct ustack_perfmap_where *w,
+			       uint32_t uid)
+{
+	struct open_how how = { .flags = MAP_OPEN_FLAGS,
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	char rel[32], name[96];
+	int fd, ret;
+
+	if (!m || !w || w->rootfd < 0 || w->nspid <= 0)
+		return -EINVAL;
+	snprintf(rel, sizeof(rel), "tmp/perf-%d.map", w->nspid);
+	ustack_perfmap_where__name(w, name, sizeof(name));
+	fd = (int)syscall(SYS_openat2, w->rootfd, rel, &how, sizeof(how));
+	if (fd < 0)
+		return -errno;
+	ret = check_map_fd(fd, name, uid);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return read_map_fd(m, fd, name);
+}
+
+int ustack_perfmap__read_pid(struct ustack_perfmap *m, int pid, uint32_t uid, char *name,
+			     size_t name_sz)
+{
+	struct ustack_perfmap_where w;
+	int ret;
+
+	if (name && name_sz)
+		snprintf(name, name_sz, "/proc/%d/status", pid);
+	if (!m)
+		return -EINVAL;
+	ret = ustack_perfmap_where__open(pid, &w);
+	if (!ret) {
+		ustack_perfmap_where__name(&w, name, name_sz);
+		ret = ustack_perfmap__read_where(m, &w, uid);
+	}
+	ustack_perfmap_where__close(&w);
+	return ret;
 }

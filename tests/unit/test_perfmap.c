@@ -21,6 +21,7 @@
 #include <ustack/trace.h>
 #include <ustack/ustack.h>
 
+#include "symbolize/perfmap_pid.h"
 #include "test.h"
 
 static int warnings;
@@ -600,6 +601,68 @@ static void test_read_while_rewritten(void)
 	CHECK(w.gens > 1);
 }
 
+/* NStgid of /proc/PID/status: the innermost pid, strictly parsed */
+static void test_nstgid(void)
+{
+	static const struct {
+		const char *text;
+		int pid, ret, nspid;
+	} cases[] = {
+		{ "Name:\tx\nTgid:\t7\nNStgid:\t1234\n", 1234, 0, 1234 },
+		{ "Name:\tx\nNStgid:\t1234\t2\nNSpid:\t1234\t2\n", 1234, 0, 2 },
+		{ "NStgid:\t99\t8\t1\n", 99, 0, 1 },
+		{ "Name:\tx\nNSpid:\t5\n", 5, -ENOENT, 0 },
+		{ "Name:\tNStgid:\t5\t1\n", 5, -ENOENT, 0 }, /* not at a line start */
+		{ "NStgid:\t1234\t2\n", 1235, -EBADMSG, 0 },  /* not this pid */
+		{ "NStgid:\t1234\t-2\n", 1234, -EBADMSG, 0 },
+		{ "NStgid:\t1234\t02\n", 1234, -EBADMSG, 0 },
+		{ "NStgid:\t1234\t0\n", 1234, -EBADMSG, 0 },
+		{ "NStgid:\t1234\t4194305\n", 1234, -EBADMSG, 0 }, /* > PID_MAX_LIMIT */
+		{ "NStgid:\t1234\t99999999999999999999\n", 1234, -EBADMSG, 0 },
+		{ "NStgid:\t1234\t2x\n", 1234, -EBADMSG, 0 },
+		{ "NStgid:\t1234 2\n", 1234, -EBADMSG, 0 },
+		{ "NStgid:\t1234\t\n", 1234, -EBADMSG, 0 },
+		{ "NStgid:\t1234\t2", 1234, -EBADMSG, 0 },      /* cut: no newline */
+		{ "NStgid:\n", 1234, -EBADMSG, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int nspid = 0;
+
+		CHECK_EQ(ustack_status__nstgid(cases[i].text, strlen(cases[i].text), cases[i].pid,
+					       &nspid), cases[i].ret);
+		if (!cases[i].ret)
+			CHECK_EQ(nspid, cases[i].nspid);
+	}
+}
+
+/* Our own map found by pid: a process of the host reads /tmp/perf-PID.map */
+static void test_read_pid_self(void)
+{
+	char path[64], name[128];
+	struct ustack_perfmap *m = ustack_perfmap__new();
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fputs("1000 10 self_jit\n", f);
+	fclose(f);
+	CHECK_EQ(ustack_perfmap__read_pid(m, getpid(), (uint32_t)-1, name, sizeof(name)), 0);
+	CHECK_STR(name, path);
+	CHECK(ustack_perfmap__lookup(m, 0x1008) != NULL);
+	if (ustack_perfmap__lookup(m, 0x1008))
+		CHECK_STR(ustack_perfmap__lookup(m, 0x1008)->name, "self_jit");
+	unlink(path);
+	ustack_perfmap__free(m);
+	m = ustack_perfmap__new();
+	CHECK_EQ(ustack_perfmap__read_pid(m, getpid(), (uint32_t)-1, NULL, 0), -ENOENT);
+	CHECK_EQ(ustack_perfmap__read_pid(m, 0, (uint32_t)-1, NULL, 0), -EINVAL);
+	ustack_perfmap__free(m);
+}
+
 int main(void)
 {
 	ustack_set_print(count_print);
@@ -613,5 +676,7 @@ int main(void)
 	RUN(test_hostile_lines);
 	RUN(test_huge_name);
 	RUN(test_read_while_rewritten);
+	RUN(test_nstgid);
+	RUN(test_read_pid_self);
 	TEST_EXIT();
 }
