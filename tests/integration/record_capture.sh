@@ -11,8 +11,11 @@
 #   cache/B     <cache>/.build-id/xx/rest/elf-<sha256> and .../elf are
 #               byte-identical to the binary (cmp), xx/rest its build ID
 #               as readelf -n prints it; libc's entry likewise
-#   deleted/B   the program unlinks itself first thing (run from a copy):
-#               still captured, with the hash of the copy
+#   deleted/B   the program copies itself to a new file, unlinks the copy
+#               and runs it (fexecve): the copy is mapped only once it is
+#               gone from the file system, so only the process's own
+#               mapping can give its content (its path opens nothing);
+#               captured, with the program's hash
 #   off/B       -N: no FILE_CONTENT, no .build-id in the cache
 #   too-big/B   --capture-max-size 1K: every file TOO_BIG with the right
 #               hash, nothing stored
@@ -39,19 +42,43 @@ cleanup() { [ "${KEEP_TMP:-0}" = 1 ] && echo "# kept $tmp" || rm -rf "$tmp"; }
 trap cleanup EXIT
 
 cat >"$tmp/spin.c" <<'EOF'
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+extern char **environ;
 volatile unsigned long sink;
 __attribute__((noinline)) static void spin(void)
 {
 	for (unsigned long i = 0; i < 150000000ul; i++)
 		sink += i;
 }
+/* "gone PATH": run a copy of this program at PATH, unlinked before its exec */
+static int run_gone_copy(const char *path)
+{
+	static char buf[1 << 20];
+	int in = open("/proc/self/exe", O_RDONLY), out, fd;
+	ssize_t n;
+	char *args[] = { (char *)path, NULL };
+
+	out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	if (in < 0 || out < 0)
+		return 3;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n)
+			return 3;
+	close(in);
+	close(out);
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || unlink(path))
+		return 3;
+	fexecve(fd, args, environ);
+	return 4;
+}
 int main(int argc, char **argv)
 {
-	if (argc > 1 && !strcmp(argv[1], "unlink") && unlink(argv[0]))
-		return 3;
+	if (argc > 2 && !strcmp(argv[1], "gone"))
+		return run_gone_copy(argv[2]);
 	spin();
 	return 0;
 }
@@ -154,21 +181,21 @@ for b in copy bpf; do
 		fail "stats/$b" "capture_new '${new:-none}', $nfiles elf-* entries, $ncontent FILE_CONTENT records"
 	fi
 
-	# a program gone from the file system while it runs: its own mapping is read
-	cp "$tmp/spin" "$tmp/gone-$b"
+	# a program gone from the file system before it was mapped
 	want=$(sha "$tmp/spin")
-	if ! record "$b" "gone-$b" "$tmp/cache-gone-$b" -- "$tmp/gone-$b" unlink; then
+	gone=$tmp/gone-copy-$b
+	if ! record "$b" "gone-$b" "$tmp/cache-gone-$b" -- "$tmp/spin" gone "$gone"; then
 		fail "deleted/$b" "record failed: $(head -3 "$tmp/gone-$b.err" | tr '\n' '|')"
-	elif [ -e "$tmp/gone-$b" ]; then
-		fail "deleted/$b" "the program did not unlink itself"
+	elif [ -e "$gone" ]; then
+		fail "deleted/$b" "the copy was not unlinked"
 	else
-		got=$(content_of "$tmp/gone-$b.stats" "$tmp/gone-$b")
+		got=$(content_of "$tmp/gone-$b.stats" "$gone")
 		bid=$(build_id "$tmp/spin")
 		if [ "${got%% *}" = "$want" ] &&
 			cmp -s "$tmp/spin" "$tmp/cache-gone-$b/.build-id/${bid:0:2}/${bid:2}/elf-$want"; then
 			pass "deleted/$b"
 		else
-			fail "deleted/$b" "FILE_CONTENT '${got:-none}', want $want and the cache entry"
+			fail "deleted/$b" "FILE_CONTENT of $gone '${got:-none}', want $want and the cache entry ($(grep '^content' "$tmp/gone-$b.stats" | tr '\n' '|'))"
 		fi
 	fi
 
