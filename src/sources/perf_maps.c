@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -213,6 +214,35 @@ static int proc_root(struct recmaps_proc *p)
 	return p->root_fd;
 }
 
+/* The map_files entry of the VMA holding @start now: the record's range
+ * is the mmap() call's, and the VMA may have been split (mprotect) or
+ * merged since. -1 with errno ENOENT when there is none. */
+static int open_covering(uint32_t pid, uint64_t start)
+{
+	char path[320];
+	struct dirent *de;
+	DIR *d;
+	int fd = -1;
+
+	snprintf(path, sizeof(path), "/proc/%u/map_files", pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		unsigned long long a, b;
+
+		if (sscanf(de->d_name, "%llx-%llx", &a, &b) != 2 || start < a || start >= b)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/map_files/%s", pid, de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		break;
+	}
+	closedir(d);
+	if (fd < 0 && !errno)
+		errno = ENOENT;
+	return fd;
+}
+
 /* Keep a descriptor of file @idx, opened through @p's mapping of it: the
  * content the process runs, also after it exited or the file was deleted
  * or unmounted. One per file, whichever process maps it first. */
@@ -237,12 +267,18 @@ static void pin_file(struct ustack_recmaps *rm, struct recmaps_proc *p, int32_t 
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", p->pid,
 		 (unsigned long long)start, (unsigned long long)end);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 && errno == ENOENT)
+		fd = open_covering(p->pid, start);
 	if (fd < 0) {
+		pr_debug("capture: %s (%s): %s\n", path, pm_file_at(rm->files, idx)->path,
+			 strerror(errno));
 		t->pin = errno == ENOENT || errno == ESRCH ? RECMAPS_PIN_GONE : RECMAPS_PIN_ERROR;
 		return;
 	}
 	/* the mapping there now may be another file than the record's */
 	if (fstat(fd, &sb) || sb.st_ino != ino) {
+		pr_debug("capture: %s: inode %llu, not the record's %llu\n", path,
+			 (unsigned long long)sb.st_ino, (unsigned long long)ino);
 		close(fd);
 		t->pin = RECMAPS_PIN_GONE;
 		return;

@@ -982,6 +982,7 @@ static int rec_setup(struct rec *r)
 	if (o->duration > 0)
 		r->deadline = r->t0 + (uint64_t)(o->duration * 1e9);
 	r->last_progress = ustack_mono_ns();
+	rec_capture_started(r);
 out:
 	return ret;
 }

@@ -94,6 +94,7 @@ struct rec {
 	struct rec_capture *cap;
 	uint64_t cap_gone, cap_fd_cap, cap_errors, cap_write_errors;
 	int64_t cap_since;    /* recording start, seconds since the epoch (trim) */
+	char cap_warn[600];   /* why there is no capture, said once recording runs */
 };
 
 enum rec_state { REC_RUNNING, REC_OVER, REC_FINISHED };
@@ -126,6 +127,8 @@ void rec_on_record(void *ctx, const struct ustack_perf_record *rec);
 /* Open the cache and start the thread (one warning and no capture when the
  * cache cannot be written). */
 void rec_capture_setup(struct rec *r);
+/* The recording runs: say why there is no capture, if so. */
+void rec_capture_started(struct rec *r);
 /* The writer defines @file_id (a stack used it): capture it, once. */
 void rec_capture_file(struct rec *r, uint64_t file_id);
 /* Write the FILE_CONTENT records of the captures done so far. */

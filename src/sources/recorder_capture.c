@@ -32,9 +32,11 @@ void rec_capture_setup(struct rec *r)
 	dir = ustack_cache_dir(buf, sizeof(buf));
 	cache = *dir ? ustack_bidcache__open(dir, USTACK_BIDCACHE_WRITE) : NULL;
 	if (!cache) {
-		pr_warn("build-ID cache %s: cannot open it for writing (%s): recording without "
-			"capturing the files\n", *dir ? dir : "(none: no $HOME)",
-			strerror(*dir ? errno : ENOENT));
+		/* said once the recording runs: a recording that cannot start
+		 * fails with its own one line */
+		snprintf(r->cap_warn, sizeof(r->cap_warn), "build-ID cache %s: cannot open it "
+			 "for writing (%s): recording without capturing the files\n",
+			 *dir ? dir : "(none: no $HOME)", strerror(*dir ? errno : ENOENT));
 		return;
 	}
 	r->cap = rec_capture__new(cache, max);
@@ -51,6 +53,13 @@ void rec_capture_setup(struct rec *r)
 								       : (unsigned int)(rl.rlim_cur / 2);
 	ustack_recmaps__pin_files(r->rm, cap ? cap : 1);
 	r->cap_since = (int64_t)time(NULL) - 1;
+}
+
+void rec_capture_started(struct rec *r)
+{
+	if (r->cap_warn[0])
+		pr_warn("%s", r->cap_warn);
+	r->cap_warn[0] = 0;
 }
 
 void rec_capture_file(struct rec *r, uint64_t file_id)
