@@ -89,13 +89,14 @@ if "$USTACK" report -i "$tmp/t.data" --format raw >"$tmp/raw" 2>"$tmp/raw.err"; 
 	          fm = pre "\\.\\.\\.1\\." tm "file_map: id=0x[0-9a-f]+ path=[^ ]+ build_id=([0-9a-f]+|-)$"
 	          nus = pre "\\.\\.\\.\\.\\." tm "<no user stack> cookie=[0-9a-f]+ reason=(mismatch|lost|end)$"
 	          lost = pre "\\.\\.\\.\\.\\." tm "lost: what=[a-z]+ count=[0-9]+$"
-	          ev = pre "\\.\\.\\.\\.\\." tm "[^ <]+ cookie=[0-9a-f]+$" }
+	          ev = pre "\\.\\.\\.\\.\\." tm "[^ <]+ cookie=[0-9a-f]+$"
+	          fc = "^file_content: id=0x[0-9a-f]+ sha256:[0-9a-f]+ size=[0-9]+( [a-z-]+)*$" }
 	  $0 ~ ufr { if (!inustack) { print "user frame outside a user stack: " $0; exit }
 	             if ($4 != "0x0" && !(($4) in seen)) { print "file id used before its file_map: " $0; exit } next }
 	  $0 ~ kfr { if (!inevent) { print "kernel frame outside an event: " $0; exit } next }
 	  $0 ~ us { inustack = 1; inevent = 0; next }
 	  $0 ~ fm { split($6, f, "="); seen[f[2]] = 1; inustack = 0; inevent = 0; next }
-	  $0 ~ nus || $0 ~ lost { inustack = 0; inevent = 0; next }
+	  $0 ~ nus || $0 ~ lost || $0 ~ fc { inustack = 0; inevent = 0; next }
 	  $0 ~ ev { inevent = 1; inustack = 0; next }
 	  { print "unexpected line " NR ": " $0; exit }' "$tmp/raw")
 	# each event cookie (per tid) has its user stack record or an explanation

@@ -382,6 +382,9 @@ def report(d, period, schema):
                 cur = None
             elif m and rest.startswith(b"<no user stack> "):
                 cur = None
+            elif re.fullmatch(rb"file_content: id=0x[0-9a-f]+ sha256:[0-9a-f]{64} size=\d+( [a-z-]+)*",
+                              line):
+                cur = None
             elif re.fullmatch(rb" => <0x[0-9a-f]{16}>", line) or \
                     re.fullmatch(rb" => <[0-9a-f]{16}> : 0x[0-9a-f]+", line):
                 cur[0] += 1
