@@ -170,11 +170,13 @@ struct ustack_record_opts {
 	/** 1: do not ask the kernel for its deferred user callchains even
 	 *  where it has them (0: ask, copy backend, Linux 6.19+) */
 	unsigned int no_kernel_callchains;
-	/** 1: do not capture the files the stacks ran through into the
-	 *  build-ID cache (since 0.4) */
-	unsigned int no_capture;
-	/** capture: larger files are hashed, not stored (0: 512 MiB) */
+	/** capture: larger files are hashed, not stored (0: 512 MiB; since
+	 *  0.3). Before no_capture: a field in the 0.2 struct's tail padding
+	 *  would be read from an older caller's uninitialized bytes. */
 	uint64_t capture_max_size;
+	/** 1: do not capture the files the stacks ran through into the
+	 *  build-ID cache (since 0.3) */
+	unsigned int no_capture;
 };
 
 /**
