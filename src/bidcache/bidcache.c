@@ -694,7 +694,8 @@ int64_t ustack_bidcache__trim(struct ustack_bidcache *c, uint64_t max_bytes, int
 		free(l.e);
 		return err;
 	}
-	qsort(l.e, l.n, sizeof(*l.e), older_first);
+	if (l.n) /* qsort(NULL, 0) is undefined */
+		qsort(l.e, l.n, sizeof(*l.e), older_first);
 	for (size_t i = 0; i < l.n && l.total > max_bytes; i++) {
 		if (l.e[i].newest.tv_sec >= keep_after)
 			continue;
