@@ -102,6 +102,22 @@ struct ustack_record_stats {
 	uint64_t bpf_skipped;   /**< bpf: events the kernel did not run the program for
 	                             (another BPF program was running on that CPU:
 	                             bpf_prog_info.recursion_misses); not recorded */
+	/* Capture of the files the stacks ran through into the build-ID cache
+	 * (FILE_CONTENT records; since 0.4): */
+	uint32_t capture;          /**< 1: on (not no_capture, and the cache opened) */
+	uint64_t capture_new;      /**< files stored now */
+	uint64_t capture_cached;   /**< files the cache held already */
+	uint64_t capture_bytes;    /**< bytes of the files stored now */
+	uint64_t capture_too_big;  /**< larger than capture_max_size: hashed only */
+	uint64_t capture_conflicts; /**< stored, but the cache's first file of that
+	                                 build ID holds other content */
+	uint64_t capture_gone;     /**< not captured: the process was gone before its
+	                                mapping could be opened */
+	uint64_t capture_fd_cap;   /**< not captured: the cap on kept descriptors */
+	uint64_t capture_errors;   /**< not captured: read or store errors, and files
+	                                left when the wait at the end was stopped */
+	uint64_t capture_debug;    /**< separate debug files stored (containers) */
+	double capture_seconds;    /**< CPU time of the capture thread */
 };
 
 /** ustack_record_stats.kernel_callchains */
@@ -150,6 +166,11 @@ struct ustack_record_opts {
 	/** 1: do not ask the kernel for its deferred user callchains even
 	 *  where it has them (0: ask, copy backend, Linux 6.19+) */
 	unsigned int no_kernel_callchains;
+	/** 1: do not capture the files the stacks ran through into the
+	 *  build-ID cache (since 0.4) */
+	unsigned int no_capture;
+	/** capture: larger files are hashed, not stored (0: 512 MiB) */
+	uint64_t capture_max_size;
 };
 
 /**

@@ -20,7 +20,8 @@ static volatile sig_atomic_t stop_flag;
 
 static void on_signal(int sig)
 {
-	stop_flag = 1;
+	/* counted: a further signal stops the wait for the capture at the end */
+	stop_flag = stop_flag + 1;
 }
 
 /*
@@ -76,6 +77,11 @@ static void usage(FILE *f)
 		"                        callchains (Linux 6.19+, frame pointers), which are\n"
 		"                        otherwise checked against ustack's tables and used\n"
 		"                        where the frames keep frame pointers (method kernel-fp)\n"
+		"  -N, --no-buildid-cache  do not capture the files the recorded stacks ran\n"
+		"                        through into the build-ID cache (USTACK_CACHE_DIR,\n"
+		"                        /var/cache/ustack as root)\n"
+		"      --capture-max-size SIZE  larger files are hashed, not copied (K, M, G\n"
+		"                        suffixes; default 512M)\n"
 		"      --stats           print every counter of the recording (stat NAME VALUE)\n"
 		"\n"
 		"Ctrl-C, SIGTERM, the end of the command or of the processes finish the file.\n"
@@ -121,6 +127,12 @@ static void print_stats(const struct ustack_record_stats *st)
 		{ "kfp_untrusted", st->kfp_untrusted }, { "kfp_disagree", st->kfp_disagree },
 		{ "kfp_missing", st->kfp_missing }, { "kfp_extended", st->kfp_extended },
 		{ "kfp_moved", st->kfp_moved },
+		{ "capture", st->capture }, { "capture_new", st->capture_new },
+		{ "capture_cached", st->capture_cached }, { "capture_bytes", st->capture_bytes },
+		{ "capture_too_big", st->capture_too_big },
+		{ "capture_conflicts", st->capture_conflicts },
+		{ "capture_gone", st->capture_gone }, { "capture_fd_cap", st->capture_fd_cap },
+		{ "capture_errors", st->capture_errors }, { "capture_debug", st->capture_debug },
 	};
 
 	fprintf(stderr, "stat backend %s\n", st->backend == USTACK_RECORD_BPF ? "bpf" : "copy");
@@ -131,6 +143,32 @@ static void print_stats(const struct ustack_record_stats *st)
 	for (int m = 0; m < 7; m++)
 		fprintf(stderr, "stat frames_%s %llu\n", methods[m],
 			(unsigned long long)st->frames_by_method[m]);
+	fprintf(stderr, "stat capture_cpu_seconds %.3f\n", st->capture_seconds);
+}
+
+/* SIZE with an optional K, M or G suffix (powers of 1024) */
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned int shift = 0;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *s == '-')
+		return -1;
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30;
+	if (shift)
+		end++;
+	if (*end || !v || v > (UINT64_MAX >> shift))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
 }
 
 int cmd_record(int argc, char **argv)
@@ -149,6 +187,8 @@ int cmd_record(int argc, char **argv)
 		{ "table-memory", required_argument, NULL, 'M' },
 		{ "no-kernel-callchains", no_argument, NULL, 'K' },
 		{ "stats", no_argument, NULL, 'S' },
+		{ "no-buildid-cache", no_argument, NULL, 'N' },
+		{ "capture-max-size", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -165,7 +205,7 @@ int cmd_record(int argc, char **argv)
 	for (int i = 0, n = 6; i < argc && n < (int)sizeof(cmdline) - 2; i++)
 		n += snprintf(cmdline + n, sizeof(cmdline) - n, " %s", argv[i]);
 	/* '+': stop at the command's first argument */
-	while ((c = getopt_long(argc, argv, "+o:e:F:s:d:p:aqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:e:F:s:d:p:aqNh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o.output = optarg;
@@ -244,6 +284,16 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'S':
 			stats = 1;
+			break;
+		case 'N':
+			o.no_capture = 1;
+			break;
+		case 'C':
+			if (parse_size(optarg, &o.capture_max_size)) {
+				cli_error("record: --capture-max-size takes a size in bytes, with K, M or "
+					  "G (e.g. 512M)");
+				return 2;
+			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -333,6 +383,15 @@ int cmd_record(int argc, char **argv)
 			(unsigned long long)st.kfp_moved, (unsigned long long)st.kfp_missing);
 	else if (!quiet && st.kernel_callchains == USTACK_KCC_UNSUPPORTED && stats)
 		fprintf(stderr, "ustack: kernel deferred callchains: not available (Linux 6.19+)\n");
+	if (!quiet && stats && st.capture)
+		fprintf(stderr, "ustack: capture: %llu files stored (%.1f KiB), %llu in the cache "
+				"already, %llu too big (hashed only), %llu conflicts; not captured: %llu "
+				"process gone, %llu descriptor cap, %llu errors; capture thread %.3f s CPU\n",
+			(unsigned long long)st.capture_new, st.capture_bytes / 1024.0,
+			(unsigned long long)st.capture_cached, (unsigned long long)st.capture_too_big,
+			(unsigned long long)st.capture_conflicts, (unsigned long long)st.capture_gone,
+			(unsigned long long)st.capture_fd_cap, (unsigned long long)st.capture_errors,
+			st.capture_seconds);
 	if (stats)
 		print_stats(&st);
 	/* a recorded command's failure is the command's, not ours: report it */

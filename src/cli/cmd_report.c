@@ -227,6 +227,9 @@ struct report {
 	int have_end;
 	struct ustack_trace_stats end;
 	int oom;
+	/* FILE_CONTENT records (raw prints them, --stats lists them) */
+	struct ustack_trace_file_content *contents;
+	size_t ncontents, contents_bytes;
 };
 
 static const char *stitch_reason(uint32_t result)
@@ -684,6 +687,35 @@ static void raw_lost(struct report *rp, const struct ustack_trace_lost *l)
 	out_sb(rp, b);
 }
 
+static void content_words(const struct ustack_trace_file_content *c, struct sbuf *b)
+{
+	sb_puts(b, "sha256:");
+	for (int i = 0; i < 32; i++)
+		sb_printf(b, "%02x", c->hash[i]);
+	sb_printf(b, " size=%" PRIu64 "%s%s%s", c->size,
+		  c->flags & USTACK_TRACE_CONTENT_CACHED ? " cached" : "",
+		  c->flags & USTACK_TRACE_CONTENT_DEBUG ? " debug" : "",
+		  c->flags & USTACK_TRACE_CONTENT_TOO_BIG ? " too-big" : "");
+}
+
+static void file_content(struct report *rp, const struct ustack_trace_file_content *c)
+{
+	struct sbuf *b = &rp->line;
+
+	if (cli_grow((void **)&rp->contents, &rp->contents_bytes,
+		     (rp->ncontents + 1) * sizeof(*c))) {
+		rp->oom = 1;
+		return;
+	}
+	rp->contents[rp->ncontents++] = *c;
+	if (rp->fmt != FMT_RAW || rp->want_stats)
+		return;
+	sb_printf(b, "file_content: id=0x%" PRIx64 " ", c->file_id);
+	content_words(c, b);
+	sb_puts(b, "\n");
+	out_sb(rp, b);
+}
+
 /* ---- stitched output (text, folded) ---------------------------------------------- */
 
 /* one more event of stack pair (kstack << 32 | ustack) in thread name @comm */
@@ -1006,6 +1038,28 @@ static void stats_symbol_sources(struct report *rp)
 	free(ids);
 }
 
+/* what the recorder read of each file, by hash ("content: file N PATH: sha256:...") */
+static void stats_contents(struct report *rp)
+{
+	struct sbuf *b = &rp->line;
+
+	fprintf(rp->out, "file contents: %zu\n", rp->ncontents);
+	for (size_t i = 0; i < rp->ncontents; i++) {
+		const struct ustack_trace_file_content *c = &rp->contents[i];
+		struct ustack_file_map fm;
+		const char *path = "?";
+
+		if (!ustack_trace_reader__file_map(rp->r, c->file_id, &fm) && fm.path && *fm.path)
+			path = fm.path;
+		fprintf(rp->out, "content: file %" PRIu64 " ", c->file_id);
+		out_name_put(rp->out, OUT_NAME_LINE, path);
+		fputs(": ", rp->out);
+		content_words(c, b);
+		sb_puts(b, "\n");
+		out_sb(rp, b);
+	}
+}
+
 static void stats_finish(struct report *rp, uint64_t file_size, int damaged)
 {
 	FILE *o = rp->out;
@@ -1039,6 +1093,7 @@ static void stats_finish(struct report *rp, uint64_t file_size, int damaged)
 	fprintf(o, "distinct stacks: %" PRIu64 "\n", rp->ustacks_distinct + rp->kstacks_distinct);
 	fprintf(o, "file ids: %zu\n", ustack_u64map__count(rp->file_ids));
 	stats_symbol_sources(rp);
+	stats_contents(rp);
 	fprintf(o, "jit symbols: %" PRIu64 "\n", rp->jitsyms);
 	fprintf(o, "lost records: %" PRIu64 " (in %" PRIu64 " LOST records)\n", rp->lost,
 		rp->lost_records);
@@ -1148,6 +1203,10 @@ static void handle_record(struct report *rp, const struct ustack_trace_record *r
 			report_pprof__lost(rp->pprof, rec->lost.count);
 		if (rp->fmt == FMT_RAW && !rp->want_stats)
 			raw_lost(rp, &rec->lost);
+		break;
+	case USTACK_TRACE_FILE_CONTENT:
+		rp->def_bytes += rec->size;
+		file_content(rp, &rec->file_content);
 		break;
 	case USTACK_TRACE_END:
 		rp->have_end = 1;
@@ -1289,6 +1348,9 @@ int cmd_report(int argc, char **argv)
 {
 	struct report rp = { .in_path = "ustack.data", .fmt = FMT_TEXT };
 	struct ustack_symbolizer_opts so = { .sz = sizeof(so) };
+	/* every type this CLI knows, FILE_CONTENT included */
+	struct ustack_trace_reader_opts ro = { .sz = sizeof(ro),
+					       .max_type = USTACK_TRACE_RECORD_TYPE_MAX };
 	struct ustack_trace_record rec;
 	const char *out_path = NULL, *v;
 	uint64_t file_size = 0;
@@ -1535,6 +1597,7 @@ out:
 	ustack_u64map__free(rp.folded);
 	ustack_u64map__free(rp.stack_refs);
 	ustack_u64map__free(rp.file_ids);
+	free(rp.contents);
 	ustack_u64map__free(rp.uview_idx);
 	free(rp.uviews);
 	cli_report_viewer__free(rp.viewer);

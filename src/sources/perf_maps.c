@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* The recorder's picture of each process's executable mappings (perf_maps.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <ustack/hashmap.h>
@@ -16,12 +18,17 @@ struct recmaps_proc {
 	uint32_t pid;
 	struct pm_vma *v; /* sorted by start, not overlapping */
 	size_t n, cap;
+	int root_fd;      /* capture: O_PATH of its root, when not ours */
+	int root_checked; /* root_fd is known (-1: ours, or unknown) */
 };
 
 /* What the recorder keeps per file beside procmaps' record of it. */
 struct recmaps_tables {
 	struct ustack_modref mod; /* weak: the cache may evict the tables */
 	int failed;               /* cannot be opened: not tried again */
+	uint8_t pin;              /* enum recmaps_pin */
+	int pin_fd, pin_root;     /* RECMAPS_PIN_HELD: the file, its process's root (or -1) */
+	uint32_t pin_pid;
 };
 
 struct ustack_recmaps {
@@ -32,6 +39,7 @@ struct ustack_recmaps {
 	struct ustack_modcache *mc;
 	uint32_t cur_pid;
 	struct recmaps_proc *cur; /* last process looked up */
+	unsigned int pin_max, pin_open; /* capture: descriptors kept at most, now */
 };
 
 struct ustack_recmaps *ustack_recmaps__new(struct ustack_modcache *mc)
@@ -56,6 +64,8 @@ struct ustack_recmaps *ustack_recmaps__new(struct ustack_modcache *mc)
 
 static void proc_free(struct recmaps_proc *p)
 {
+	if (p->root_fd >= 0)
+		close(p->root_fd);
 	free(p->v);
 	free(p);
 }
@@ -71,6 +81,12 @@ void ustack_recmaps__free(struct ustack_recmaps *rm)
 		proc_free((struct recmaps_proc *)(uintptr_t)val);
 	ustack_u64map__free(rm->procs);
 	ustack_procmaps__close(rm->files);
+	for (size_t i = 0; i < rm->cap_tabs; i++)
+		if (rm->tabs[i].pin == RECMAPS_PIN_HELD) {
+			close(rm->tabs[i].pin_fd);
+			if (rm->tabs[i].pin_root >= 0)
+				close(rm->tabs[i].pin_root);
+		}
 	free(rm->tabs);
 	free(rm);
 }
@@ -90,6 +106,7 @@ static struct recmaps_proc *proc_get(struct ustack_recmaps *rm, uint32_t pid, in
 	if (!p)
 		return NULL;
 	p->pid = pid;
+	p->root_fd = -1;
 	if (ustack_u64map__put(rm->procs, pid, (uintptr_t)p)) {
 		free(p);
 		return NULL;
@@ -171,6 +188,97 @@ static int32_t file_of(struct ustack_recmaps *rm, const char *path, uint32_t maj
 	return idx;
 }
 
+/* ---- capture: descriptors of the mapped files ---------------------------------------- */
+
+void ustack_recmaps__pin_files(struct ustack_recmaps *rm, unsigned int max_fds)
+{
+	rm->pin_max = max_fds;
+}
+
+/* An O_PATH descriptor of @p's root when it is not ours (a container, a
+ * chroot), for the debug files inside it; -1 otherwise. */
+static int proc_root(struct recmaps_proc *p)
+{
+	char path[64];
+	struct stat self, other;
+
+	if (p->root_checked)
+		return p->root_fd;
+	p->root_checked = 1;
+	snprintf(path, sizeof(path), "/proc/%u/root", p->pid);
+	if (stat("/proc/self/root", &self) || stat(path, &other) ||
+	    (self.st_dev == other.st_dev && self.st_ino == other.st_ino))
+		return -1;
+	p->root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return p->root_fd;
+}
+
+/* Keep a descriptor of file @idx, opened through @p's mapping of it: the
+ * content the process runs, also after it exited or the file was deleted
+ * or unmounted. One per file, whichever process maps it first. */
+static void pin_file(struct ustack_recmaps *rm, struct recmaps_proc *p, int32_t idx, uint32_t kind,
+		     uint64_t start, uint64_t end, uint64_t ino)
+{
+	struct recmaps_tables *t = &rm->tabs[idx];
+	char path[80];
+	struct stat sb;
+	int fd, root;
+
+	if (kind != USTACK_VMA_FILE) {
+		t->pin = RECMAPS_PIN_NOT_FILE;
+		return;
+	}
+	if (t->pin != RECMAPS_PIN_NONE && t->pin != RECMAPS_PIN_GONE)
+		return;
+	if (rm->pin_open >= rm->pin_max) {
+		t->pin = RECMAPS_PIN_CAPPED;
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", p->pid,
+		 (unsigned long long)start, (unsigned long long)end);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		t->pin = errno == ENOENT || errno == ESRCH ? RECMAPS_PIN_GONE : RECMAPS_PIN_ERROR;
+		return;
+	}
+	/* the mapping there now may be another file than the record's */
+	if (fstat(fd, &sb) || sb.st_ino != ino) {
+		close(fd);
+		t->pin = RECMAPS_PIN_GONE;
+		return;
+	}
+	root = proc_root(p);
+	t->pin_root = root >= 0 ? fcntl(root, F_DUPFD_CLOEXEC, 0) : -1;
+	t->pin_fd = fd;
+	t->pin_pid = p->pid;
+	t->pin = RECMAPS_PIN_HELD;
+	rm->pin_open += 1 + (t->pin_root >= 0);
+}
+
+enum recmaps_pin ustack_recmaps__take_pin(struct ustack_recmaps *rm, uint64_t file_id, int *fd,
+					  int *root_fd, uint32_t *pid)
+{
+	struct recmaps_tables *t;
+	enum recmaps_pin st;
+
+	*fd = *root_fd = -1;
+	if (!file_id || file_id > rm->cap_tabs)
+		return RECMAPS_PIN_NONE;
+	t = &rm->tabs[file_id - 1]; /* ids are 1, 2, ... (PM_SEQUENTIAL_IDS) */
+	st = (enum recmaps_pin)t->pin;
+	if (st != RECMAPS_PIN_HELD) {
+		if (st != RECMAPS_PIN_NOT_FILE)
+			t->pin = RECMAPS_PIN_TAKEN;
+		return st;
+	}
+	*fd = t->pin_fd;
+	*root_fd = t->pin_root;
+	*pid = t->pin_pid;
+	rm->pin_open -= 1 + (t->pin_root >= 0);
+	t->pin = RECMAPS_PIN_TAKEN;
+	return RECMAPS_PIN_HELD;
+}
+
 int ustack_recmaps__mmap(struct ustack_recmaps *rm, uint32_t pid, uint64_t start, uint64_t len,
 			 uint64_t pgoff, uint32_t maj, uint32_t min, uint64_t ino,
 			 const uint8_t *build_id, uint32_t build_id_size, const char *path)
@@ -190,6 +298,8 @@ int ustack_recmaps__mmap(struct ustack_recmaps *rm, uint32_t pid, uint64_t start
 		return v.file;
 	if (v.file >= 0)
 		v.name = pm_file_at(rm->files, v.file)->path;
+	if (v.file >= 0 && rm->pin_max)
+		pin_file(rm, p, v.file, v.kind, v.start, v.end, ino);
 	return pm_vmas_replace(&p->v, &p->n, &p->cap, &v);
 }
 

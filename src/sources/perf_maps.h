@@ -77,6 +77,35 @@ struct pm_file *ustack_recmaps__file_at_path(struct ustack_recmaps *rm, const ch
 /** The file_map record of @file_id: 0 or -ENOENT. */
 int ustack_recmaps__file_map(struct ustack_recmaps *rm, uint64_t file_id, struct ustack_file_map *fm);
 
+/*
+ * Capture (capture.h): from now on, keep a descriptor of each mapped file,
+ * opened through the mapping of the process that maps it
+ * (/proc/PID/map_files, its inode checked) while that process lives, at
+ * most @max_fds at once; and for a process whose root is not ours, an
+ * O_PATH descriptor of that root with it.
+ */
+void ustack_recmaps__pin_files(struct ustack_recmaps *rm, unsigned int max_fds);
+
+/* Why a file has no descriptor (ustack_recmaps__take_pin()) */
+enum recmaps_pin {
+	RECMAPS_PIN_NONE = 0,  /* never tried: no mapping of a live process seen */
+	RECMAPS_PIN_HELD,
+	RECMAPS_PIN_GONE,      /* the process was gone (or the mapping replaced) first */
+	RECMAPS_PIN_CAPPED,    /* refused: max_fds held already */
+	RECMAPS_PIN_ERROR,     /* map_files could not be opened (not root?) */
+	RECMAPS_PIN_TAKEN,     /* handed out already */
+	RECMAPS_PIN_NOT_FILE,  /* vDSO: no file */
+};
+
+/*
+ * Hand over the kept descriptors of @file_id (the caller closes them):
+ * *@fd, *@root_fd (-1: the process's root is ours), the pid that mapped
+ * it. Once per file.
+ * @return RECMAPS_PIN_HELD with the descriptors, else why there are none
+ */
+enum recmaps_pin ustack_recmaps__take_pin(struct ustack_recmaps *rm, uint64_t file_id, int *fd,
+					  int *root_fd, uint32_t *pid);
+
 /**
  * Row for @pc of process @pid (unwind_ops find_row / is_code), with the
  * pid set by ustack_recmaps__set_pid() before the unwind.

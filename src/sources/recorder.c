@@ -189,8 +189,12 @@ static int cb_get_stack(void *ctx, uint32_t kind, uint32_t id, struct ustack_tra
 static int cb_get_file_map(void *ctx, uint64_t file_id, struct ustack_file_map *fm)
 {
 	struct rec *r = ctx;
+	int ret = ustack_recmaps__file_map(r->rm, file_id, fm);
 
-	return ustack_recmaps__file_map(r->rm, file_id, fm);
+	/* the files a stack used are the ones captured */
+	if (!ret)
+		rec_capture_file(r, file_id);
+	return ret;
 }
 
 /* ---- unwinding a sample's user stack ---------------------------------------- */
@@ -625,6 +629,7 @@ static void fill_stats(const struct rec *r, struct ustack_record_stats *st)
 		rec_bpf_stats(r, st);
 		st->kernel_bytes += perf_bytes; /* the side-band's too */
 	}
+	rec_capture_stats(r, st);
 	st->seconds = (ustack_mono_ns() - r->t0) / 1e9;
 }
 
@@ -862,6 +867,10 @@ static int rec_setup(struct rec *r)
 		}
 	}
 
+	/* before the targets' mappings are read: their files are kept open
+	 * from the first mapping seen */
+	rec_capture_setup(r);
+
 	if (o->argv && o->argv[0]) {
 		r->child = spawn_child(o->argv, &r->go_fd, &r->report_fd, err, sizeof(err));
 		if (r->child < 0) {
@@ -1020,6 +1029,7 @@ static int rec_step(struct rec *r, int timeout_ms)
 		return ret;
 	}
 	exits_due(r, ustack_mono_ns());
+	rec_capture_drain(r);
 	if (r->werr)
 		return 1;
 	if (o->stop && *o->stop)
@@ -1074,6 +1084,7 @@ static int rec_finish(struct rec *r)
 		rec_bpf_finish(r);
 	rec_end_child(r);
 	rec_jit_finish(r);
+	rec_capture_finish(r);
 	fill_stats(r, &r->st);
 	if (r->w) {
 		int cret = ustack_trace_writer__close(r->w);
@@ -1141,6 +1152,7 @@ static void rec_free(struct rec *r)
 	ustack_deferred__free(r->def);
 	ustack_stackmap__free(r->kmap);
 	ustack_stackmap__free(r->umap);
+	rec_capture_free(r);
 	ustack_recmaps__free(r->rm);
 	free(r->exits);
 	ustack_modcache__free(r->mc);

@@ -23,6 +23,7 @@
 
 struct ustack_bpf;
 struct rec_bpf;
+struct rec_capture;
 struct rec_kfp;
 
 #define MAX_USER_FRAMES 127
@@ -89,6 +90,10 @@ struct rec {
 	uint64_t deadline, last_progress;
 	int state;            /* enum rec_state */
 	int result;           /* of the recording once over */
+	/* capture into the build-ID cache (recorder_capture.c; NULL: off) */
+	struct rec_capture *cap;
+	uint64_t cap_gone, cap_fd_cap, cap_errors, cap_write_errors;
+	int64_t cap_since;    /* recording start, seconds since the epoch (trim) */
 };
 
 enum rec_state { REC_RUNNING, REC_OVER, REC_FINISHED };
@@ -116,6 +121,19 @@ int rec_unwind_copy(struct rec *r, uint32_t pid, uint64_t ip, uint64_t sp, uint6
 
 /* The perf record callback (side-band in the BPF backend too). */
 void rec_on_record(void *ctx, const struct ustack_perf_record *rec);
+
+/* recorder_capture.c: the files stacks ran through, into the build-ID cache */
+/* Open the cache and start the thread (one warning and no capture when the
+ * cache cannot be written). */
+void rec_capture_setup(struct rec *r);
+/* The writer defines @file_id (a stack used it): capture it, once. */
+void rec_capture_file(struct rec *r, uint64_t file_id);
+/* Write the FILE_CONTENT records of the captures done so far. */
+void rec_capture_drain(struct rec *r);
+/* End: wait for the queue, write the rest, trim the cache. */
+void rec_capture_finish(struct rec *r);
+void rec_capture_stats(const struct rec *r, struct ustack_record_stats *st);
+void rec_capture_free(struct rec *r);
 
 /* jitmap_record.c: /tmp/perf-PID.map files into the trace */
 int rec_jit_init(struct rec *r);

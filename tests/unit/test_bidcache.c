@@ -343,6 +343,17 @@ static void test_too_big(void)
 		CHECK_STR(hx, want);
 	}
 	CHECK_STR(listing(root), "");
+	/* far beyond max_size: still read to the end for the hash */
+	CHECK_EQ(store_path(c, src, bid1, 20, USTACK_BIDCACHE_ELF, NULL, 1000, &st), 0);
+	CHECK_EQ(st.flags, USTACK_BIDCACHE_STORED_TOO_BIG);
+	CHECK_EQ(st.size, 700000);
+	{
+		char hx2[65];
+
+		tohex(st.sha256, 32, hx2);
+		CHECK_STR(hx2, hx);
+	}
+	CHECK_STR(listing(root), "");
 	CHECK_EQ(ustack_bidcache__find(c, bid1, 20, USTACK_BIDCACHE_ELF, NULL, path, sizeof(path)),
 		 -ENOENT);
 	/* exactly max_size is stored */
