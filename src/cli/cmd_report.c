@@ -1152,10 +1152,6 @@ static void handle_record(struct report *rp, const struct ustack_trace_record *r
 		    (rp->sym && ustack_symbolizer__add_file(rp->sym, &rec->file_map) == -ENOMEM))
 			rp->oom = 1;
 		break;
-	case USTACK_TRACE_FILE_CONTENT:
-		rp->def_bytes += rec->size;
-		report_lookup__content(&rp->lk, rp->sym, &rec->file_content);
-		break;
 	case USTACK_TRACE_STACK:
 		rp->def_bytes += rec->size;
 		v = ustack_u64map__slot(rp->stack_refs, stack_key(rec->stack.kind, rec->stack.id), &isnew);
@@ -1207,6 +1203,7 @@ static void handle_record(struct report *rp, const struct ustack_trace_record *r
 	case USTACK_TRACE_FILE_CONTENT:
 		rp->def_bytes += rec->size;
 		file_content(rp, &rec->file_content);
+		report_lookup__content(&rp->lk, rp->sym, &rec->file_content);
 		break;
 	case USTACK_TRACE_END:
 		rp->have_end = 1;
@@ -1355,7 +1352,6 @@ int cmd_report(int argc, char **argv)
 	const char *out_path = NULL, *v;
 	uint64_t file_size = 0;
 	struct stat sb;
-	struct ustack_trace_reader_opts ro = { .sz = sizeof(ro), .max_type = USTACK_TRACE_RECORD_TYPE_MAX };
 	int ret, wret, status = 0, no_demangle = 0, have_input = 0, progress_opt = 0, k;
 	struct progress pg = { 0 };
 

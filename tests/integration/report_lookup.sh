@@ -20,6 +20,13 @@
 #   report_lookup_symfs         --symfs DIR, the original at DIR/<its path>:
 #                               names, "image: ... symfs (DIR/<path>)"
 #   report_lookup_flamegraph    flamegraph --symfs DIR: the SVG holds them
+#   report_lookup_content       (traces with FILE_CONTENT records, which the
+#                               recorder writes since format 1.2) the
+#                               original with one byte of .comment changed
+#                               at the path: same build ID, other bytes:
+#                               no names, "refused: ... (path): content
+#                               differs"; and the recorder's own cache
+#                               (USTACK_CACHE_DIR as recorded) names them
 # Each report runs with its own empty HOME (no perf cache) and a
 # USTACK_CACHE_DIR of its own, so that what the recorder may have cached
 # itself does not answer for the planted entries.
@@ -156,3 +163,31 @@ if HOME=$tmp/home USTACK_CACHE_DIR=$tmp/empty "$USTACK" flamegraph -i "$tmp/t.da
 else
 	fail flamegraph "$(head -2 "$tmp/fg.err" | tr '\n' ' '); SVG has '$(grep -o 'lk[a-z]*_[a-z]*' "$tmp/fg.svg" 2>/dev/null | sort -u | tr '\n' ' ')'"
 fi
+
+# ---- content: same build ID, other bytes ------------------------------------
+if ! grep -qE "^content: file [0-9]+ $tmp/bin/prog: sha256:$sha " "$tmp/none.stats"; then
+	skip content "the trace has no FILE_CONTENT record of the program with nm's original's sha256 (recorder without capture)"
+	exit 0
+fi
+off=$(readelf -SW "$tmp/orig" | sed -n 's/.* \.comment  *PROGBITS  *[0-9a-f]*  *\([0-9a-f]*\) .*/\1/p')
+off=$((0x${off:-0} + 1))
+cp "$tmp/orig" "$tmp/bin/prog.new"
+printf '\x7e' | dd of="$tmp/bin/prog.new" bs=1 seek="$off" conv=notrunc 2>/dev/null
+mv "$tmp/bin/prog.new" "$tmp/bin/prog"
+if [ "$(readelf -n "$tmp/bin/prog" | awk '/Build ID:/ { print $3 }')" != "$bid" ] ||
+   [ "$(sha256sum <"$tmp/bin/prog" | awk '{ print $1 }')" = "$sha" ]; then
+	fail content "the patched copy should keep the build ID and change the hash"
+elif ! report patched "$tmp/empty"; then
+	fail content "report failed: $(head -2 "$tmp/patched.err" | tr '\n' ' ')"
+elif [ -n "$(found patched)" ]; then
+	fail content "the same build ID with other bytes named '$(found patched | tr '\n' ' ')'"
+elif ! statline patched refused | grep -q ": $tmp/bin/prog (path): content differs$" ||
+     ! grep -q "other content than recorded" "$tmp/patched.err"; then
+	fail content "--stats says '$(statline patched refused)', stderr '$(head -2 "$tmp/patched.err" | tr '\n' ' ')'"
+elif ! report recorded "$tmp/rcache" || [ "$(found recorded)" != "$names" ] ||
+     ! statline recorded image | grep -q ": ustack cache ($tmp/rcache/.build-id/${bid:0:2}/${bid:2}/elf-$sha)$"; then
+	fail content "the recorder's cache: names '$(found recorded | tr '\n' ' ')', '$(statline recorded image)'"
+else
+	pass content "one byte of .comment changed: refused (content differs), with a warning; the recorder's cache names them"
+fi
+
