@@ -17,6 +17,7 @@
 
 #include "cli/cli.h"
 #include "cli/out_names.h"
+#include "cli/report_lookup.h"
 
 #define WIDTH 1200.0
 #define ROW 16
@@ -579,7 +580,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ustack flamegraph [-i TRACE | --folded FILE | FILE] [-o OUT.svg] [--title TEXT]\n"
-		"                         [--inline] [--no-lines] [--debug-dir DIR]\n"
+		"                         [--inline] [--no-lines] [--debug-dir DIR] [--symfs DIR]\n"
+		"                         [--buildid-dir DIR]... [--no-buildid-cache]\n"
 		"       ustack flamegraph --diff A B [--no-normalize] [-o OUT.svg] [--title TEXT] ...\n"
 		"\n"
 		"Write a self-contained, interactive SVG flame graph (click to zoom,\n"
@@ -595,6 +597,9 @@ static void usage(FILE *f)
 		"      --inline        inlined functions as frames of their own (tooltip: inlined)\n"
 		"      --no-lines      no source lines in the tooltips (no DWARF read; faster)\n"
 		"      --debug-dir DIR separate debug files (default /usr/lib/debug)\n"
+		"      --symfs DIR, --buildid-dir DIR, --no-buildid-cache\n"
+		"                      where the trace's files are looked for, as for\n"
+		"                      'ustack report' (its section \"Where files are found\")\n"
 		"      --diff A B      differential graph: A before, B after (each a trace or a\n"
 		"                      folded file, told apart by the trace's magic); frames\n"
 		"                      sized by B, red where a frame's self samples grew, blue\n"
@@ -611,6 +616,7 @@ static void usage(FILE *f)
 struct trace_args {
 	int inline_frames, no_lines;
 	const char *debug_dir;
+	struct report_lookup lk; /* --symfs, --buildid-dir, --no-buildid-cache */
 };
 
 /* 1: @path starts with the trace file magic; 0: not (a folded file) */
@@ -654,7 +660,7 @@ static int load_input(const char *path, int trace, const struct trace_args *ta,
 		 * are per function as without lines, and --folded input
 		 * written that way (perf's srcline) gets the same tooltips.
 		 */
-		char *rargv[16];
+		char *rargv[16 + 2 * REPORT_BUILDID_DIRS_MAX + 3];
 		int rargc = 0, tmpfd;
 
 		rargv[rargc++] = "report";
@@ -674,6 +680,7 @@ static int load_input(const char *path, int trace, const struct trace_args *ta,
 			rargv[rargc++] = "--debug-dir";
 			rargv[rargc++] = (char *)ta->debug_dir;
 		}
+		rargc = report_lookup__argv(&ta->lk, rargv, rargc);
 		rargv[rargc] = NULL;
 
 		tmpfd = mkstemp(tmp);
@@ -715,6 +722,9 @@ int cmd_flamegraph(int argc, char **argv)
 		{ "inline", no_argument, NULL, 'I' },
 		{ "no-lines", no_argument, NULL, 'L' },
 		{ "debug-dir", required_argument, NULL, 'D' },
+		{ "symfs", required_argument, NULL, 'S' },
+		{ "buildid-dir", required_argument, NULL, 'B' },
+		{ "no-buildid-cache", no_argument, NULL, 'C' },
 		{ "diff", no_argument, NULL, 'd' },
 		{ "no-normalize", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
@@ -740,6 +750,15 @@ int cmd_flamegraph(int argc, char **argv)
 		case 'I': ta.inline_frames = 1; break;
 		case 'L': ta.no_lines = 1; break;
 		case 'D': ta.debug_dir = optarg; break;
+		case 'S': ta.lk.symfs = optarg; break;
+		case 'C': ta.lk.no_buildid_cache = 1; break;
+		case 'B':
+			if (ta.lk.ngiven == REPORT_BUILDID_DIRS_MAX) {
+				cli_error("flamegraph: at most %d --buildid-dir", REPORT_BUILDID_DIRS_MAX);
+				return 2;
+			}
+			ta.lk.given[ta.lk.ngiven++] = optarg;
+			break;
 		case 'd': diff_mode = 1; break;
 		case 'N': no_normalize = 1; break;
 		case 'h': usage(stdout); return 0;
@@ -779,10 +798,11 @@ int cmd_flamegraph(int argc, char **argv)
 			trace_b = !folded;
 		}
 	}
-	if (!trace_a && !trace_b && (ta.inline_frames || ta.no_lines || ta.debug_dir)) {
+	if (!trace_a && !trace_b && (ta.inline_frames || ta.no_lines || ta.debug_dir ||
+				     ta.lk.symfs || ta.lk.ngiven || ta.lk.no_buildid_cache)) {
 		/* folded input is already symbolized: these would do nothing */
-		cli_error("flamegraph: --inline, --no-lines and --debug-dir apply to a trace, "
-			  "not to --folded input");
+		cli_error("flamegraph: --inline, --no-lines, --debug-dir, --symfs, --buildid-dir and "
+			  "--no-buildid-cache apply to a trace, not to --folded input");
 		return 2;
 	}
 	if (diff_mode && (ret = load_input(path_a, trace_a, &ta, &root, 1, &bad, &deep)))

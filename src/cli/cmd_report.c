@@ -1472,6 +1472,8 @@ int cmd_report(int argc, char **argv)
 			status = 1;
 			goto out;
 		}
+		if (rp.sym && report_lookup__load(&rp.lk, rp.sym, rp.in_path))
+			rp.oom = 1;
 	}
 	rp.comm_idx = ustack_u64map__new();
 	rp.rendered_idx = ustack_u64map__new();

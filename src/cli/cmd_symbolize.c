@@ -11,6 +11,7 @@
 #include <ustack/symbolize.h>
 #include "cli/cli.h"
 #include "cli/out_names.h"
+#include "cli/report_lookup.h"
 
 /* deeper inline chains print their innermost and outermost levels */
 #define MAX_CHAIN 64
@@ -29,15 +30,20 @@ static void usage(FILE *f)
 		"Source lines come from the DWARF of the file the symbols come from.\n"
 		"\n"
 		"  -e, --elf ELF        the file the offsets are in\n"
-		"  -b, --build-id HEX   find the file by build ID (/usr/lib/debug/.build-id)\n"
+		"  -b, --build-id HEX   find the file by build ID (ustack's and perf's build-ID\n"
+		"                       caches, /usr/lib/debug/.build-id)\n"
 		"  -r, --return         the offsets are return addresses: name the call\n"
 		"                       (offset - 1), as report does for outer frames\n"
 		"  -d, --debug-dir DIR  root of separate debug files (default /usr/lib/debug)\n"
 		"  -L, --no-lines       names only: no DWARF, no source lines, no inlined lines\n"
 		"\n"
-		"  -v, --verbose        first print where the symbols came from, on stderr:\n"
-		"                       'symbols: SOURCE FILE' (SOURCE: self, build-id dir,\n"
-		"                       debuglink, minidebuginfo, debuginfod, dynsym, none),\n"
+		"  -v, --verbose        first print where the file and its symbols came from,\n"
+		"                       on stderr: 'image: PLACE FILE' (PLACE: path,\n"
+		"                       ustack cache, perf cache, debug dir, none), one\n"
+		"                       'refused: FILE (PLACE): build ID differs' per file\n"
+		"                       found and not used, 'symbols: SOURCE FILE' (SOURCE:\n"
+		"                       self, build-ID cache, build-id dir, debuglink,\n"
+		"                       minidebuginfo, debuginfod, dynsym, none),\n"
 		"                       then where the source lines came from: 'dwarf:\n"
 		"                       SOURCE FILE' ('dwarf: none' without DWARF or with -L)\n"
 		"\n"
@@ -144,6 +150,8 @@ int cmd_symbolize(int argc, char **argv)
 		const char *dfrom = NULL;
 		int dsrc;
 
+		/* where the file was found, and what was found and refused */
+		report_lookup__stats(stderr, NULL, sym, 1, NULL);
 		fprintf(stderr, "symbols: %s %s\n",
 			ustack_debug_source_name((unsigned int)ustack_symbolizer__file_source(sym, 1)),
 			from ? from : ustack_sym_status_name((unsigned int)st));

@@ -111,6 +111,14 @@ int report_lookup__apply(struct report_lookup *lk, struct ustack_symbolizer_opts
 	return 0;
 }
 
+int report_lookup__load(struct report_lookup *lk, struct ustack_symbolizer *sym,
+			const char *trace)
+{
+	long n = ustack_symbolizer__load_trace_contents(sym, trace, &lk->content_conflict);
+
+	return n == -ENOMEM ? -ENOMEM : 0;
+}
+
 void report_lookup__content(struct report_lookup *lk, struct ustack_symbolizer *sym,
 			    const struct ustack_trace_file_content *c)
 {
@@ -119,10 +127,9 @@ void report_lookup__content(struct report_lookup *lk, struct ustack_symbolizer *
 	if (!sym || c->algo != USTACK_TRACE_HASH_SHA256)
 		return; /* a hash this reader does not know checks nothing */
 	err = ustack_symbolizer__set_file_content(sym, c->file_id, c->hash, c->size);
+	/* a contradiction was counted by report_lookup__load() */
 	if (err == -EBUSY)
 		lk->content_late++;
-	else if (err == -EEXIST)
-		lk->content_conflict++;
 }
 
 void report_lookup__finish(const struct report_lookup *lk)

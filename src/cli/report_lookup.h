@@ -46,8 +46,14 @@ int report_lookup__argv(const struct report_lookup *lk, char **argv, int argc);
 int report_lookup__apply(struct report_lookup *lk, struct ustack_symbolizer_opts *so,
 			 const char *trace);
 
-/** A FILE_CONTENT record: the symbolizer names that file id from that
- *  content only. */
+/** Before the main pass: every FILE_CONTENT record of @trace to @sym (the
+ *  recorder writes them after the stacks that first use their file).
+ *  @return 0, -ENOMEM (a trace that cannot be read is said by the main pass) */
+int report_lookup__load(struct report_lookup *lk, struct ustack_symbolizer *sym,
+			const char *trace);
+
+/** A FILE_CONTENT record of the main pass: the symbolizer names that file
+ *  id from that content only (already so after report_lookup__load()). */
 void report_lookup__content(struct report_lookup *lk, struct ustack_symbolizer *sym,
 			    const struct ustack_trace_file_content *c);
 

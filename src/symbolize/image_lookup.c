@@ -125,8 +125,10 @@ static struct ustack_bidcache *ustack_cache(struct ustack_image_lookup *l)
 		return l->ustack_cache;
 	l->ustack_tried = 1;
 	dir = ustack_cache_dir(buf, sizeof(buf));
-	if (*dir)
-		l->ustack_cache = ustack_bidcache__open(dir, 0);
+	if (*dir && !(l->ustack_cache = ustack_bidcache__open(dir, 0)) && errno != ENOENT)
+		/* its content-named entries are trusted only in a directory
+		 * nobody else can write to (bidcache.h) */
+		pr_warn("%s: build-ID cache not used: %s\n", dir, strerror(errno));
 	return l->ustack_cache;
 }
 

@@ -292,13 +292,28 @@ static struct ustack_debugfind_opts debugfind_opts(const struct ustack_symbolize
 	};
 }
 
+/* Where .gnu_debuglink is looked for: beside the file as the process had it.
+ * A copy from a build-ID cache lives in a directory of hashes, so for it
+ * the recorded path's directory is the one (its debug file still has to
+ * carry the CRC the image names). */
+static const char *debuglink_base(const struct sym_file *f)
+{
+	if (!f->image)
+		return NULL;
+	if ((f->image_source == USTACK_IMAGE_SRC_GIVEN_DIR ||
+	     f->image_source == USTACK_IMAGE_SRC_USTACK_CACHE ||
+	     f->image_source == USTACK_IMAGE_SRC_PERF_CACHE) && f->path[0] == '/')
+		return f->path;
+	return ustack_elf__path(f->image);
+}
+
 /* Which file holds the symbols (and DWARF) of @f: debugfind.h. */
 static void sym_file_find_debug(struct ustack_symbolizer *s, struct sym_file *f)
 {
 	struct ustack_debugfind_opts o = debugfind_opts(s);
 	struct ustack_debug_found d;
 
-	if (!ustack_debugfind(&o, f->image ? ustack_elf__path(f->image) : NULL, f->image,
+	if (!ustack_debugfind(&o, debuglink_base(f), f->image,
 			      f->build_id, f->build_id_size, &d, NULL, 0)) {
 		f->debug = d.elf;
 		f->source = d.source;
@@ -615,7 +630,7 @@ static struct ustack_dwarf *sym_file_dwarf(struct ustack_symbolizer *s, struct s
 		struct ustack_debugfind_opts o = debugfind_opts(s);
 		struct ustack_debug_found d;
 
-		if (!ustack_debugfind_dwarf(&o, f->source, ustack_elf__path(f->image), f->image,
+		if (!ustack_debugfind_dwarf(&o, f->source, debuglink_base(f), f->image,
 					    f->build_id, f->build_id_size, &d)) {
 			f->dwarf_elf = d.elf;
 			f->dwarf_name = strdup(d.path);

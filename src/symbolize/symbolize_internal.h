@@ -45,4 +45,18 @@ void ustack_symbolizer__save_line_caches(struct ustack_symbolizer *s);
 int ustack_symbolizer__file_refusal(struct ustack_symbolizer *s, uint64_t file_id, unsigned int i,
 				    const char **path, unsigned int *source);
 
+/**
+ * Read the FILE_MAP and FILE_CONTENT records of the trace at @path (a
+ * skimming pass: the caller's own pass checks the rest) and give them to
+ * @s, so that every file id's content is known before its first lookup
+ * (the recorder writes a file's content record after the stacks that first
+ * use it).
+ * @param conflicts if not NULL, incremented per content record that
+ *        contradicts an earlier one of the same id (the first is kept)
+ * @return the content records applied, or -errno (the trace cannot be
+ *         opened, -ENOMEM)
+ */
+long ustack_symbolizer__load_trace_contents(struct ustack_symbolizer *s, const char *path,
+					    uint64_t *conflicts);
+
 #endif

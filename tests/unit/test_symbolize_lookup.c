@@ -471,6 +471,30 @@ static void test_lookup_cached_debug(void)
 	cleanup();
 }
 
+/* ustack's cache is trusted by name only where nobody else can write: a
+ * group-writable one is not used (and a given one is refused outright). */
+static void test_lookup_unsafe_cache(void)
+{
+	char ucache[4200], e[4600], hex[65];
+	const char *dirs[] = { ucache, NULL };
+	struct ustack_symbolizer_opts o = { .sz = sizeof(o), .buildid_dirs = dirs };
+
+	setup();
+	sha256sum(self_path, self_sha, hex);
+	snprintf(ucache, sizeof(ucache), "%s/ucache", tmp);
+	snprintf(e, sizeof(e), "elf-%s", hex);
+	put_cache_entry(ucache, e, e, sizeof(e));
+	CHECK_EQ(chmod(ucache, 0700), 0);
+	setenv("USTACK_CACHE_DIR", ucache, 1);
+	CHECK_EQ(source_of(NULL, NULL, 0, self_path, 1), USTACK_IMAGE_SRC_USTACK_CACHE);
+	CHECK_EQ(chmod(ucache, 0770), 0);
+	CHECK_EQ(source_of(NULL, NULL, 0, self_path, 1), USTACK_IMAGE_SRC_PATH);
+	errno = 0;
+	CHECK(ustack_symbolizer__new(&o) == NULL);
+	CHECK_EQ(errno, EPERM);
+	cleanup();
+}
+
 /* set_file_content() and the options' own errors */
 static void test_lookup_api_edges(void)
 {
@@ -520,6 +544,8 @@ int main(void)
 	RUN(test_lookup_order);
 	cleanup();
 	RUN(test_lookup_cached_debug);
+	cleanup();
+	RUN(test_lookup_unsafe_cache);
 	cleanup();
 	RUN(test_lookup_api_edges);
 	cleanup();
