@@ -103,7 +103,7 @@ struct ustack_record_stats {
 	                             (another BPF program was running on that CPU:
 	                             bpf_prog_info.recursion_misses); not recorded */
 	/* Capture of the files the stacks ran through into the build-ID cache
-	 * (FILE_CONTENT records; since 0.4): */
+	 * (FILE_CONTENT records; since 0.3): */
 	uint32_t capture;          /**< 1: on (not no_capture, and the cache opened) */
 	uint64_t capture_new;      /**< files stored now */
 	uint64_t capture_cached;   /**< files the cache held already */

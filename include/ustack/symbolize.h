@@ -8,7 +8,7 @@
  * those file_maps, then resolves frames. For each file id it looks for an
  * ELF file, once (cached per id):
  *   1. the *image* (the file that was mapped, for file offset -> vaddr),
- *      first hit wins (since 0.4):
+ *      first hit wins (since 0.3):
  *      a. each of opts.buildid_dirs, in order, then ustack's build-ID
  *         cache (the recorder's, under the cache directory below), then
  *         perf's ($PERF_BUILDID_DIR, else ~/.debug); the last two not with
@@ -94,7 +94,7 @@ enum ustack_debug_source {
 	USTACK_DEBUG_SRC_DEBUGINFOD = 6,    /**< a debuginfod server */
 	USTACK_DEBUG_SRC_BUILDID_CACHE = 7, /**< the debug file captured beside the
 	                                         image in the build-ID cache that
-	                                         served it (since 0.4) */
+	                                         served it (since 0.3) */
 };
 
 /** Options of ustack_symbolizer__new(). */
@@ -103,17 +103,17 @@ struct ustack_symbolizer_opts {
 	uint32_t flags;         /**< USTACK_SYMBOLIZER_* */
 	/** root of separate debug files; NULL: "/usr/lib/debug" */
 	const char *debug_dir;
-	/** since 0.4: build-ID caches (src/bidcache layout: an extracted
+	/** since 0.3: build-ID caches (src/bidcache layout: an extracted
 	 *  archive, --buildid-dir) looked in before ustack's own cache and
 	 *  perf's, NULL-terminated; NULL: none */
 	const char *const *buildid_dirs;
-	/** since 0.4: directory prefixed to recorded paths (perf's --symfs);
+	/** since 0.3: directory prefixed to recorded paths (perf's --symfs);
 	 *  NULL: the recorded paths as they are */
 	const char *symfs;
 };
 
 /** Where the image of a file (for offset -> address, and its own
- *  symbols) was found: ustack_symbolizer__file_image_source(). Since 0.4. */
+ *  symbols) was found: ustack_symbolizer__file_image_source(). Since 0.3. */
 enum ustack_image_source {
 	USTACK_IMAGE_SRC_NONE = 0,         /**< not found (or not opened yet) */
 	USTACK_IMAGE_SRC_GIVEN_DIR = 1,    /**< one of opts.buildid_dirs */
@@ -127,7 +127,7 @@ enum ustack_image_source {
 };
 
 /** Do not look in ustack's or perf's build-ID caches (opts.buildid_dirs
- *  still are). Since 0.4. */
+ *  still are). Since 0.3. */
 #define USTACK_SYMBOLIZER_NO_BUILDID_CACHE 0x8u
 /** Leave C++ (Itanium ABI) names mangled. */
 #define USTACK_SYMBOLIZER_NO_DEMANGLE 0x1u
@@ -204,7 +204,7 @@ USTACK_API int ustack_symbolizer__add_file(struct ustack_symbolizer *s,
  * trace's FILE_CONTENT record). The file is then named only from a file with
  * this content: the build-ID cache's copy of it, or a file found by build ID
  * or path whose SHA-256 is the same; any other is refused (MISMATCH). Call
- * before the first lookup of that id. Since 0.4.
+ * before the first lookup of that id. Since 0.3.
  * @param s the symbolizer
  * @param file_id a file id given to ustack_symbolizer__add_file()
  * @param sha256 SHA-256 of the whole file (32 bytes)
@@ -218,7 +218,7 @@ USTACK_API int ustack_symbolizer__set_file_content(struct ustack_symbolizer *s, 
 
 /**
  * Where the image of @file_id was found (opens it when not done yet).
- * Since 0.4.
+ * Since 0.3.
  * @param s the symbolizer
  * @param file_id the file id
  * @param path receives the file opened (NULL when none); valid until
@@ -319,7 +319,7 @@ USTACK_API const char *ustack_debug_source_name(unsigned int source);
 /**
  * Name of an image source: "none", "build-ID dir" (opts.buildid_dirs),
  * "ustack cache", "perf cache", "symfs", "path", "debug dir", "vdso",
- * "caller". Since 0.4.
+ * "caller". Since 0.3.
  * @param source enum ustack_image_source
  * @return the name, never NULL ("unknown" for other values)
  */

@@ -287,7 +287,7 @@ struct ustack_trace_record {
 		struct ustack_trace_ksym ksym;
 		struct ustack_trace_stats end;
 		struct ustack_trace_jitsym jitsym;
-		struct ustack_trace_file_content file_content; /**< since 0.4 */
+		struct ustack_trace_file_content file_content; /**< since 0.3 */
 	};
 };
 
@@ -416,7 +416,7 @@ USTACK_API int ustack_trace_writer__add_jitsym(struct ustack_trace_writer *w,
 					       const struct ustack_trace_jitsym *j);
 
 /**
- * Write a FILE_CONTENT record (since 0.4).
+ * Write a FILE_CONTENT record (since 0.3).
  * @param w the writer
  * @param c the content (file_id not 0 and already given to the writer's
  *        get_file_map, algo USTACK_TRACE_HASH_SHA256)
