@@ -331,7 +331,7 @@ else
 		if awk -v pid="$lpid" '/^[^ ]/ { mine = (index($0, "ct_libc_loop-" pid " ") == 1); next } mine && /ct_lib_[a-z]*_f/ { f = 1 } END { exit !f }' "$tmp/forge.text"; then
 			fail ct_forged_names "the host process has frames named from the forged library"
 		fi
-		if cat "$tmp/forge1.err" "$tmp/forge.rec.err" "$tmp/forge.rep.err" | grep -iE "conflict|forged|$libc_bid" >"$tmp/forge.warn"; then
+		if cat "$tmp/forge1.err" "$tmp/forge.rec.err" "$tmp/forge.rep.err" | grep -iE "conflict|forged|already cached|$libc_bid" >"$tmp/forge.warn"; then
 			pass "ct_forged_warning ($(head -n1 "$tmp/forge.warn" | cut -c1-160))"
 		else
 			fail ct_forged_warning "no warning naming build ID $libc_bid or a conflict on record's or report's stderr"
