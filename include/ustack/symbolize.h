@@ -7,13 +7,31 @@
  * and one file_map (path, build ID, ...) per id. The symbolizer is given
  * those file_maps, then resolves frames. For each file id it looks for an
  * ELF file, once (cached per id):
- *   1. the *image* (the file that was mapped, for file offset -> vaddr):
- *      the recorded path when its build ID equals the recorded one, else
- *      <debug_dir>/.build-id/xx/rest (the distributions' link to the
- *      binary), again only with a matching build ID; when the trace has no
- *      build ID, the recorded path as it is;
- *   2. the *symbols* (and DWARF), in this order: the image itself when it
- *      has .debug_info; <debug_dir>/.build-id/xx/rest.debug with the same
+ *   1. the *image* (the file that was mapped, for file offset -> vaddr),
+ *      first hit wins (since 0.4):
+ *      a. each of opts.buildid_dirs, in order, then ustack's build-ID
+ *         cache (the recorder's, under the cache directory below), then
+ *         perf's ($PERF_BUILDID_DIR, else ~/.debug); the last two not with
+ *         USTACK_SYMBOLIZER_NO_BUILDID_CACHE. When the content of the file
+ *         is known (ustack_symbolizer__set_file_content()), the entry
+ *         named by it (elf-<sha256>); else the first-come entry (elf) with
+ *         its build ID checked. perf's cache names nothing by content: its
+ *         entry is hashed;
+ *      b. opts.symfs + the recorded path when a symfs is given (resolved
+ *         inside the symfs: its symlinks do not leave it), else the
+ *         recorded path;
+ *      c. <debug_dir>/.build-id/xx/rest (the distributions' link to the
+ *         binary);
+ *      d. this process's vDSO, for a recorded vDSO of the same kernel.
+ *      A file found in b, c or perf's cache is used only when its build ID
+ *      equals the recorded one and, when the content is known, its size
+ *      and SHA-256 too (each file hashed once per symbolizer); when the
+ *      trace has no build ID, the recorded path as it is;
+ *      ustack_symbolizer__file_image_source() says which place served;
+ *   2. the *symbols* (and DWARF), in this order: the debug file captured
+ *      beside the image in the build-ID cache that served it (debug-<image
+ *      sha256> when the content is known, else "debug" with its build ID
+ *      checked); the image itself when it has .debug_info; <debug_dir>/.build-id/xx/rest.debug with the same
  *      build ID; the image's .gnu_debuglink (CRC32 checked) in the image's
  *      directory, its .debug/ subdirectory and <debug_dir>/<image's dir>/;
  *      the image itself when it has .symtab; its .gnu_debugdata
@@ -74,6 +92,9 @@ enum ustack_debug_source {
 	USTACK_DEBUG_SRC_DEBUGLINK = 4,     /**< .gnu_debuglink, CRC checked */
 	USTACK_DEBUG_SRC_MINIDEBUGINFO = 5, /**< .gnu_debugdata (xz) */
 	USTACK_DEBUG_SRC_DEBUGINFOD = 6,    /**< a debuginfod server */
+	USTACK_DEBUG_SRC_BUILDID_CACHE = 7, /**< the debug file captured beside the
+	                                         image in the build-ID cache that
+	                                         served it (since 0.4) */
 };
 
 /** Options of ustack_symbolizer__new(). */
@@ -154,7 +175,9 @@ struct ustack_symbolizer;
 /**
  * Create a symbolizer.
  * @param opts options or NULL for defaults
- * @return the symbolizer, or NULL with errno (ENOMEM, EINVAL)
+ * @return the symbolizer, or NULL with errno (ENOMEM, EINVAL; the errno of
+ *         opening one of opts.buildid_dirs or opts.symfs, after a warning
+ *         naming it, e.g. ENOENT)
  */
 USTACK_API struct ustack_symbolizer *
 ustack_symbolizer__new(const struct ustack_symbolizer_opts *opts);
@@ -186,7 +209,9 @@ USTACK_API int ustack_symbolizer__add_file(struct ustack_symbolizer *s,
  * @param file_id a file id given to ustack_symbolizer__add_file()
  * @param sha256 SHA-256 of the whole file (32 bytes)
  * @param size its size in bytes
- * @return 0, -EINVAL, -ENOENT (unknown id)
+ * @return 0 (also for the same content given again), -EINVAL, -ENOENT
+ *         (unknown id), -EEXIST (another content was given for the id: the
+ *         first is kept), -EBUSY (the id was looked up already: too late)
  */
 USTACK_API int ustack_symbolizer__set_file_content(struct ustack_symbolizer *s, uint64_t file_id,
 						   const uint8_t *sha256, uint64_t size);
@@ -285,11 +310,20 @@ USTACK_API int ustack_symbolizer__file_dwarf_source(struct ustack_symbolizer *s,
 
 /**
  * Name of a debug source: "none", "dynsym", "self", "build-id dir",
- * "debuglink", "minidebuginfo", "debuginfod".
+ * "debuglink", "minidebuginfo", "debuginfod", "build-ID cache".
  * @param source enum ustack_debug_source
  * @return the name, never NULL ("unknown" for other values)
  */
 USTACK_API const char *ustack_debug_source_name(unsigned int source);
+
+/**
+ * Name of an image source: "none", "build-ID dir" (opts.buildid_dirs),
+ * "ustack cache", "perf cache", "symfs", "path", "debug dir", "vdso",
+ * "caller". Since 0.4.
+ * @param source enum ustack_image_source
+ * @return the name, never NULL ("unknown" for other values)
+ */
+USTACK_API const char *ustack_image_source_name(unsigned int source);
 
 /**
  * Name of a status ("ok", "no symbol", "no file", "build ID mismatch", ...).

@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 #define USTACK_TRACE_VERSION_MAJOR 1
-#define USTACK_TRACE_VERSION_MINOR 1
+#define USTACK_TRACE_VERSION_MINOR 2
 /** Default chunk payload size of the writer. */
 #define USTACK_TRACE_DEF_CHUNK_SIZE (256u * 1024)
 /** Largest chunk payload a reader accepts (and the writer produces). */

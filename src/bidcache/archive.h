@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bidcache/bidcache.h"
+
 /* The name report looks for beside a trace: TRACE + this suffix. */
 #define USTACK_ARCHIVE_SUFFIX ".archive"
 
@@ -49,5 +51,29 @@ int ustack_archive__write(const char *trace, const char *out, struct ustack_arch
  */
 int ustack_archive__extract(const char *archive, const char *cache_root, char *dir, size_t dirlen,
 			    struct ustack_archive_stats *st, char *err, size_t errlen);
+
+/* A member name of an archive, parsed: the only names extraction accepts
+ * (.build-id/<xx>/<rest>/{elf,debug}[-<sha256>], .content-id/<xx>/<62 hex>/elf,
+ * lower-case hex, a build ID of 2 to USTACK_ARCHIVE_BUILD_ID_MAX bytes). */
+#define USTACK_ARCHIVE_BUILD_ID_MAX 64
+struct ustack_archive_name {
+	enum ustack_bidcache_kind kind;
+	uint32_t build_id_size; /* 0: a .content-id member, @sha256 its content */
+	uint8_t build_id[USTACK_ARCHIVE_BUILD_ID_MAX];
+	int has_sha256;         /* elf-/debug-<sha256>, .content-id */
+	uint8_t sha256[USTACK_SHA256_SIZE];
+};
+
+/**
+ * Parse a member name (the whole name, no "./", no trailing '/').
+ * @return 0, -EINVAL when it is not one of the accepted forms
+ */
+int ustack_archive_name__parse(const char *name, struct ustack_archive_name *out);
+
+/**
+ * Format the member name of an entry (the inverse of the parse).
+ * @return 0, -EINVAL, -ENAMETOOLONG
+ */
+int ustack_archive_name__format(const struct ustack_archive_name *n, char *buf, size_t size);
 
 #endif

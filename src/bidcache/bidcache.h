@@ -37,6 +37,17 @@
  * and the store reports the conflict (a forged build ID, or two builds that
  * share one). ustack reads a perf name only when the trace has no content
  * hash for the file, and then checks the build ID of what it opened.
+ *
+ * How a store works (bidcache.c): one pass of pread() to EOF hashes and
+ * copies into an O_EXCL temporary (.tmp-<pid>-<random>, 0600) in the entry
+ * directory (.content-id entries: in .content-id/, their name being known
+ * only once hashed); the temporary is then linkat()ed to its final name,
+ * which never replaces an existing one, so concurrent stores of one file
+ * all succeed and exactly one reports NEW; then the perf name is linked
+ * the same way. A file larger than max_size is read to its end for the
+ * hash, its partial copy removed. trim() removes whole <xx>/<rest>
+ * directories (the <xx> directories stay, so as not to race a store
+ * creating below them), sizing hard links once.
  */
 #ifndef USTACK_BIDCACHE_BIDCACHE_H
 #define USTACK_BIDCACHE_BIDCACHE_H
@@ -51,7 +62,9 @@ struct ustack_bidcache;
 /* ustack_bidcache__open() flags */
 /* Create the root (0700) and allow stores; refused (-EPERM) when the root
  * exists and is a symlink, is not a directory, is owned by another user or
- * is writable by group or others. */
+ * is writable by group or others. (Without WRITE or FOREIGN, an own cache
+ * is read only when owned by the caller or root and not writable by group
+ * or others; the root may then be reached through a symlink.) */
 #define USTACK_BIDCACHE_WRITE 0x1u
 /* A cache ustack did not write (perf's ~/.debug, whose .build-id/xx/rest is
  * a symlink to ../../<path>/<build id>): symlinks below the root are
@@ -101,8 +114,11 @@ struct ustack_bidcache_stored {
  *        (the entry's name); ELF: NULL
  * @param max_size files larger than this are hashed, not stored (TOO_BIG)
  * @param out the file's hash and size, what was done
- * @return 0, -EINVAL, -EROFS (cache not writable), -EIO/-errno of a read or
- *         write (no entry is left half written)
+ * @return 0, -EINVAL (build ID of 1 or more than 32 bytes; DEBUG without
+ *         a build ID or @image_sha256; ELF with @image_sha256), -EROFS (cache
+ *         not writable), -ELOOP/-ENOTDIR/-EEXIST (something else than this
+ *         code's directories and files in the cache: a planted symlink),
+ *         -EIO/-errno of a read or write (no entry is left half written)
  */
 int ustack_bidcache__store(struct ustack_bidcache *c, int fd, const uint8_t *build_id,
 			   size_t build_id_size, enum ustack_bidcache_kind kind,
@@ -117,8 +133,9 @@ int ustack_bidcache__store(struct ustack_bidcache *c, int fd, const uint8_t *bui
  *        or NULL for perf's first-come name (elf, debug)
  * @param path, size receives "<root>/.build-id/xx/rest/elf-<sha256>" etc.
  * @return 0 when the entry exists (a regular file, reached without a
- *         symlink below the root for caches opened with WRITE), -ENOENT,
- *         -ENAMETOOLONG
+ *         symlink below the root for caches opened without FOREIGN),
+ *         -ENOENT, -EINVAL (build ID of 1 or more than 32 bytes, DEBUG
+ *         without one, no build ID and no @sha256), -ENAMETOOLONG
  */
 int ustack_bidcache__find(const struct ustack_bidcache *c, const uint8_t *build_id,
 			  size_t build_id_size, enum ustack_bidcache_kind kind,
@@ -135,6 +152,12 @@ int64_t ustack_bidcache__trim(struct ustack_bidcache *c, uint64_t max_bytes, int
 
 /** Default budget of ustack's build-ID cache ($USTACK_BUILDID_CACHE_MAX_MB overrides; 0: none) */
 #define USTACK_BIDCACHE_MAX_MB 4096ull
+/**
+ * Bytes ustack's build-ID cache may hold: $USTACK_BUILDID_CACHE_MAX_MB (MiB;
+ * 0: no limit, UINT64_MAX), else USTACK_BIDCACHE_MAX_MB (also when the
+ * variable is not a number).
+ */
+uint64_t ustack_bidcache_budget(void);
 /** Default largest file stored (--capture-max-size) */
 #define USTACK_BIDCACHE_FILE_MAX_MB 512ull
 

@@ -11,6 +11,7 @@
 /* One subcommand: argv[0] is the subcommand name. Returns the exit status. */
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_archive(int argc, char **argv);
 int cmd_flamegraph(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_sframe(int argc, char **argv);

@@ -27,8 +27,10 @@
 #include <ustack/symbolize.h>
 #include <ustack/trace.h>
 #include "cli/cli.h"
+#include "cli/report_archive.h"
 #include "cli/cli_fmt.h"
 #include "cli/out_names.h"
+#include "cli/report_lookup.h"
 #include "cli/out_viewers.h"
 #include "cli/out_pprof.h"
 #include "common/clock.h"
@@ -178,10 +180,12 @@ struct report {
 	int want_stats, kernel_map;
 	int inline_frames, srcline; /* folded: expand inlined functions, add file:line */
 	int annotate;               /* folded: inlined frames end in "_[i]" */
+	const char *archive_note;   /* --stats: the archive used, or NULL */
 	FILE *out;
 	struct ustack_trace_reader *r;
 	struct ustack_trace_stitcher *st;
 	struct ustack_symbolizer *sym;
+	struct report_lookup lk; /* --symfs, --buildid-dir, FILE_CONTENT */
 	/* JIT symbols by pid (the trace's JITSYM records, read in a first
 	 * pass): frames with file id 0 of a process with a map are named
 	 * from it, so user stacks render per (map, stack id) */
@@ -225,6 +229,9 @@ struct report {
 	int have_end;
 	struct ustack_trace_stats end;
 	int oom;
+	/* FILE_CONTENT records (raw prints them, --stats lists them) */
+	struct ustack_trace_file_content *contents;
+	size_t ncontents, contents_bytes;
 };
 
 static const char *stitch_reason(uint32_t result)
@@ -682,6 +689,35 @@ static void raw_lost(struct report *rp, const struct ustack_trace_lost *l)
 	out_sb(rp, b);
 }
 
+static void content_words(const struct ustack_trace_file_content *c, struct sbuf *b)
+{
+	sb_puts(b, "sha256:");
+	for (int i = 0; i < 32; i++)
+		sb_printf(b, "%02x", c->hash[i]);
+	sb_printf(b, " size=%" PRIu64 "%s%s%s", c->size,
+		  c->flags & USTACK_TRACE_CONTENT_CACHED ? " cached" : "",
+		  c->flags & USTACK_TRACE_CONTENT_DEBUG ? " debug" : "",
+		  c->flags & USTACK_TRACE_CONTENT_TOO_BIG ? " too-big" : "");
+}
+
+static void file_content(struct report *rp, const struct ustack_trace_file_content *c)
+{
+	struct sbuf *b = &rp->line;
+
+	if (cli_grow((void **)&rp->contents, &rp->contents_bytes,
+		     (rp->ncontents + 1) * sizeof(*c))) {
+		rp->oom = 1;
+		return;
+	}
+	rp->contents[rp->ncontents++] = *c;
+	if (rp->fmt != FMT_RAW || rp->want_stats)
+		return;
+	sb_printf(b, "file_content: id=0x%" PRIx64 " ", c->file_id);
+	content_words(c, b);
+	sb_puts(b, "\n");
+	out_sb(rp, b);
+}
+
 /* ---- stitched output (text, folded) ---------------------------------------------- */
 
 /* one more event of stack pair (kstack << 32 | ustack) in thread name @comm */
@@ -987,6 +1023,7 @@ static void stats_symbol_sources(struct report *rp)
 
 		/* the recorded path: what a frame of this file would show */
 		ustack_symbolizer__symbolize(rp->sym, ids[i], 0, USTACK_SYM_EXACT_PC, &s);
+		report_lookup__stats(rp->out, &rp->lk, rp->sym, ids[i], s.path && *s.path ? s.path : "?");
 		fprintf(rp->out, "symbols: file %" PRIu64 " ", ids[i]);
 		out_name_put(rp->out, OUT_NAME_LINE, s.path && *s.path ? s.path : "?");
 		fprintf(rp->out, ": %s (", ustack_debug_source_name((unsigned int)src));
@@ -1001,6 +1038,28 @@ static void stats_symbol_sources(struct report *rp)
 		fputs(from ? ")\n" : "\n", rp->out);
 	}
 	free(ids);
+}
+
+/* what the recorder read of each file, by hash ("content: file N PATH: sha256:...") */
+static void stats_contents(struct report *rp)
+{
+	struct sbuf *b = &rp->line;
+
+	fprintf(rp->out, "file contents: %zu\n", rp->ncontents);
+	for (size_t i = 0; i < rp->ncontents; i++) {
+		const struct ustack_trace_file_content *c = &rp->contents[i];
+		struct ustack_file_map fm;
+		const char *path = "?";
+
+		if (!ustack_trace_reader__file_map(rp->r, c->file_id, &fm) && fm.path && *fm.path)
+			path = fm.path;
+		fprintf(rp->out, "content: file %" PRIu64 " ", c->file_id);
+		out_name_put(rp->out, OUT_NAME_LINE, path);
+		fputs(": ", rp->out);
+		content_words(c, b);
+		sb_puts(b, "\n");
+		out_sb(rp, b);
+	}
 }
 
 static void stats_finish(struct report *rp, uint64_t file_size, int damaged)
@@ -1035,7 +1094,13 @@ static void stats_finish(struct report *rp, uint64_t file_size, int damaged)
 	fprintf(o, "distinct kernel stacks: %" PRIu64 "\n", rp->kstacks_distinct);
 	fprintf(o, "distinct stacks: %" PRIu64 "\n", rp->ustacks_distinct + rp->kstacks_distinct);
 	fprintf(o, "file ids: %zu\n", ustack_u64map__count(rp->file_ids));
+	if (rp->archive_note) {
+		fputs("archive: ", o);
+		out_name_put(o, OUT_NAME_LINE, rp->archive_note);
+		fputc('\n', o);
+	}
 	stats_symbol_sources(rp);
+	stats_contents(rp);
 	fprintf(o, "jit symbols: %" PRIu64 "\n", rp->jitsyms);
 	fprintf(o, "lost records: %" PRIu64 " (in %" PRIu64 " LOST records)\n", rp->lost,
 		rp->lost_records);
@@ -1093,6 +1158,11 @@ static void handle_record(struct report *rp, const struct ustack_trace_record *r
 		if (!ustack_u64map__slot(rp->file_ids, rec->file_map.file_id, NULL) ||
 		    (rp->sym && ustack_symbolizer__add_file(rp->sym, &rec->file_map) == -ENOMEM))
 			rp->oom = 1;
+		break;
+	case USTACK_TRACE_FILE_CONTENT:
+		rp->def_bytes += rec->size;
+		report_lookup__content(&rp->lk, rp->sym, &rec->file_content);
+		file_content(rp, &rec->file_content);
 		break;
 	case USTACK_TRACE_STACK:
 		rp->def_bytes += rec->size;
@@ -1228,13 +1298,16 @@ static void usage(FILE *f)
 		"      --srcline        folded: 'func file.c:LINE' frames (source file base name)\n"
 		"      --annotate       folded: inlined frames end in '_[i]' (FlameGraph's mark)\n"
 		"      --debug-dir DIR  separate debug files (default /usr/lib/debug)\n"
+		"      --archive FILE   the trace's archive ('ustack archive'; default: FILE.archive\n"
+		"                       beside the trace, when there is one)\n"
+		"%s"
 		"  -h, --help           this text\n"
 		"\n"
 		"Frames in JIT code are named from the perf maps (/tmp/perf-PID.map) the\n"
 		"recorder copied into the trace, marked [jit] (folded: NAME_[j]).\n"
 		"\n"
 		"A damaged file is printed up to the damage, then an error naming the byte\n"
-		"offset is printed and the exit status is 1.\n");
+		"offset is printed and the exit status is 1.\n", report_lookup_usage);
 }
 
 static int viewer_fmt(enum report_format f)
@@ -1281,12 +1354,17 @@ int cmd_report(int argc, char **argv)
 {
 	struct report rp = { .in_path = "ustack.data", .fmt = FMT_TEXT };
 	struct ustack_symbolizer_opts so = { .sz = sizeof(so) };
+	/* every type this CLI knows, FILE_CONTENT included */
+	struct ustack_trace_reader_opts ro = { .sz = sizeof(ro),
+					       .max_type = USTACK_TRACE_RECORD_TYPE_MAX };
 	struct ustack_trace_record rec;
 	const char *out_path = NULL, *v;
 	uint64_t file_size = 0;
 	struct stat sb;
-	int ret, wret, status = 0, no_demangle = 0, have_input = 0, progress_opt = 0;
+	int ret, wret, status = 0, no_demangle = 0, have_input = 0, progress_opt = 0, k;
 	struct progress pg = { 0 };
+	struct report_dirs dirs;
+	const char *archive = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -1321,6 +1399,10 @@ int cmd_report(int argc, char **argv)
 			if (!*v)
 				return 2;
 			so.debug_dir = v;
+		} else if ((v = opt_value(argc, argv, &i, "--archive", NULL))) {
+			if (!*v)
+				return 2;
+			archive = v;
 		} else if (!strcmp(a, "--stats")) {
 			rp.want_stats = 1;
 		} else if (!strcmp(a, "--progress")) {
@@ -1341,13 +1423,22 @@ int cmd_report(int argc, char **argv)
 			rp.srcline = 1;
 		} else if (!strcmp(a, "--annotate")) {
 			rp.annotate = 1;
+		} else if ((k = report_lookup__option(&rp.lk, "report", argc, argv, &i))) {
+			if (k < 0)
+				return 2;
 		} else {
 			cli_error("report: unknown argument '%s' (see 'ustack report --help')", a);
 			return 2;
 		}
 	}
 
-	rp.r = ustack_trace_reader__open(rp.in_path, NULL);
+	if (report_dirs__build(&dirs, rp.in_path, archive))
+		return 1;
+	/* the extracted archive goes first in report_lookup's list */
+	rp.lk.archive_dir = dirs.archive_dir[0] ? dirs.archive_dir : NULL;
+	if (dirs.note[0])
+		rp.archive_note = dirs.note;
+	rp.r = ustack_trace_reader__open(rp.in_path, &ro);
 	if (!rp.r) {
 		cli_error("%s: %s", rp.in_path, strerror(errno));
 		return 1;
@@ -1369,8 +1460,19 @@ int cmd_report(int argc, char **argv)
 	}
 	/* --stats also says where each file's symbols would come from */
 	if ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED || rp.fmt == FMT_PPROF) || rp.want_stats ||
-	    viewer_fmt(rp.fmt))
-		rp.sym = ustack_symbolizer__new(&so);
+	    viewer_fmt(rp.fmt)) {
+		if (report_lookup__apply(&rp.lk, &so, rp.in_path)) {
+			status = 1;
+			goto out;
+		}
+		/* a --buildid-dir or --symfs that cannot be opened is named by
+		 * the library's warning */
+		if (!(rp.sym = ustack_symbolizer__new(&so)) && errno != ENOMEM) {
+			cli_error("report: %s", strerror(errno));
+			status = 1;
+			goto out;
+		}
+	}
 	rp.comm_idx = ustack_u64map__new();
 	rp.rendered_idx = ustack_u64map__new();
 	rp.files_printed = ustack_u64map__new();
@@ -1456,6 +1558,7 @@ int cmd_report(int argc, char **argv)
 		drain(&rp);
 	}
 	out_sb(&rp, &rp.line); /* before anything else writes to rp.out */
+	report_lookup__finish(&rp.lk);
 
 	if (rp.want_stats)
 		stats_finish(&rp, file_size, ret < 0);
@@ -1511,6 +1614,7 @@ out:
 	ustack_u64map__free(rp.folded);
 	ustack_u64map__free(rp.stack_refs);
 	ustack_u64map__free(rp.file_ids);
+	free(rp.contents);
 	ustack_u64map__free(rp.uview_idx);
 	free(rp.uviews);
 	cli_report_viewer__free(rp.viewer);

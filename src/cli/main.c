@@ -17,6 +17,7 @@ static const struct {
 } commands[] = {
 	{ "record", cmd_record, "record events with their user and kernel stacks" },
 	{ "report", cmd_report, "print a recorded trace (text, raw, folded, ...)" },
+	{ "archive", cmd_archive, "the files a trace needs, for a report on another host" },
 	{ "flamegraph", cmd_flamegraph, "write an SVG flame graph of a trace" },
 	{ "snapshot", cmd_snapshot, "stacks of every thread of a running process" },
 	{ "sframe", cmd_sframe, "dump an SFrame section or look up addresses" },

@@ -23,6 +23,7 @@
 #include <ustack/hashmap.h>
 #include <ustack/symbolize.h>
 
+#include "bidcache/bidcache.h"
 #include "common/compiler.h"
 #include "common/log.h"
 #include "common/opts.h"
@@ -31,6 +32,7 @@
 #include "symbolize/symbolize_dwarf.h"
 #include "symbolize/symbolize_internal.h"
 #include "symbolize/debugfind.h"
+#include "symbolize/image_lookup.h"
 
 struct sym_file {
 	uint64_t file_id;
@@ -55,6 +57,15 @@ struct sym_file {
 	char *dwarf_name;
 	unsigned int dwarf_source; /* enum ustack_debug_source of the DWARF */
 	unsigned int source;     /* enum ustack_debug_source of the symbols */
+	/* the recorded content (set_file_content()): only a file with these
+	 * bytes names this id */
+	int have_content;
+	uint8_t sha256[USTACK_SHA256_SIZE];
+	uint64_t content_size;
+	unsigned int image_source; /* enum ustack_image_source */
+	unsigned int dir_index;    /* of opts.buildid_dirs, for GIVEN_DIR */
+	unsigned int nrefused;     /* files found for this id but not used */
+	struct ustack_image_refusal refused[USTACK_IMAGE_REFUSALS_MAX];
 };
 
 /* One cached frame. Frames whose keys (frame_key()) are equal are chained. */
@@ -72,6 +83,7 @@ struct ustack_symbolizer {
 	uint32_t flags;
 	int debuginfod_failed;   /* asked once, failed: not asked again */
 	char *debug_dir;
+	struct ustack_image_lookup *lookup; /* where images are (image_lookup.h) */
 	struct sym_file *files;
 	size_t nfiles, files_cap;
 	struct ustack_u64map *file_idx;  /* file id -> index in files */
@@ -120,6 +132,15 @@ ustack_symbolizer__new(const struct ustack_symbolizer_opts *opts)
 	}
 	s->flags = OPTS_GET(opts, flags, 0);
 	s->debug_dir = strdup(dir);
+	s->lookup = ustack_image_lookup__new(OPTS_GET(opts, buildid_dirs, NULL),
+					     OPTS_GET(opts, symfs, NULL), dir, s->flags);
+	if (!s->lookup) {
+		int err = errno;
+
+		ustack_symbolizer__free(s);
+		errno = err;
+		return NULL;
+	}
 	s->file_idx = ustack_u64map__new();
 	s->demangled = ustack_u64map__new();
 	s->frame_idx = ustack_u64map__new();
@@ -152,7 +173,10 @@ USTACK_API void ustack_symbolizer__free(struct ustack_symbolizer *s)
 		free(f->debug_name);
 		free(f->dwarf_name);
 		free(f->path);
+		for (unsigned int k = 0; k < f->nrefused; k++)
+			free(f->refused[k].path);
 	}
+	ustack_image_lookup__free(s->lookup);
 	for (size_t it = 0; ustack_u64map__next(s->demangled, &it, &name, &d);)
 		if (d != name)
 			free((void *)(uintptr_t)d);
@@ -230,22 +254,6 @@ static int build_id_matches(const struct sym_file *f, const struct ustack_elf *e
 	return n > 0 && (uint32_t)n == f->build_id_size && !memcmp(bid, f->build_id, (size_t)n);
 }
 
-/* Open @path and keep it only if its build ID is @f's. *seen is set when a
- * file was there but was another one. */
-static struct ustack_elf *open_checked(const struct sym_file *f, const char *path, int *seen)
-{
-	struct ustack_elf *elf = ustack_elf__open(path);
-
-	if (!elf)
-		return NULL;
-	if (build_id_matches(f, elf))
-		return elf;
-	*seen = 1;
-	pr_debug("%s: build ID differs from the recorded one: not used\n", path);
-	ustack_elf__close(elf);
-	return NULL;
-}
-
 /* The vDSO of this process, when it is the one that was recorded (same
  * kernel build): kernels keep no vDSO file a report could open. */
 static struct ustack_elf *open_own_vdso(const struct sym_file *f, int *seen)
@@ -302,54 +310,94 @@ static void sym_file_find_debug(struct ustack_symbolizer *s, struct sym_file *f)
 		s->debuginfod_failed = 1;
 }
 
-static void sym_file_open(struct ustack_symbolizer *s, struct sym_file *f)
+static struct ustack_image_want sym_file_want(const struct sym_file *f)
 {
-	char bpath[PATH_MAX];
-	char hex[2 * USTACK_BUILD_ID_MAX + 1];
+	return (struct ustack_image_want){
+		.path = f->path,
+		.build_id = f->build_id,
+		.build_id_size = f->build_id_size,
+		.sha256 = f->have_content ? f->sha256 : NULL,
+		.size = f->content_size,
+	};
+}
+
+static int sym_file_refused(const struct sym_file *f, unsigned int reason)
+{
+	for (unsigned int i = 0; i < f->nrefused; i++)
+		if (f->refused[i].reason == reason)
+			return 1;
+	return 0;
+}
+
+/* The image of @f (image_lookup.h, then this process's vDSO), and when it
+ * came from a build-ID cache, the debug file captured beside it. */
+static void sym_file_find_image(struct ustack_symbolizer *s, struct sym_file *f)
+{
+	struct ustack_image_want w = sym_file_want(f);
+	struct ustack_image_found found;
+	char dpath[PATH_MAX];
 	int seen = 0;
 
-	f->opened = 1;
-	if (f->build_id_size) {
-		ustack_hex(f->build_id, f->build_id_size, hex);
-		if (f->image)
-			; /* the caller's (add_file_elf) */
-		else if (f->kind == USTACK_VMA_VDSO)
-			f->image = open_own_vdso(f, &seen);
-		else if (f->path[0] == '/')
-			f->image = open_checked(f, f->path, &seen);
-		if (!(s->flags & USTACK_SYMBOLIZER_NO_DEBUG_DIR) && f->build_id_size >= 2) {
-			if (!f->image &&
-			    snprintf(bpath, sizeof(bpath), "%s/.build-id/%.2s/%s", s->debug_dir, hex,
-				     hex + 2) < (int)sizeof(bpath))
-				f->image = open_checked(f, bpath, &seen);
+	if (!ustack_image_lookup__find(s->lookup, &w, &found)) {
+		f->image = found.elf;
+		f->image_source = found.source;
+		f->dir_index = found.dir_index;
+		if (!ustack_image_lookup__cached_debug(s->lookup, &w, &found, &f->debug, dpath,
+						       sizeof(dpath))) {
+			f->source = USTACK_DEBUG_SRC_BUILDID_CACHE;
+			f->debug_name = strdup(dpath);
 		}
-		sym_file_find_debug(s, f);
-		/* a debug file alone: only usable when its PT_LOADs still
-		 * describe the file (not an --only-keep-debug copy); lookups
-		 * say NO_SYMBOL otherwise */
-		if (!f->image && f->debug)
-			f->image = f->debug;
-	} else if (f->image || f->path[0] == '/') {
-		/* no build ID recorded: the path is all there is; its own build
-		 * ID still finds its separate debug file for the symbols */
-		if (!f->image)
-			f->image = ustack_elf__open(f->path);
-		if (f->image && !(s->flags & USTACK_SYMBOLIZER_NO_DEBUG_DIR)) {
-			uint8_t id[USTACK_BUILD_ID_MAX];
-			int n = ustack_elf__build_id(f->image, id, sizeof(id));
+	}
+	/* the refusals are the file's now (report --stats shows them) */
+	f->nrefused = found.nrefused;
+	memcpy(f->refused, found.refused, sizeof(found.refused));
+	if (!f->image && f->kind == USTACK_VMA_VDSO && f->build_id_size) {
+		f->image = open_own_vdso(f, &seen);
+		if (f->image)
+			f->image_source = USTACK_IMAGE_SRC_VDSO;
+		else if (seen && f->nrefused < USTACK_IMAGE_REFUSALS_MAX &&
+			 (f->refused[f->nrefused].path = strdup("[vdso]"))) {
+			f->refused[f->nrefused].reason = USTACK_IMAGE_REFUSED_BUILD_ID;
+			f->refused[f->nrefused++].source = USTACK_IMAGE_SRC_VDSO;
+		}
+	}
+}
 
-			if (n >= 2 && n <= USTACK_BUILD_ID_MAX) {
-				memcpy(f->build_id, id, n);
-				f->build_id_size = n;
-			}
+static void sym_file_open(struct ustack_symbolizer *s, struct sym_file *f)
+{
+	f->opened = 1;
+	if (f->image)
+		f->image_source = USTACK_IMAGE_SRC_CALLER;
+	else
+		sym_file_find_image(s, f);
+	if (f->image && !f->build_id_size && !(s->flags & USTACK_SYMBOLIZER_NO_DEBUG_DIR)) {
+		/* no build ID recorded: the file's own finds its separate
+		 * debug file for the symbols */
+		uint8_t id[USTACK_BUILD_ID_MAX];
+		int n = ustack_elf__build_id(f->image, id, sizeof(id));
+
+		if (n >= 2 && n <= USTACK_BUILD_ID_MAX) {
+			memcpy(f->build_id, id, n);
+			f->build_id_size = n;
 		}
-		if (f->image)
-			sym_file_find_debug(s, f);
+	}
+	/* a file found with the recorded build ID but other content says the
+	 * build ID names more than one file: nothing is looked up by it alone */
+	if (!f->debug && (f->image || (f->build_id_size &&
+				       !sym_file_refused(f, USTACK_IMAGE_REFUSED_CONTENT))))
+		sym_file_find_debug(s, f);
+	/* a debug file alone: only usable when its PT_LOADs still describe
+	 * the file (not an --only-keep-debug copy); lookups say NO_SYMBOL
+	 * otherwise */
+	if (!f->image && f->debug) {
+		f->image = f->debug;
+		/* where that file is, the symbols' source says */
+		f->image_source = USTACK_IMAGE_SRC_DEBUG_DIR;
 	}
 	if (f->image)
 		f->status = USTACK_SYM_OK;
 	else
-		f->status = seen ? USTACK_SYM_MISMATCH : USTACK_SYM_NO_FILE;
+		f->status = f->nrefused ? USTACK_SYM_MISMATCH : USTACK_SYM_NO_FILE;
 }
 
 static struct sym_file *sym_file_get(struct ustack_symbolizer *s, uint64_t file_id)
@@ -426,8 +474,79 @@ USTACK_API const char *ustack_debug_source_name(unsigned int source)
 	case USTACK_DEBUG_SRC_DEBUGLINK: return "debuglink";
 	case USTACK_DEBUG_SRC_MINIDEBUGINFO: return "minidebuginfo";
 	case USTACK_DEBUG_SRC_DEBUGINFOD: return "debuginfod";
+	case USTACK_DEBUG_SRC_BUILDID_CACHE: return "build-ID cache";
 	default: return "unknown";
 	}
+}
+
+USTACK_API const char *ustack_image_source_name(unsigned int source)
+{
+	switch (source) {
+	case USTACK_IMAGE_SRC_NONE: return "none";
+	case USTACK_IMAGE_SRC_GIVEN_DIR: return "build-ID dir";
+	case USTACK_IMAGE_SRC_USTACK_CACHE: return "ustack cache";
+	case USTACK_IMAGE_SRC_PERF_CACHE: return "perf cache";
+	case USTACK_IMAGE_SRC_SYMFS: return "symfs";
+	case USTACK_IMAGE_SRC_PATH: return "path";
+	case USTACK_IMAGE_SRC_DEBUG_DIR: return "debug dir";
+	case USTACK_IMAGE_SRC_VDSO: return "vdso";
+	case USTACK_IMAGE_SRC_CALLER: return "caller";
+	default: return "unknown";
+	}
+}
+
+USTACK_API int ustack_symbolizer__set_file_content(struct ustack_symbolizer *s, uint64_t file_id,
+						   const uint8_t *sha256, uint64_t size)
+{
+	struct sym_file *f;
+	uint64_t idx;
+
+	if (!s || !sha256 || !file_id)
+		return -EINVAL;
+	if (!ustack_u64map__get(s->file_idx, file_id, &idx))
+		return -ENOENT;
+	f = &s->files[idx];
+	if (f->have_content)
+		/* every chunk repeats it; another hash for the same id is a
+		 * trace that contradicts itself */
+		return f->content_size == size && !memcmp(f->sha256, sha256, USTACK_SHA256_SIZE)
+		       ? 0 : -EEXIST;
+	if (f->opened)
+		return -EBUSY; /* looked up already without it: too late to refuse */
+	memcpy(f->sha256, sha256, USTACK_SHA256_SIZE);
+	f->content_size = size;
+	f->have_content = 1;
+	return 0;
+}
+
+USTACK_API int ustack_symbolizer__file_image_source(struct ustack_symbolizer *s, uint64_t file_id,
+						    const char **path, unsigned int *dir_index)
+{
+	struct sym_file *f;
+
+	if (path)
+		*path = NULL;
+	if (dir_index)
+		*dir_index = 0;
+	if (!s || !file_id || !(f = sym_file_get(s, file_id)) || !f->image)
+		return USTACK_IMAGE_SRC_NONE;
+	if (path)
+		*path = ustack_elf__path(f->image);
+	if (dir_index)
+		*dir_index = f->dir_index;
+	return (int)f->image_source;
+}
+
+int ustack_symbolizer__file_refusal(struct ustack_symbolizer *s, uint64_t file_id, unsigned int i,
+				    const char **path, unsigned int *source)
+{
+	struct sym_file *f = s && file_id ? sym_file_get(s, file_id) : NULL;
+
+	if (!f || i >= f->nrefused)
+		return 0;
+	*path = f->refused[i].path;
+	*source = f->refused[i].source;
+	return (int)f->refused[i].reason;
 }
 
 /* The name to show for symbol @name: demangled, and without the symbol

@@ -33,4 +33,16 @@ void ustack_symbolizer__expect(struct ustack_symbolizer *s, uint64_t file_id,
  */
 void ustack_symbolizer__save_line_caches(struct ustack_symbolizer *s);
 
+/**
+ * The @i-th file found for @file_id and not used (in the order they were
+ * met; report --stats and symbolize -v show them). Opens the id when not
+ * done yet.
+ * @param path receives the file (valid until ustack_symbolizer__free())
+ * @param source receives the enum ustack_image_source of its place
+ * @return why (enum ustack_image_refusal_reason, image_lookup.h: 1 build ID
+ *         differs, 2 content differs), 0 when there is no @i-th
+ */
+int ustack_symbolizer__file_refusal(struct ustack_symbolizer *s, uint64_t file_id, unsigned int i,
+				    const char **path, unsigned int *source);
+
 #endif

@@ -81,6 +81,9 @@ struct ustack_trace_reader {
 	struct rksym *ksyms;
 	size_t nksyms, ksyms_cap;
 	int ksym_dirty;
+	struct ustack_u64map *content_idx;  /* file id -> index in contents */
+	struct ustack_trace_file_content *contents;
+	size_t ncontents, contents_cap;
 	struct ustack_trace_header header;
 
 	/* per-record scratch */
@@ -194,7 +197,7 @@ static struct ustack_trace_reader *reader_new(const struct ustack_trace_reader_o
 	if (!(r->chunk_stacks = ustack_u64map__new()) || !(r->chunk_files = ustack_u64map__new()) ||
 	    !(r->chunk_descs = ustack_u64map__new()) || !(r->stacks = ustack_u64map__new()) ||
 	    !(r->files = ustack_u64map__new()) || !(r->descs = ustack_u64map__new()) ||
-	    !(r->ksym_idx = ustack_u64map__new())) {
+	    !(r->ksym_idx = ustack_u64map__new()) || !(r->content_idx = ustack_u64map__new())) {
 		ustack_trace_reader__close(r);
 		errno = ENOMEM;
 		return NULL;
@@ -276,10 +279,12 @@ void ustack_trace_reader__close(struct ustack_trace_reader *r)
 	ustack_u64map__free(r->files);
 	ustack_u64map__free(r->descs);
 	ustack_u64map__free(r->ksym_idx);
+	ustack_u64map__free(r->content_idx);
 	free(r->stk);
 	free(r->fms);
 	free(r->dsc);
 	free(r->ksyms);
+	free(r->contents);
 	free(r->cbuf);
 	free(r->scratch);
 	free(r->tmp);
@@ -828,6 +833,56 @@ static const char *dec_jitsym(struct ustack_trace_reader *r, struct trace_cur *c
 	return NULL;
 }
 
+/* Content is valid for the whole file, like the FILE_MAP it describes; the
+ * recorder hashes a file long after the chunk that first used it, so the
+ * FILE_MAP only has to be earlier in the file, not in this chunk. */
+static const char *dec_file_content(struct ustack_trace_reader *r, struct trace_cur *c,
+				    struct ustack_trace_record *rec, int *oom, int *skip)
+{
+	const uint32_t known = USTACK_TRACE_CONTENT_CACHED | USTACK_TRACE_CONTENT_DEBUG |
+			       USTACK_TRACE_CONTENT_TOO_BIG;
+	struct ustack_trace_file_content *fc = &rec->file_content;
+	const uint8_t *hash;
+	size_t nhash;
+	uint64_t idx;
+
+	memset(fc, 0, sizeof(*fc));
+	fc->file_id = trace_get_varint(c);
+	fc->flags = trace_get_u32v(c);
+	fc->algo = trace_get_u32v(c);
+	hash = trace_get_bytes(c, &nhash);
+	fc->size = trace_get_varint(c);
+	if (c->bad)
+		return "bad field";
+	if (!fc->file_id)
+		return "file id 0";
+	if (fc->flags & ~known)
+		return "reserved flag bits set";
+	if (!ustack_u64map__get(r->files, fc->file_id, NULL))
+		return "file id not defined by an earlier FILE_MAP";
+	if (fc->algo != USTACK_TRACE_HASH_SHA256) {
+		*skip = 1; /* a later minor's hash: not ours to check or hand out */
+		return NULL;
+	}
+	if (nhash != sizeof(fc->hash))
+		return "SHA-256 hash not 32 bytes";
+	memcpy(fc->hash, hash, nhash);
+	if (ustack_u64map__get(r->content_idx, fc->file_id, &idx)) {
+		const struct ustack_trace_file_content *o = &r->contents[idx];
+
+		if (o->size != fc->size || memcmp(o->hash, fc->hash, sizeof(fc->hash)))
+			return "file content redefined differently";
+		return NULL;
+	}
+	if (grow((void **)&r->contents, &r->contents_cap, r->ncontents + 1, sizeof(*r->contents)) ||
+	    ustack_u64map__put(r->content_idx, fc->file_id, r->ncontents)) {
+		*oom = 1;
+		return "out of memory";
+	}
+	r->contents[r->ncontents++] = *fc;
+	return NULL;
+}
+
 static const char *dec_end(struct ustack_trace_reader *r, struct trace_cur *c,
 			   struct ustack_trace_record *rec)
 {
@@ -888,7 +943,7 @@ static int reader_next(struct ustack_trace_reader *r, struct ustack_trace_record
 		uint64_t len, rec_off;
 		const char *why = NULL;
 		uint8_t type;
-		int oom = 0, err;
+		int oom = 0, skip = 0, err;
 
 		if (r->err)
 			return r->err;
@@ -972,6 +1027,9 @@ static int reader_next(struct ustack_trace_reader *r, struct ustack_trace_record
 		case USTACK_TRACE_LOST: why = dec_lost(r, &c, rec); break;
 		case USTACK_TRACE_KSYM: why = dec_ksym(r, &c, rec, &oom); break;
 		case USTACK_TRACE_JITSYM: why = dec_jitsym(r, &c, rec, &oom); break;
+		case USTACK_TRACE_FILE_CONTENT:
+			why = dec_file_content(r, &c, rec, &oom, &skip);
+			break;
 		case USTACK_TRACE_END:
 			why = dec_end(r, &c, rec);
 			if (!why)
@@ -987,7 +1045,7 @@ static int reader_next(struct ustack_trace_reader *r, struct ustack_trace_record
 				    ustack_trace_record_name(type), why);
 		/* decoded (the reader's tables know it) but not handed out: a
 		 * caller built before this type cannot hold or read it */
-		if (type > r->max_type)
+		if (type > r->max_type || skip)
 			continue;
 		return 1;
 	}

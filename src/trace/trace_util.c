@@ -16,6 +16,7 @@ const char *ustack_trace_record_name(unsigned int type)
 		[USTACK_TRACE_KSYM] = "KSYM",
 		[USTACK_TRACE_END] = "END",
 		[USTACK_TRACE_JITSYM] = "JITSYM",
+		[USTACK_TRACE_FILE_CONTENT] = "FILE_CONTENT",
 	};
 
 	if (type < sizeof(names) / sizeof(names[0]) && names[type])

@@ -247,6 +247,7 @@ static int emit(struct ustack_trace_writer *w, uint8_t type, const struct tbuf *
 		break;
 	case USTACK_TRACE_STACK: case USTACK_TRACE_FILE_MAP:
 	case USTACK_TRACE_KSYM: case USTACK_TRACE_EVENT_DESC: case USTACK_TRACE_JITSYM:
+	case USTACK_TRACE_FILE_CONTENT:
 		w->st.def_bytes += w->chunk.len - before;
 		break;
 	}
@@ -794,6 +795,37 @@ int ustack_trace_writer__add_jitsym(struct ustack_trace_writer *w,
 	put_var(&e, j->size);
 	put_str(&e, j->name);
 	return group_end(w, rec_end(w, &e, USTACK_TRACE_JITSYM));
+}
+
+int ustack_trace_writer__add_file_content(struct ustack_trace_writer *w,
+					  const struct ustack_trace_file_content *c)
+{
+	const uint32_t known = USTACK_TRACE_CONTENT_CACHED | USTACK_TRACE_CONTENT_DEBUG |
+			       USTACK_TRACE_CONTENT_TOO_BIG;
+	struct enc e;
+	int err;
+
+	if (!w || !c || !c->file_id || c->algo != USTACK_TRACE_HASH_SHA256 || (c->flags & ~known))
+		return -EINVAL;
+	if (w->err)
+		return w->err;
+	/* a reader refuses content for a file id no FILE_MAP defined before */
+	if (!ustack_u64map__get(w->all_files, c->file_id, NULL))
+		return -EINVAL;
+	err = group_begin(w);
+	/* the FILE_MAP in the same chunk too, so that an extract of this
+	 * chunk alone still says which file the hash is of */
+	if (!err && !ustack_u64map__get(w->chunk_files, c->file_id, NULL))
+		err = emit_file_map(w, c->file_id);
+	if (err)
+		return err;
+	e = rec_begin(w);
+	put_var(&e, c->file_id);
+	put_var(&e, c->flags);
+	put_var(&e, c->algo);
+	put_raw(&e, c->hash, sizeof(c->hash));
+	put_var(&e, c->size);
+	return group_end(w, rec_end(w, &e, USTACK_TRACE_FILE_CONTENT));
 }
 
 int ustack_trace_writer__flush(struct ustack_trace_writer *w)

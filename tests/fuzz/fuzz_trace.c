@@ -22,7 +22,8 @@ static int quiet(enum ustack_print_level l, const char *fmt, va_list ap)
 
 static void run(const uint8_t *data, size_t size, uint32_t flags)
 {
-	struct ustack_trace_reader_opts o = { .sz = sizeof(o), .flags = flags };
+	struct ustack_trace_reader_opts o = { .sz = sizeof(o), .flags = flags,
+					      .max_type = USTACK_TRACE_RECORD_TYPE_MAX };
 	struct ustack_trace_reader *r = ustack_trace_reader__open_mem(data, size, &o);
 	struct ustack_trace_stitcher *s = ustack_trace_stitcher__new();
 	struct ustack_trace_record rec;
@@ -64,6 +65,13 @@ static void run(const uint8_t *data, size_t size, uint32_t flags)
 			break;
 		case USTACK_TRACE_THREAD:
 			sum += strlen(rec.thread.comm);
+			break;
+		case USTACK_TRACE_FILE_CONTENT:
+			/* only SHA-256 is handed out, and only for a defined file */
+			if (rec.file_content.algo != USTACK_TRACE_HASH_SHA256 ||
+			    ustack_trace_reader__file_map(r, rec.file_content.file_id, &fm))
+				abort();
+			sum += rec.file_content.hash[0];
 			break;
 		}
 		if (ustack_trace_stitcher__push(s, &rec))

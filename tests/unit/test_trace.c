@@ -215,7 +215,13 @@ static int write_all_types(struct ustack_trace_writer *w)
 					      .cookie = 0x300000001ull, .stack_id = USTACK_TRACE_NO_STACK };
 	struct ustack_trace_lost lost = { 3000, USTACK_TRACE_LOST_KERNEL, 1, 17 };
 	struct ustack_trace_ksym ks = { 0xffffffffc0001000ull, 0, "nf_hook", "nf_tables" };
+	struct ustack_trace_file_content fc = { .file_id = FILE_LIBC,
+						.flags = USTACK_TRACE_CONTENT_CACHED,
+						.algo = USTACK_TRACE_HASH_SHA256, .size = 2125328 };
 	int err = 0;
+
+	for (int i = 0; i < 32; i++)
+		fc.hash[i] = (uint8_t)(0xa0 + i);
 
 	err = err ?: ustack_trace_writer__add_event_desc(w, &desc_cpu);
 	err = err ?: ustack_trace_writer__add_event_desc(w, &desc_futex);
@@ -226,6 +232,7 @@ static int write_all_types(struct ustack_trace_writer *w)
 	err = err ?: ustack_trace_writer__add_user_stack(w, &u2);
 	err = err ?: ustack_trace_writer__add_lost(w, &lost);
 	err = err ?: ustack_trace_writer__add_ksym(w, &ks);
+	err = err ?: ustack_trace_writer__add_file_content(w, &fc);
 	return err;
 }
 
@@ -1057,6 +1064,226 @@ static void test_handmade_records(void)
 #undef CAT
 }
 
+/* ---- FILE_CONTENT (since 1.2) ------------------------------------------ */
+
+static struct ustack_trace_reader *all_types_reader(const uint8_t *buf, size_t len, uint32_t flags)
+{
+	struct ustack_trace_reader_opts o = { .sz = sizeof(o), .flags = flags,
+					      .max_type = USTACK_TRACE_RECORD_TYPE_MAX };
+
+	return ustack_trace_reader__open_mem(buf, len, &o);
+}
+
+/* Reads @r to its end (and closes it), counting the FILE_CONTENT records handed out; the last one
+ * in *last. Returns the reader's final status. */
+static int count_contents(struct ustack_trace_reader *r, int *n,
+			  struct ustack_trace_file_content *last, char *msg, size_t msgsz)
+{
+	struct ustack_trace_record rec;
+	int ret;
+
+	*n = 0;
+	while ((ret = ustack_trace_reader__next(r, &rec, sizeof(rec))) == 1)
+		if (rec.type == USTACK_TRACE_FILE_CONTENT) {
+			(*n)++;
+			*last = rec.file_content;
+		}
+	snprintf(msg, msgsz, "%s", ustack_trace_reader__error(r));
+	ustack_trace_reader__close(r);
+	return ret;
+}
+
+/* Written in a later chunk than the stack that used the file: the writer
+ * repeats the FILE_MAP there, the record comes back with its values, only
+ * to a caller that asked for type 12, and the chunk reads on its own. */
+static void test_file_content_roundtrip(void)
+{
+	struct fake f = { 0 };
+	const char *path = tmpfile_path();
+	struct ustack_trace_writer *w = open_writer(path, &f, 64);
+	struct ustack_trace_user_stack u = { .time = 10, .pid = 1, .tid = 1, .cookie = 0x300000001ull,
+					     .stack_id = 0 };
+	struct ustack_trace_file_content fc = { .file_id = FILE_APP,
+						.flags = USTACK_TRACE_CONTENT_CACHED |
+							 USTACK_TRACE_CONTENT_DEBUG,
+						.algo = USTACK_TRACE_HASH_SHA256,
+						.size = 0x123456789ull }, bad, fcg;
+	struct chunk_pos ch[16];
+	struct ustack_trace_reader *r;
+	size_t len;
+	uint8_t *buf;
+	char msg[256];
+	int n, nch, calls;
+
+	CHECK(w);
+	for (int i = 0; i < 32; i++)
+		fc.hash[i] = (uint8_t)(i * 7 + 1);
+	/* not known to the writer yet: a reader would stop there */
+	CHECK_EQ(ustack_trace_writer__add_file_content(w, &fc), -EINVAL);
+	CHECK_EQ(ustack_trace_writer__add_user_stack(w, &u), 0);
+	CHECK_EQ(ustack_trace_writer__flush(w), 0);
+	bad = fc; bad.file_id = 0;
+	CHECK_EQ(ustack_trace_writer__add_file_content(w, &bad), -EINVAL);
+	bad = fc; bad.algo = 2;
+	CHECK_EQ(ustack_trace_writer__add_file_content(w, &bad), -EINVAL);
+	bad = fc; bad.flags = 0x8;
+	CHECK_EQ(ustack_trace_writer__add_file_content(w, &bad), -EINVAL);
+	CHECK_EQ(ustack_trace_writer__add_file_content(w, NULL), -EINVAL);
+	calls = f.calls_file;
+	CHECK_EQ(ustack_trace_writer__add_file_content(w, &fc), 0); /* refusals are not sticky */
+	CHECK_EQ(f.calls_file, calls + 1); /* its FILE_MAP again, in the new chunk */
+	CHECK_EQ(ustack_trace_writer__close(w), 0);
+	buf = slurp(path, &len);
+	unlink(path);
+	CHECK(buf);
+	CHECK_EQ(buf[10], 2); /* version 1.2 */
+
+	CHECK_EQ(count_contents(all_types_reader(buf, len, 0), &n, &fcg, msg, sizeof(msg)), 0);
+	CHECK_EQ(n, 1);
+	CHECK_EQ_U64(fcg.file_id, FILE_APP);
+	CHECK_EQ(fcg.flags, USTACK_TRACE_CONTENT_CACHED | USTACK_TRACE_CONTENT_DEBUG);
+	CHECK_EQ(fcg.algo, USTACK_TRACE_HASH_SHA256);
+	CHECK_EQ_U64(fcg.size, 0x123456789ull);
+	CHECK(!memcmp(fcg.hash, fc.hash, 32));
+	/* a caller that did not ask for type 12 never gets it */
+	CHECK_EQ(count_contents(mem_reader(buf, len, 0), &n, &fcg, msg, sizeof(msg)), 0);
+	CHECK_EQ(n, 0);
+
+	/* each chunk read alone: the one holding FILE_CONTENT has its FILE_MAP */
+	nch = list_chunks(buf, len, ch, 16);
+	CHECK(nch >= 2);
+	for (int k = 0, total = 0; k < nch; k++) {
+		size_t elen = 32 + (ch[k].end - ch[k].off);
+		uint8_t *ex = malloc(elen);
+
+		CHECK(ex);
+		memcpy(ex, buf, 32);
+		memcpy(ex + 32, buf + ch[k].off, elen - 32);
+		r = all_types_reader(ex, elen, USTACK_TRACE_READER_EXTRACT);
+		CHECK_EQ(count_contents(r, &n, &fcg, msg, sizeof(msg)), 0);
+		free(ex);
+		total += n;
+		if (n)
+			CHECK_EQ_U64(fcg.size, 0x123456789ull);
+		if (k == nch - 1)
+			CHECK_EQ(total, 1);
+	}
+	free(buf);
+}
+
+/* One chunk of @payload (nrec records), read asking for every type. */
+static int read_fc(const uint8_t *payload, size_t plen, uint32_t nrec, int *nrecs, char *msg,
+		   size_t msgsz)
+{
+	static uint8_t file[4096];
+	size_t n = put_file_header(file);
+	struct ustack_trace_reader *r;
+	struct ustack_trace_record rec;
+	int ret;
+
+	n += put_chunk(file + n, 0, payload, (uint32_t)plen, nrec);
+	r = all_types_reader(file, n, 0);
+	*nrecs = 0;
+	while ((ret = ustack_trace_reader__next(r, &rec, sizeof(rec))) == 1)
+		(*nrecs)++;
+	snprintf(msg, msgsz, "%s", ustack_trace_reader__error(r));
+	ustack_trace_reader__close(r);
+	return ret;
+}
+
+#define FC_HASH32 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, \
+		  17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32
+
+static void test_file_content_invalid(void)
+{
+	static const uint8_t hdr_rec[] = { 1, 8, 1, 0, 0, 0, 0, 0, 0, 0 };
+	static const uint8_t end_rec[] = { 10, 8, 0, 0, 0, 0, 0, 1, 0, 0 };
+	static const uint8_t end_rec2[] = { 10, 8, 0, 0, 0, 0, 0, 2, 0, 0 };
+	/* FILE_MAP of id 9: no build ID, empty path */
+	static const uint8_t fmap9[] = { 7, 12, 9, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+	static const uint8_t fc9[] = { 12, 37, 9, 1, 1, 32, FC_HASH32, 5 };
+	static const uint8_t fc9_size6[] = { 12, 37, 9, 1, 1, 32, FC_HASH32, 6 };
+	static const uint8_t fc0[] = { 12, 37, 0, 1, 1, 32, FC_HASH32, 5 };
+	static const uint8_t fc9_resv[] = { 12, 37, 9, 0x9, 1, 32, FC_HASH32, 5 };
+	static const uint8_t fc9_short[] = { 12, 25, 9, 1, 1, 20, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+					     11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 5 };
+	static const uint8_t fc9_algo7[] = { 12, 8, 9, 0, 7, 3, 0xaa, 0xbb, 0xcc, 5 };
+	/* cut inside the hash */
+	static const uint8_t fc9_cut[] = { 12, 10, 9, 1, 1, 32, 1, 2, 3, 4, 5, 6 };
+	uint8_t p[512], file[1024];
+	char msg[256];
+	size_t n, fn;
+	int nrecs, ret;
+
+#define CAT(x) (memcpy(p + n, x, sizeof(x)), n += sizeof(x))
+	n = 0; CAT(hdr_rec); CAT(fmap9); CAT(fc9); CAT(end_rec);
+	CHECK_EQ(read_fc(p, n, 4, &nrecs, msg, sizeof(msg)), 0);
+	CHECK_EQ(nrecs, 4);
+	/* the default max_type: read and checked, not handed out */
+	CHECK_EQ(read_handmade(p, n, 4, 0, &nrecs, msg, sizeof(msg)), 0);
+	CHECK_EQ(nrecs, 3);
+
+	/* records start at 52 + 10 (HEADER) = 62; after FILE_MAP at 76 */
+	n = 0; CAT(hdr_rec); CAT(fc9); CAT(end_rec);
+	ret = read_fc(p, n, 3, &nrecs, msg, sizeof(msg));
+	CHECK_EQ(ret, -EBADMSG);
+	CHECK_EQ(nrecs, 1);
+	CHECK_STR(msg, "offset 62: chunk 0: FILE_CONTENT record: file id not defined by an "
+		       "earlier FILE_MAP");
+	/* invalid whatever max_type says */
+	CHECK_EQ(read_handmade(p, n, 3, 0, &nrecs, msg, sizeof(msg)), -EBADMSG);
+
+	n = 0; CAT(hdr_rec); CAT(fmap9); CAT(fc0); CAT(end_rec);
+	CHECK_EQ(read_fc(p, n, 4, &nrecs, msg, sizeof(msg)), -EBADMSG);
+	CHECK_STR(msg, "offset 76: chunk 0: FILE_CONTENT record: file id 0");
+
+	n = 0; CAT(hdr_rec); CAT(fmap9); CAT(fc9_resv); CAT(end_rec);
+	CHECK_EQ(read_fc(p, n, 4, &nrecs, msg, sizeof(msg)), -EBADMSG);
+	CHECK_STR(msg, "offset 76: chunk 0: FILE_CONTENT record: reserved flag bits set");
+
+	n = 0; CAT(hdr_rec); CAT(fmap9); CAT(fc9_short); CAT(end_rec);
+	CHECK_EQ(read_fc(p, n, 4, &nrecs, msg, sizeof(msg)), -EBADMSG);
+	CHECK_STR(msg, "offset 76: chunk 0: FILE_CONTENT record: SHA-256 hash not 32 bytes");
+
+	n = 0; CAT(hdr_rec); CAT(fmap9); CAT(fc9_cut); CAT(end_rec);
+	CHECK_EQ(read_fc(p, n, 4, &nrecs, msg, sizeof(msg)), -EBADMSG);
+	CHECK_STR(msg, "offset 76: chunk 0: FILE_CONTENT record: bad field");
+
+	/* an algorithm of a later minor: skipped, the rest read */
+	n = 0; CAT(hdr_rec); CAT(fmap9); CAT(fc9_algo7); CAT(fc9); CAT(end_rec);
+	CHECK_EQ(read_fc(p, n, 5, &nrecs, msg, sizeof(msg)), 0);
+	CHECK_EQ(nrecs, 4);
+
+	/* the same content twice is fine; another one is not (at 76 + 39) */
+	n = 0; CAT(hdr_rec); CAT(fmap9); CAT(fc9); CAT(fc9); CAT(end_rec);
+	CHECK_EQ(read_fc(p, n, 5, &nrecs, msg, sizeof(msg)), 0);
+	CHECK_EQ(nrecs, 5);
+	n = 0; CAT(hdr_rec); CAT(fmap9); CAT(fc9); CAT(fc9_size6); CAT(end_rec);
+	CHECK_EQ(read_fc(p, n, 5, &nrecs, msg, sizeof(msg)), -EBADMSG);
+	CHECK_EQ(nrecs, 3);
+	CHECK_STR(msg, "offset 115: chunk 0: FILE_CONTENT record: file content redefined "
+		       "differently");
+
+	/* FILE_MAP in chunk 0, FILE_CONTENT alone in chunk 1: valid (the
+	 * content is for the whole file, not the chunk) */
+	fn = put_file_header(file);
+	n = 0; CAT(hdr_rec); CAT(fmap9);
+	fn += put_chunk(file + fn, 0, p, (uint32_t)n, 2);
+	n = 0; CAT(fc9); CAT(end_rec2);
+	fn += put_chunk(file + fn, 1, p, (uint32_t)n, 2);
+	{
+		struct ustack_trace_file_content fcg;
+
+		CHECK_EQ(count_contents(all_types_reader(file, fn, 0), &nrecs, &fcg, msg,
+					sizeof(msg)), 0);
+		CHECK_EQ(nrecs, 1);
+		CHECK_EQ_U64(fcg.file_id, 9);
+		CHECK_EQ_U64(fcg.size, 5);
+		CHECK_EQ(fcg.hash[31], 32);
+	}
+#undef CAT
+}
+
 static void test_version_and_header(void)
 {
 	uint8_t f[64];
@@ -1469,7 +1696,9 @@ static void test_golden_example(void)
 /* The C reader's records in read_trace.py's dump format. */
 static void dump_c(const uint8_t *buf, size_t len, FILE *o)
 {
-	struct ustack_trace_reader *r = mem_reader(buf, len, 0);
+	struct ustack_trace_reader_opts ro = { .sz = sizeof(ro),
+					       .max_type = USTACK_TRACE_RECORD_TYPE_MAX };
+	struct ustack_trace_reader *r = ustack_trace_reader__open_mem(buf, len, &ro);
 	struct ustack_trace_record rec;
 	int ret;
 
@@ -1550,6 +1779,16 @@ static void dump_c(const uint8_t *buf, size_t len, FILE *o)
 				(unsigned long long)rec.ksym.size, rec.ksym.name,
 				rec.ksym.module && *rec.ksym.module ? rec.ksym.module : "-");
 			break;
+		case USTACK_TRACE_FILE_CONTENT: {
+			char hex[65];
+
+			for (int i = 0; i < 32; i++)
+				sprintf(hex + 2 * i, "%02x", rec.file_content.hash[i]);
+			fprintf(o, "FILE_CONTENT %#llx %u %u %s %llu\n",
+				(unsigned long long)rec.file_content.file_id, rec.file_content.flags,
+				rec.file_content.algo, hex, (unsigned long long)rec.file_content.size);
+			break;
+		}
 		case USTACK_TRACE_END: {
 			const struct ustack_trace_stats *t = &rec.end;
 
@@ -1644,6 +1883,8 @@ int main(int argc, char **argv)
 	RUN(test_damage_every_byte);
 	RUN(test_truncate_every_length);
 	RUN(test_handmade_records);
+	RUN(test_file_content_roundtrip);
+	RUN(test_file_content_invalid);
 	RUN(test_version_and_header);
 	RUN(test_file_size_limit);
 	RUN(test_full_disk);

@@ -80,6 +80,7 @@ def dump(data):
     if major != 1 or bom != 0x01020304 or wsize != 8 or hsize < 32:
         return out, 8
     pos, idx, end_seen = hsize, 0, False
+    all_files, contents = set(), {}  # FILE_CONTENT: valid for the whole file
     while True:
         if pos == len(data):
             return out, (None if end_seen else pos)
@@ -206,6 +207,7 @@ def dump(data):
                     dmaj, dmin, ino, ms = b.u32(), b.u32(), b.var(), b.var()
                     path, dl, dcrc = b.s(), b.s(), b.u32()
                     defs["file"].add(fid)
+                    all_files.add(fid)
                     out.append("FILE_MAP %s %d %d %d %s %d:%d %d %s %s %s %s" % (
                         hx(fid), kind, fl, src, bid.hex() or "-", dmaj, dmin, ino, hx(ms), path,
                         dl or "-", hx(dcrc)))
@@ -218,6 +220,14 @@ def dump(data):
                 elif t == 10:
                     out.append("END " + " ".join(str(b.var()) for _ in range(8)))
                     end_seen = True
+                elif t == 12:
+                    fid, fl, algo, h, size = b.var(), b.u32(), b.u32(), b.raw(), b.var()
+                    if fid == 0 or fl & ~7 or fid not in all_files:
+                        raise Bad("file_content")
+                    if algo == 1:
+                        if len(h) != 32 or contents.setdefault(fid, (h, size)) != (h, size):
+                            raise Bad("file_content hash")
+                        out.append("FILE_CONTENT %s %d %d %s %d" % (hx(fid), fl, algo, h.hex(), size))
                 # other types: skipped by length
             except Bad:
                 return out, roff
