@@ -19,7 +19,9 @@
 #              directories right after the recording (du -sb; they start
 #              empty; the report's own caches are not counted) and the
 #              trace's size; archive: `ustack archive` against `perf archive`
-#              (size of the file, wall time); named share of user frames
+#              (size of the file, wall time; for ustack the files it
+#              names missing: found neither in the recording's cache nor
+#              on the host); named share of user frames
 #              (below)
 #   named      user frames = frames of a gzip process (either root) outside
 #              the kernel; named = has a symbol: ustack text
@@ -86,7 +88,7 @@ named_perf() { # DATA BUILDID_DIR
 }
 
 res=$w/results.tsv
-printf 'tool\trun\tevents\tcpu_s\twall_s\tcache_bytes\ttrace_bytes\tarchive_bytes\tarchive_s\tuser_frames\tnamed\n' >"$res"
+printf 'tool\trun\tevents\tcpu_s\twall_s\tcache_bytes\ttrace_bytes\tarchive_bytes\tarchive_s\tarchive_missing\tuser_frames\tnamed\n' >"$res"
 for i in $(seq "$RUNS"); do
 	for tool in ustack-bpf ustack-copy perf; do
 		d=$w/$tool.$i
@@ -99,10 +101,11 @@ for i in $(seq "$RUNS"); do
 				sed -n 's/^events: *\([0-9]*\).*/\1/p' | head -n1)
 			trace=$d/t.data
 			t0=$(date +%s.%N)
-			if HOME=$d/home USTACK_CACHE_DIR=$d/cache "$USTACK" archive "$d/t.data" -o "$d/t.data.archive" >/dev/null 2>"$d/arch.err"; then
+			if HOME=$d/home USTACK_CACHE_DIR=$d/cache "$USTACK" archive "$d/t.data" -o "$d/t.data.archive" >"$d/arch.out" 2>"$d/arch.err"; then
 				ab=$(stat -c %s "$d/t.data.archive"); as=$(echo "$(date +%s.%N) - $t0" | bc)
+				am=$(sed -n 's/.* \([0-9]*\) missing$/\1/p' "$d/arch.out")
 			else
-				ab=NA as=NA
+				ab=NA as=NA am=NA
 			fi
 			read -r uf nf < <(HOME=$d/home USTACK_CACHE_DIR=$d/cache named_ustack "$d/t.data")
 		else
@@ -114,6 +117,7 @@ for i in $(seq "$RUNS"); do
 				awk '/SAMPLE events:/ { print $3; exit }')
 			trace=$d/perf.data
 			t0=$(date +%s.%N)
+			am=NA
 			if (cd "$d" && HOME=$d/home perf --buildid-dir "$d/cache" archive perf.data >/dev/null 2>"$d/arch.err"); then
 				ab=$(stat -c %s "$d/perf.data.tar.bz2"); as=$(echo "$(date +%s.%N) - $t0" | bc)
 			else
@@ -123,8 +127,8 @@ for i in $(seq "$RUNS"); do
 		fi
 		read -r wall us ss <"$d/time"
 		cpu=$(echo "$us + $ss" | bc)
-		printf '%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' $tool "$i" "${ev:-NA}" "$cpu" "$wall" "$cb" \
-			"$(stat -c %s "$trace")" "$ab" "$as" "$uf" "$nf" | tee -a "$res"
+		printf '%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' $tool "$i" "${ev:-NA}" "$cpu" "$wall" "$cb" \
+			"$(stat -c %s "$trace")" "$ab" "$as" "${am:-NA}" "$uf" "$nf" | tee -a "$res"
 		[ -n "${KEEP_TMP:-}" ] || rm -rf "$trace" "$d/t.data.archive" "$d/perf.data.tar.bz2" "$d/cache" "$d/home"
 	done
 done
@@ -134,7 +138,7 @@ echo "# second root: $root_desc; RUNS=$RUNS DURATION=$DURATION FREQ=$FREQ"
 python3 - "$res" <<'EOF'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter='\t'))
-cols = ['events', 'cpu_s', 'wall_s', 'cache_bytes', 'trace_bytes', 'archive_bytes', 'archive_s']
+cols = ['events', 'cpu_s', 'wall_s', 'cache_bytes', 'trace_bytes', 'archive_bytes', 'archive_s', 'archive_missing']
 def fmt(vals):
     v = [float(x) for x in vals if x not in ('NA', '')]
     if not v:
