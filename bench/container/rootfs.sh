@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# A second root file system for tests/integration/container_names.sh and
+# bench/container/run.sh: Debian 13 (trixie, another release than the
+# bookworm hosts), minbase, made once with debootstrap and cached at
+# build/rootfs/trixie (ROOTFS=DIR overrides). Needs root, debootstrap and the
+# network (~2 min, ~350 MB). `make check` never calls this: it uses the
+# root file system only when it is already there (it needs no network).
+# Prints the seconds debootstrap took; exit 0 when the root is usable.
+set -u
+: "${TOP:=$(cd "$(dirname "$0")/../.." && pwd)}"
+ROOTFS=${ROOTFS:-$TOP/build/rootfs/trixie}
+SUITE=${SUITE:-trixie}
+if [ -f "$ROOTFS/.ustack-complete" ]; then
+	echo "rootfs: $ROOTFS (cached)"
+	exit 0
+fi
+[ "$(id -u)" -eq 0 ] || { echo "rootfs: needs root (debootstrap)" >&2; exit 1; }
+command -v debootstrap >/dev/null || { echo "rootfs: debootstrap not installed (apt-get install debootstrap)" >&2; exit 1; }
+rm -rf "$ROOTFS.tmp"
+mkdir -p "$(dirname "$ROOTFS")"
+t0=$(date +%s.%N)
+if ! debootstrap --variant=minbase "$SUITE" "$ROOTFS.tmp" >"$ROOTFS.log" 2>&1; then
+	echo "rootfs: debootstrap $SUITE failed (network?): $(tail -n1 "$ROOTFS.log")" >&2
+	rm -rf "$ROOTFS.tmp"
+	exit 1
+fi
+t1=$(date +%s.%N)
+# a file only the root has: its libc must be another build than the host's
+rm -rf "$ROOTFS"
+mv "$ROOTFS.tmp" "$ROOTFS"
+touch "$ROOTFS/.ustack-complete"
+printf 'rootfs: %s made in %.0f s, %s\n' "$ROOTFS" "$(echo "$t1 - $t0" | bc)" "$(du -sh "$ROOTFS" | cut -f1)"
