@@ -1473,6 +1473,12 @@ int cmd_report(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* every file's recorded content known before its first frame is named */
+	if (rp.sym && (k = report_lookup__preload(&rp.lk, rp.sym, rp.in_path))) {
+		cli_error("%s: %s", rp.in_path, strerror(-k));
+		status = 1;
+		goto out;
+	}
 	rp.comm_idx = ustack_u64map__new();
 	rp.rendered_idx = ustack_u64map__new();
 	rp.files_printed = ustack_u64map__new();

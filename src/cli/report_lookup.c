@@ -9,6 +9,7 @@
 #include "cli/out_names.h"
 #include "cli/report_lookup.h"
 #include "symbolize/symbolize_internal.h"
+#include "trace/trace.h"
 
 const char report_lookup_usage[] =
 	"      --symfs DIR      look for the recorded paths under DIR (a copy of the\n"
@@ -123,6 +124,33 @@ void report_lookup__content(struct report_lookup *lk, struct ustack_symbolizer *
 		lk->content_late++;
 	else if (err == -EEXIST)
 		lk->content_conflict++;
+}
+
+int report_lookup__preload(struct report_lookup *lk, struct ustack_symbolizer *sym,
+			   const char *trace)
+{
+	struct ustack_trace_reader_opts ro = { .sz = sizeof(ro),
+					       .max_type = USTACK_TRACE_RECORD_TYPE_MAX };
+	struct ustack_trace_reader *r;
+	struct ustack_trace_record rec;
+	int ret;
+
+	if (!sym)
+		return 0;
+	if (!(r = ustack_trace_reader__open(trace, &ro)))
+		return -errno;
+	/* the damage, if any, is the main pass's to report */
+	ustack_trace_reader__skim(r, 1u << USTACK_TRACE_FILE_MAP | 1u << USTACK_TRACE_FILE_CONTENT);
+	while ((ret = ustack_trace_reader__next(r, &rec, sizeof(rec))) == 1) {
+		if (rec.type == USTACK_TRACE_FILE_MAP)
+			ret = ustack_symbolizer__add_file(sym, &rec.file_map);
+		else if (rec.type == USTACK_TRACE_FILE_CONTENT)
+			report_lookup__content(lk, sym, &rec.file_content);
+		if (ret == -ENOMEM)
+			break;
+	}
+	ustack_trace_reader__close(r);
+	return ret == -ENOMEM ? ret : 0;
 }
 
 void report_lookup__finish(const struct report_lookup *lk)

@@ -51,6 +51,19 @@ int report_lookup__apply(struct report_lookup *lk, struct ustack_symbolizer_opts
 void report_lookup__content(struct report_lookup *lk, struct ustack_symbolizer *sym,
 			    const struct ustack_trace_file_content *c);
 
+/**
+ * Read @trace's FILE_CONTENT records (and the FILE_MAP records they name)
+ * before its events: the recorder writes a file's content record once its
+ * capture has hashed it, off the event path, so usually after the file's
+ * first frames. Without this, those frames would be named from the first
+ * file the lookup finds with the build ID alone (a build ID any process can
+ * forge), not from the content that was really mapped.
+ * @return 0 (a damaged trace included: the main pass says so), -ENOMEM,
+ *         -errno of opening @trace
+ */
+int report_lookup__preload(struct report_lookup *lk, struct ustack_symbolizer *sym,
+			   const char *trace);
+
 /** After the records: one warning for content records that came too late
  *  or contradicted each other. */
 void report_lookup__finish(const struct report_lookup *lk);
