@@ -297,9 +297,16 @@ static void sym_file_find_debug(struct ustack_symbolizer *s, struct sym_file *f)
 {
 	struct ustack_debugfind_opts o = debugfind_opts(s);
 	struct ustack_debug_found d;
+	const char *at = f->image ? ustack_elf__path(f->image) : NULL;
 
-	if (!ustack_debugfind(&o, f->image ? ustack_elf__path(f->image) : NULL, f->image,
-			      f->build_id, f->build_id_size, &d, NULL, 0)) {
+	/* a copy in a build-ID cache: its .gnu_debuglink names a file beside
+	 * the recorded path, not beside the copy (CRC and build ID still
+	 * checked, as for the file found at that path) */
+	if (f->image && (f->image_source == USTACK_IMAGE_SRC_GIVEN_DIR ||
+			 f->image_source == USTACK_IMAGE_SRC_USTACK_CACHE ||
+			 f->image_source == USTACK_IMAGE_SRC_PERF_CACHE))
+		at = f->path;
+	if (!ustack_debugfind(&o, at, f->image, f->build_id, f->build_id_size, &d, NULL, 0)) {
 		f->debug = d.elf;
 		f->source = d.source;
 		f->debug_name = d.path[0] ? strdup(d.path) : NULL;
