@@ -363,8 +363,15 @@ void ustack_recmaps__exec(struct ustack_recmaps *rm, uint32_t pid)
 {
 	struct recmaps_proc *p = proc_get(rm, pid, 0);
 
-	if (p)
-		p->n = 0;
+	if (!p)
+		return;
+	p->n = 0;
+	/* `chroot ROOT prog` changes its root before this exec: the root seen
+	 * at the old image's mapping is not where the new one's debug files are */
+	if (p->root_fd >= 0)
+		close(p->root_fd);
+	p->root_fd = -1;
+	p->root_checked = 0;
 }
 
 void ustack_recmaps__exit(struct ustack_recmaps *rm, uint32_t pid)
