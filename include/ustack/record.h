@@ -118,6 +118,9 @@ struct ustack_record_stats {
 	                                left when the wait at the end was stopped */
 	uint64_t capture_debug;    /**< separate debug files stored (containers) */
 	double capture_seconds;    /**< CPU time of the capture thread */
+	uint64_t capture_by_path;  /**< of the captured: opened at the recorded path, the
+	                                process gone, its device and inode those of
+	                                the mapping (since 0.3) */
 };
 
 /** ustack_record_stats.kernel_callchains */

@@ -136,7 +136,7 @@ static void print_stats(const struct ustack_record_stats *st)
 		{ "capture_cached", st->capture_cached }, { "capture_bytes", st->capture_bytes },
 		{ "capture_too_big", st->capture_too_big },
 		{ "capture_conflicts", st->capture_conflicts },
-		{ "capture_gone", st->capture_gone }, { "capture_fd_cap", st->capture_fd_cap },
+		{ "capture_gone", st->capture_gone }, { "capture_by_path", st->capture_by_path }, { "capture_fd_cap", st->capture_fd_cap },
 		{ "capture_errors", st->capture_errors }, { "capture_debug", st->capture_debug },
 	};
 

@@ -95,7 +95,7 @@ struct rec {
 	int result;           /* of the recording once over */
 	/* capture into the build-ID cache (recorder_capture.c; NULL: off) */
 	struct rec_capture *cap;
-	uint64_t cap_gone, cap_fd_cap, cap_errors, cap_write_errors;
+	uint64_t cap_gone, cap_fd_cap, cap_errors, cap_write_errors, cap_by_path;
 	int64_t cap_since;    /* recording start, seconds since the epoch (trim) */
 	char cap_warn[600];   /* why there is no capture, said once recording runs */
 };

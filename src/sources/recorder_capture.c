@@ -7,7 +7,10 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,6 +65,34 @@ void rec_capture_started(struct rec *r)
 	r->cap_warn[0] = 0;
 }
 
+/* The file of @fm opened at its recorded path, when that is the very file
+ * the process mapped: same device and inode as its mapping records (a
+ * file with that path and inode number on that device now is that file,
+ * whose inode the mapping still held when it was recorded). For processes
+ * that exited before the recorder read their first mapping (a short
+ * command): without a /proc/PID/map_files entry this is all there is. A
+ * container's file at the host's path is another inode (or the same file,
+ * bind-mounted); an unlinked file is refused (its path names nothing, or a
+ * newer file). -1 when it is not. */
+static int open_same_file(const struct ustack_file_map *fm)
+{
+	struct stat st;
+	int fd;
+
+	if (fm->kind != USTACK_VMA_FILE || (fm->flags & USTACK_VMA_DELETED) || !fm->path ||
+	    fm->path[0] != '/' || !fm->inode)
+		return -1;
+	fd = open(fm->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_ino != fm->inode ||
+	    major(st.st_dev) != fm->dev_major || minor(st.st_dev) != fm->dev_minor) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 void rec_capture_file(struct rec *r, uint64_t file_id)
 {
 	struct rec_capture_req q = { .file_id = file_id };
@@ -74,6 +105,12 @@ void rec_capture_file(struct rec *r, uint64_t file_id)
 		break;
 	case RECMAPS_PIN_NONE:
 	case RECMAPS_PIN_GONE:
+		if (!ustack_recmaps__file_map(r->rm, file_id, &fm) &&
+		    (q.fd = open_same_file(&fm)) >= 0) {
+			q.root_fd = -1;
+			r->cap_by_path++;
+			break;
+		}
 		r->cap_gone++;
 		return;
 	case RECMAPS_PIN_CAPPED:
@@ -170,6 +207,7 @@ void rec_capture_stats(const struct rec *r, struct ustack_record_stats *st)
 	st->capture_too_big = cs.too_big;
 	st->capture_conflicts = cs.conflicts;
 	st->capture_gone = r->cap_gone;
+	st->capture_by_path = r->cap_by_path;
 	st->capture_fd_cap = r->cap_fd_cap;
 	st->capture_errors = r->cap_errors + r->cap_write_errors + cs.errors + cs.abandoned;
 	st->capture_debug = cs.debug_files;
