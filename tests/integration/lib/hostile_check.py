@@ -35,7 +35,8 @@ unattributed).
 
 exec: each PATH an executable image the process was during the recording,
 CHAIN its functions, root first (main,exa_outer,exa_spin). Every frame
-named from PATH must be a function of CHAIN, _start, the image's own
+named from PATH must be a function of CHAIN, the C runtime's start and
+exit code (_start, _init, _fini, __do_global_dtors_aux, ...), the image's own
 ex*_go (the call to execv), or its PLT (NAME@plt, or _init: the symbol
 before .plt when the PLT has none); a stack must not hold frames of two
 images;
@@ -165,6 +166,10 @@ def cmd_moving(script, vias, minimum):
     return 1 if fail else 0
 
 
+CRT = {"_start", "_init", "_fini", "__do_global_dtors_aux", "deregister_tm_clones",
+       "register_tm_clones", "frame_dummy"}
+
+
 def cmd_exec(script, images, minimum):
     events = read_script(script)
     right = {p: 0 for p in images}
@@ -182,7 +187,10 @@ def cmd_exec(script, images, minimum):
         p = held.pop()
         chain = images[p]
         own = [n for n, q in reversed(frames) if q == p]  # root first
-        ok = set(chain) | {"_start", "_init"} | {c[:4] + "go" for c in chain if c.startswith("ex")}
+        # the C runtime's start and exit code of the image (the last image
+        # returns from main: its destructors run, __do_global_dtors_aux
+        # sampled there is named right)
+        ok = set(chain) | CRT | {c[:4] + "go" for c in chain if c.startswith("ex")}
         bad = [n for n in own if n not in ok and not n.endswith("@plt")]
         if bad:
             wrong[p] += 1
