@@ -138,7 +138,12 @@ for try in $(seq 200); do
 	folded=$("$USTACK" snapshot -p $pid --format folded --inline --srcline --annotate 2>&1)
 	echo "$folded" | grep -Eq ';outer sym_inline\.c:[0-9]+;[a-z_]+ sym_inline\.c:[0-9]+_\[i\]' && break
 done
-plainf=$("$USTACK" snapshot -p $pid --format folded 2>&1)
+# (plain folded: a snapshot may catch the thread in main between calls;
+# retried until one is inside outer, so the check below means something)
+for try in $(seq 200); do
+	plainf=$("$USTACK" snapshot -p $pid --format folded 2>&1)
+	echo "$plainf" | grep -q ';outer' && break
+done
 linesf=$("$USTACK" snapshot -p $pid --format folded --lines 2>&1); linesf_rc=$?
 kill $pid 2>/dev/null; wait $pid 2>/dev/null
 if echo "$folded" | grep -Eq ';outer sym_inline\.c:[0-9]+;[a-z_]+ sym_inline\.c:[0-9]+_\[i\]' &&

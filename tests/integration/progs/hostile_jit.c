@@ -231,9 +231,11 @@ static void new_generation(int cover)
 /* One step of the writer, a cycle of three states:
  *   0  a generation covering spin, at once
  *   1  2-9 steps of it; at most 4 lines appended to it, each in two
- *      writes cut anywhere (a reader meets half lines), one a step
+ *      writes cut anywhere (a reader meets half lines), one a step; the
+ *      steps before them sleep 2 ms each (the file holding still: a
+ *      reader then meets no rewrite and must name spin)
  *   2  a generation covering nothing of spin, at once, then kept for 0-3
- *      steps
+ *      steps of 2 ms sleep
  * A reader that went on after a truncation would glue the start of a
  * covering line to the end of a line of the next generation, covering
  * nothing: the glued line, torn, would then be the newest to cover spin. */
@@ -261,13 +263,23 @@ static void __attribute__((noinline)) rewrite_step(void)
 			write_all(pending, cut);
 			memmove(pending, pending + cut, len - cut);
 			pending_len = len - cut;
+		} else {
+			/* the file holds still a while: a reader that meets no
+			 * rewrite must name spin from it */
+			struct timespec ts = { 0, 2000000 };
+
+			nanosleep(&ts, NULL);
 		}
 		break;
 	default:
-		if (!left)
+		if (!left) {
 			state = 0;
-		else
+		} else {
+			struct timespec ts = { 0, 2000000 };
+
 			left--;
+			nanosleep(&ts, NULL);
+		}
 		break;
 	}
 }
