@@ -3,7 +3,7 @@
  * What the recording BPF program and its user-space loader share: the
  * records of the ring buffer, the keys and values of the maps, the row form
  * of the unwind tables in the kernel and the counters. Included by
- * src/bpf/record.bpf.c (clang -target bpf) and src/sources/bpf_backend.c,
+ * src/bpf/record.bpf.c (clang -target bpf) and src/bpfload/bpf_backend.c,
  * so only fixed-width types and no padding the two compilers could lay out
  * differently.
  */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Sorted VMA arrays and a file table without a process: the pieces an
- * event-fed mapping picture is made of (the recorder's, src/sources/
+ * event-fed mapping picture is made of (the recorder's, src/record/
  * perf_maps.c), shared with the text mode's own table.
  */
 #include <errno.h>

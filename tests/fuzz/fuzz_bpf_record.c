@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Fuzz target: the checks of the BPF backend's ring-buffer records
- * (src/sources/bpf_record.c). Input: one byte giving the number of events
+ * (src/bpfload/bpf_record.c). Input: one byte giving the number of events
  * the recorder asked for (0..15), then records, each a little-endian u16
  * length followed by that many bytes (a length past the end takes the rest).
  * Each record is checked from an exactly-sized heap copy, so a
@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include <ustack/ustack.h>
-#include "sources/bpf_record.h"
+#include "bpfload/bpf_record.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Fuzz target: the ELF core reader (src/sources/core_file.c) over arbitrary
+ * Fuzz target: the ELF core reader (src/snapshot/core_file.c) over arbitrary
  * bytes. Whatever the input: no crash, no read outside the input; a core
  * that parses has threads, sorted non-overlapping PT_LOADs and sorted
  * mappings, and reads of its memory (each thread's sp and pc, each
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include <ustack/ustack.h>
-#include "sources/core_file.h"
+#include "snapshot/core_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Fuzz target: the kernel symbol table's two untrusted inputs
- * (src/sources/kallsyms.c). Each input is parsed both ways:
+ * (src/perf/kallsyms.c). Each input is parsed both ways:
  *  - as /proc/kallsyms text; the table it gives is then written as a cache
  *    image and loaded back, which must succeed and give the same table;
  *  - as a cache file image whose key is the one it carries (bytes 8..15),
@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "common/compiler.h"
-#include "sources/kallsyms.h"
+#include "perf/kallsyms.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

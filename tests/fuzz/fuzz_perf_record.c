@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Fuzz target: the perf ring-record parser (src/sources/perf_record.c).
+ * Fuzz target: the perf ring-record parser (src/perf/perf_record.c).
  * The input is a run of records as they leave a ring buffer, each cut at
  * its header's size (a size that does not fit makes the rest one record),
  * parsed one after the other by one parser, in the session's sample_type
@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "common/compiler.h"
-#include "sources/perf_record.h"
+#include "perf/perf_record.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

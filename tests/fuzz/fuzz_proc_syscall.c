@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sources/snapshot_proc.h"
+#include "snapshot/proc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* src/sources/bpf_record.c: which ring-buffer records the recorder takes. */
+/* src/bpfload/bpf_record.c: which ring-buffer records the recorder takes. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <ustack/ustack.h>
-#include "sources/bpf_record.h"
+#include "bpfload/bpf_record.h"
 #include "test.h"
 
 static uint64_t buf[(sizeof(struct ub_copy) + 64) / 8];

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Kernel symbols and their cache (src/sources/kallsyms.c): the cache gives
+/* Kernel symbols and their cache (src/perf/kallsyms.c): the cache gives
  * exactly what /proc/kallsyms gives; a damaged cache is ignored and
  * rebuilt, never trusted. */
 #include <errno.h>
@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <dirent.h>
 
-#include "sources/kallsyms.h"
+#include "perf/kallsyms.h"
 #include "test.h"
 
 static char dir[] = "/tmp/ustack-kallsyms-XXXXXX";

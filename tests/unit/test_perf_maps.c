@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The recorder's mapping picture (src/sources/perf_maps.c). */
+/* The recorder's mapping picture (src/record/recmaps.c). */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include <ustack/ustack.h>
-#include "sources/perf_maps.h"
+#include "record/recmaps.h"
 #include "test.h"
 
 static struct ustack_modcache *mc;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The perf ring-record parser (src/sources/perf_record.c) on records built
+/* The perf ring-record parser (src/perf/perf_record.c) on records built
  * byte by byte the way the kernel lays them out for the session's
  * sample_type (include/uapi/linux/perf_event.h): every field lands where it
  * should, and every record cut short at any length is refused. */
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "common/compiler.h"
-#include "sources/perf_record.h"
+#include "perf/perf_record.h"
 #include "test.h"
 
 #define ID0 0x1234u /* sample id of event 0 */

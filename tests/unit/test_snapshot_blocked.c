@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include <ustack/snapshot.h>
-#include "sources/snapshot_proc.h"
+#include "snapshot/proc.h"
 #include "test.h"
 
 #define CHILD_THREADS 4

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sources/core_file.h"
+#include "snapshot/core_file.h"
 
 /* Caps that no real core reaches: they bound the work a crafted one causes. */
 #define CORE_MAX_THREADS (1u << 20)

@@ -4,8 +4,8 @@
  * DW_AT_decl_line array (line_decls[]), grown together: shared by the live
  * (snapshot_ptrace.c) and the core (snapshot_core.c) snapshots.
  */
-#ifndef USTACK_SOURCES_SNAPSHOT_LINES_H
-#define USTACK_SOURCES_SNAPSHOT_LINES_H
+#ifndef USTACK_SNAPSHOT_LINES_H
+#define USTACK_SNAPSHOT_LINES_H
 
 #include <errno.h>
 #include <stdint.h>

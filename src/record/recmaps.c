@@ -13,7 +13,7 @@
 #include <ustack/hashmap.h>
 #include "common/log.h"
 #include "elf/elf_file.h"
-#include "sources/perf_maps.h"
+#include "record/recmaps.h"
 
 struct recmaps_proc {
 	uint32_t pid;

@@ -45,8 +45,8 @@
 #include "common/dl_syms.h"
 #include "common/log.h"
 #include "elf/elf_file.h"
-#include "sources/bpf_backend.h"
-#include "sources/perf_record.h"
+#include "bpfload/bpf_backend.h"
+#include "perf/perf_record.h"
 #include "bpf/rows_layout.h"
 
 /* libbpf (and the libelf it loads) opened by the first ustack_bpf__open():

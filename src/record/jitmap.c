@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
-#include "sources/recorder.h"
+#include "record/rec.h"
 #include "symbolize/perfmap_pid.h"
 #include <ustack/perfmap.h>
 

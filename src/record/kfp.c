@@ -27,7 +27,7 @@
 
 #include "common/log.h"
 #include "common/unwind_row.h"
-#include "sources/recorder.h"
+#include "record/rec.h"
 
 struct kfp_task {
 	uint32_t tid, pid;

@@ -44,9 +44,9 @@
 #include "common/grow.h"
 #include "common/log.h"
 #include "elf/elf_file.h"
-#include "sources/bpf_backend.h"
-#include "sources/bpf_record.h"
-#include "sources/recorder.h"
+#include "bpfload/bpf_backend.h"
+#include "bpfload/bpf_record.h"
+#include "record/rec.h"
 
 struct entry {
 	uint64_t cookie, time;

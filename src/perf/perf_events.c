@@ -42,8 +42,8 @@
 #include "common/clock.h"
 #include "common/compiler.h"
 #include "common/log.h"
-#include "sources/perf_events.h"
-#include "sources/perf_record.h"
+#include "perf/perf_events.h"
+#include "perf/perf_record.h"
 
 /* x86-64 perf register numbers (arch/x86/include/uapi/asm/perf_regs.h) */
 #define PERF_REG_X86_BX 1

@@ -4,7 +4,7 @@
 #include <stddef.h>
 
 #include <ustack/ustack.h>
-#include "sources/bpf_record.h"
+#include "bpfload/bpf_record.h"
 
 #define EV_FLAGS (UB_EV_NEW_ENTRY | UB_EV_USER | UB_EV_USER_MODE | UB_EV_COPY)
 

@@ -7,8 +7,8 @@
  * release and a hash of /proc/modules (the symbol set changes only with
  * those), and is validated like any other input before use.
  */
-#ifndef USTACK_SOURCES_KALLSYMS_H
-#define USTACK_SOURCES_KALLSYMS_H
+#ifndef USTACK_PERF_KALLSYMS_H
+#define USTACK_PERF_KALLSYMS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -10,8 +10,8 @@
  * Every note and segment is bounds-checked; a malformed core is refused
  * with a message naming the file and the offset of the bad part.
  */
-#ifndef USTACK_SOURCES_CORE_FILE_H
-#define USTACK_SOURCES_CORE_FILE_H
+#ifndef USTACK_SNAPSHOT_CORE_FILE_H
+#define USTACK_SNAPSHOT_CORE_FILE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -17,8 +17,8 @@
 
 #include "common/cache_dir.h"
 #include "common/log.h"
-#include "sources/capture.h"
-#include "sources/recorder.h"
+#include "record/capture.h"
+#include "record/rec.h"
 
 void rec_capture_setup(struct rec *r)
 {

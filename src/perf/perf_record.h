@@ -8,12 +8,12 @@
  * can be tested and fuzzed without perf_event_open: the records are
  * untrusted input and every field is bounds-checked.
  */
-#ifndef USTACK_SOURCES_PERF_RECORD_H
-#define USTACK_SOURCES_PERF_RECORD_H
+#ifndef USTACK_PERF_PERF_RECORD_H
+#define USTACK_PERF_PERF_RECORD_H
 
 #include <stdint.h>
 
-#include "sources/perf_events.h"
+#include "perf/perf_events.h"
 
 /*
  * Whether a callchain entry is one of perf's context markers

@@ -7,8 +7,8 @@
  * back to the recorder's thread, which alone writes the trace
  * (FILE_CONTENT records).
  */
-#ifndef USTACK_SOURCES_CAPTURE_H
-#define USTACK_SOURCES_CAPTURE_H
+#ifndef USTACK_RECORD_CAPTURE_H
+#define USTACK_RECORD_CAPTURE_H
 
 #include <signal.h>
 #include <stddef.h>

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "common/compiler.h"
-#include "sources/perf_record.h"
+#include "perf/perf_record.h"
 
 /* sample_id_all trailer: pid/tid, time, cpu, identifier */
 #define SAMPLE_ID_SIZE 32u

@@ -5,8 +5,8 @@
  * unwinding in user space) and recorder_bpf.c (the BPF backend: the kernel
  * unwinds, user space turns its records into the same trace records).
  */
-#ifndef USTACK_SOURCES_RECORDER_H
-#define USTACK_SOURCES_RECORDER_H
+#ifndef USTACK_RECORD_REC_H
+#define USTACK_RECORD_REC_H
 
 #include <pthread.h>
 #include <stdint.h>
@@ -16,9 +16,9 @@
 #include <ustack/trace.h>
 #include <ustack/hashmap.h>
 #include "deferred/deferred.h"
-#include "sources/kallsyms.h"
-#include "sources/perf_events.h"
-#include "sources/perf_maps.h"
+#include "perf/kallsyms.h"
+#include "perf/perf_events.h"
+#include "record/recmaps.h"
 #include "unwind/unwind.h"
 
 struct ustack_bpf;

@@ -14,8 +14,8 @@
  * trace) and never kernel pointers. All vDSO mappings are one file (the
  * same kernel image in every process).
  */
-#ifndef USTACK_SOURCES_PERF_MAPS_H
-#define USTACK_SOURCES_PERF_MAPS_H
+#ifndef USTACK_RECORD_RECMAPS_H
+#define USTACK_RECORD_RECMAPS_H
 
 #include <stdint.h>
 

@@ -4,10 +4,10 @@
  * program (src/bpf/record.bpf.c, built into a libbpf skeleton), keeps its
  * maps (targets, files and their unwind tables), attaches it to the events
  * and hands the ring buffer's records to the recorder. Knows nothing of the
- * trace format; src/sources/recorder_bpf.c drives it.
+ * trace format; src/record/backend_bpf.c drives it.
  */
-#ifndef USTACK_SOURCES_BPF_BACKEND_H
-#define USTACK_SOURCES_BPF_BACKEND_H
+#ifndef USTACK_BPFLOAD_BPF_BACKEND_H
+#define USTACK_BPFLOAD_BPF_BACKEND_H
 
 #include <stddef.h>
 #include <stdint.h>

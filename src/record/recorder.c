@@ -40,13 +40,13 @@
 #include "common/opts.h"
 #include <ustack/hashmap.h>
 #include "deferred/deferred.h"
-#include "sources/kallsyms.h"
-#include "sources/perf_events.h"
-#include "sources/perf_maps.h"
+#include "perf/kallsyms.h"
+#include "perf/perf_events.h"
+#include "record/recmaps.h"
 #include "unwind/unwind.h"
 
 #include "common/clock.h"
-#include "sources/recorder.h"
+#include "record/rec.h"
 
 static void set_err(struct rec *r, const char *fmt, const char *a, const char *b)
 {

@@ -11,7 +11,7 @@
 
 #include "common/compiler.h"
 #include "common/cache_dir.h"
-#include "sources/kallsyms.h"
+#include "perf/kallsyms.h"
 
 #define NO_MODULE UINT32_MAX
 #define KSYM_PAGE 4096u

@@ -3,8 +3,8 @@
  * What the snapshot reads of /proc besides the mappings: the registers a
  * thread blocked in the kernel entered it with (snapshot_ptrace.c).
  */
-#ifndef USTACK_SOURCES_SNAPSHOT_PROC_H
-#define USTACK_SOURCES_SNAPSHOT_PROC_H
+#ifndef USTACK_SNAPSHOT_PROC_H
+#define USTACK_SNAPSHOT_PROC_H
 
 #include <stdint.h>
 

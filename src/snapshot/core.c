@@ -17,11 +17,11 @@
 #include <ustack/snapshot.h>
 #include <ustack/symbolize.h>
 #include <ustack/unwind.h>
-#include "sources/snapshot_lines.h"
+#include "snapshot/lines.h"
 #include "common/grow.h"
 #include "common/log.h"
 #include "common/opts.h"
-#include "sources/core_file.h"
+#include "snapshot/core_file.h"
 
 #define CORE_DEFAULT_DEPTH 256
 #define CORE_MAX_DEPTH 1024

@@ -7,8 +7,8 @@
  * field user space relies on is checked here, apart from the recorder, so
  * that it can be unit-tested and fuzzed without loading BPF.
  */
-#ifndef USTACK_SOURCES_BPF_RECORD_H
-#define USTACK_SOURCES_BPF_RECORD_H
+#ifndef USTACK_BPFLOAD_BPF_RECORD_H
+#define USTACK_BPFLOAD_BPF_RECORD_H
 
 #include <stddef.h>
 #include <stdint.h>

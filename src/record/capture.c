@@ -16,7 +16,7 @@
 #include "common/crc32.h"
 #include "common/log.h"
 #include "elf/elf_file.h"
-#include "sources/capture.h"
+#include "record/capture.h"
 
 struct cap_node {
 	struct cap_node *next;

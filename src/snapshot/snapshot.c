@@ -38,8 +38,8 @@
 #include <ustack/procmaps.h>
 #include <ustack/snapshot.h>
 #include <ustack/symbolize.h>
-#include "sources/snapshot_lines.h"
-#include "sources/snapshot_proc.h"
+#include "snapshot/lines.h"
+#include "snapshot/proc.h"
 #include "common/clock.h"
 #include "common/grow.h"
 #include "common/log.h"

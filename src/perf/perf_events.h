@@ -7,8 +7,8 @@
  * records keep the consumer's picture of each process current.
  * The ring buffers are untrusted input: every record is bounds-checked.
  */
-#ifndef USTACK_SOURCES_PERF_EVENTS_H
-#define USTACK_SOURCES_PERF_EVENTS_H
+#ifndef USTACK_PERF_PERF_EVENTS_H
+#define USTACK_PERF_PERF_EVENTS_H
 
 #include <stddef.h>
 #include <stdint.h>
