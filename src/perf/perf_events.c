@@ -179,32 +179,8 @@ static int tracepoint_id(const char *sys, const char *name, uint64_t *id, char *
 	return -ENOENT;
 }
 
-int ustack_perf_event_parse(const char *name, struct ustack_perf_event_spec *out, char *err,
-			    size_t errlen)
+int ustack_perf_named_event(const char *name, struct ustack_perf_event_spec *out)
 {
-	const char *colon = strchr(name, ':');
-
-	memset(out, 0, sizeof(*out));
-	if (strlen(name) >= sizeof(out->name)) {
-		snprintf(err, errlen, "event name too long: '%.40s...'", name);
-		return -ENAMETOOLONG;
-	}
-	strcpy(out->name, name);
-	if (colon) {
-		char sys[128];
-		size_t n = colon - name;
-
-		if (!n || n >= sizeof(sys) || !colon[1] || strchr(colon + 1, '/') || memchr(name, '/', n) ||
-		    strstr(name, "..")) {
-			snprintf(err, errlen, "bad tracepoint name '%s' (want SUBSYSTEM:EVENT)", name);
-			return -ENOENT;
-		}
-		memcpy(sys, name, n);
-		sys[n] = 0;
-		out->type = PERF_TYPE_TRACEPOINT;
-		out->is_tracepoint = 1;
-		return tracepoint_id(sys, colon + 1, &out->config, err, errlen);
-	}
 	for (size_t i = 0; i < ARRAY_SIZE(named_events); i++) {
 		if (!strcmp(name, named_events[i].name)) {
 			out->type = named_events[i].type;
@@ -213,10 +189,26 @@ int ustack_perf_event_parse(const char *name, struct ustack_perf_event_spec *out
 			return 0;
 		}
 	}
-	snprintf(err, errlen, "unknown event '%s' (cpu-clock, task-clock, page-faults, "
-		 "context-switches, cycles, instructions, cache-misses, branch-misses, or "
-		 "SUBSYSTEM:TRACEPOINT)", name);
 	return -ENOENT;
+}
+
+int ustack_perf_tracepoint(const char *name, struct ustack_perf_event_spec *out, char *err,
+			   size_t errlen)
+{
+	const char *colon = strchr(name, ':');
+	char sys[128];
+	size_t n = colon ? (size_t)(colon - name) : 0;
+
+	if (!colon || !n || n >= sizeof(sys) || !colon[1] || strchr(colon + 1, '/') ||
+	    memchr(name, '/', n) || strstr(name, "..")) {
+		snprintf(err, errlen, "bad tracepoint name '%s' (want SUBSYSTEM:EVENT)", name);
+		return -ENOENT;
+	}
+	memcpy(sys, name, n);
+	sys[n] = 0;
+	out->type = PERF_TYPE_TRACEPOINT;
+	out->is_tracepoint = 1;
+	return tracepoint_id(sys, colon + 1, &out->config, err, errlen);
 }
 
 /* ---- opening -------------------------------------------------------------- */

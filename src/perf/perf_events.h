@@ -25,15 +25,23 @@ struct ustack_perf_event_spec {
 };
 
 /**
- * Parse an event name: cpu-clock, task-clock, page-faults,
- * context-switches, cycles, instructions, cache-misses, branch-misses, or
- * SUBSYS:NAME for a tracepoint (its id read from tracefs at
- * /sys/kernel/tracing or /sys/kernel/debug/tracing; never mounted here).
- * @return 0, -ENOENT (unknown event; @err says why), -ENODEV (tracefs not
- *         mounted; @err says how to mount it), other negative errno
+ * The perf event of a name of perf's: cpu-clock, task-clock, page-faults,
+ * context-switches, cycles, instructions, cache-misses, branch-misses.
+ * Sets type, config and is_hardware of @out (name untouched).
+ * @return 0, or -ENOENT: not one of these
  */
-int ustack_perf_event_parse(const char *name, struct ustack_perf_event_spec *out, char *err,
-			    size_t errlen);
+int ustack_perf_named_event(const char *name, struct ustack_perf_event_spec *out);
+
+/**
+ * The tracepoint SUBSYS:NAME: its id read from tracefs at
+ * /sys/kernel/tracing or /sys/kernel/debug/tracing (never mounted here).
+ * Sets type, config and is_tracepoint of @out (name untouched).
+ * @return 0, -ENOENT (a bad name or no such tracepoint; @err says which),
+ *         -ENODEV (tracefs not mounted; @err says how to mount it), other
+ *         negative errno
+ */
+int ustack_perf_tracepoint(const char *name, struct ustack_perf_event_spec *out, char *err,
+			   size_t errlen);
 
 struct ustack_perf_opts {
 	size_t sz;

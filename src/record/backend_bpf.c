@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/perf_event.h>
 
 #include <ustack/procmaps.h>
 #include "common/clock.h"
@@ -46,6 +47,7 @@
 #include "elf/elf_file.h"
 #include "bpfload/bpf_backend.h"
 #include "bpfload/bpf_record.h"
+#include "record/backend.h"
 #include "record/rec.h"
 
 struct entry {
@@ -56,6 +58,10 @@ struct entry {
 };
 
 struct rec_bpf {
+	struct ustack_bpf *bpf;
+	uint64_t bad_ring; /* malformed ring-buffer records */
+	int sampling_idx;  /* the sampling event's index in the perf session (0: none) */
+	char attach_err[256];
 	struct ustack_u64map *stack_of;  /* kernel stack id (user) -> trace id */
 	struct ustack_u64map *kstack_of; /* kernel id in kstacks -> trace id */
 	struct ustack_u64map *entry_of;  /* tid -> index in entries */
@@ -77,55 +83,84 @@ struct rec_bpf {
 
 #define LOAD_BUDGET_NS 15000000ull
 
-int rec_bpf_open(struct rec *r, char *err, size_t errlen)
+static inline struct rec_bpf *B(struct rec *r)
+{
+	return r->be_state;
+}
+
+static int bpf_open(struct rec *r, char *err, size_t errlen)
 {
 	struct ustack_bpf_opts bo = { .sz = sizeof(bo), .trace_all = r->o->system_wide,
 				      .self_tgid = (uint32_t)getpid() };
 	const struct ustack_record_opts *o = r->o;
+	struct rec_bpf *b;
 	int sampling = 0;
 
 	for (int i = 0; i < r->nr_events; i++) {
-		if (r->events[i].is_tracepoint)
+		if (r->events[i].kind->attach != REC_ATTACH_PERF)
 			continue;
 		if (sampling++) {
 			snprintf(err, errlen, "BPF backend: at most one sampling event (%s and %s); "
-				 "use --backend copy", r->events[bo.sample_event].name,
-				 r->events[i].name);
+				 "use --backend copy", r->events[bo.sample_event].perf.name,
+				 r->events[i].perf.name);
 			return -EINVAL;
 		}
 		bo.sample_event = (uint32_t)i;
 	}
-	r->rb = calloc(1, sizeof(*r->rb));
-	if (!r->rb || !(r->rb->stack_of = ustack_u64map__new()) ||
-	    !(r->rb->kstack_of = ustack_u64map__new()) || !(r->rb->entry_of = ustack_u64map__new())) {
+	b = r->be_state = calloc(1, sizeof(*b));
+	if (b)
+		b->efd = -1;
+	if (!b || !(b->stack_of = ustack_u64map__new()) ||
+	    !(b->kstack_of = ustack_u64map__new()) || !(b->entry_of = ustack_u64map__new())) {
 		snprintf(err, errlen, "BPF backend: out of memory");
 		return -ENOMEM;
 	}
-	r->rb->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (r->rb->efd < 0) {
+	b->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (b->efd < 0) {
 		snprintf(err, errlen, "BPF backend: eventfd: %s", strerror(errno));
 		return -errno;
 	}
 	bo.table_bytes = o->table_memory; /* o: the recorder's full-size copy */
-	r->bpf = ustack_bpf__open(&bo, err, errlen);
-	return r->bpf ? 0 : -errno;
+	b->bpf = ustack_bpf__open(&bo, err, errlen);
+	return b->bpf ? 0 : -errno;
 }
 
-void rec_bpf_close(struct rec *r)
+static void bpf_close(struct rec *r)
 {
-	ustack_bpf__close(r->bpf);
-	r->bpf = NULL;
-	if (r->rb) {
-		ustack_u64map__free(r->rb->stack_of);
-		ustack_u64map__free(r->rb->kstack_of);
-		ustack_u64map__free(r->rb->entry_of);
-		free(r->rb->entries);
-		free(r->rb->pending);
-		if (r->rb->efd > 0)
-			close(r->rb->efd);
-		free(r->rb);
-		r->rb = NULL;
-	}
+	struct rec_bpf *b = B(r);
+
+	if (!b)
+		return;
+	ustack_bpf__close(b->bpf);
+	ustack_u64map__free(b->stack_of);
+	ustack_u64map__free(b->kstack_of);
+	ustack_u64map__free(b->entry_of);
+	free(b->entries);
+	free(b->pending);
+	if (b->efd >= 0)
+		close(b->efd);
+	free(b);
+	r->be_state = NULL;
+}
+
+/* perf gives only the side-band (a dummy event) and the sampling event the
+ * program runs at; tracepoints run it directly */
+static void bpf_perf_opts(struct rec *r, struct ustack_perf_opts *po,
+			  struct ustack_perf_event_spec *pev)
+{
+	pev[0] = (struct ustack_perf_event_spec){ .name = "dummy", .type = PERF_TYPE_SOFTWARE,
+						  .config = PERF_COUNT_SW_DUMMY };
+	po->nr_events = 1;
+	for (int i = 0; i < r->nr_events; i++)
+		if (r->events[i].kind->attach == REC_ATTACH_PERF) {
+			B(r)->sampling_idx = po->nr_events;
+			pev[po->nr_events++] = r->events[i].perf;
+		}
+	po->events = pev;
+	po->stack_size = 8;
+	po->pages = 64; /* side-band only */
+	/* a new mapping's table is loaded as soon as it is seen */
+	po->wake_each = 1;
 }
 
 /* ---- tables --------------------------------------------------------------------- */
@@ -146,7 +181,7 @@ static void load_vma(struct rec *r, uint32_t pid, const struct pm_vma *v)
 		dev = ((uint64_t)f->dev_major << 20) | f->dev_minor;
 		ino = f->inode;
 	}
-	if (ustack_bpf__has_file(r->bpf, dev, ino))
+	if (ustack_bpf__has_file(B(r)->bpf, dev, ino))
 		return;
 	ustack_recmaps__file_info(r->rm, f, pid);
 	m = ustack_recmaps__tables(r->rm, pid, v);
@@ -168,23 +203,23 @@ static void load_vma(struct rec *r, uint32_t pid, const struct pm_vma *v)
 		}
 	}
 	if (fd >= 0)
-		ret = ustack_bpf__set_file_fd(r->bpf, dev, ino, f->id, fd);
+		ret = ustack_bpf__set_file_fd(B(r)->bpf, dev, ino, f->id, fd);
 	else
-		ret = ustack_bpf__set_file(r->bpf, dev, ino, f->id, m);
+		ret = ustack_bpf__set_file(B(r)->bpf, dev, ino, f->id, m);
 	ustack_modtab__put(m);
-	if (ret < 0 && !r->rb->failed_load++)
+	if (ret < 0 && !B(r)->failed_load++)
 		pr_warn("%s: unwind table not given to the kernel: %s (its frames are unwound "
 			"from a stack copy instead)\n", f->path, strerror(-ret));
 }
 
 /* Queued: loaded by load_pending(), from the picture as it is then (a
  * mapping gone by then needs no table). */
-void rec_bpf_mapped(struct rec *r, uint32_t pid, uint64_t start)
+static void bpf_mapped(struct rec *r, uint32_t pid, uint64_t start)
 {
-	struct rec_bpf *b = r->rb;
+	struct rec_bpf *b = B(r);
 	uint64_t one = 1;
 
-	if (!r->bpf)
+	if (!B(r)->bpf)
 		return;
 	if (ustack_ring_grow((void **)&b->pending, &b->cap_pending, &b->pending_head, b->nr_pending,
 			     sizeof(*b->pending), 64)) {
@@ -200,7 +235,7 @@ void rec_bpf_mapped(struct rec *r, uint32_t pid, uint64_t start)
 /* Queued tables, for at most @budget_ns (at least one). */
 static void load_pending(struct rec *r, uint64_t budget_ns)
 {
-	struct rec_bpf *b = r->rb;
+	struct rec_bpf *b = B(r);
 	uint64_t t0 = ustack_mono_ns(), n;
 
 	while (b->nr_pending) {
@@ -249,7 +284,7 @@ static void preload_path(struct rec *r, const char *path)
 	/* the kernel's view of the device is what the program keys on; a
 	 * file system whose stat() says otherwise (btrfs subvolumes,
 	 * overlayfs) just gets no head start */
-	if (ustack_bpf__has_file(r->bpf, ((uint64_t)major(sb.st_dev) << 20) | minor(sb.st_dev),
+	if (ustack_bpf__has_file(B(r)->bpf, ((uint64_t)major(sb.st_dev) << 20) | minor(sb.st_dev),
 				 sb.st_ino))
 		return;
 	f = ustack_recmaps__file_at_path(r->rm, real, major(sb.st_dev), minor(sb.st_dev),
@@ -257,7 +292,7 @@ static void preload_path(struct rec *r, const char *path)
 	if (!f)
 		return;
 	ustack_recmaps__file_info(r->rm, f, (uint32_t)getpid());
-	ustack_bpf__set_file(r->bpf, ((uint64_t)major(sb.st_dev) << 20) | minor(sb.st_dev),
+	ustack_bpf__set_file(B(r)->bpf, ((uint64_t)major(sb.st_dev) << 20) | minor(sb.st_dev),
 			     sb.st_ino, f->id, m);
 	ustack_modtab__put(m);
 }
@@ -363,22 +398,25 @@ static int watch_fd(void *ctx, int fd)
 	return ustack_bpf__watch_fd(ctx, fd);
 }
 
-int rec_bpf_start(struct rec *r, pid_t child, char *err, size_t errlen)
+static int attach_fd(void *ctx, int fd);
+
+/* Targets, tables of every mapping known now, attachments. */
+static int bpf_start(struct rec *r, pid_t child, char *err, size_t errlen)
 {
 	const struct ustack_record_opts *o = r->o;
 	int ret = 0;
 
 	if (child > 0) {
-		ret = ustack_bpf__add_target(r->bpf, (uint32_t)child, 1);
+		ret = ustack_bpf__add_target(B(r)->bpf, (uint32_t)child, 1);
 	} else if (!o->system_wide) {
 		for (int i = 0; i < o->nr_pids && !ret; i++)
-			ret = ustack_bpf__add_target(r->bpf, (uint32_t)o->pids[i], 0);
+			ret = ustack_bpf__add_target(B(r)->bpf, (uint32_t)o->pids[i], 0);
 	}
 	if (ret) {
 		snprintf(err, errlen, "BPF backend: adding the targets: %s", strerror(-ret));
 		return ret;
 	}
-	if (!o->system_wide && (ret = ustack_bpf__attach_follow(r->bpf, err, errlen)))
+	if (!o->system_wide && (ret = ustack_bpf__attach_follow(B(r)->bpf, err, errlen)))
 		return ret;
 	/* tables of everything mapped now; a command's come with its MMAP2s */
 	if (o->system_wide) {
@@ -398,30 +436,35 @@ int rec_bpf_start(struct rec *r, pid_t child, char *err, size_t errlen)
 	}
 	/* those tables in the kernel before the first event (later ones are
 	 * written behind the reader's back: ustack_bpf__set_file()) */
-	ustack_bpf__sync(r->bpf);
+	ustack_bpf__sync(B(r)->bpf);
 	for (int i = 0; i < r->nr_events; i++) {
 		char sys[128], *name;
 
-		if (!r->events[i].is_tracepoint)
+		if (r->events[i].kind->attach != REC_ATTACH_TRACEPOINT)
 			continue;
-		snprintf(sys, sizeof(sys), "%s", r->events[i].name);
+		snprintf(sys, sizeof(sys), "%s", r->events[i].perf.name);
 		name = strchr(sys, ':');
 		if (!name)
 			continue;
 		*name++ = 0;
-		ret = ustack_bpf__attach_tracepoint(r->bpf, sys, name,
-						    (uint32_t)i | (strcmp(sys, "syscalls") ? 0 : UB_TP_SYSCALL),
-						    err, errlen);
+		ret = ustack_bpf__attach_tracepoint(B(r)->bpf, sys, name,
+						    (uint32_t)i | r->events[i].bpf_flags, err, errlen);
 		if (ret)
 			return ret;
 	}
 	/* the side-band (event 0, the dummy) wakes the poll too: its MMAP2s
 	 * load tables, and the ring wakes the reader only in batches */
-	ret = ustack_perf_session__for_each_fd(r->ps, 0, watch_fd, r->bpf);
+	ret = ustack_perf_session__for_each_fd(r->ps, 0, watch_fd, B(r)->bpf);
 	if (!ret)
-		ret = ustack_bpf__watch_fd(r->bpf, r->rb->efd); /* tables still to load */
-	if (ret)
+		ret = ustack_bpf__watch_fd(B(r)->bpf, B(r)->efd); /* tables still to load */
+	if (ret) {
 		snprintf(err, errlen, "BPF backend: polling the side-band: %s", strerror(-ret));
+		return ret;
+	}
+	/* the sampling event's perf fds run the program */
+	if (B(r)->sampling_idx > 0 &&
+	    (ret = ustack_perf_session__for_each_fd(r->ps, B(r)->sampling_idx, attach_fd, r)))
+		snprintf(err, errlen, "%s", B(r)->attach_err);
 	return ret;
 }
 
@@ -429,23 +472,18 @@ static int attach_fd(void *ctx, int fd)
 {
 	struct rec *r = ctx;
 	char err[256];
-	int ret = ustack_bpf__attach_perf(r->bpf, fd, err, sizeof(err));
+	int ret = ustack_bpf__attach_perf(B(r)->bpf, fd, err, sizeof(err));
 
 	if (ret)
-		snprintf(r->errmsg, sizeof(r->errmsg), "%s", err);
+		snprintf(B(r)->attach_err, sizeof(B(r)->attach_err), "%s", err);
 	return ret;
-}
-
-int rec_bpf_attach_sampling(struct rec *r, int perf_event_index)
-{
-	return ustack_perf_session__for_each_fd(r->ps, perf_event_index, attach_fd, r);
 }
 
 /* ---- entries: one USER_STACK per cookie, after its events --------------------- */
 
 static struct entry *entry_of(struct rec *r, uint32_t tid, int create)
 {
-	struct rec_bpf *b = r->rb;
+	struct rec_bpf *b = B(r);
 	uint64_t i;
 
 	if (ustack_u64map__get(b->entry_of, tid, &i))
@@ -485,16 +523,16 @@ static void close_entry(struct rec *r, struct entry *e)
 	r->st.user_stacks++;
 }
 
-/* The thread's entry is written and dropped: kept, every thread id ever
+/* Thread @tid exited: its last user stack is complete. The thread's entry is written and dropped: kept, every thread id ever
  * seen cost an entry (~60 bytes) for the rest of the recording, up to
  * kernel.pid_max of them. The last entry moves into the hole. */
-void rec_bpf_exit(struct rec *r, uint32_t tid)
+static void bpf_exit(struct rec *r, uint32_t tid)
 {
-	struct rec_bpf *b = r->rb;
+	struct rec_bpf *b = B(r);
 	uint64_t i;
 	size_t last;
 
-	if (!r->bpf)
+	if (!B(r)->bpf)
 		return;
 	close_entry(r, entry_of(r, tid, 0));
 	if (!ustack_u64map__delete(b->entry_of, tid, &i) || i >= b->nr_entries)
@@ -543,13 +581,13 @@ static void on_stack(struct rec *r, const struct ub_stack *s)
 			r->words[2 * k - 1] |= (uint64_t)USTACK_TRACE_FRAME_EXACT_PC << 62;
 	if (ustack_stackmap__insert(r->umap, r->words, 2u * s->nr, &id) < 0)
 		return; /* the events naming it get no user stack */
-	ustack_u64map__put(r->rb->stack_of, s->id, id);
+	ustack_u64map__put(B(r)->stack_of, s->id, id);
 }
 
 /* @c was checked by ustack_bpf_record__check() */
 static void on_copy(struct rec *r, const struct ub_copy *c)
 {
-	struct rec_bpf *b = r->rb;
+	struct rec_bpf *b = B(r);
 	uint32_t stop = USTACK_STOP_READ_FAULT, id = USTACK_TRACE_NO_STACK;
 	int n;
 
@@ -569,7 +607,7 @@ static void on_copy(struct rec *r, const struct ub_copy *c)
 
 static uint32_t kernel_stack(struct rec *r, int32_t kid)
 {
-	struct rec_bpf *b = r->rb;
+	struct rec_bpf *b = B(r);
 	uint64_t v;
 	uint32_t id;
 	int n;
@@ -578,7 +616,7 @@ static uint32_t kernel_stack(struct rec *r, int32_t kid)
 		return USTACK_TRACE_NO_STACK;
 	if (ustack_u64map__get(b->kstack_of, (uint64_t)kid, &v))
 		return (uint32_t)v;
-	n = ustack_bpf__kstack(r->bpf, kid, b->kips, UB_MAX_FRAMES);
+	n = ustack_bpf__kstack(B(r)->bpf, kid, b->kips, UB_MAX_FRAMES);
 	if (n <= 0 || ustack_stackmap__insert(r->kmap, b->kips, (uint32_t)n, &id) < 0)
 		return USTACK_TRACE_NO_STACK;
 	ustack_u64map__put(b->kstack_of, (uint64_t)kid, id);
@@ -587,14 +625,13 @@ static uint32_t kernel_stack(struct rec *r, int32_t kid)
 
 static void on_event(struct rec *r, const struct ub_event *e)
 {
-	struct rec_bpf *b = r->rb;
+	struct rec_bpf *b = B(r);
 	struct ustack_trace_event ev = {
 		.time = e->time, .pid = e->pid, .tid = e->tid, .cpu = e->cpu, .event_id = e->event,
 		.kstack_id = kernel_stack(r, e->kstack),
 	};
 	struct entry *en;
 	uint64_t v;
-	int ret;
 
 	r->st.samples++;
 	/* the side-band up to this event first: a new thread's FORK/COMM, a
@@ -632,10 +669,8 @@ static void on_event(struct rec *r, const struct ub_event *e)
 	} else {
 		r->st.no_user_stack++;
 	}
-	ret = ustack_trace_writer__add_event(r->w, &ev);
-	if (ret && !r->werr)
-		r->werr = ret;
-	r->st.events++;
+	rec_event_weigh(&r->events[e->event], 0, &ev);
+	rec_write_event(r, &ev);
 	/* a user-mode sample is its own context: nothing can join it */
 	if ((e->flags & UB_EV_USER_MODE) && (e->flags & UB_EV_NEW_ENTRY))
 		close_entry(r, entry_of(r, e->tid, 0));
@@ -648,7 +683,7 @@ static int on_ring_record(void *ctx, const void *data, size_t size)
 	const char *why = "";
 
 	if (ustack_bpf_record__check(data, size, (uint32_t)r->nr_events, &rec, &why)) {
-		if (!r->bad_ring++)
+		if (!B(r)->bad_ring++)
 			pr_debug("BPF ring buffer: %s (skipped, counted as malformed)\n", why);
 		return 0;
 	}
@@ -664,47 +699,69 @@ static int on_ring_record(void *ctx, const void *data, size_t size)
 /* Events the ring buffer had no room for: LOST records. */
 static void lost_check(struct rec *r)
 {
-	uint64_t lost = ustack_bpf__counter(r->bpf, UB_C_LOST);
+	uint64_t lost = ustack_bpf__counter(B(r)->bpf, UB_C_LOST);
 
-	if (lost > r->rb->lost_seen) {
+	if (lost > B(r)->lost_seen) {
 		struct ustack_trace_lost l = { .what = USTACK_TRACE_LOST_KERNEL,
-					       .count = lost - r->rb->lost_seen };
-		int ret;
+					       .count = lost - B(r)->lost_seen };
 
 		/* noticed now; the events were lost since the last check */
 		l.time = ustack_mono_ns();
-		ret = ustack_trace_writer__add_lost(r->w, &l);
-		if (ret && !r->werr)
-			r->werr = ret;
-		r->st.lost += l.count;
-		r->rb->lost_seen = lost;
+		rec_write_lost(r, &l);
+		B(r)->lost_seen = lost;
 	}
 }
 
-int rec_bpf_epoll_fd(struct rec *r)
+static int bpf_watch(struct rec *r, int (*add)(void *ctx, int fd), void *ctx)
 {
-	return ustack_bpf__poll_fd(r->bpf);
+	int fd = ustack_bpf__poll_fd(B(r)->bpf);
+
+	return fd < 0 ? fd : add(ctx, fd);
 }
 
-int rec_bpf_poll(struct rec *r, int timeout_ms)
+/* Read the ring buffer (waiting up to @timeout_ms): records or -errno. */
+static int bpf_poll(struct rec *r, int timeout_ms)
 {
 	int ret;
 
 	load_pending(r, LOAD_BUDGET_NS);
-	ret = ustack_bpf__poll(r->bpf, timeout_ms, on_ring_record, r);
+	ret = ustack_bpf__poll(B(r)->bpf, timeout_ms, on_ring_record, r);
 
 	lost_check(r);
 	return ret;
 }
 
-void rec_bpf_stats(const struct rec *r, struct ustack_record_stats *st)
+/* the ring buffer up to now first, then the side-band up to the same
+ * moment: a process's exit or exec is applied after its last event */
+static int bpf_read(struct rec *r, char *err, size_t errlen)
 {
+	uint64_t now = ustack_mono_ns();
+	int ret = bpf_poll(r, 0);
+
+	if (ret < 0) {
+		snprintf(err, errlen, "reading the BPF ring buffer: %s (the trace is readable up "
+			 "to the last complete chunk)", strerror(-ret));
+		return ret;
+	}
+	ret = ustack_perf_session__poll_until(r->ps, 0, now, rec_on_record, r);
+	if (ret < 0)
+		snprintf(err, errlen, "reading the perf ring buffers: %s (the trace is "
+			 "readable up to the last complete chunk)", strerror(-ret));
+	return ret;
+}
+
+/* The program's counters; the kernel's bytes: the ring buffer's, the
+ * kernel stacks' and the side-band's (in @st already) */
+static void bpf_stats(const struct rec *r, struct ustack_record_stats *st)
+{
+	const struct rec_bpf *b = r->be_state;
 	struct ustack_bpf_stats bs;
 
-	if (!r->bpf)
+	if (!b || !b->bpf)
 		return;
-	ustack_bpf__stats(r->bpf, &bs);
-	st->kernel_bytes = bs.ring_bytes + bs.kstack_bytes;
+	ustack_bpf__stats(b->bpf, &bs);
+	st->kernel_bytes += bs.ring_bytes + bs.kstack_bytes;
+	st->bad_records += b->bad_ring;
 	st->not_loaded = bs.c[UB_C_NOT_LOADED];
 	st->read_faults = bs.c[UB_C_READ_FAULT];
 	st->walks_at_once = bs.c[UB_C_IRQ_WALKS];
@@ -720,18 +777,35 @@ void rec_bpf_stats(const struct rec *r, struct ustack_record_stats *st)
 	st->table_seconds = bs.load_ns / 1e9;
 }
 
-void rec_bpf_drain(struct rec *r)
+/* Everything in the ring buffer now. */
+static void bpf_drain(struct rec *r)
 {
-	while (!r->werr && rec_bpf_poll(r, 0) > 0)
+	while (!r->werr && bpf_poll(r, 0) > 0)
 		;
 }
 
-void rec_bpf_finish(struct rec *r)
+/* End: the last user stacks. */
+static void bpf_finish(struct rec *r)
 {
-	struct rec_bpf *b = r->rb;
+	struct rec_bpf *b = B(r);
 
-	rec_bpf_drain(r);
+	bpf_drain(r);
 	for (size_t i = 0; i < b->nr_entries; i++)
 		close_entry(r, &b->entries[i]);
-	rec_bpf_stats(r, &r->st);
 }
+
+const struct rec_backend_ops rec_backend_bpf = {
+	.name = "bpf",
+	.id = USTACK_RECORD_BPF,
+	.open = bpf_open,
+	.perf_opts = bpf_perf_opts,
+	.start = bpf_start,
+	.watch = bpf_watch,
+	.read = bpf_read,
+	.mapped = bpf_mapped,
+	.exit = bpf_exit,
+	.drain = bpf_drain,
+	.finish = bpf_finish,
+	.stats = bpf_stats,
+	.close = bpf_close,
+};

@@ -27,6 +27,7 @@
 
 #include "common/log.h"
 #include "common/unwind_row.h"
+#include "record/kfp.h"
 #include "record/rec.h"
 
 struct kfp_task {
@@ -58,40 +59,39 @@ struct rec_kfp {
 	struct ustack_frame out[MAX_USER_FRAMES];
 };
 
-int rec_kfp_init(struct rec *r)
+struct rec_kfp *rec_kfp_new(void)
 {
-	r->kfp = calloc(1, sizeof(*r->kfp));
-	if (!r->kfp)
-		return -ENOMEM;
-	r->kfp->by_tid = ustack_u64map__new();
-	if (!r->kfp->by_tid) {
-		free(r->kfp);
-		r->kfp = NULL;
-		return -ENOMEM;
+	struct rec_kfp *kfp = calloc(1, sizeof(*kfp));
+
+	if (!kfp)
+		return NULL;
+	kfp->by_tid = ustack_u64map__new();
+	if (!kfp->by_tid) {
+		free(kfp);
+		return NULL;
 	}
-	return 0;
+	return kfp;
 }
 
-void rec_kfp_free(struct rec *r)
+void rec_kfp_free(struct rec_kfp *kfp)
 {
 	size_t it = 0;
 	uint64_t k, v;
 
-	if (!r->kfp)
+	if (!kfp)
 		return;
-	while (ustack_u64map__next(r->kfp->by_tid, &it, &k, &v))
+	while (ustack_u64map__next(kfp->by_tid, &it, &k, &v))
 		free((void *)(uintptr_t)v);
-	ustack_u64map__free(r->kfp->by_tid);
-	free(r->kfp);
-	r->kfp = NULL;
+	ustack_u64map__free(kfp->by_tid);
+	free(kfp);
 }
 
-static struct kfp_task *task_of(struct rec *r, uint32_t tid, int create)
+static struct kfp_task *task_of(struct rec *r, struct rec_kfp *kfp, uint32_t tid, int create)
 {
 	uint64_t v;
 	struct kfp_task *t;
 
-	if (ustack_u64map__get(r->kfp->by_tid, tid, &v))
+	if (ustack_u64map__get(kfp->by_tid, tid, &v))
 		return (struct kfp_task *)(uintptr_t)v;
 	if (!create)
 		return NULL;
@@ -99,7 +99,7 @@ static struct kfp_task *task_of(struct rec *r, uint32_t tid, int create)
 	if (!t)
 		return NULL;
 	t->tid = tid;
-	if (ustack_u64map__put(r->kfp->by_tid, tid, (uint64_t)(uintptr_t)t)) {
+	if (ustack_u64map__put(kfp->by_tid, tid, (uint64_t)(uintptr_t)t)) {
 		free(t);
 		return NULL;
 	}
@@ -151,11 +151,12 @@ static void log_stacks(const char *what, const struct kfp_task *t,
 
 /* Write the entry's user stack: ustack's own frames, combined with the
  * kernel's trusted frames when they came (t->have_k). */
-static void kfp_write(struct rec *r, struct kfp_task *t, struct ustack_trace_user_stack *u,
+static void kfp_write(struct rec *r, struct rec_kfp *kfp, struct kfp_task *t,
+		      struct ustack_trace_user_stack *u,
 		      const struct ustack_frame *own, uint32_t nown, uint32_t nr_requests,
 		      int have_k)
 {
-	struct ustack_frame *out = r->kfp->out;
+	struct ustack_frame *out = kfp->out;
 	uint32_t n = nown, trusted = 0, m, from_k = 0;
 	int agree = 1;
 
@@ -219,18 +220,19 @@ static void kfp_write(struct rec *r, struct kfp_task *t, struct ustack_trace_use
 	rec_write_user_stack(r, u, out, n, nr_requests);
 }
 
-static void flush_pending(struct rec *r, struct kfp_task *t)
+static void flush_pending(struct rec *r, struct rec_kfp *kfp, struct kfp_task *t)
 {
 	if (!t->pending)
 		return;
 	t->pending = 0;
-	kfp_write(r, t, &t->pu, t->own, t->nown, t->nr_requests, t->have_k && t->kcookie &&
+	kfp_write(r, kfp, t, &t->pu, t->own, t->nown, t->nr_requests, t->have_k && t->kcookie &&
 		  t->cookie == t->pu.cookie);
 }
 
-void rec_kfp_sample(struct rec *r, const struct ustack_perf_sample *s, uint64_t cookie)
+void rec_kfp_sample(struct rec *r, struct rec_kfp *kfp, const struct ustack_perf_sample *s,
+		    uint64_t cookie)
 {
-	struct kfp_task *t = task_of(r, s->tid, 1);
+	struct kfp_task *t = task_of(r, kfp, s->tid, 1);
 
 	r->st.kfp_requests++;
 	if (!t)
@@ -242,7 +244,7 @@ void rec_kfp_sample(struct rec *r, const struct ustack_perf_sample *s, uint64_t 
 			r->st.kfp_cookie_mismatch++;
 		return;
 	}
-	flush_pending(r, t);
+	flush_pending(r, kfp, t);
 	t->pid = s->pid;
 	t->cookie = cookie;
 	t->kcookie = s->kcookie;
@@ -258,9 +260,9 @@ void rec_kfp_sample(struct rec *r, const struct ustack_perf_sample *s, uint64_t 
 	}
 }
 
-void rec_kfp_deferred(struct rec *r, const struct ustack_perf_record *rec)
+void rec_kfp_deferred(struct rec *r, struct rec_kfp *kfp, const struct ustack_perf_record *rec)
 {
-	struct kfp_task *t = task_of(r, rec->deferred.tid, 1);
+	struct kfp_task *t = task_of(r, kfp, rec->deferred.tid, 1);
 	uint32_t n = rec->deferred.nr;
 
 	r->st.kfp_records++;
@@ -283,23 +285,24 @@ void rec_kfp_deferred(struct rec *r, const struct ustack_perf_record *rec)
 	memcpy(t->kips, rec->deferred.ips, n * sizeof(*t->kips));
 	t->nk = n;
 	t->have_k = 1;
-	flush_pending(r, t);
+	flush_pending(r, kfp, t);
 }
 
-int rec_kfp_user_stack(struct rec *r, uint64_t cookie, const struct ustack_deferred_task *task,
+int rec_kfp_user_stack(struct rec *r, struct rec_kfp *kfp, uint64_t cookie,
+		       const struct ustack_deferred_task *task,
 		       struct ustack_trace_user_stack *u, const struct ustack_deferred_stack *stack)
 {
-	struct kfp_task *t = task_of(r, task->tid, 0);
+	struct kfp_task *t = task_of(r, kfp, task->tid, 0);
 	uint32_t n = stack->nr < MAX_USER_FRAMES ? stack->nr : MAX_USER_FRAMES;
 
 	if (!t || t->cookie != cookie || t->pid != task->pid)
 		return 0; /* no kernel cookie for this entry: the usual path */
 	if (t->have_k) {
-		kfp_write(r, t, u, stack->frames, n, stack->nr_requests, 1);
+		kfp_write(r, kfp, t, u, stack->frames, n, stack->nr_requests, 1);
 		return 1;
 	}
 	/* the kernel's record is still to come: wait for it */
-	flush_pending(r, t);
+	flush_pending(r, kfp, t);
 	t->pending = 1;
 	t->pu = *u;
 	t->nown = n;
@@ -308,39 +311,39 @@ int rec_kfp_user_stack(struct rec *r, uint64_t cookie, const struct ustack_defer
 	return 1;
 }
 
-void rec_kfp_exec(struct rec *r, uint32_t tid)
+void rec_kfp_exec(struct rec *r, struct rec_kfp *kfp, uint32_t tid)
 {
 	struct kfp_task *t;
 
-	if (!r->kfp || !(t = task_of(r, tid, 0)))
+	if (!kfp || !(t = task_of(r, kfp, tid, 0)))
 		return;
 	/* A sample taken before (or in) execve() gets its deferred callchain
 	 * on the way back to user space: of the new image, not the sample's.
 	 * Whatever comes for an entry still waiting is not taken. */
 	if (!t->have_k)
 		t->kcookie = 0;
-	flush_pending(r, t);
+	flush_pending(r, kfp, t);
 }
 
-void rec_kfp_exit(struct rec *r, uint32_t tid)
+void rec_kfp_exit(struct rec *r, struct rec_kfp *kfp, uint32_t tid)
 {
 	struct kfp_task *t;
 	uint64_t v;
 
-	if (!r->kfp || !(t = task_of(r, tid, 0)))
+	if (!kfp || !(t = task_of(r, kfp, tid, 0)))
 		return;
-	flush_pending(r, t);
-	ustack_u64map__delete(r->kfp->by_tid, tid, &v);
+	flush_pending(r, kfp, t);
+	ustack_u64map__delete(kfp->by_tid, tid, &v);
 	free(t);
 }
 
-void rec_kfp_finish(struct rec *r)
+void rec_kfp_finish(struct rec *r, struct rec_kfp *kfp)
 {
 	size_t it = 0;
 	uint64_t k, v;
 
-	if (!r->kfp)
+	if (!kfp)
 		return;
-	while (ustack_u64map__next(r->kfp->by_tid, &it, &k, &v))
-		flush_pending(r, (struct kfp_task *)(uintptr_t)v);
+	while (ustack_u64map__next(kfp->by_tid, &it, &k, &v))
+		flush_pending(r, kfp, (struct kfp_task *)(uintptr_t)v);
 }

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What an event is: one struct of operations per kind of event `record -e`
+ * accepts, in the manner of the kernel's struct file_operations.
+ *
+ *   sampling    (event_sampling.c)    cpu-clock, cycles, ...: a perf event
+ *               sampled at a frequency; weight: one sample
+ *   tracepoint  (event_tracepoint.c)  SUBSYSTEM:NAME: every hit; weight:
+ *               one event
+ *
+ * A kind says how it is named on the command line (parse, help), how it
+ * attaches (attach: which perf event the session opens for it, and what
+ * the BPF backend attaches its program to), what the trace says of it (its
+ * EVENT_DESC: describe), and what weight each of its records carries into
+ * the trace's EVENT and so through `report` (weigh: a count, nanoseconds,
+ * bytes; the trace stores a weight other than 1 with
+ * USTACK_TRACE_EVENT_HAS_VALUE).
+ *
+ * Adding a kind: one file implementing these operations and a line in
+ * rec_event_kinds[] (events.c). A kind that attaches in a way neither
+ * backend knows yet (a uprobe) adds an enum rec_attach value, and each
+ * backend the case for it.
+ */
+#ifndef USTACK_RECORD_EVENT_H
+#define USTACK_RECORD_EVENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ustack/record.h>
+#include <ustack/trace.h>
+#include "perf/perf_events.h"
+
+struct rec_event_kind;
+
+/* One event of the recording (one -e). */
+struct rec_event {
+	const struct rec_event_kind *kind;
+	struct ustack_perf_event_spec perf; /* its name, and how perf opens it */
+	uint32_t bpf_flags;                 /* UB_TP_* the BPF program is given */
+};
+
+/* How an event is attached: the perf event the session opens for it (copy
+ * backend: each record samples the user registers and stack), and where
+ * the BPF backend runs its program. */
+enum rec_attach {
+	/* a perf event with a period or frequency; the BPF program is
+	 * attached to the perf event's fds */
+	REC_ATTACH_PERF,
+	/* a tracepoint: a record per hit; the BPF program is attached to
+	 * the tracepoint itself (perf opens nothing for it then) */
+	REC_ATTACH_TRACEPOINT,
+};
+
+struct rec_event_kind {
+	const char *name;      /* "sampling", "tracepoint" */
+	/* what -e accepts of this kind, for the "unknown event" message */
+	const char *help;
+	enum rec_attach attach;
+	/* 1 with @ev filled (kind set, perf.name = @spec): @spec names an
+	 * event of this kind; 0: not of this kind; -errno with @err: of this
+	 * kind but unusable (no such tracepoint, tracefs not mounted). */
+	int (*parse)(const char *spec, struct rec_event *ev, char *err, size_t errlen);
+	/* Its EVENT_DESC (id and name are set by the caller). */
+	void (*describe)(const struct rec_event *ev, const struct ustack_record_opts *o,
+			 struct ustack_trace_event_desc *d);
+	/* The weight of one record into @out (NULL: a count of 1, not stored).
+	 * @raw: the value its source measured for the record, 0 where the
+	 * source measures none (today's perf samples and BPF events: both
+	 * kinds count). */
+	void (*weigh)(const struct rec_event *ev, uint64_t raw, struct ustack_trace_event *out);
+};
+
+/* Every kind, in the order their parse is tried (a kind that claims any
+ * "A:B" name, the tracepoint, comes last), NULL-terminated. */
+extern const struct rec_event_kind *const rec_event_kinds[];
+
+/* The -e @spec into @ev, by the first kind that claims it. 0, or -errno
+ * with @err (no kind: "unknown event '...' (HELP of each kind)"). */
+int rec_event_parse(const char *spec, struct rec_event *ev, char *err, size_t errlen);
+
+/* The EVENT_DESC of event @id. */
+void rec_event_describe(const struct rec_event *ev, uint32_t id, const struct ustack_record_opts *o,
+			struct ustack_trace_event_desc *d);
+
+/* Weigh one record of @ev into @out (a count of 1 when the kind has no
+ * weigh). */
+static inline void rec_event_weigh(const struct rec_event *ev, uint64_t raw,
+				   struct ustack_trace_event *out)
+{
+	if (ev->kind->weigh)
+		ev->kind->weigh(ev, raw, out);
+}
+
+extern const struct rec_event_kind rec_event_sampling;
+extern const struct rec_event_kind rec_event_tracepoint;
+
+#endif
