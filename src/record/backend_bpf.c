@@ -442,7 +442,7 @@ static int bpf_start(struct rec *r, pid_t child, char *err, size_t errlen)
 
 		if (r->events[i].kind->attach != REC_ATTACH_TRACEPOINT)
 			continue;
-		snprintf(sys, sizeof(sys), "%s", r->events[i].perf.name);
+		snprintf(sys, sizeof(sys), "%s", r->events[i].tracepoint);
 		name = strchr(sys, ':');
 		if (!name)
 			continue;

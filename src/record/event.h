@@ -36,7 +36,8 @@ struct rec_event_kind;
 /* One event of the recording (one -e). */
 struct rec_event {
 	const struct rec_event_kind *kind;
-	struct ustack_perf_event_spec perf; /* its name, and how perf opens it */
+	struct ustack_perf_event_spec perf; /* its name (as given), and how perf opens it */
+	char tracepoint[128];               /* REC_ATTACH_TRACEPOINT: SUBSYSTEM:NAME */
 	uint32_t bpf_flags;                 /* UB_TP_* the BPF program is given */
 };
 
@@ -57,9 +58,11 @@ struct rec_event_kind {
 	/* what -e accepts of this kind, for the "unknown event" message */
 	const char *help;
 	enum rec_attach attach;
-	/* 1 with @ev filled (kind set, perf.name = @spec): @spec names an
-	 * event of this kind; 0: not of this kind; -errno with @err: of this
-	 * kind but unusable (no such tracepoint, tracefs not mounted). */
+	/* 1 with @ev filled (perf.name is @spec already; perf's type and
+	 * config, and for REC_ATTACH_TRACEPOINT the tracepoint, set here):
+	 * @spec names an event of this kind; 0: not of this kind; -errno with
+	 * @err: of this kind but unusable (no such tracepoint, tracefs not
+	 * mounted). */
 	int (*parse)(const char *spec, struct rec_event *ev, char *err, size_t errlen);
 	/* Its EVENT_DESC (id and name are set by the caller). */
 	void (*describe)(const struct rec_event *ev, const struct ustack_record_opts *o,

@@ -5,6 +5,7 @@
  * each such event is an entry of its own, as perf's samples of them carry
  * the user registers.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "bpf/record_abi.h"
@@ -21,6 +22,7 @@ static int tracepoint_parse(const char *spec, struct rec_event *ev, char *err, s
 		return ret;
 	if (!strncmp(spec, "syscalls:", 9))
 		ev->bpf_flags = UB_TP_SYSCALL;
+	snprintf(ev->tracepoint, sizeof(ev->tracepoint), "%s", spec);
 	return 1;
 }
 
