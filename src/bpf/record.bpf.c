@@ -482,7 +482,23 @@ static __always_inline int read_word(struct walk *w, __u64 addr, __u64 *v)
 }
 
 /* One step: find the caller of the current frame and emit it. @ctx: the
- * walk's slot. */
+ * walk's slot.
+ *
+ * Over 100 lines on purpose: the verifier checks a global function once
+ * (here 976 BPF instructions, about 1,900 processed) and then takes it as
+ * "global and assumed valid" wherever it is called: 80 times while loading
+ * ustack_sample (bpf_loop's callback is verified again for each state it
+ * is reached in), measured with `bpftool -d prog loadall` on 6.18. Split
+ * into static __noinline pieces, each piece would be verified again at
+ * each of those calls with the caller's state; into global pieces, each
+ * would know nothing of the checks made above it (w->n < UB_MAX_FRAMES
+ * for emit()'s index, in_stack() before every read) and would have to make
+ * them again, and return its six results (pc, sp, fp, rbx, rbx known,
+ * method) through memory. __always_inline pieces would leave the
+ * verifier the same function, but clang allocates registers across them
+ * anew, which is how a bound proven in one register gets lost in a spill:
+ * a change to prove on both kernels (make check-kernel, make check
+ * ONLY='bpf|record'), not a tidying. */
 __noinline long step_one(__u32 slot)
 {
 	__u32 method = M_FP, exact = 0, nbx_known = 0;
@@ -892,7 +908,26 @@ struct regs_in {
 };
 
 /* A global function (the verifier checks it once, not at each caller);
- * @r: the user registers, the entry tag and the walk's slot. */
+ * @r: the user registers, the entry tag and the walk's slot.
+ *
+ * Over 100 lines on purpose: it is most of what the verifier checks of
+ * every program that unwinds (888 BPF instructions; about 12,300 of the
+ * 30,109 instructions processed to load ustack_sample, 3 s, on 6.18,
+ * `bpftool -d prog loadall`), because it holds the task's storage (ts,
+ * vc, hot: pointers into task storage, NULL-checked once here) from the
+ * shared-entry test through the walk to the record. Split into global
+ * functions, each part would get those pointers as plain memory that may
+ * be NULL and check them again, and could not be given `task` (a trusted
+ * BTF pointer) without asking for it anew; into static __noinline parts,
+ * each part is verified again at each of its call sites and for each
+ * state (already 4 call sites of finish() in ustack_sample alone). Its
+ * stack frame is 144 bytes (the verifier's "stack depth" of ustack_sample:
+ * 272 + 144 + 64 + 16 + 80 + 48 + 64 + 0 + 0 + 40 + 40 + 32, for the
+ * program, finish, vma_of, vma_cb, step_one, find_row, hot_take, step,
+ * hot_keep, send_copy, stack_id, deferred_cb), and every new frame on the
+ * path to vma_cb adds its own, rounded up, to the depth the verifier
+ * bounds per call chain. As for step_one(), an __always_inline split is
+ * a change to prove on both kernels, not a tidying. */
 __noinline int finish(struct ub_event *e, struct regs_in *r)
 {
 	__u64 ip, sp, bp, tag, bx;

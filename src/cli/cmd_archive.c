@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bidcache/archive.h"
+#include "archive/archive.h"
 #include "cli/cli.h"
 
 static void usage(FILE *f)

@@ -176,239 +176,292 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-int cmd_record(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "stack-size", required_argument, NULL, 's' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "all-cpus", no_argument, NULL, 'a' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "max-tables", required_argument, NULL, 'T' },
-		{ "backend", required_argument, NULL, 'B' },
-		{ "table-memory", required_argument, NULL, 'M' },
-		{ "no-kernel-callchains", no_argument, NULL, 'K' },
-		{ "stats", no_argument, NULL, 'S' },
-		{ "no-buildid-cache", no_argument, NULL, 'N' },
-		{ "capture-max-size", required_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+static const struct option longopts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "event", required_argument, NULL, 'e' },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "stack-size", required_argument, NULL, 's' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "max-tables", required_argument, NULL, 'T' },
+	{ "backend", required_argument, NULL, 'B' },
+	{ "table-memory", required_argument, NULL, 'M' },
+	{ "no-kernel-callchains", no_argument, NULL, 'K' },
+	{ "stats", no_argument, NULL, 'S' },
+	{ "no-buildid-cache", no_argument, NULL, 'N' },
+	{ "capture-max-size", required_argument, NULL, 'C' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The command line as parsed: the library's opts and what stays in the CLI. */
+struct record_cli {
+	struct ustack_record_opts o;
 	const char *events[MAX_EVENTS];
 	int pids[MAX_PIDS];
-	struct ustack_record_opts o = { .sz = sizeof(o) };
-	struct ustack_record_stats st;
-	struct sigaction sa = { .sa_handler = on_signal };
-	char err[512] = "", cmdline[1024] = "ustack";
+	int quiet, stats;
+};
+
+/* The options that take a number or a size; -1: parsed, else the exit status */
+static int parse_number_opt(struct record_cli *rc, int c)
+{
+	struct ustack_record_opts *o = &rc->o;
 	unsigned long long v;
-	int c, ret, quiet = 0, stats = 0;
 	char *end;
 
-	for (int i = 0, n = 6; i < argc && n < (int)sizeof(cmdline) - 2; i++)
-		n += snprintf(cmdline + n, sizeof(cmdline) - n, " %s", argv[i]);
-	/* '+': stop at the command's first argument */
-	while ((c = getopt_long(argc, argv, "+o:e:F:s:d:p:aqNh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			o.output = optarg;
-			break;
-		case 'e':
-			if (o.nr_events == MAX_EVENTS) {
-				cli_error("record: at most %d events", MAX_EVENTS);
-				return 2;
-			}
-			events[o.nr_events++] = optarg;
-			break;
-		case 'F':
-			if (cli_parse_u64(optarg, 10, &v) || v == 0 || v > 100000) {
-				cli_error("record: -F takes a frequency in Hz (1..100000)");
-				return 2;
-			}
-			o.freq = (uint32_t)v;
-			break;
-		case 's':
-			if (cli_parse_u64(optarg, 10, &v) || v < 8 || v > 65528 || v % 8) {
-				cli_error("record: --stack-size takes 8..65528 bytes, a multiple of 8");
-				return 2;
-			}
-			o.stack_size = (uint32_t)v;
-			break;
-		case 'd':
-			o.duration = strtod(optarg, &end);
-			if (*end || !(o.duration > 0)) {
-				cli_error("record: --duration takes seconds > 0");
-				return 2;
-			}
-			break;
-		case 'p':
-			for (char *p = strtok(optarg, ","); p; p = strtok(NULL, ",")) {
-				if (cli_parse_u64(p, 10, &v) || !v || v > 0x7fffffff || o.nr_pids == MAX_PIDS) {
-					cli_error("record: bad pid '%s'", p);
-					return 2;
-				}
-				pids[o.nr_pids++] = (int)v;
-			}
-			break;
-		case 'a':
-			o.system_wide = 1;
-			break;
-		case 'T':
-			if (cli_parse_u64(optarg, 10, &v) || v == 0 || v > 1000000) {
-				cli_error("record: --max-tables takes 1..1000000");
-				return 2;
-			}
-			o.max_tables = (unsigned int)v;
-			break;
-		case 'M':
-			if (cli_parse_u64(optarg, 10, &v) || v == 0 || v > 65536) {
-				cli_error("record: --table-memory takes 1..65536 (MiB)");
-				return 2;
-			}
-			o.table_memory = v << 20;
-			break;
-		case 'B':
-			if (!strcmp(optarg, "bpf"))
-				o.backend = USTACK_RECORD_BPF;
-			else if (!strcmp(optarg, "copy"))
-				o.backend = USTACK_RECORD_COPY;
-			else if (!strcmp(optarg, "auto"))
-				o.backend = USTACK_RECORD_AUTO;
-			else {
-				cli_error("record: --backend takes bpf, copy or auto");
-				return 2;
-			}
-			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case 'K':
-			o.no_kernel_callchains = 1;
-			break;
-		case 'S':
-			stats = 1;
-			break;
-		case 'N':
-			o.no_capture = 1;
-			break;
-		case 'C':
-			if (parse_size(optarg, &o.capture_max_size)) {
-				cli_error("record: --capture-max-size takes a size in bytes, with K, M or "
-					  "G (e.g. 512M)");
-				return 2;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
+	switch (c) {
+	case 'F':
+		if (cli_parse_u64(optarg, 10, &v) || v == 0 || v > 100000) {
+			cli_error("record: -F takes a frequency in Hz (1..100000)");
 			return 2;
 		}
+		o->freq = (uint32_t)v;
+		return -1;
+	case 's':
+		if (cli_parse_u64(optarg, 10, &v) || v < 8 || v > 65528 || v % 8) {
+			cli_error("record: --stack-size takes 8..65528 bytes, a multiple of 8");
+			return 2;
+		}
+		o->stack_size = (uint32_t)v;
+		return -1;
+	case 'd':
+		o->duration = strtod(optarg, &end);
+		if (*end || !(o->duration > 0)) {
+			cli_error("record: --duration takes seconds > 0");
+			return 2;
+		}
+		return -1;
+	case 'T':
+		if (cli_parse_u64(optarg, 10, &v) || v == 0 || v > 1000000) {
+			cli_error("record: --max-tables takes 1..1000000");
+			return 2;
+		}
+		o->max_tables = (unsigned int)v;
+		return -1;
+	case 'M':
+		if (cli_parse_u64(optarg, 10, &v) || v == 0 || v > 65536) {
+			cli_error("record: --table-memory takes 1..65536 (MiB)");
+			return 2;
+		}
+		o->table_memory = v << 20;
+		return -1;
+	case 'C':
+		if (parse_size(optarg, &o->capture_max_size)) {
+			cli_error("record: --capture-max-size takes a size in bytes, with K, M or "
+				  "G (e.g. 512M)");
+			return 2;
+		}
+		return -1;
+	default:
+		usage(stderr);
+		return 2;
+	}
+}
+
+/* One option of getopt_long(); -1: parsed, else the exit status */
+static int parse_opt(struct record_cli *rc, int c)
+{
+	struct ustack_record_opts *o = &rc->o;
+	unsigned long long v;
+
+	switch (c) {
+	case 'o':
+		o->output = optarg;
+		return -1;
+	case 'e':
+		if (o->nr_events == MAX_EVENTS) {
+			cli_error("record: at most %d events", MAX_EVENTS);
+			return 2;
+		}
+		rc->events[o->nr_events++] = optarg;
+		return -1;
+	case 'p':
+		for (char *p = strtok(optarg, ","); p; p = strtok(NULL, ",")) {
+			if (cli_parse_u64(p, 10, &v) || !v || v > 0x7fffffff || o->nr_pids == MAX_PIDS) {
+				cli_error("record: bad pid '%s'", p);
+				return 2;
+			}
+			rc->pids[o->nr_pids++] = (int)v;
+		}
+		return -1;
+	case 'a':
+		o->system_wide = 1;
+		return -1;
+	case 'B':
+		if (!strcmp(optarg, "bpf"))
+			o->backend = USTACK_RECORD_BPF;
+		else if (!strcmp(optarg, "copy"))
+			o->backend = USTACK_RECORD_COPY;
+		else if (!strcmp(optarg, "auto"))
+			o->backend = USTACK_RECORD_AUTO;
+		else {
+			cli_error("record: --backend takes bpf, copy or auto");
+			return 2;
+		}
+		return -1;
+	case 'q':
+		rc->quiet = 1;
+		return -1;
+	case 'K':
+		o->no_kernel_callchains = 1;
+		return -1;
+	case 'S':
+		rc->stats = 1;
+		return -1;
+	case 'N':
+		o->no_capture = 1;
+		return -1;
+	case 'h':
+		usage(stdout);
+		return 0;
+	default:
+		return parse_number_opt(rc, c);
+	}
+}
+
+/* The options and the command after them; -1: go on, else the exit status */
+static int parse_args(struct record_cli *rc, int argc, char **argv)
+{
+	struct ustack_record_opts *o = &rc->o;
+	int c, ret;
+
+	/* '+': stop at the command's first argument */
+	while ((c = getopt_long(argc, argv, "+o:e:F:s:d:p:aqNh", longopts, NULL)) != -1) {
+		if ((ret = parse_opt(rc, c)) >= 0)
+			return ret;
 	}
 	/* perf's conventions: -p or -a says what is recorded, a command
 	 * beside them only how long */
-	if (o.nr_pids > 0 && o.system_wide) {
+	if (o->nr_pids > 0 && o->system_wide) {
 		cli_error("record: give -p PID or -a, not both");
 		usage(stderr);
 		return 2;
 	}
-	if (optind == argc && !o.nr_pids && !o.system_wide) {
+	if (optind == argc && !o->nr_pids && !o->system_wide) {
 		cli_error("record: nothing to record: give -p PID, -a or -- CMD");
 		usage(stderr);
 		return 2;
 	}
-	o.events = events;
-	o.pids = pids;
-	o.argv = optind < argc ? argv + optind : NULL;
-	o.stop = &stop_flag;
-	o.cmdline = cmdline;
-	o.errbuf = err;
-	o.errbuf_sz = sizeof(err);
-	show_progress = !quiet && isatty(STDERR_FILENO);
-	o.progress = progress;
+	o->events = rc->events;
+	o->pids = rc->pids;
+	o->argv = optind < argc ? argv + optind : NULL;
+	return -1;
+}
+
+/* The bpf backend's summary line, in parts: each part only when it counted */
+static void print_bpf_summary(const struct ustack_record_stats *st)
+{
+	fprintf(stderr, "ustack: backend bpf: kernel->user %llu bytes (%.1f bytes/event), "
+			"%llu tables in the kernel (%.1f MiB, %llu evicted, loaded in %.3f s), %llu walks stopped "
+			"at a table not loaded yet and %llu at locked mappings (%llu finished from a stack "
+			"copy, %llu kept partial: the ring buffer was filling), "
+			"%llu at an unreadable page",
+		(unsigned long long)st->kernel_bytes,
+		st->events ? (double)st->kernel_bytes / st->events : 0.0,
+		(unsigned long long)st->tables_loaded, st->table_bytes / 1048576.0,
+		(unsigned long long)st->tables_evicted, st->table_seconds,
+		(unsigned long long)st->not_loaded, (unsigned long long)st->maps_busy,
+		(unsigned long long)st->copied, (unsigned long long)st->copies_skipped,
+		(unsigned long long)st->read_faults);
+	if (st->walks_at_once + st->walks_deferred)
+		fprintf(stderr, "; samples walked at once %llu, on return to user space %llu",
+			(unsigned long long)st->walks_at_once, (unsigned long long)st->walks_deferred);
+	if (st->walks_late)
+		fprintf(stderr, " (%llu too late: user code ran first, no user stack kept)",
+			(unsigned long long)st->walks_late);
+	if (st->bpf_skipped)
+		fprintf(stderr, "; %llu events not recorded: the kernel skipped the program (another "
+			"BPF program, or this one in a preempted task, was running on that CPU)",
+			(unsigned long long)st->bpf_skipped);
+	if (st->walks_hot)
+		fprintf(stderr, "; %llu walks finished from the task's hot stack",
+			(unsigned long long)st->walks_hot);
+	fputc('\n', stderr);
+}
+
+/* Without -q: what was written, by which backend, and (--stats) the capture */
+static void print_summary(const struct record_cli *rc, const struct ustack_record_stats *st)
+{
+	const struct ustack_record_opts *o = &rc->o;
+
+	fprintf(stderr, "ustack: wrote %s: %llu events, %llu user stacks (%llu distinct), "
+			"%llu kernel stacks, %.1f KiB (%.1f bytes/event), %llu lost, %.2f s\n",
+		o->output ? o->output : "ustack.data", (unsigned long long)st->events,
+		(unsigned long long)st->user_stacks,
+		(unsigned long long)st->distinct_user_stacks,
+		(unsigned long long)st->kernel_stacks, st->bytes / 1024.0,
+		st->events ? (double)st->bytes / st->events : 0.0,
+		(unsigned long long)st->lost, st->seconds);
+	if (st->backend == USTACK_RECORD_BPF)
+		print_bpf_summary(st);
+	else
+		fprintf(stderr, "ustack: backend copy: kernel->user %llu bytes (%.1f bytes/event)%s%s\n",
+			(unsigned long long)st->kernel_bytes,
+			st->events ? (double)st->kernel_bytes / st->events : 0.0,
+			st->backend_note[0] ? "; bpf not used: " : "", st->backend_note);
+	if (st->kernel_callchains == USTACK_KCC_USED)
+		fprintf(stderr, "ustack: kernel deferred callchains: %llu records for %llu entries, "
+				"%llu user stacks with kernel-fp frames (%llu entirely), %llu cut at a frame "
+				"without frame pointers, %llu disagreed, %llu of other registers (exec, signal), "
+				"%llu came too late or never: ustack's own unwind used there\n",
+			(unsigned long long)st->kfp_records, (unsigned long long)st->kfp_entries,
+			(unsigned long long)st->kfp_stacks, (unsigned long long)st->kfp_whole,
+			(unsigned long long)st->kfp_untrusted, (unsigned long long)st->kfp_disagree,
+			(unsigned long long)st->kfp_moved, (unsigned long long)st->kfp_missing);
+	else if (st->kernel_callchains == USTACK_KCC_UNSUPPORTED && rc->stats)
+		fprintf(stderr, "ustack: kernel deferred callchains: not available (Linux 6.19+)\n");
+	if (rc->stats && st->capture)
+		fprintf(stderr, "ustack: capture: %llu files stored (%.1f KiB), %llu in the cache "
+				"already, %llu too big (hashed only), %llu conflicts; not captured: %llu "
+				"process gone, %llu descriptor cap, %llu errors; capture thread %.3f s CPU\n",
+			(unsigned long long)st->capture_new, st->capture_bytes / 1024.0,
+			(unsigned long long)st->capture_cached, (unsigned long long)st->capture_too_big,
+			(unsigned long long)st->capture_conflicts, (unsigned long long)st->capture_gone,
+			(unsigned long long)st->capture_fd_cap, (unsigned long long)st->capture_errors,
+			st->capture_seconds);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_cli rc = { .o = { .sz = sizeof(rc.o) } };
+	struct ustack_record_opts *o = &rc.o;
+	struct ustack_record_stats st;
+	struct sigaction sa = { .sa_handler = on_signal };
+	char err[512] = "", cmdline[1024] = "ustack";
+	int ret;
+
+	for (int i = 0, n = 6; i < argc && n < (int)sizeof(cmdline) - 2; i++)
+		n += snprintf(cmdline + n, sizeof(cmdline) - n, " %s", argv[i]);
+	if ((ret = parse_args(&rc, argc, argv)) >= 0)
+		return ret;
+	o->stop = &stop_flag;
+	o->cmdline = cmdline;
+	o->errbuf = err;
+	o->errbuf_sz = sizeof(err);
+	show_progress = !rc.quiet && isatty(STDERR_FILENO);
+	o->progress = progress;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	if (o.nr_pids)
+	if (o->nr_pids)
 		raise_nofile();
 
-	ret = ustack_record(&o, &st, sizeof(st));
+	ret = ustack_record(o, &st, sizeof(st));
 	if (show_progress)
 		fputc('\n', stderr);
 	if (ret) {
 		cli_error("%s", err[0] ? err : strerror(-ret));
 		return 1;
 	}
-	if (!quiet)
-		fprintf(stderr, "ustack: wrote %s: %llu events, %llu user stacks (%llu distinct), "
-				"%llu kernel stacks, %.1f KiB (%.1f bytes/event), %llu lost, %.2f s\n",
-			o.output ? o.output : "ustack.data", (unsigned long long)st.events,
-			(unsigned long long)st.user_stacks,
-			(unsigned long long)st.distinct_user_stacks,
-			(unsigned long long)st.kernel_stacks, st.bytes / 1024.0,
-			st.events ? (double)st.bytes / st.events : 0.0,
-			(unsigned long long)st.lost, st.seconds);
-	if (!quiet && st.backend == USTACK_RECORD_BPF)
-		fprintf(stderr, "ustack: backend bpf: kernel->user %llu bytes (%.1f bytes/event), "
-				"%llu tables in the kernel (%.1f MiB, %llu evicted, loaded in %.3f s), %llu walks stopped "
-				"at a table not loaded yet and %llu at locked mappings (%llu finished from a stack "
-				"copy, %llu kept partial: the ring buffer was filling), "
-				"%llu at an unreadable page",
-			(unsigned long long)st.kernel_bytes,
-			st.events ? (double)st.kernel_bytes / st.events : 0.0,
-			(unsigned long long)st.tables_loaded, st.table_bytes / 1048576.0,
-			(unsigned long long)st.tables_evicted, st.table_seconds,
-			(unsigned long long)st.not_loaded, (unsigned long long)st.maps_busy,
-			(unsigned long long)st.copied, (unsigned long long)st.copies_skipped,
-			(unsigned long long)st.read_faults);
-	if (!quiet && st.backend == USTACK_RECORD_BPF && st.walks_at_once + st.walks_deferred)
-		fprintf(stderr, "; samples walked at once %llu, on return to user space %llu",
-			(unsigned long long)st.walks_at_once, (unsigned long long)st.walks_deferred);
-	if (!quiet && st.backend == USTACK_RECORD_BPF && st.walks_late)
-		fprintf(stderr, " (%llu too late: user code ran first, no user stack kept)",
-			(unsigned long long)st.walks_late);
-	if (!quiet && st.backend == USTACK_RECORD_BPF && st.bpf_skipped)
-		fprintf(stderr, "; %llu events not recorded: the kernel skipped the program (another "
-			"BPF program, or this one in a preempted task, was running on that CPU)",
-			(unsigned long long)st.bpf_skipped);
-	if (!quiet && st.backend == USTACK_RECORD_BPF && st.walks_hot)
-		fprintf(stderr, "; %llu walks finished from the task's hot stack",
-			(unsigned long long)st.walks_hot);
-	if (!quiet && st.backend == USTACK_RECORD_BPF)
-		fputc('\n', stderr);
-	else if (!quiet)
-		fprintf(stderr, "ustack: backend copy: kernel->user %llu bytes (%.1f bytes/event)%s%s\n",
-			(unsigned long long)st.kernel_bytes,
-			st.events ? (double)st.kernel_bytes / st.events : 0.0,
-			st.backend_note[0] ? "; bpf not used: " : "", st.backend_note);
-	if (!quiet && st.kernel_callchains == USTACK_KCC_USED)
-		fprintf(stderr, "ustack: kernel deferred callchains: %llu records for %llu entries, "
-				"%llu user stacks with kernel-fp frames (%llu entirely), %llu cut at a frame "
-				"without frame pointers, %llu disagreed, %llu of other registers (exec, signal), "
-				"%llu came too late or never: ustack's own unwind used there\n",
-			(unsigned long long)st.kfp_records, (unsigned long long)st.kfp_entries,
-			(unsigned long long)st.kfp_stacks, (unsigned long long)st.kfp_whole,
-			(unsigned long long)st.kfp_untrusted, (unsigned long long)st.kfp_disagree,
-			(unsigned long long)st.kfp_moved, (unsigned long long)st.kfp_missing);
-	else if (!quiet && st.kernel_callchains == USTACK_KCC_UNSUPPORTED && stats)
-		fprintf(stderr, "ustack: kernel deferred callchains: not available (Linux 6.19+)\n");
-	if (!quiet && stats && st.capture)
-		fprintf(stderr, "ustack: capture: %llu files stored (%.1f KiB), %llu in the cache "
-				"already, %llu too big (hashed only), %llu conflicts; not captured: %llu "
-				"process gone, %llu descriptor cap, %llu errors; capture thread %.3f s CPU\n",
-			(unsigned long long)st.capture_new, st.capture_bytes / 1024.0,
-			(unsigned long long)st.capture_cached, (unsigned long long)st.capture_too_big,
-			(unsigned long long)st.capture_conflicts, (unsigned long long)st.capture_gone,
-			(unsigned long long)st.capture_fd_cap, (unsigned long long)st.capture_errors,
-			st.capture_seconds);
-	if (stats)
+	if (!rc.quiet)
+		print_summary(&rc, &st);
+	if (rc.stats)
 		print_stats(&st);
 	/* a recorded command's failure is the command's, not ours: report it */
-	if (o.argv && WIFEXITED(st.child_status) && WEXITSTATUS(st.child_status))
-		fprintf(stderr, "ustack: %s exited with status %d\n", o.argv[0],
+	if (o->argv && WIFEXITED(st.child_status) && WEXITSTATUS(st.child_status))
+		fprintf(stderr, "ustack: %s exited with status %d\n", o->argv[0],
 			WEXITSTATUS(st.child_status));
 	return 0;
 }

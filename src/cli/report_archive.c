@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /* report: the archive beside a trace (or --archive), extracted for the
  * symbolizer (report_archive.h). The archive API is the
- * library's internal one (src/bidcache/archive.h): the CLI is its only user. */
+ * library's internal one (src/archive/archive.h): the CLI is its only user. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bidcache/archive.h"
+#include "archive/archive.h"
 #include "cli/cli.h"
 #include "cli/report_archive.h"
 #include "common/cache_dir.h"

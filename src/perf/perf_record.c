@@ -172,12 +172,125 @@ static int parse_sample(struct ustack_perf_parser *p, const uint8_t *r, uint32_t
 	return 0;
 }
 
+static int parse_comm(struct ustack_perf_parser *p, const struct perf_event_header *h,
+		      struct cur c, struct ustack_perf_record *out)
+{
+	const char *name;
+	size_t max;
+	uint64_t v;
+
+	out->type = USTACK_PREC_COMM;
+	v = take64(&c);
+	out->comm.pid = (uint32_t)v;
+	out->comm.tid = (uint32_t)(v >> 32);
+	name = (const char *)c.p;
+	max = c.end - c.p;
+	if (c.bad || !memchr(name, 0, max))
+		return -EBADMSG;
+	snprintf(p->comm, sizeof(p->comm), "%s", name);
+	out->comm.comm = p->comm;
+	out->comm.exec = !!(h->misc & PERF_RECORD_MISC_COMM_EXEC);
+	return 0;
+}
+
+static int parse_mmap2(const struct perf_event_header *h, struct cur c,
+		       struct ustack_perf_record *out)
+{
+	const char *name;
+	const uint8_t *q;
+	uint64_t v;
+
+	out->type = USTACK_PREC_MMAP2;
+	v = take64(&c);
+	out->mmap2.pid = (uint32_t)v;
+	out->mmap2.tid = (uint32_t)(v >> 32);
+	out->mmap2.start = take64(&c);
+	out->mmap2.len = take64(&c);
+	out->mmap2.pgoff = take64(&c);
+	q = take(&c, 24);
+	if (c.bad)
+		return -EBADMSG;
+	if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+		/* u8 build_id_size, u8 __reserved_1, u16 __reserved_2, u8 build_id[20] */
+		out->mmap2.build_id_size = q[0] <= 20 ? q[0] : 0;
+		memcpy(out->mmap2.build_id, q + 4, 20);
+	} else {
+		out->mmap2.maj = ld_u32(q);
+		out->mmap2.min = ld_u32(q + 4);
+		out->mmap2.ino = ld_u64(q + 8);
+	}
+	v = take64(&c);
+	out->mmap2.prot = (uint32_t)v;
+	out->mmap2.flags = (uint32_t)(v >> 32);
+	name = (const char *)c.p;
+	if (c.bad || !memchr(name, 0, c.end - c.p))
+		return -EBADMSG;
+	out->mmap2.filename = name;
+	return 0;
+}
+
+/* PERF_RECORD_FORK and PERF_RECORD_EXIT */
+static int parse_task(const struct perf_event_header *h, struct cur c,
+		      struct ustack_perf_record *out)
+{
+	uint64_t v;
+
+	out->type = h->type == PERF_RECORD_FORK ? USTACK_PREC_FORK : USTACK_PREC_EXIT;
+	v = take64(&c);
+	out->task.pid = (uint32_t)v;
+	out->task.ppid = (uint32_t)(v >> 32);
+	v = take64(&c);
+	out->task.tid = (uint32_t)v;
+	out->task.ptid = (uint32_t)(v >> 32);
+	out->time = take64(&c);
+	return c.bad ? -EBADMSG : 0;
+}
+
+static int parse_deferred(struct ustack_perf_parser *p, const uint8_t *r, uint32_t len,
+			  struct cur c, struct ustack_perf_record *out)
+{
+	/* cookie, nr, ips[nr]; sample_id: pid/tid at len - 32, cpu at len - 16 */
+	uint64_t nr, v;
+
+	out->type = USTACK_PREC_DEFERRED;
+	out->deferred.cookie = take64(&c);
+	nr = take64(&c);
+	if (c.bad || nr > (uint64_t)(c.end - c.p) / 8)
+		return -EBADMSG;
+	if (grow_kips(p, nr ? nr : 1))
+		return -ENOMEM;
+	out->deferred.nr = 0;
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t ip = take64(&c);
+
+		if (!ustack_callchain_is_marker(ip))
+			p->kips[out->deferred.nr++] = ip;
+	}
+	out->deferred.ips = p->kips;
+	v = ld_u64(r + len - SAMPLE_ID_SIZE);
+	out->deferred.pid = (uint32_t)v;
+	out->deferred.tid = (uint32_t)(v >> 32);
+	out->deferred.cpu = ld_u32(r + len - 16);
+	return c.bad ? -EBADMSG : 0;
+}
+
+/* PERF_RECORD_LOST and PERF_RECORD_LOST_SAMPLES */
+static int parse_lost(const struct perf_event_header *h, const uint8_t *r, uint32_t len,
+		      struct cur c, struct ustack_perf_record *out)
+{
+	out->type = USTACK_PREC_LOST;
+	if (h->type == PERF_RECORD_LOST)
+		take64(&c); /* id */
+	out->lost.lost = take64(&c);
+	out->lost.cpu = ld_u32(r + len - 16); /* sample_id: ... cpu at len - 16 */
+	return c.bad ? -EBADMSG : 0;
+}
+
 int ustack_perf_record__parse(struct ustack_perf_parser *p, const uint8_t *r, uint32_t len,
 			      struct ustack_perf_record *out)
 {
 	const struct perf_event_header *h = (const void *)r;
 	struct cur c;
-	uint64_t v;
 
 	memset(out, 0, sizeof(*out));
 	if (len < sizeof(*h))
@@ -203,101 +316,16 @@ int ustack_perf_record__parse(struct ustack_perf_parser *p, const uint8_t *r, ui
 		return -EBADMSG;
 	c = (struct cur){ r + sizeof(*h), r + len - SAMPLE_ID_SIZE, 0 };
 	switch (h->type) {
-	case PERF_RECORD_COMM: {
-		const char *name;
-		size_t max;
-
-		out->type = USTACK_PREC_COMM;
-		v = take64(&c);
-		out->comm.pid = (uint32_t)v;
-		out->comm.tid = (uint32_t)(v >> 32);
-		name = (const char *)c.p;
-		max = c.end - c.p;
-		if (c.bad || !memchr(name, 0, max))
-			return -EBADMSG;
-		snprintf(p->comm, sizeof(p->comm), "%s", name);
-		out->comm.comm = p->comm;
-		out->comm.exec = !!(h->misc & PERF_RECORD_MISC_COMM_EXEC);
-		return 0;
-	}
-	case PERF_RECORD_MMAP2: {
-		const char *name;
-		const uint8_t *q;
-
-		out->type = USTACK_PREC_MMAP2;
-		v = take64(&c);
-		out->mmap2.pid = (uint32_t)v;
-		out->mmap2.tid = (uint32_t)(v >> 32);
-		out->mmap2.start = take64(&c);
-		out->mmap2.len = take64(&c);
-		out->mmap2.pgoff = take64(&c);
-		q = take(&c, 24);
-		if (c.bad)
-			return -EBADMSG;
-		if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-			/* u8 build_id_size, u8 __reserved_1, u16 __reserved_2, u8 build_id[20] */
-			out->mmap2.build_id_size = q[0] <= 20 ? q[0] : 0;
-			memcpy(out->mmap2.build_id, q + 4, 20);
-		} else {
-			out->mmap2.maj = ld_u32(q);
-			out->mmap2.min = ld_u32(q + 4);
-			out->mmap2.ino = ld_u64(q + 8);
-		}
-		v = take64(&c);
-		out->mmap2.prot = (uint32_t)v;
-		out->mmap2.flags = (uint32_t)(v >> 32);
-		name = (const char *)c.p;
-		if (c.bad || !memchr(name, 0, c.end - c.p))
-			return -EBADMSG;
-		out->mmap2.filename = name;
-		return 0;
-	}
+	case PERF_RECORD_COMM:
+		return parse_comm(p, h, c, out);
+	case PERF_RECORD_MMAP2:
+		return parse_mmap2(h, c, out);
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
-		out->type = h->type == PERF_RECORD_FORK ? USTACK_PREC_FORK : USTACK_PREC_EXIT;
-		v = take64(&c);
-		out->task.pid = (uint32_t)v;
-		out->task.ppid = (uint32_t)(v >> 32);
-		v = take64(&c);
-		out->task.tid = (uint32_t)v;
-		out->task.ptid = (uint32_t)(v >> 32);
-		out->time = take64(&c);
-		return c.bad ? -EBADMSG : 0;
-	case USTACK_PERF_RECORD_CALLCHAIN_DEFERRED: {
-		/* cookie, nr, ips[nr]; sample_id: pid/tid at len - 32, cpu at len - 16 */
-		uint64_t nr;
-
-		out->type = USTACK_PREC_DEFERRED;
-		out->deferred.cookie = take64(&c);
-		nr = take64(&c);
-		if (c.bad || nr > (uint64_t)(c.end - c.p) / 8)
-			return -EBADMSG;
-		if (grow_kips(p, nr ? nr : 1))
-			return -ENOMEM;
-		out->deferred.nr = 0;
-		for (uint64_t i = 0; i < nr; i++) {
-			uint64_t ip = take64(&c);
-
-			if (!ustack_callchain_is_marker(ip))
-				p->kips[out->deferred.nr++] = ip;
-		}
-		out->deferred.ips = p->kips;
-		v = ld_u64(r + len - SAMPLE_ID_SIZE);
-		out->deferred.pid = (uint32_t)v;
-		out->deferred.tid = (uint32_t)(v >> 32);
-		out->deferred.cpu = ld_u32(r + len - 16);
-		return c.bad ? -EBADMSG : 0;
-	}
-	case PERF_RECORD_LOST:
-		out->type = USTACK_PREC_LOST;
-		take64(&c); /* id */
-		out->lost.lost = take64(&c);
-		out->lost.cpu = ld_u32(r + len - 16); /* sample_id: ... cpu at len - 16 */
-		return c.bad ? -EBADMSG : 0;
-	default: /* PERF_RECORD_LOST_SAMPLES */
-		out->type = USTACK_PREC_LOST;
-		out->lost.lost = take64(&c);
-		out->lost.cpu = ld_u32(r + len - 16);
-		return c.bad ? -EBADMSG : 0;
+		return parse_task(h, c, out);
+	case USTACK_PERF_RECORD_CALLCHAIN_DEFERRED:
+		return parse_deferred(p, r, len, c, out);
+	default: /* PERF_RECORD_LOST, PERF_RECORD_LOST_SAMPLES */
+		return parse_lost(h, r, len, c, out);
 	}
 }

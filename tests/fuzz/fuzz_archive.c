@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Fuzz target: the archive's member reader and name validator
- * (src/bidcache/tar.c, ustack_archive_name__parse()) over arbitrary bytes
+ * (src/archive/tar.c, ustack_archive_name__parse()) over arbitrary bytes
  * taken as a ustar archive. Whatever the input:
  *  - no crash; the walk ends (each member moves the offset forward);
  *  - every member's header and data lie inside the input, 512-aligned;
@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bidcache/archive.h"
-#include "bidcache/tar.h"
+#include "archive/archive.h"
+#include "archive/tar.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

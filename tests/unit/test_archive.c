@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Archive extraction (src/bidcache/archive.c) on archives made here with
+ * Archive extraction (src/archive/archive.c) on archives made here with
  * the tar writer: a member of this test binary's own bytes named by its
  * build ID and SHA-256 (sha256 computed by ustack_sha256 and checked against
  * the bytes once more here) is extracted and found in the resulting cache;
@@ -20,8 +20,8 @@
 #include <stdarg.h>
 
 #include <ustack/ustack.h>
-#include "bidcache/archive.h"
-#include "bidcache/tar.h"
+#include "archive/archive.h"
+#include "archive/tar.h"
 #include "elf/elf_file.h"
 #include "test.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The ustar writer and reader (src/bidcache/tar.c): members written are
+ * The ustar writer and reader (src/archive/tar.c): members written are
  * read back with the same names (long names split into prefix + name),
  * sizes, data offsets and bytes; the header is what POSIX lays out (magic,
  * octal size, checksum as the unsigned sum with the checksum field as
@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bidcache/tar.h"
+#include "archive/tar.h"
 #include "test.h"
 
 #define LONG_NAME ".build-id/ab/cdef0123456789abcdef0123456789abcdef01/" \

@@ -13,8 +13,8 @@
  * that form, regular files, sizes within the archive, and an elf-<sha256>
  * or .content-id member only when its bytes hash to the name.
  */
-#ifndef USTACK_BIDCACHE_ARCHIVE_H
-#define USTACK_BIDCACHE_ARCHIVE_H
+#ifndef USTACK_ARCHIVE_ARCHIVE_H
+#define USTACK_ARCHIVE_ARCHIVE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bidcache/tar.h"
+#include "archive/tar.h"
 
 #define OFF_NAME 0
 #define OFF_MODE 100

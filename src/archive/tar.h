@@ -11,8 +11,8 @@
  * padded to 512 bytes; the archive ends with two zero blocks. The full
  * name is prefix + "/" + name when prefix is not empty.
  */
-#ifndef USTACK_BIDCACHE_TAR_H
-#define USTACK_BIDCACHE_TAR_H
+#ifndef USTACK_ARCHIVE_TAR_H
+#define USTACK_ARCHIVE_TAR_H
 
 #include <stddef.h>
 #include <stdint.h>

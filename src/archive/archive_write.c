@@ -19,8 +19,8 @@
 
 #include <ustack/hashmap.h>
 #include <ustack/trace.h>
-#include "bidcache/archive.h"
-#include "bidcache/tar.h"
+#include "archive/archive.h"
+#include "archive/tar.h"
 #include "common/cache_dir.h"
 #include "common/log.h"
 #include "elf/elf_file.h"

@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bidcache/archive.h"
-#include "bidcache/tar.h"
+#include "archive/archive.h"
+#include "archive/tar.h"
 #include "common/log.h"
 #include "elf/elf_file.h"
 
