@@ -431,36 +431,89 @@ static void stats_debug_sources(struct snap_out *o, const char *debug_dir, int l
 	free(o->files);
 }
 
-static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
+/* A thread the library could not unwind: one line on stderr saying why. */
+static void print_thread_error(struct snap_out *o, const struct ustack_snapshot_thread *t)
 {
-	struct snap_out *o = arg;
+	if (t->error == -ESRCH)
+		fprintf(stderr, "ustack: pid %d: thread %d exited during the snapshot\n",
+			o->pid, t->tid);
+	else if (t->error == -EPERM)
+		/* its registers needed a stop, and ptrace was refused
+		 * where /proc was not: another tracer holds it */
+		fprintf(stderr, "ustack: pid %d: thread %d: cannot stop it (%s; already "
+			"traced by a debugger?)\n", o->pid, t->tid, strerror(-t->error));
+	else
+		fprintf(stderr, "ustack: pid %d: thread %d: %s\n", o->pid, t->tid,
+			strerror(-t->error));
+}
 
-	if (t->error) {
-		if (t->error == -ESRCH)
-			fprintf(stderr, "ustack: pid %d: thread %d exited during the snapshot\n",
-				o->pid, t->tid);
-		else if (t->error == -EPERM)
-			/* its registers needed a stop, and ptrace was refused
-			 * where /proc was not: another tracer holds it */
-			fprintf(stderr, "ustack: pid %d: thread %d: cannot stop it (%s; already "
-				"traced by a debugger?)\n", o->pid, t->tid, strerror(-t->error));
-		else
-			fprintf(stderr, "ustack: pid %d: thread %d: %s\n", o->pid, t->tid,
-				strerror(-t->error));
-		return 0;
+/* text: the functions inlined at frame @i's pc (all of @ls but the last,
+ * the frame's own function), with the frame's number and pc */
+static void print_text_inlined(const struct ustack_snapshot_frame *f, int i,
+			       const struct ustack_snapshot_line *ls, int nl)
+{
+	for (int j = 0; ls && j < nl - 1; j++) {
+		printf("#%d 0x%llx ", i, (unsigned long long)f->pc);
+		put_name(ls[j].function ? ls[j].function : "??");
+		put_str(stdout, " (");
+		put_name(f->path ? f->path : "unmapped");
+		putchar_unlocked(')');
+		if (ls[j].file) {
+			put_str(stdout, " at ");
+			put_name(ls[j].file);
+			printf(":%u", ls[j].line);
+		}
+		printf(" [inlined]\n");
 	}
-	if (o->stats)
-		note_files(o, t);
-	if (o->fmt == FMT_FOLDED)
-		return add_folded(o, t) ? -1 : 0;
-	if (o->ss)
-		return cli_speedscope__add_snapshot_thread(o->ss, t, o->jit, o->jit_path) ? -1 : 0;
-	if (o->fmt == FMT_PPROF)
-		return snapshot_pprof__thread(o->pprof, t, jit_sym_cb, o) ? -1 : 0;
-	if (o->fmt == FMT_JSON) {
-		print_json_thread(o, t);
-		return 0;
+}
+
+/* text and raw: frame @i's line; @l is its own function's source line
+ * (NULL: none) */
+static void print_text_frame(struct snap_out *o, const struct ustack_snapshot_frame *f, int i,
+			     const struct ustack_snapshot_line *l)
+{
+	const struct ustack_perfmap_entry *je = o->fmt == FMT_TEXT ? jit_sym(o, f) : NULL;
+	char b[48], *p = b;
+
+	*p++ = '#';
+	p = fmt_dec(p, (uint32_t)i, 1);
+	memcpy(p, " 0x", 3);
+	p = fmt_hex(p + 3, f->pc);
+	put_buf(stdout, b, p);
+	if (je) {
+		putchar_unlocked(' ');
+		put_name(je->name);
+		printf("+0x%llx ([jit] %s)", (unsigned long long)(f->pc - je->start),
+		       o->jit_path);
+	} else if (o->fmt == FMT_TEXT) {
+		if (f->symbol) {
+			putchar_unlocked(' ');
+			put_name(f->symbol);
+			memcpy(b, "+0x", 3);
+			put_buf(stdout, b, fmt_hex(b + 3, f->symbol_off));
+		} else {
+			put_str(stdout, " ??");
+		}
+		put_str(stdout, " (");
+		put_name(f->path ? f->path : "unmapped");
+		putchar_unlocked(')');
+		if (l && l->file) {
+			put_str(stdout, " at ");
+			put_name(l->file);
+			printf(":%u", l->line);
+		}
 	}
+	if (o->show_method) {
+		put_str(stdout, " [");
+		put_str(stdout, ustack_method_name(f->method));
+		putchar_unlocked(']');
+	}
+	putchar_unlocked('\n');
+}
+
+/* text and raw: "TID N comm", the frames, and why the walk ended */
+static void print_text_thread(struct snap_out *o, const struct ustack_snapshot_thread *t)
+{
 	/* the per-frame lines are written in place (cli_fmt.h): printf was a
 	 * fifth of a text snapshot's instructions */
 	if (o->printed++)
@@ -480,62 +533,53 @@ static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
 		const struct ustack_snapshot_line *ls =
 			t->lines && o->fmt == FMT_TEXT ? frame_lines(t, i, &k, &nl) : NULL;
 
-		/* inlined functions first, with the frame's number and pc */
-		for (int j = 0; ls && j < nl - 1; j++) {
-			printf("#%d 0x%llx ", i, (unsigned long long)f->pc);
-			put_name(ls[j].function ? ls[j].function : "??");
-			put_str(stdout, " (");
-			put_name(f->path ? f->path : "unmapped");
-			putchar_unlocked(')');
-			if (ls[j].file) {
-				put_str(stdout, " at ");
-				put_name(ls[j].file);
-				printf(":%u", ls[j].line);
-			}
-			printf(" [inlined]\n");
-		}
-		const struct ustack_perfmap_entry *je = o->fmt == FMT_TEXT ? jit_sym(o, f) : NULL;
-
-		char b[48], *p = b;
-
-		*p++ = '#';
-		p = fmt_dec(p, (uint32_t)i, 1);
-		memcpy(p, " 0x", 3);
-		p = fmt_hex(p + 3, f->pc);
-		put_buf(stdout, b, p);
-		if (je) {
-			putchar_unlocked(' ');
-			put_name(je->name);
-			printf("+0x%llx ([jit] %s)", (unsigned long long)(f->pc - je->start),
-			       o->jit_path);
-		} else if (o->fmt == FMT_TEXT) {
-			if (f->symbol) {
-				putchar_unlocked(' ');
-				put_name(f->symbol);
-				memcpy(b, "+0x", 3);
-				put_buf(stdout, b, fmt_hex(b + 3, f->symbol_off));
-			} else {
-				put_str(stdout, " ??");
-			}
-			put_str(stdout, " (");
-			put_name(f->path ? f->path : "unmapped");
-			putchar_unlocked(')');
-			if (ls && ls[nl - 1].file) {
-				put_str(stdout, " at ");
-				put_name(ls[nl - 1].file);
-				printf(":%u", ls[nl - 1].line);
-			}
-		}
-		if (o->show_method) {
-			put_str(stdout, " [");
-			put_str(stdout, ustack_method_name(f->method));
-			putchar_unlocked(']');
-		}
-		putchar_unlocked('\n');
+		print_text_inlined(f, i, ls, nl);
+		print_text_frame(o, f, i, ls ? &ls[nl - 1] : NULL);
 	}
 	if (t->stop_reason != USTACK_STOP_OUTERMOST && o->fmt == FMT_TEXT)
 		printf("# stopped: %s\n", ustack_stop_reason_name(t->stop_reason));
+}
+
+static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
+{
+	struct snap_out *o = arg;
+
+	if (t->error) {
+		print_thread_error(o, t);
+		return 0;
+	}
+	if (o->stats)
+		note_files(o, t);
+	if (o->fmt == FMT_FOLDED)
+		return add_folded(o, t) ? -1 : 0;
+	if (o->ss)
+		return cli_speedscope__add_snapshot_thread(o->ss, t, o->jit, o->jit_path) ? -1 : 0;
+	if (o->fmt == FMT_PPROF)
+		return snapshot_pprof__thread(o->pprof, t, jit_sym_cb, o) ? -1 : 0;
+	if (o->fmt == FMT_JSON) {
+		print_json_thread(o, t);
+		return 0;
+	}
+	print_text_thread(o, t);
 	return 0;
+}
+
+/* What the formats that print once every thread is in print then
+ * (speedscope's document, folded's merged lines; nothing after an error
+ * @ret), their memory freed: @ret, or the error of the writing. */
+static int print_end(struct snap_out *out, int ret)
+{
+	if (out->ss && !ret)
+		ret = cli_speedscope__write(out->ss, stdout);
+	cli_speedscope__free(out->ss);
+	for (int i = 0; i < out->nr_lines; i++) {
+		if (!ret)
+			printf("%s %d\n", out->lines[i], out->counts[i]);
+		free(out->lines[i]);
+	}
+	free(out->lines);
+	free(out->counts);
+	return ret;
 }
 
 /* --core: the same output, from a core dump (ustack_snapshot_core()). */
@@ -558,16 +602,7 @@ static int snapshot_core(struct snap_out *out, const char *core, const char *exe
 	ret = ustack_snapshot_core(core, &opts, print_thread, out, NULL, 0);
 	if (out->fmt == FMT_JSON)
 		printf("\n  ]}\n");
-	if (out->ss && !ret)
-		ret = cli_speedscope__write(out->ss, stdout);
-	cli_speedscope__free(out->ss);
-	for (int i = 0; i < out->nr_lines; i++) {
-		if (!ret)
-			printf("%s %d\n", out->lines[i], out->counts[i]);
-		free(out->lines[i]);
-	}
-	free(out->lines);
-	free(out->counts);
+	ret = print_end(out, ret);
 	fflush(stdout);
 	if (ret) {
 		if (err[0])
@@ -579,7 +614,146 @@ static int snapshot_core(struct snap_out *out, const char *core, const char *exe
 	return 0;
 }
 
-int cmd_snapshot(int argc, char **argv)
+/* The command line, parsed: what to snapshot, how, and where to. */
+struct snap_cmd {
+	struct ustack_snapshot_opts opts;
+	struct snap_out out;
+	const char *out_path, *core, *exe;
+};
+
+/* -f's argument into *@fmt: 0, or -1 (said why) */
+static int parse_format(const char *arg, enum snap_format *fmt)
+{
+	if (!strcmp(arg, "text"))
+		*fmt = FMT_TEXT;
+	else if (!strcmp(arg, "raw"))
+		*fmt = FMT_RAW;
+	else if (!strcmp(arg, "folded"))
+		*fmt = FMT_FOLDED;
+	else if (!strcmp(arg, "json"))
+		*fmt = FMT_JSON;
+	else if (!strcmp(arg, "speedscope"))
+		*fmt = FMT_SPEEDSCOPE;
+	else if (!strcmp(arg, "pprof"))
+		*fmt = FMT_PPROF;
+	else {
+		cli_error("snapshot: unknown format '%s' (text, raw, folded, json, pprof, "
+			  "speedscope)", arg);
+		return -1;
+	}
+	return 0;
+}
+
+/* Option @opt (argument @arg) into @c: -1 to go on, else the exit status
+ * (the usage or the error said). */
+static int parse_option(struct snap_cmd *c, int opt, const char *arg)
+{
+	unsigned long long v;
+
+	switch (opt) {
+	case 'p':
+		if (cli_parse_u64(arg, 10, &v) || v == 0 || v > 0x7fffffff) {
+			cli_error("snapshot: bad pid '%s'", arg);
+			return 2;
+		}
+		c->out.pid = (int)v;
+		break;
+	case 'f':
+		if (parse_format(arg, &c->out.fmt))
+			return 2;
+		break;
+	case 'o':
+		c->out_path = arg;
+		break;
+	case 'd':
+		if (cli_parse_u64(arg, 10, &v) || v == 0 || v > 1024) {
+			cli_error("snapshot: --max-depth takes 1..1024");
+			return 2;
+		}
+		c->opts.max_depth = (int)v;
+		break;
+	case 'm':
+		c->out.show_method = 1;
+		break;
+	case 'l':
+		c->opts.flags |= USTACK_SNAPSHOT_LINES;
+		break;
+	case 'I':
+		c->out.inline_frames = 1;
+		break;
+	case 'R':
+		c->out.srcline = 1;
+		break;
+	case 'A':
+		c->out.annotate = 1;
+		break;
+	case 'T':
+		if (cli_parse_u64(arg, 10, &v) || v == 0 || v > 1000000) {
+			cli_error("snapshot: --max-tables takes 1..1000000");
+			return 2;
+		}
+		c->opts.max_tables = (unsigned int)v;
+		break;
+	case 'S':
+		c->opts.flags |= USTACK_SNAPSHOT_STOP_ALL;
+		break;
+	case 's':
+		c->out.stats = 1;
+		break;
+	case 'D':
+		c->opts.debug_dir = arg;
+		break;
+	case 'C':
+		c->core = arg;
+		break;
+	case 'E':
+		c->exe = arg;
+		break;
+	case 'h':
+		usage(stdout);
+		return 0;
+	default:
+		usage(stderr);
+		return 2;
+	}
+	return -1;
+}
+
+/* The options together: combinations that mean nothing are refused, and
+ * folded's --inline and --srcline ask for lines. -1 to go on, else the
+ * exit status. @extra: arguments left after the options. */
+static int check_args(struct snap_cmd *c, int extra)
+{
+	struct snap_out *out = &c->out;
+
+	if (!!out->pid == !!c->core || (c->exe && !c->core) || extra) {
+		usage(stderr);
+		return 2;
+	}
+	if ((out->inline_frames || out->srcline || out->annotate) && out->fmt != FMT_FOLDED) {
+		cli_error("snapshot: --inline, --srcline and --annotate are for --format folded "
+			  "(text and json take --lines)");
+		return 2;
+	}
+	if (out->fmt == FMT_FOLDED && (c->opts.flags & USTACK_SNAPSHOT_LINES) &&
+	    !out->inline_frames && !out->srcline) {
+		cli_error("snapshot: --lines does not change --format folded: give --inline "
+			  "(inlined functions as frames) and/or --srcline ('func file.c:LINE')");
+		return 2;
+	}
+	/* folded frames with their inlined functions or lines: read DWARF */
+	if (out->inline_frames || out->srcline)
+		c->opts.flags |= USTACK_SNAPSHOT_LINES;
+	if (c->core && out->fmt == FMT_PPROF) {
+		cli_error("snapshot: --format pprof is not available with --core (its mappings "
+			  "come from the live process)");
+		return 2;
+	}
+	return -1;
+}
+
+/* -1 to go on, else the exit status */
+static int parse_args(struct snap_cmd *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -600,226 +774,176 @@ int cmd_snapshot(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	/* a Ctrl-C or Ctrl-Z lands between two threads, never during a stop */
-	struct ustack_snapshot_opts opts = { .sz = sizeof(opts), .flags = USTACK_SNAPSHOT_HOLD_SIGNALS };
-	struct ustack_snapshot_stats st;
-	struct snap_out out = { .fmt = FMT_TEXT };
-	int c, stats = 0, ret;
-	unsigned long long v;
-	const char *hold = getenv("USTACK_TEST_HOLD_MS"), *out_path = NULL;
-	const char *core = NULL, *exe = NULL;
+	int opt, ret;
 
-	while ((c = getopt_long(argc, argv, "p:f:o:d:mlsh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (cli_parse_u64(optarg, 10, &v) || v == 0 || v > 0x7fffffff) {
-				cli_error("snapshot: bad pid '%s'", optarg);
-				return 2;
-			}
-			out.pid = (int)v;
-			break;
-		case 'f':
-			if (!strcmp(optarg, "text"))
-				out.fmt = FMT_TEXT;
-			else if (!strcmp(optarg, "raw"))
-				out.fmt = FMT_RAW;
-			else if (!strcmp(optarg, "folded"))
-				out.fmt = FMT_FOLDED;
-			else if (!strcmp(optarg, "json"))
-				out.fmt = FMT_JSON;
-			else if (!strcmp(optarg, "speedscope"))
-				out.fmt = FMT_SPEEDSCOPE;
-			else if (!strcmp(optarg, "pprof"))
-				out.fmt = FMT_PPROF;
-			else {
-				cli_error("snapshot: unknown format '%s' (text, raw, folded, json, pprof, "
-					  "speedscope)", optarg);
-				return 2;
-			}
-			break;
-		case 'o':
-			out_path = optarg;
-			break;
-		case 'd':
-			if (cli_parse_u64(optarg, 10, &v) || v == 0 || v > 1024) {
-				cli_error("snapshot: --max-depth takes 1..1024");
-				return 2;
-			}
-			opts.max_depth = (int)v;
-			break;
-		case 'm':
-			out.show_method = 1;
-			break;
-		case 'l':
-			opts.flags |= USTACK_SNAPSHOT_LINES;
-			break;
-		case 'I':
-			out.inline_frames = 1;
-			break;
-		case 'R':
-			out.srcline = 1;
-			break;
-		case 'A':
-			out.annotate = 1;
-			break;
-		case 'T':
-			if (cli_parse_u64(optarg, 10, &v) || v == 0 || v > 1000000) {
-				cli_error("snapshot: --max-tables takes 1..1000000");
-				return 2;
-			}
-			opts.max_tables = (unsigned int)v;
-			break;
-		case 'S':
-			opts.flags |= USTACK_SNAPSHOT_STOP_ALL;
-			break;
-		case 's':
-			stats = out.stats = 1;
-			break;
-		case 'D':
-			opts.debug_dir = optarg;
-			break;
-		case 'C':
-			core = optarg;
-			break;
-		case 'E':
-			exe = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
+	while ((opt = getopt_long(argc, argv, "p:f:o:d:mlsh", longopts, NULL)) != -1) {
+		ret = parse_option(c, opt, optarg);
+		if (ret >= 0)
+			return ret;
 	}
-	if (!!out.pid == !!core || (exe && !core) || optind != argc) {
-		usage(stderr);
-		return 2;
-	}
-	if ((out.inline_frames || out.srcline || out.annotate) && out.fmt != FMT_FOLDED) {
-		cli_error("snapshot: --inline, --srcline and --annotate are for --format folded "
-			  "(text and json take --lines)");
-		return 2;
-	}
-	if (out.fmt == FMT_FOLDED && (opts.flags & USTACK_SNAPSHOT_LINES) && !out.inline_frames &&
-	    !out.srcline) {
-		cli_error("snapshot: --lines does not change --format folded: give --inline "
-			  "(inlined functions as frames) and/or --srcline ('func file.c:LINE')");
-		return 2;
-	}
-	/* folded frames with their inlined functions or lines: read DWARF */
-	if (out.inline_frames || out.srcline)
-		opts.flags |= USTACK_SNAPSHOT_LINES;
-	if (core && out.fmt == FMT_PPROF) {
-		cli_error("snapshot: --format pprof is not available with --core (its mappings "
-			  "come from the live process)");
-		return 2;
-	}
+	return check_args(c, optind != argc);
+}
+
+/* -o, and speedscope's document (named after what it shows), for the live
+ * and the core snapshot alike: -1 to go on, else the exit status */
+static int open_output(struct snap_cmd *c)
+{
+	struct snap_out *out = &c->out;
+
 	/* every format prints to stdout: -o points it at the file */
-	if (out_path && !freopen(out_path, out.fmt == FMT_PPROF ? "wb" : "w", stdout)) {
-		cli_error("%s: %s", out_path, strerror(errno));
+	if (c->out_path && !freopen(c->out_path, out->fmt == FMT_PPROF ? "wb" : "w", stdout)) {
+		cli_error("%s: %s", c->out_path, strerror(errno));
 		return 1;
 	}
-	if (out.fmt == FMT_SPEEDSCOPE) {
+	if (out->fmt == FMT_SPEEDSCOPE) {
 		char name[PATH_MAX + 8];
 
-		if (core)
-			snprintf(name, sizeof(name), "core %s", core);
+		if (c->core)
+			snprintf(name, sizeof(name), "core %s", c->core);
 		else
-			snprintf(name, sizeof(name), "pid %d", out.pid);
-		if (!(out.ss = cli_speedscope__new(name))) {
+			snprintf(name, sizeof(name), "pid %d", out->pid);
+		if (!(out->ss = cli_speedscope__new(name))) {
 			cli_error("snapshot: %s", strerror(ENOMEM));
 			return 1;
 		}
 	}
-	if (core)
-		return snapshot_core(&out, core, exe, &opts);
+	return -1;
+}
+
+/* JIT code is named from the process's perf map, if it writes one (in
+ * its own /tmp, under its own pid: the library finds which) */
+static void open_jit_map(struct snap_out *out)
+{
+	int ret;
+
+	out->jit_uid = proc_uid(out->pid);
+	out->jit = out->fmt == FMT_RAW ? NULL : ustack_perfmap__new();
+	if (out->jit && (ret = ustack_perfmap__read_pid(out->jit, out->pid, out->jit_uid,
+							out->jit_path, sizeof(out->jit_path)))) {
+		/* not a regular file, wrong owner, bad status: the library said
+		 * why; no such file or process: nothing to say */
+		if (ret != -ENOENT && ret != -EINVAL && ret != -EPERM && ret != -EBADMSG &&
+		    ret != -ESRCH)
+			fprintf(stderr, "ustack: %s: %s (JIT frames stay unnamed)\n", out->jit_path,
+				strerror(-ret));
+		ustack_perfmap__free(out->jit);
+		out->jit = NULL;
+	}
+}
+
+/* A live snapshot's set-up: the test hook, pprof's profile, the library
+ * asked for no more than the output prints, the JIT map. -1 to go on,
+ * else the exit status. */
+static int live_setup(struct snap_cmd *c)
+{
+	const char *hold = getenv("USTACK_TEST_HOLD_MS");
+	struct snap_out *out = &c->out;
+	unsigned long long v;
+
 	/* test hook: keep each thread stopped this long (kill tests) */
 	if (hold && !cli_parse_u64(hold, 10, &v) && v < 60000)
-		opts.hold_ms = (unsigned int)v;
+		c->opts.hold_ms = (unsigned int)v;
 
-	if (out.fmt == FMT_PPROF) {
-		if (!out_path && isatty(STDOUT_FILENO)) {
+	if (out->fmt == FMT_PPROF) {
+		if (!c->out_path && isatty(STDOUT_FILENO)) {
 			cli_error("snapshot: --format pprof writes a gzipped binary profile: give -o "
 				  "FILE or a pipe, not a terminal");
 			return 2;
 		}
 		/* inlined functions are lines of their locations */
-		opts.flags |= USTACK_SNAPSHOT_LINES;
-		out.pprof = snapshot_pprof__new(out.pid);
-		if (!out.pprof) {
+		c->opts.flags |= USTACK_SNAPSHOT_LINES;
+		out->pprof = snapshot_pprof__new(out->pid);
+		if (!out->pprof) {
 			cli_error("snapshot: %s", strerror(errno));
 			return 1;
 		}
 	}
 	/* nothing is read that the output does not print: raw prints
 	 * addresses, folded source lines only with --inline or --srcline */
-	if (out.fmt == FMT_RAW)
-		opts.flags = (opts.flags & ~USTACK_SNAPSHOT_LINES) | USTACK_SNAPSHOT_NO_NAMES;
-	if (out.fmt == FMT_FOLDED && !out.inline_frames && !out.srcline)
-		opts.flags &= ~USTACK_SNAPSHOT_LINES;
-	/* JIT code is named from the process's perf map, if it writes one (in
-	 * its own /tmp, under its own pid: the library finds which) */
-	out.jit_uid = proc_uid(out.pid);
-	out.jit = out.fmt == FMT_RAW ? NULL : ustack_perfmap__new();
-	if (out.jit && (ret = ustack_perfmap__read_pid(out.jit, out.pid, out.jit_uid, out.jit_path,
-						       sizeof(out.jit_path)))) {
-		/* not a regular file, wrong owner, bad status: the library said
-		 * why; no such file or process: nothing to say */
-		if (ret != -ENOENT && ret != -EINVAL && ret != -EPERM && ret != -EBADMSG &&
-		    ret != -ESRCH)
-			fprintf(stderr, "ustack: %s: %s (JIT frames stay unnamed)\n", out.jit_path,
-				strerror(-ret));
-		ustack_perfmap__free(out.jit);
-		out.jit = NULL;
-	}
-	if (out.fmt == FMT_JSON)
-		printf("{\"pid\": %d, \"threads\": [", out.pid);
-	ret = ustack_snapshot(out.pid, &opts, print_thread, &out, &st, sizeof(st));
-	if (out.fmt == FMT_JSON && !ret)
-		printf("\n  ]}\n");
-	if (out.ss && !ret)
-		ret = cli_speedscope__write(out.ss, stdout);
-	cli_speedscope__free(out.ss);
-	for (int i = 0; i < out.nr_lines; i++) {
-		if (!ret)
-			printf("%s %d\n", out.lines[i], out.counts[i]);
-		free(out.lines[i]);
-	}
-	free(out.lines);
-	free(out.counts);
-	if (out.pprof && !ret && (ret = snapshot_pprof__write(out.pprof, stdout))) {
-		cli_error("%s: cannot write the profile: %s", out_path ? out_path : "standard output",
-			  strerror(-ret));
-		snapshot_pprof__free(out.pprof);
-		ustack_perfmap__free(out.jit);
-		return 1;
-	}
-	snapshot_pprof__free(out.pprof);
-	ustack_perfmap__free(out.jit);
-	fflush(stdout);
+	if (out->fmt == FMT_RAW)
+		c->opts.flags = (c->opts.flags & ~USTACK_SNAPSHOT_LINES) | USTACK_SNAPSHOT_NO_NAMES;
+	if (out->fmt == FMT_FOLDED && !out->inline_frames && !out->srcline)
+		c->opts.flags &= ~USTACK_SNAPSHOT_LINES;
+	open_jit_map(out);
+	return -1;
+}
+
+/* The result of a live snapshot as the exit status: its error in one
+ * line, or (--stats) its totals and each file's debug sources. */
+static int live_status(struct snap_cmd *c, int ret, const struct ustack_snapshot_stats *st)
+{
+	struct snap_out *out = &c->out;
+
 	if (ret == -ESRCH) {
-		cli_error("pid %d: no such process", out.pid);
+		cli_error("pid %d: no such process", out->pid);
 		return 1;
 	}
 	if (ret == -EPERM || ret == -EACCES) {
 		cli_error("pid %d: not permitted to trace it (%s; run as root, or check "
 			  "/proc/sys/kernel/yama/ptrace_scope; or it is already traced by a debugger)",
-			  out.pid, strerror(-ret));
+			  out->pid, strerror(-ret));
 		return 1;
 	}
 	if (ret) {
-		cli_error("pid %d: snapshot failed: %s", out.pid, strerror(-ret));
+		cli_error("pid %d: snapshot failed: %s", out->pid, strerror(-ret));
 		return 1;
 	}
-	if (stats) {
+	if (out->stats) {
 		fprintf(stderr, "ustack: pid %d: %u threads, %u unwound, %u vanished; %u without a stop "
 				"(blocked in the kernel; %u more blocked but needed one); "
 				"longest stop %.1f us, total %.1f us; %llu page reads\n",
-			out.pid, st.threads, st.unwound, st.vanished, st.not_stopped, st.restopped,
-			st.max_stopped_ns / 1e3, st.total_stopped_ns / 1e3,
-			(unsigned long long)st.pages_read);
-		stats_debug_sources(&out, opts.debug_dir, !!(opts.flags & USTACK_SNAPSHOT_LINES));
+			out->pid, st->threads, st->unwound, st->vanished, st->not_stopped,
+			st->restopped, st->max_stopped_ns / 1e3, st->total_stopped_ns / 1e3,
+			(unsigned long long)st->pages_read);
+		stats_debug_sources(out, c->opts.debug_dir,
+				    !!(c->opts.flags & USTACK_SNAPSHOT_LINES));
 	}
 	return 0;
+}
+
+/* The live snapshot, and what the formats print after the last thread. */
+static int snapshot_live(struct snap_cmd *c)
+{
+	struct ustack_snapshot_stats st;
+	struct snap_out *out = &c->out;
+	int ret;
+
+	if (out->fmt == FMT_JSON)
+		printf("{\"pid\": %d, \"threads\": [", out->pid);
+	ret = ustack_snapshot(out->pid, &c->opts, print_thread, out, &st, sizeof(st));
+	if (out->fmt == FMT_JSON && !ret)
+		printf("\n  ]}\n");
+	ret = print_end(out, ret);
+	if (out->pprof && !ret && (ret = snapshot_pprof__write(out->pprof, stdout))) {
+		cli_error("%s: cannot write the profile: %s",
+			  c->out_path ? c->out_path : "standard output", strerror(-ret));
+		snapshot_pprof__free(out->pprof);
+		ustack_perfmap__free(out->jit);
+		return 1;
+	}
+	snapshot_pprof__free(out->pprof);
+	ustack_perfmap__free(out->jit);
+	fflush(stdout);
+	return live_status(c, ret, &st);
+}
+
+int cmd_snapshot(int argc, char **argv)
+{
+	/* a Ctrl-C or Ctrl-Z lands between two threads, never during a stop */
+	struct snap_cmd c = {
+		.opts = { .sz = sizeof(c.opts), .flags = USTACK_SNAPSHOT_HOLD_SIGNALS },
+		.out = { .fmt = FMT_TEXT },
+	};
+	int ret = parse_args(&c, argc, argv);
+
+	if (ret < 0)
+		ret = open_output(&c);
+	if (ret >= 0)
+		return ret;
+	if (c.core)
+		return snapshot_core(&c.out, c.core, c.exe, &c.opts);
+	ret = live_setup(&c);
+	if (ret >= 0)
+		return ret;
+	return snapshot_live(&c);
 }

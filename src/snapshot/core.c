@@ -187,6 +187,35 @@ lines:
 	}
 }
 
+/* Core thread @ct unwound into @frames (room for @max) and named into
+ * @named: *@t as the callback gets it (t->error: it could not be). */
+static void core_thread(struct core_snap *s, const struct ustack_core_thread *ct,
+			struct ustack_frame *frames, struct ustack_snapshot_frame *named, int max,
+			struct ustack_snapshot_thread *t)
+{
+	struct ustack_unwind_opts uo = { .sz = sizeof(uo), .read = ustack_core__read,
+					 .read_ctx = s->core, .bx = ct->bx, .has_bx = 1 };
+	int n;
+
+	*t = (struct ustack_snapshot_thread){ .tid = ct->tid };
+	memcpy(t->comm, s->core->comm, sizeof(t->comm));
+	n = ustack_unwinder__unwind(s->u, &ct->regs, &uo, frames, max, &t->stop_reason);
+	if (n < 0) {
+		t->error = n;
+		return;
+	}
+	s->nr_lines = 0;
+	for (int k = 0; k < n; k++)
+		name_frame(s, k, &frames[k], &named[k]);
+	t->nr_frames = n;
+	t->frames = named;
+	if (s->want_lines) {
+		t->nr_lines = s->nr_lines;
+		t->lines = s->lines;
+		t->line_decls = s->decls;
+	}
+}
+
 USTACK_API int ustack_snapshot_core(const char *path, const struct ustack_snapshot_core_opts *opts,
 				    ustack_snapshot_fn fn, void *ctx,
 				    struct ustack_snapshot_stats *stats, size_t stats_sz)
@@ -237,29 +266,10 @@ USTACK_API int ustack_snapshot_core(const char *path, const struct ustack_snapsh
 		goto out;
 	st.threads = s.core->nr_threads;
 	for (size_t i = 0; i < s.core->nr_threads; i++) {
-		const struct ustack_core_thread *ct = &s.core->threads[i];
-		struct ustack_unwind_opts uo = { .sz = sizeof(uo), .read = ustack_core__read,
-						 .read_ctx = s.core, .bx = ct->bx, .has_bx = 1 };
-		struct ustack_snapshot_thread t = { .tid = ct->tid };
-		int n;
+		struct ustack_snapshot_thread t;
 
-		memcpy(t.comm, s.core->comm, sizeof(t.comm));
-		n = ustack_unwinder__unwind(s.u, &ct->regs, &uo, frames, max, &t.stop_reason);
-		if (n < 0) {
-			t.error = n;
-		} else {
-			st.unwound++;
-			s.nr_lines = 0;
-			for (int k = 0; k < n; k++)
-				name_frame(&s, k, &frames[k], &named[k]);
-			t.nr_frames = n;
-			t.frames = named;
-			if (s.want_lines) {
-				t.nr_lines = s.nr_lines;
-				t.lines = s.lines;
-				t.line_decls = s.decls;
-			}
-		}
+		core_thread(&s, &s.core->threads[i], frames, named, max, &t);
+		st.unwound += !t.error;
 		if (fn && fn(&t, ctx))
 			break;
 	}

@@ -2,7 +2,7 @@
 /*
  * A snapshot thread's source lines (lines[]) and their parallel
  * DW_AT_decl_line array (line_decls[]), grown together: shared by the live
- * (snapshot_ptrace.c) and the core (snapshot_core.c) snapshots.
+ * (snapshot.c) and the core (core.c) snapshots.
  */
 #ifndef USTACK_SNAPSHOT_LINES_H
 #define USTACK_SNAPSHOT_LINES_H

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the snapshot reads of /proc besides the mappings: the registers a
- * thread blocked in the kernel entered it with (snapshot_ptrace.c).
+ * thread blocked in the kernel entered it with (snapshot.c).
  */
 #ifndef USTACK_SNAPSHOT_PROC_H
 #define USTACK_SNAPSHOT_PROC_H

@@ -131,6 +131,8 @@ struct snap_pending {
 struct snap {
 	int pid;
 	int task_dir; /* /proc/PID/task, -1 when not open */
+	int *tids;    /* the threads, in /proc order */
+	unsigned int nr_tids;
 	struct ustack_procmaps *pm;
 	struct ustack_modcache *mc;
 	struct ustack_remote remote;
@@ -168,6 +170,11 @@ struct snap {
 	uint32_t *decls; /* the thread's line_decls[]: parallel to lines[] */
 	int nr_lines;
 	size_t cap_lines, cap_decls;
+	/* the group of threads being unwound (s->pend) and their frames, one
+	 * thread after another (gframes[pend[i].first..]) */
+	struct snap_pending *pend;
+	struct ustack_frame *gframes;
+	size_t gcap;
 };
 
 /* /proc/PID/task/TID/NAME, opened relative to /proc/PID/task (@task_dir,
@@ -705,69 +712,62 @@ static void name_frames(struct snap *s, const struct ustack_frame *frames, int n
 	}
 }
 
-USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
-			       ustack_snapshot_fn fn, void *ctx,
-			       struct ustack_snapshot_stats *stats, size_t stats_sz)
+/* The caller's options into @s (nothing here can fail). */
+static void snap_set_opts(struct snap *s, int pid, const struct ustack_snapshot_opts *opts)
 {
-	struct ustack_snapshot_stats st = { 0 };
-	struct snap *s;
-	struct ustack_frame *gframes = NULL;
-	struct snap_pending *pend = NULL;
-	unsigned int nr = 0, max_tables = 0, flags;
-	int *tids = NULL, ret, depth;
-	size_t gcap;
+	int depth = OPTS_GET(opts, max_depth, 0);
+	unsigned int flags = OPTS_GET(opts, flags, 0);
 
-	if (!OPTS_VALID(opts, struct ustack_snapshot_opts))
-		return -EINVAL;
-	if (pid <= 0) {
-		OPTS_SET_ERR(opts, "pid %d: not a process id", pid);
-		return -EINVAL;
-	}
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
 	s->pid = pid;
 	s->task_dir = -1;
-	depth = OPTS_GET(opts, max_depth, 0);
 	s->max_depth = depth <= 0 ? 256 : depth < USTACK_MAX_DEPTH ? depth : USTACK_MAX_DEPTH;
 	s->hold_ms = OPTS_GET(opts, hold_ms, 0);
-	max_tables = OPTS_GET(opts, max_tables, 0);
-	flags = OPTS_GET(opts, flags, 0);
 	s->hold_signals = !!(flags & USTACK_SNAPSHOT_HOLD_SIGNALS);
 	/* holding a thread stopped (tests) needs it stopped */
 	s->stop_all = (flags & USTACK_SNAPSHOT_STOP_ALL) || s->hold_ms;
 	s->want_lines = !!(flags & USTACK_SNAPSHOT_LINES);
 	s->no_names = (flags & USTACK_SNAPSHOT_NO_NAMES) && !s->want_lines;
-	ret = list_tids(pid, &tids, &nr);
-	if (ret) {
-		OPTS_SET_ERR(opts, "pid %d: %s", pid,
-			     ret == -ESRCH ? "no such process" : strerror(-ret));
-		goto out;
-	}
-	/* The address space is read through a live thread: a leader that
-	 * called pthread_exit() is a zombie with an empty /proc/PID/maps. */
-	s->reader.pid = pid;
-	{
-		char path[64];
+}
 
-		snprintf(path, sizeof(path), "/proc/%d/task", pid);
-		s->task_dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	}
-	for (unsigned int i = 0; i < nr; i++) {
-		char state = thread_state(s->task_dir, pid, tids[i]);
+/* The address space is read through a live thread: a leader that
+ * called pthread_exit() is a zombie with an empty /proc/PID/maps. */
+static void snap_pick_reader(struct snap *s)
+{
+	char path[64];
+
+	s->reader.pid = s->pid;
+	snprintf(path, sizeof(path), "/proc/%d/task", s->pid);
+	s->task_dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (unsigned int i = 0; i < s->nr_tids; i++) {
+		char state = thread_state(s->task_dir, s->pid, s->tids[i]);
 
 		if (state && state != 'Z' && state != 'X') {
-			s->reader.pid = tids[i];
+			s->reader.pid = s->tids[i];
 			break;
 		}
 	}
+}
+
+/* What the snapshot needs before its first thread: the thread list, the
+ * mappings, the tables' cache, the symbolizer, one thread's buffers.
+ * 0 or -errno (the message in @opts, but for -ENOMEM). */
+static int snap_open(struct snap *s, const struct ustack_snapshot_opts *opts)
+{
+	int ret = list_tids(s->pid, &s->tids, &s->nr_tids);
+
+	if (ret) {
+		OPTS_SET_ERR(opts, "pid %d: %s", s->pid,
+			     ret == -ESRCH ? "no such process" : strerror(-ret));
+		return ret;
+	}
+	snap_pick_reader(s);
 	s->pm = ustack_procmaps__open(s->reader.pid, NULL);
 	if (!s->pm) {
 		ret = -(errno == ENOENT ? ESRCH : errno);
-		OPTS_SET_ERR(opts, "pid %d: cannot read its mappings: %s", pid, strerror(-ret));
-		goto out;
+		OPTS_SET_ERR(opts, "pid %d: cannot read its mappings: %s", s->pid, strerror(-ret));
+		return ret;
 	}
-	s->mc = ustack_modcache__new(max_tables, 0);
+	s->mc = ustack_modcache__new(OPTS_GET(opts, max_tables, 0), 0);
 	if (!s->no_names) {
 		/* names (and lines when asked): may be NULL */
 		struct ustack_symbolizer_opts so = {
@@ -780,140 +780,195 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 	s->frames = calloc(s->max_depth, sizeof(*s->frames));
 	s->named = calloc(s->max_depth, sizeof(*s->named));
 	s->pins = calloc(s->max_depth, sizeof(*s->pins));
-	if (!s->mc || !s->frames || !s->named || !s->pins) {
-		ret = -ENOMEM;
-		goto out;
-	}
+	if (!s->mc || !s->frames || !s->named || !s->pins)
+		return -ENOMEM;
 	ustack_remote__init(&s->remote, s->pm, s->mc, vm_read, &s->reader);
+	return 0;
+}
 
-	st.threads = nr;
-	/* Threads are unwound in groups, then named and handed to @fn: the
-	 * names of a group's frames are looked up together, in one pass over
-	 * each file's symbols (expect_names()). A thread that is stopped is
-	 * still stopped only for its own unwind. */
-	/* room for a group's frames: grown as threads are unwound, up to
-	 * SNAP_GROUP_FRAMES plus one thread's worth */
-	gcap = 1024;
-	gframes = malloc(gcap * sizeof(*gframes));
-	pend = calloc(nr < SNAP_GROUP_THREADS ? (nr ? nr : 1) : SNAP_GROUP_THREADS, sizeof(*pend));
-	if (!gframes || !pend) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (unsigned int i = 0, done = 0; i < nr && !done;) {
-		unsigned int ng = 0;
-		size_t nf = 0;
+/* Room for a group's threads, and for its frames: grown as threads are
+ * unwound, up to SNAP_GROUP_FRAMES plus one thread's worth. */
+static int snap_alloc_group(struct snap *s)
+{
+	unsigned int nr = s->nr_tids;
 
-		for (; i < nr && ng < SNAP_GROUP_THREADS && nf < SNAP_GROUP_FRAMES; i++) {
-			struct snap_pending *p = &pend[ng++];
-			int n;
+	s->gcap = 1024;
+	s->gframes = malloc(s->gcap * sizeof(*s->gframes));
+	s->pend = calloc(nr < SNAP_GROUP_THREADS ? (nr ? nr : 1) : SNAP_GROUP_THREADS,
+			 sizeof(*s->pend));
+	return s->gframes && s->pend ? 0 : -ENOMEM;
+}
 
-			p->t = (struct ustack_snapshot_thread){ .tid = tids[i] };
-			read_comm(s->task_dir, pid, tids[i], p->t.comm);
-			n = unwind_blocked(s, tids[i], &p->t.stop_reason);
-			if (n >= 0) {
-				p->t.thread_flags = USTACK_SNAPSHOT_THREAD_NOT_STOPPED;
-				st.not_stopped++;
-				s->dropped_in_row = 0;
-			} else {
-				int dropped = n == -ESTALE;
+/* Thread @p (its tid set) into s->frames: without a stop when it is
+ * blocked in the kernel, else stopped (unwind_thread()). The number of
+ * frames, or -errno; -ESRCH for a thread that has exited. */
+static int snap_unwind_one(struct snap *s, struct snap_pending *p,
+			   struct ustack_snapshot_stats *st)
+{
+	int tid = p->t.tid;
+	int n = unwind_blocked(s, tid, &p->t.stop_reason);
 
-				st.restopped += dropped;
-				if (!s->preloaded) {
-					/* open every file's tables before any
-					 * thread is stopped */
-					ustack_remote__preload(&s->remote);
-					s->preloaded = 1;
-				}
-				n = unwind_thread(s, tids[i], &p->t.stop_reason, &p->t.stopped_ns);
-				/* many such in a row, and stopping works (not a
-				 * process another tracer holds): most likely code
-				 * whose frames all need rbp (built with frame
-				 * pointers); stop the rest without reading /proc
-				 * for each first */
-				if (dropped && n >= 0 &&
-				    ++s->dropped_in_row >= SNAP_DROPS_BEFORE_STOPPING)
-					s->stop_all = 1;
-			}
-			if (n == -EPERM || n == -ESRCH) {
-				/* a zombie thread (exited, not yet reaped) has no stack,
-				 * and ptrace refuses it with EPERM: it has exited */
-				char state = thread_state(s->task_dir, pid, tids[i]);
+	if (n >= 0) {
+		p->t.thread_flags = USTACK_SNAPSHOT_THREAD_NOT_STOPPED;
+		st->not_stopped++;
+		s->dropped_in_row = 0;
+	} else {
+		int dropped = n == -ESTALE;
 
-				if (!state || state == 'Z' || state == 'X')
-					n = -ESRCH;
-			}
-			if (n == -EPERM && st.unwound == 0 && !s->proc_regs_ok) {
-				ret = -EPERM;
-				OPTS_SET_ERR(opts, "pid %d: not allowed to trace it (ptrace permission, "
-					     "see /proc/sys/kernel/yama/ptrace_scope)", pid);
-				goto out;
-			}
-			p->n = n;
-			if (n < 0) {
-				p->t.error = n;
-				if (n == -ESRCH)
-					st.vanished++;
-				continue;
-			}
-			if (nf + (size_t)n > gcap) {
-				size_t cap = gcap;
-				struct ustack_frame *g;
-
-				while (cap < nf + (size_t)n)
-					cap *= 2;
-				g = realloc(gframes, cap * sizeof(*g));
-				if (!g) {
-					/* not named, not lost: reported with -ENOMEM */
-					p->n = p->t.error = -ENOMEM;
-					if (p->t.thread_flags & USTACK_SNAPSHOT_THREAD_NOT_STOPPED)
-						st.not_stopped--;
-					continue;
-				}
-				gframes = g;
-				gcap = cap;
-			}
-			st.unwound++;
-			if (p->t.stopped_ns > st.max_stopped_ns)
-				st.max_stopped_ns = p->t.stopped_ns;
-			st.total_stopped_ns += p->t.stopped_ns;
-			memcpy(gframes + nf, s->frames, (size_t)n * sizeof(*gframes));
-			p->first = nf;
-			nf += (size_t)n;
+		st->restopped += dropped;
+		if (!s->preloaded) {
+			/* open every file's tables before any
+			 * thread is stopped */
+			ustack_remote__preload(&s->remote);
+			s->preloaded = 1;
 		}
-		if (!s->no_names)
-			expect_names(s, gframes, nf);
-		for (unsigned int g = 0; g < ng; g++) {
-			struct snap_pending *p = &pend[g];
+		n = unwind_thread(s, tid, &p->t.stop_reason, &p->t.stopped_ns);
+		/* many such in a row, and stopping works (not a
+		 * process another tracer holds): most likely code
+		 * whose frames all need rbp (built with frame
+		 * pointers); stop the rest without reading /proc
+		 * for each first */
+		if (dropped && n >= 0 &&
+		    ++s->dropped_in_row >= SNAP_DROPS_BEFORE_STOPPING)
+			s->stop_all = 1;
+	}
+	if (n == -EPERM || n == -ESRCH) {
+		/* a zombie thread (exited, not yet reaped) has no stack,
+		 * and ptrace refuses it with EPERM: it has exited */
+		char state = thread_state(s->task_dir, s->pid, tid);
 
-			if (p->n >= 0) {
-				name_frames(s, gframes + p->first, p->n);
-				p->t.nr_frames = p->n;
-				p->t.frames = s->named;
-				if (s->want_lines) {
-					p->t.nr_lines = s->nr_lines;
-					p->t.lines = s->lines;
-					p->t.line_decls = s->decls;
-				}
-			}
-			ret = fn ? fn(&p->t, ctx) : 0;
-			unpin_frames(s);
-			if (ret) {
-				ret = 0;
-				done = 1;
-				break;
+		if (!state || state == 'Z' || state == 'X')
+			n = -ESRCH;
+	}
+	return n;
+}
+
+/* Thread @p's outcome (@n frames in s->frames, or -errno) into the group:
+ * its frames appended to s->gframes from *@nf on, the counts in @st. */
+static void group_add(struct snap *s, struct snap_pending *p, int n, size_t *nf,
+		      struct ustack_snapshot_stats *st)
+{
+	p->n = n;
+	if (n < 0) {
+		p->t.error = n;
+		if (n == -ESRCH)
+			st->vanished++;
+		return;
+	}
+	if (*nf + (size_t)n > s->gcap) {
+		size_t cap = s->gcap;
+		struct ustack_frame *g;
+
+		while (cap < *nf + (size_t)n)
+			cap *= 2;
+		g = realloc(s->gframes, cap * sizeof(*g));
+		if (!g) {
+			/* not named, not lost: reported with -ENOMEM */
+			p->n = p->t.error = -ENOMEM;
+			if (p->t.thread_flags & USTACK_SNAPSHOT_THREAD_NOT_STOPPED)
+				st->not_stopped--;
+			return;
+		}
+		s->gframes = g;
+		s->gcap = cap;
+	}
+	st->unwound++;
+	if (p->t.stopped_ns > st->max_stopped_ns)
+		st->max_stopped_ns = p->t.stopped_ns;
+	st->total_stopped_ns += p->t.stopped_ns;
+	memcpy(s->gframes + *nf, s->frames, (size_t)n * sizeof(*s->gframes));
+	p->first = *nf;
+	*nf += (size_t)n;
+}
+
+/* Unwinds the threads from s->tids[*@i] on into a group (s->pend[0..*@ng),
+ * their frames *@nf in s->gframes) until it is full or all are done.
+ * 0, or -EPERM (the message in @opts) when the first thread cannot be
+ * traced and /proc gave none of its registers: the snapshot ends. */
+static int snap_unwind_group(struct snap *s, const struct ustack_snapshot_opts *opts,
+			     unsigned int *i, unsigned int *ng, size_t *nf,
+			     struct ustack_snapshot_stats *st)
+{
+	*ng = 0;
+	*nf = 0;
+	for (; *i < s->nr_tids && *ng < SNAP_GROUP_THREADS && *nf < SNAP_GROUP_FRAMES; (*i)++) {
+		struct snap_pending *p = &s->pend[(*ng)++];
+		int tid = s->tids[*i], n;
+
+		p->t = (struct ustack_snapshot_thread){ .tid = tid };
+		read_comm(s->task_dir, s->pid, tid, p->t.comm);
+		n = snap_unwind_one(s, p, st);
+		if (n == -EPERM && st->unwound == 0 && !s->proc_regs_ok) {
+			OPTS_SET_ERR(opts, "pid %d: not allowed to trace it (ptrace permission, "
+				     "see /proc/sys/kernel/yama/ptrace_scope)", s->pid);
+			return -EPERM;
+		}
+		group_add(s, p, n, nf, st);
+	}
+	return 0;
+}
+
+/* The group's @ng threads named (their @nf frames announced to the
+ * symbolizer first) and handed to @fn, every thread running again by
+ * now. 1 when @fn asked to stop, else 0. */
+static int snap_name_group(struct snap *s, unsigned int ng, size_t nf, ustack_snapshot_fn fn,
+			   void *ctx)
+{
+	if (!s->no_names)
+		expect_names(s, s->gframes, nf);
+	for (unsigned int g = 0; g < ng; g++) {
+		struct snap_pending *p = &s->pend[g];
+		int ret;
+
+		if (p->n >= 0) {
+			name_frames(s, s->gframes + p->first, p->n);
+			p->t.nr_frames = p->n;
+			p->t.frames = s->named;
+			if (s->want_lines) {
+				p->t.nr_lines = s->nr_lines;
+				p->t.lines = s->lines;
+				p->t.line_decls = s->decls;
 			}
 		}
+		ret = fn ? fn(&p->t, ctx) : 0;
+		unpin_frames(s);
+		if (ret)
+			return 1;
 	}
-	if (st.unwound == 0 && st.vanished == nr) {
+	return 0;
+}
+
+/* Threads are unwound in groups, then named and handed to @fn: the names
+ * of a group's frames are looked up together, in one pass over each
+ * file's symbols (expect_names()). A thread that is stopped is still
+ * stopped only for its own unwind. */
+static int snap_run(struct snap *s, const struct ustack_snapshot_opts *opts,
+		    ustack_snapshot_fn fn, void *ctx, struct ustack_snapshot_stats *st)
+{
+	int ret = 0;
+
+	for (unsigned int i = 0; i < s->nr_tids;) {
+		unsigned int ng;
+		size_t nf;
+
+		ret = snap_unwind_group(s, opts, &i, &ng, &nf, st);
+		if (ret)
+			return ret;
+		if (snap_name_group(s, ng, nf, fn, ctx))
+			break;
+	}
+	if (st->unwound == 0 && st->vanished == s->nr_tids) {
 		ret = -ESRCH;
-		OPTS_SET_ERR(opts, "pid %d: no such process", pid);
+		OPTS_SET_ERR(opts, "pid %d: no such process", s->pid);
 	}
-	st.pages_read = s->reader.reads;
-out:
-	/* only the bytes the caller's (maybe older, shorter) struct has */
-	if (stats)
-		ustack_copy_out(stats, stats_sz, &st, sizeof(st));
+	st->pages_read = s->reader.reads;
+	return ret;
+}
+
+/* The symbolizer goes first: it reads the tables' own mappings of the
+ * files (sym_file_id()), whose references are put after it. */
+static void snap_free(struct snap *s)
+{
 	ustack_symbolizer__free(s->sym);
 	unpin_frames(s);
 	for (unsigned int i = 0; i < s->nr_sym_mods; i++)
@@ -925,13 +980,44 @@ out:
 	ustack_procmaps__close(s->pm);
 	if (s->task_dir >= 0)
 		close(s->task_dir);
-	free(gframes);
-	free(pend);
+	free(s->gframes);
+	free(s->pend);
 	free(s->frames);
 	free(s->named);
 	free(s->lines);
 	free(s->decls);
-	free(tids);
+	free(s->tids);
 	free(s);
+}
+
+USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
+			       ustack_snapshot_fn fn, void *ctx,
+			       struct ustack_snapshot_stats *stats, size_t stats_sz)
+{
+	struct ustack_snapshot_stats st = { 0 };
+	struct snap *s;
+	int ret;
+
+	if (!OPTS_VALID(opts, struct ustack_snapshot_opts))
+		return -EINVAL;
+	if (pid <= 0) {
+		OPTS_SET_ERR(opts, "pid %d: not a process id", pid);
+		return -EINVAL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	snap_set_opts(s, pid, opts);
+	ret = snap_open(s, opts);
+	if (!ret) {
+		st.threads = s->nr_tids;
+		ret = snap_alloc_group(s);
+	}
+	if (!ret)
+		ret = snap_run(s, opts, fn, ctx, &st);
+	/* only the bytes the caller's (maybe older, shorter) struct has */
+	if (stats)
+		ustack_copy_out(stats, stats_sz, &st, sizeof(st));
+	snap_free(s);
 	return ret;
 }
