@@ -21,7 +21,7 @@
  * stamped before the round but still being written while its ring was read
  * (a virtual CPU stalled mid-write) comes late; the recorder keeps an
  * exited process's mappings for a second (recorder.c, exit_later) and a
- * deferred callchain that comes before its sample (recorder_kfp.c) for it.
+ * deferred callchain that comes before its sample (record/kfp.c) for it.
  */
 #include <ctype.h>
 #include <dirent.h>

@@ -2,7 +2,7 @@
 /*
  * Sorted VMA arrays and a file table without a process: the pieces an
  * event-fed mapping picture is made of (the recorder's, src/record/
- * perf_maps.c), shared with the text mode's own table.
+ * recmaps.c), shared with the text mode's own table.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Threads blocked in the kernel are read without a stop (snapshot_ptrace.c
+ * Threads blocked in the kernel are read without a stop (snapshot/snapshot.c
  * unwind_blocked()):
  *   - the /proc/PID/task/TID/syscall parser on the kernel's three forms and
  *     on text that is none of them;
