@@ -279,7 +279,9 @@ for t in "${recorded[@]}"; do
 done
 
 # ---- a forged build ID ------------------------------------------------------------------------------
-"$tmp/ct_libc_loop" 30 >"$tmp/loop.out" &
+# (both run until the test ends: on a loaded machine the build and the
+# first recording below took more than the 30 s they once had)
+"$tmp/ct_libc_loop" 600 >"$tmp/loop.out" &
 lpid=$!
 pids+=("$lpid")
 for _ in $(seq 500); do grep -q ready "$tmp/loop.out" && break; sleep 0.02; done
@@ -290,7 +292,7 @@ if [ -z "$libc" ] || [ -z "$libc_bid" ]; then
 elif ! build f "$tmp/f" -Wl,--build-id=0x"$libc_bid" || [ "$(bid "$tmp/f/libct.so")" != "$libc_bid" ]; then
 	fail ct_forged "cannot build a library with build ID $libc_bid: got $(bid "$tmp/f/libct.so")"
 else
-	unshare -m --propagation private "$NS_RUN" "$tmp/f" 30 >"$tmp/forge.out" 2>&1 &
+	unshare -m --propagation private "$NS_RUN" "$tmp/f" 600 >"$tmp/forge.out" 2>&1 &
 	fspid=$!
 	pids+=("$fspid")
 	for _ in $(seq 500); do grep -q ready "$tmp/forge.out" && break; sleep 0.02; done
@@ -300,6 +302,8 @@ else
 	# the cache sees with libc's build ID
 	if [ -z "$fpid" ]; then
 		fail ct_forged "the container process did not start: $(head -n2 "$tmp/forge.out")"
+	elif ! kill -0 "$lpid" 2>/dev/null; then
+		fail ct_forged "the host process ct_libc_loop ($lpid) is gone before the recording"
 	elif ! "$USTACK" record -F 199 -q -d 1 -p "$fpid" -o "$tmp/forge1.data" >"$tmp/forge1.out" 2>"$tmp/forge1.err" ||
 		! "$USTACK" record -F 199 -q -a -d 3 -o "$tmp/forge.data" >"$tmp/forge.rec.out" 2>"$tmp/forge.rec.err" ||
 		! "$USTACK" report -i "$tmp/forge.data" -o "$tmp/forge.text" 2>"$tmp/forge.rep.err"; then
