@@ -84,7 +84,7 @@ echo "| ustack --format raw | $(fmt $r33) | $(fmt $r2) | $(per $r33 $r2) |"
 echo "| eu-stack | $(fmt $e33) | $(fmt $e2) | $(per $e33 $e2) |"
 echo
 echo "eu-stack / ustack text: whole process $(ratio $e33 $u33)x ($n33 threads), $(ratio $e2 $u2)x ($n2 threads);" \
-	"per thread $(ratio $(per $e33 $e2) $(per $u33 $u2))x"
+	"per thread $(ratio "$(per $e33 $e2)" "$(per $u33 $u2)")x"
 
 R=build/bench/record
 if [ ! -f $R/ustack.data ] || [ ! -f $R/perf-dwarf.data ] || ! command -v perf >/dev/null; then
@@ -106,5 +106,5 @@ echo "| ustack report (text, line cache warm) | $samples | $(fmt $ut) | $(ps $ut
 echo "| ustack report --format folded | $samples | $(fmt $uf) | $(ps $uf $samples) |"
 echo "| perf script (--call-graph dwarf trace) | $psamples | $(fmt $pd) | $(ps $pd $psamples) |"
 echo
-echo "perf script / ustack, per sample: text $(ratio $(ps $pd $psamples) $(ps $ut $samples))x," \
-	"folded $(ratio $(ps $pd $psamples) $(ps $uf $samples))x"
+echo "perf script / ustack, per sample: text $(ratio "$(ps $pd $psamples)" "$(ps $ut $samples)")x," \
+	"folded $(ratio "$(ps $pd $psamples)" "$(ps $uf $samples)")x"

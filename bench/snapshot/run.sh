@@ -153,7 +153,7 @@ echo "per thread unwound (median with $nt threads - median with $nt2, / $((nt - 
 	"ustack text $pt_u us, eu-stack $pt_e us: eu-stack / ustack $(ratio $pt_e $pt_u)x"
 echo "start-up (/bin/true, whole process): median ${MED[true]} ms; medians minus it:" \
 	"ustack text $(minus_true ${MED[ustack]}) ms, eu-stack $(minus_true ${MED[eu-stack]}) ms:" \
-	"eu-stack / ustack $(ratio $(minus_true ${MED[eu-stack]}) $(minus_true ${MED[ustack]}))x"
+	"eu-stack / ustack $(ratio "$(minus_true ${MED[eu-stack]})" "$(minus_true ${MED[ustack]})")x"
 echo
 echo "ustack --stats, $RUNS text snapshots each: threads read without a stop (blocked in the kernel):" \
 	"median $free_med of $nt (max $free_max); longest stop of one thread: median $stop_med us, max $stop_max us;"
