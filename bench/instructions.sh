@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Instructions executed (valgrind --tool=callgrind, user space only), ustack
+# against its peers, for the figures whose wall time this kind of machine
+# (2 CPUs, shared, VM) cannot resolve: an instruction count does not move
+# with load, CPU frequency or the cost of a process start, so it
+# reproduces on any machine with the same binaries and debug files.
+#
+#   snapshot  ustack snapshot -p PID (text, raw) and eu-stack -p PID, of
+#             tests/integration/progs/snap_futex32.c with 32 threads + main
+#             and with 1 + main: whole process, and per thread unwound
+#             ((33 threads - 2) / 31)
+#   report    ustack report (text, line cache warm; folded) and perf script
+#             on the traces bench/record/run.sh left in build/bench/record
+#             (skipped with a reason when they are missing): per sample
+#   start-up  /bin/true and `ustack --version`: what starting the process
+#             costs in instructions before any work
+#
+# Not counted: the kernel (ptrace stops, /proc reads, page faults, system
+# calls), which is most of a snapshot's wall time (docs/PERFORMANCE.md).
+#
+#   bash bench/instructions.sh            (root: ptrace of the targets)
+#   USTACK=path/to/ustack bash bench/instructions.sh
+set -eu
+cd "$(dirname "$0")/.."
+CC=${CC:-gcc}
+OUT=build/bench/instructions
+mkdir -p "$OUT"
+command -v valgrind >/dev/null || { echo "bench/instructions: valgrind not installed" >&2; exit 1; }
+command -v eu-stack >/dev/null || { echo "bench/instructions: eu-stack not installed" >&2; exit 1; }
+if [ -z "${USTACK:-}" ]; then
+	make -s -j2 build/ustack >/dev/null
+	USTACK=build/ustack
+fi
+
+# instructions of one command (stdout to /dev/null), from callgrind's totals
+ir() {
+	rm -f "$OUT/cg.out"
+	valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.out" "$@" >/dev/null 2>"$OUT/cg.err" ||
+		{ echo "bench/instructions: failed under valgrind: $*" >&2; cat "$OUT/cg.err" >&2; exit 1; }
+	awk '/^(summary|totals):/ { print $2; exit }' "$OUT/cg.out"
+}
+fmt() { awk -v n="$1" 'BEGIN { printf "%.2fM", n / 1e6 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
+
+$CC -O2 -pthread -o "$OUT/snap_futex32" tests/integration/progs/snap_futex32.c
+"$OUT/snap_futex32" >"$OUT/t33.out" &
+p33=$!
+"$OUT/snap_futex32" 1 >"$OUT/t2.out" &
+p2=$!
+trap 'kill -KILL $p33 $p2 2>/dev/null; wait $p33 $p2 2>/dev/null || true' EXIT
+for _ in $(seq 500); do
+	grep -q ready "$OUT/t33.out" 2>/dev/null && grep -q ready "$OUT/t2.out" 2>/dev/null && break
+	sleep 0.01
+done
+sleep 0.2
+n33=$(ls /proc/$p33/task | wc -l)
+n2=$(ls /proc/$p2/task | wc -l)
+for p in $p33 $p2; do
+	[ "$($USTACK snapshot -p $p | grep -c '^TID ')" -eq "$(ls /proc/$p/task | wc -l)" ] &&
+		[ "$(eu-stack -p $p | grep -c '^TID ')" -eq "$(ls /proc/$p/task | wc -l)" ] ||
+		{ echo "bench/instructions: a tool did not see every thread of $p" >&2; exit 1; }
+done
+
+true_ir=$(ir /bin/true)
+ver_ir=$(ir $USTACK --version)
+u33=$(ir $USTACK snapshot -p $p33)
+u2=$(ir $USTACK snapshot -p $p2)
+r33=$(ir $USTACK snapshot -p $p33 --format raw)
+r2=$(ir $USTACK snapshot -p $p2 --format raw)
+e33=$(ir eu-stack -p $p33)
+e2=$(ir eu-stack -p $p2)
+d=$((n33 - n2))
+per() { echo $((($1 - $2) / d)); }
+
+echo "instructions executed in user space (callgrind), $(valgrind --version),"
+echo "$($USTACK --version | head -1), $(eu-stack --version 2>&1 | head -1); $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo
+echo "start-up: /bin/true $(fmt $true_ir), ustack --version $(fmt $ver_ir)"
+echo
+echo "| snapshot of snap_futex32 | $n33 threads | $n2 threads | per thread unwound |"
+echo "|---|---:|---:|---:|"
+echo "| ustack (text) | $(fmt $u33) | $(fmt $u2) | $(per $u33 $u2) |"
+echo "| ustack --format raw | $(fmt $r33) | $(fmt $r2) | $(per $r33 $r2) |"
+echo "| eu-stack | $(fmt $e33) | $(fmt $e2) | $(per $e33 $e2) |"
+echo
+echo "eu-stack / ustack text: whole process $(ratio $e33 $u33)x ($n33 threads), $(ratio $e2 $u2)x ($n2 threads);" \
+	"per thread $(ratio "$(per $e33 $e2)" "$(per $u33 $u2)")x"
+
+R=build/bench/record
+if [ ! -f $R/ustack.data ] || [ ! -f $R/perf-dwarf.data ] || ! command -v perf >/dev/null; then
+	echo
+	echo "report: skipped (no traces in $R: run bash bench/record/run.sh first; needs perf)"
+	exit 0
+fi
+samples=$($USTACK report -i $R/ustack.data --stats 2>/dev/null | awk '$1 == "events:" { print $2; exit }')
+psamples=$(perf report -i $R/perf-dwarf.data --stats 2>/dev/null | awk '/SAMPLE events:/ { print $3; exit }')
+$USTACK report -i $R/ustack.data >/dev/null # fills the line cache: the warm case
+ut=$(ir $USTACK report -i $R/ustack.data)
+uf=$(ir $USTACK report -i $R/ustack.data --format folded)
+pd=$(ir perf script -i $R/perf-dwarf.data)
+ps() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.0f", n / s }'; }
+echo
+echo "| report of bench/record's traces | samples | instructions | per sample |"
+echo "|---|---:|---:|---:|"
+echo "| ustack report (text, line cache warm) | $samples | $(fmt $ut) | $(ps $ut $samples) |"
+echo "| ustack report --format folded | $samples | $(fmt $uf) | $(ps $uf $samples) |"
+echo "| perf script (--call-graph dwarf trace) | $psamples | $(fmt $pd) | $(ps $pd $psamples) |"
+echo
+echo "perf script / ustack, per sample: text $(ratio "$(ps $pd $psamples)" "$(ps $ut $samples)")x," \
+	"folded $(ratio "$(ps $pd $psamples)" "$(ps $uf $samples)")x"

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Time inside the kernel per event, ustack's BPF unwinder against bpftrace,
+# on one tracepoint (syscalls:sys_enter_write) of a 4-thread write storm
+# (tests/integration/progs/write_storm.c, built as bench/record/backends.sh
+# builds it). From kernel.bpf_stats_enabled: run_time_ns / run_cnt of the
+# tool's own program on the tracepoint (bpftool prog show -j: the program
+# of the tool's name loaded after the tool started, sys_enter_write for
+# bpftrace, ustack_tp for ustack; if another process loads one of that name
+# meanwhile, the one that ran most), read every 0.1 s while the storm
+# runs; the last reading counts. Tools alternating, ROUNDS rounds, medians
+# [min-max]:
+#
+#   count      bpftrace '... /pid == cpid/ { @ = count(); }'         (the floor:
+#              a program that only counts)
+#   kstack     bpftrace '... /pid == cpid/ { @[kstack] = count(); }'
+#   ustack-fp  bpftrace '... /pid == cpid/ { @[ustack(127)] = count(); }' on
+#              the storm built with frame pointers (bpftrace walks only those)
+#   ustack     ustack record --backend bpf -e syscalls:sys_enter_write on the
+#              storm built without frame pointers (unwound from its CFI)
+#
+# bpftrace's tracepoint program runs for every process's writes and
+# filters by pid (others' writes are cheap runs that lower its average a
+# little); ustack's is attached to the storm's threads only.
+#
+#   bash bench/record/kernel_ns.sh [ROUNDS]    (default 5; root, bpftool, bpftrace)
+#   env: STORM (write_storm arguments, default "-t 4 -n 2000000": long enough to be read while it runs), USTACK
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROUNDS=${1:-5}
+STORM=${STORM:--t 4 -n 2000000}
+CC=${CC:-gcc}
+[ "$(id -u)" -eq 0 ] || { echo "bench/record/kernel_ns.sh: needs root (kernel.bpf_stats_enabled)" >&2; exit 1; }
+for t in bpftool bpftrace; do
+	command -v $t >/dev/null || { echo "bench/record/kernel_ns.sh: needs $t" >&2; exit 1; }
+done
+if [ -z "${USTACK:-}" ]; then
+	make -s -j2 build/ustack >/dev/null
+	USTACK=build/ustack
+fi
+OUT=build/bench/record/kernel_ns
+mkdir -p "$OUT"
+$CC -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -g -o "$OUT/storm" \
+	tests/integration/progs/write_storm.c -lpthread
+$CC -O2 -fno-omit-frame-pointer -fno-optimize-sibling-calls -g -o "$OUT/storm-fp" \
+	tests/integration/progs/write_storm.c -lpthread
+
+old=$(sysctl -n kernel.bpf_stats_enabled)
+trap 'sysctl -q -w kernel.bpf_stats_enabled=$old' EXIT
+sysctl -q -w kernel.bpf_stats_enabled=1
+
+TP=tracepoint:syscalls:sys_enter_write
+start() {
+	case $1 in
+	count) bpftrace -e "$TP /pid == cpid/ { @ = count(); }" -c "$OUT/storm $STORM" ;;
+	kstack) bpftrace -e "$TP /pid == cpid/ { @[kstack] = count(); }" -c "$OUT/storm $STORM" ;;
+	ustack-fp) bpftrace -e "$TP /pid == cpid/ { @[ustack(127)] = count(); }" -c "$OUT/storm-fp $STORM" ;;
+	ustack) $USTACK record --backend bpf -q -e syscalls:sys_enter_write -o "$OUT/ustack.data" -- \
+		"$OUT/storm" $STORM ;;
+	esac
+}
+# the highest program id now (programs loaded later have higher ids)
+max_id() { bpftool prog show -j 2>/dev/null | python3 -c '
+import json, sys
+print(max([p["id"] for p in json.load(sys.stdin)] or [0]))'; }
+# "run_time_ns run_cnt" of the tracepoint program named $2 with an id
+# above $1 that ran most
+reading() {
+	bpftool prog show -j 2>/dev/null | python3 -c '
+import json, sys
+best = (0, 0)
+for p in json.load(sys.stdin):
+    if p["id"] > int(sys.argv[1]) and p.get("type") == "tracepoint" and p.get("name") == sys.argv[2]:
+        best = max(best, (p.get("run_cnt", 0), p.get("run_time_ns", 0)))
+print(best[1], best[0])' "$1" "$2"
+}
+
+TOOLS="count kstack ustack-fp ustack"
+: >"$OUT/ns"
+for r in $(seq "$ROUNDS"); do
+	echo "round $r of $ROUNDS ..." >&2
+	for t in $TOOLS; do
+		name=sys_enter_write
+		[ $t = ustack ] && name=ustack_tp
+		id0=$(max_id)
+		start $t >"$OUT/$t.out" 2>&1 &
+		pid=$!
+		last="0 0"
+		while kill -0 $pid 2>/dev/null; do
+			now=$(reading "$id0" $name)
+			[ "${now#* }" != 0 ] && last=$now
+			sleep 0.1
+		done
+		wait $pid || { echo "bench/record/kernel_ns.sh: $t failed:" >&2; cat "$OUT/$t.out" >&2; exit 1; }
+		read -r ns cnt <<<"$last"
+		[ "$cnt" -gt 0 ] || { echo "bench/record/kernel_ns.sh: no reading of $t's program" >&2; exit 1; }
+		echo "$t $ns $cnt" >>"$OUT/ns"
+	done
+done
+
+stat() { awk -v t="$1" '$1 == t { printf "%.0f\n", $2 / $3 }' "$OUT/ns" | sort -n |
+	awk '{ v[NR] = $1 } END { printf "%s [%s-%s]", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR] }'; }
+runs() { awk -v t="$1" '$1 == t { print $3 }' "$OUT/ns" | sort -n | awk '{ v[NR] = $1 } END { print v[1] "-" v[NR] }'; }
+echo "command: bash bench/record/kernel_ns.sh $ROUNDS   (STORM=\"$STORM\")"
+echo "CPU $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), kernel $(uname -r), $(nproc) CPUs;" \
+	"$(bpftrace --version); $($USTACK --version | head -1); $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "| program on $TP | ns per event, median [min-max] of $ROUNDS | events counted in a reading |"
+echo "|---|---:|---:|"
+echo "| bpftrace @ = count() | $(stat count) | $(runs count) |"
+echo "| bpftrace @[kstack] = count() | $(stat kstack) | $(runs kstack) |"
+echo "| bpftrace @[ustack(127)] = count(), frame pointers | $(stat ustack-fp) | $(runs ustack-fp) |"
+echo "| ustack record --backend bpf, no frame pointers | $(stat ustack) | $(runs ustack) |"
