@@ -42,19 +42,9 @@ ir() {
 fmt() { awk -v n="$1" 'BEGIN { printf "%.2fM", n / 1e6 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
 
-$CC -O2 -pthread -o "$OUT/snap_futex32" tests/integration/progs/snap_futex32.c
-"$OUT/snap_futex32" >"$OUT/t33.out" &
-p33=$!
-"$OUT/snap_futex32" 1 >"$OUT/t2.out" &
-p2=$!
-trap 'kill -KILL $p33 $p2 2>/dev/null; wait $p33 $p2 2>/dev/null || true' EXIT
-for _ in $(seq 500); do
-	grep -q ready "$OUT/t33.out" 2>/dev/null && grep -q ready "$OUT/t2.out" 2>/dev/null && break
-	sleep 0.01
-done
-sleep 0.2
-n33=$(ls /proc/$p33/task | wc -l)
-n2=$(ls /proc/$p2/task | wc -l)
+. bench/snapshot/targets.sh
+start_targets
+p33=$pid p2=$pid2 n33=$nt n2=$nt2
 for p in $p33 $p2; do
 	[ "$($USTACK snapshot -p $p | grep -c '^TID ')" -eq "$(ls /proc/$p/task | wc -l)" ] &&
 		[ "$(eu-stack -p $p | grep -c '^TID ')" -eq "$(ls /proc/$p/task | wc -l)" ] ||

@@ -52,21 +52,9 @@ if [ -z "${USTACK:-}" ]; then
 else
 	built="$USTACK (given)"
 fi
-$CC -O2 -pthread -o "$OUT/snap_futex32" tests/integration/progs/snap_futex32.c
 $CC -O2 -Wall -o "$OUT/alternate" bench/snapshot/alternate.c
-
-"$OUT/snap_futex32" >"$OUT/target.out" &
-pid=$!
-"$OUT/snap_futex32" 1 >"$OUT/target2.out" &
-pid2=$!
-trap 'kill -KILL $pid $pid2 2>/dev/null; wait $pid $pid2 2>/dev/null || true' EXIT
-for _ in $(seq 500); do
-	grep -q ready "$OUT/target.out" 2>/dev/null && grep -q ready "$OUT/target2.out" 2>/dev/null && break
-	sleep 0.01
-done
-sleep 0.2
-nt=$(ls /proc/$pid/task | wc -l)
-nt2=$(ls /proc/$pid2/task | wc -l)
+. bench/snapshot/targets.sh
+start_targets
 
 GDB_ARGS=(gdb -nx -batch -iex 'set debuginfod enabled off' -p $pid -ex 'thread apply all bt')
 

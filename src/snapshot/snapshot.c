@@ -278,18 +278,24 @@ static int list_tids(int pid, int **out, unsigned int *nr)
 	return 0;
 }
 
+/* The unwinder reads the process through the snapshot's remote reader. */
+static struct ustack_unwind_ops remote_ops(struct snap *s)
+{
+	return (struct ustack_unwind_ops){
+		.find_row = ustack_remote__find_row,
+		.read = ustack_remote__read,
+		.is_code = ustack_remote__is_code,
+		.ctx = &s->remote,
+	};
+}
+
 /*
  * Stop @tid, unwind it, resume it. Returns the number of frames, or a
  * negative errno when the thread could not be stopped.
  */
 static int unwind_thread(struct snap *s, int tid, unsigned int *stop, uint64_t *stopped_ns)
 {
-	struct ustack_unwind_ops ops = {
-		.find_row = ustack_remote__find_row,
-		.read = ustack_remote__read,
-		.is_code = ustack_remote__is_code,
-		.ctx = &s->remote,
-	};
+	struct ustack_unwind_ops ops = remote_ops(s);
 	struct ustack_walk_opts uopts = { .sz = sizeof(uopts), .max_depth = s->max_depth,
 					  .ra_in_code = 1 };
 	struct user_regs_struct regs;
@@ -453,12 +459,7 @@ void (*ustack_snapshot_blocked_hook)(int tid);
  */
 static int unwind_blocked(struct snap *s, int tid, unsigned int *stop)
 {
-	struct ustack_unwind_ops ops = {
-		.find_row = ustack_remote__find_row,
-		.read = ustack_remote__read,
-		.is_code = ustack_remote__is_code,
-		.ctx = &s->remote,
-	};
+	struct ustack_unwind_ops ops = remote_ops(s);
 	struct ustack_walk_opts uopts = { .sz = sizeof(uopts), .max_depth = s->max_depth,
 					  .fp_unknown = 1, .ra_in_code = 1 };
 	struct ustack_regs uregs = { 0 };
