@@ -19,7 +19,7 @@ int report_dirs__build(struct report_dirs *d, const char *trace, const char *arc
 	struct ustack_archive_stats st;
 	const char *root;
 	struct stat sb;
-	int given = archive != NULL;
+	int given = archive != NULL, n;
 
 	memset(d, 0, sizeof(*d));
 	if (!archive) {
@@ -41,8 +41,11 @@ int report_dirs__build(struct report_dirs *d, const char *trace, const char *arc
 		d->archive_dir[0] = 0;
 		return given ? -1 : 0;
 	}
-	snprintf(d->note, sizeof(d->note),
-		 "%s (%" PRIu64 " files, %" PRIu64 " bytes, %" PRIu64 " members rejected) in %s",
-		 archive, st.files, st.bytes, st.rejected, d->archive_dir);
+	n = snprintf(d->note, sizeof(d->note),
+		     "%s (%" PRIu64 " files, %" PRIu64 " bytes, %" PRIu64 " members rejected) in %s",
+		     archive, st.files, st.bytes, st.rejected, d->archive_dir);
+	/* long paths: the note is cut, and says so */
+	if (n < 0 || (size_t)n >= sizeof(d->note))
+		memcpy(d->note + sizeof(d->note) - 4, "...", 4);
 	return 0;
 }
