@@ -66,38 +66,46 @@ struct rec {
 	/* scratch */
 	uint64_t words[2 * MAX_USER_FRAMES];
 	struct ustack_trace_frame frames[MAX_USER_FRAMES];
-	/* kernel symbols, loaded by a thread from the start */
-	struct ustack_kallsyms *ksyms;
-	int ksyms_loaded, ksyms_thread_started;
-	pthread_t ksyms_thread;
-	/* thread names, for FORK records */
-	struct tid_comm *comms;
-	size_t nr_comms, cap_comms;
-	struct ustack_u64map *comm_of; /* tid -> index in comms (-a: thousands of threads) */
+	/* kernel symbols, loaded by a thread from the start (sink.c) */
+	struct {
+		struct ustack_kallsyms *syms;
+		int loaded, thread_started;
+		pthread_t thread;
+	} ks;
+	/* thread names, for FORK records (sink.c) */
+	struct {
+		struct tid_comm *v;
+		size_t nr, cap;
+		struct ustack_u64map *of; /* tid -> index in v (-a: thousands of threads) */
+	} comms;
 	uint64_t t0;
-	/* processes whose main thread exited: their mapping pictures are
-	 * dropped a second later, so that a record of theirs another CPU
-	 * committed after the exit was read (time-stamped before it; seen
-	 * under a stalled virtual CPU) still finds its mappings */
-	struct rec_exit {
-		uint32_t pid;
-		uint64_t due; /* ustack_mono_ns() */
-	} *exits;
-	size_t nr_exits, cap_exits;
+	/* processes whose main thread exited (sideband.c): their mapping
+	 * pictures are dropped a second later, so that a record of theirs
+	 * another CPU committed after the exit was read (time-stamped before
+	 * it; seen under a stalled virtual CPU) still finds its mappings */
+	struct {
+		struct rec_exit {
+			uint32_t pid;
+			uint64_t due; /* ustack_mono_ns() */
+		} *v;
+		size_t nr, cap;
+	} exits;
 	/* pid -> JIT map state (jitmap.c) */
 	struct ustack_u64map *jit_pids;
 	/* pid -> where its map is (jitmap.c: an open root fd) */
 	struct ustack_u64map *jit_roots;
 	unsigned int jit_nroots;
-	/* the recording itself (struct ustack_recorder) */
-	pid_t child;          /* the command (-- CMD), 0 once reaped */
-	int go_fd, report_fd; /* its start and exec-report pipes */
-	int epfd;             /* what a poller waits on: the backend's fds, */
-	int tfd;              /* a 100 ms tick (deadline, -p processes, flushes), */
-	int pidfd;            /* the command's exit */
-	uint64_t deadline, last_progress;
-	int state;            /* enum rec_state */
-	int result;           /* of the recording once over */
+	/* the recording itself (struct ustack_recorder; recorder.c, setup.c) */
+	struct {
+		pid_t child;          /* the command (-- CMD), 0 once reaped */
+		int go_fd, report_fd; /* its start and exec-report pipes */
+		int epfd;             /* what a poller waits on: the backend's fds, */
+		int tfd;              /* a 100 ms tick (deadline, -p processes, flushes), */
+		int pidfd;            /* the command's exit */
+		uint64_t deadline, last_progress;
+		int state;            /* enum rec_state */
+		int result;           /* of the recording once over */
+	} run;
 	/* capture into the build-ID cache (capture_files.c; NULL: off) */
 	struct rec_capture *cap;
 	uint64_t cap_gone, cap_fd_cap, cap_errors, cap_write_errors, cap_by_path;

@@ -60,13 +60,13 @@ static int rec_step(struct rec *r, int timeout_ms)
 	uint64_t ticks;
 	int ret, status;
 
-	if (timeout_ms && epoll_wait(r->epfd, evs, 8, timeout_ms) < 0 && errno != EINTR) {
+	if (timeout_ms && epoll_wait(r->run.epfd, evs, 8, timeout_ms) < 0 && errno != EINTR) {
 		ret = -errno;
 		rec_set_err(r, "waiting for the ring buffers: %s%s", strerror(-ret), "");
 		return ret;
 	}
 	/* re-arm the tick's readiness (EAGAIN: it has not fired since) */
-	if (read(r->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+	if (read(r->run.tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		pr_debug("recorder tick: %s\n", strerror(errno));
 	ret = r->be->read(r, err, sizeof(err));
 	if (ret < 0) {
@@ -79,11 +79,11 @@ static int rec_step(struct rec *r, int timeout_ms)
 		return 1;
 	if (o->stop && *o->stop)
 		return 1;
-	if (r->deadline && ustack_mono_ns() >= r->deadline)
+	if (r->run.deadline && ustack_mono_ns() >= r->run.deadline)
 		return 1;
-	if (r->child > 0 && waitpid(r->child, &status, WNOHANG) == r->child) {
+	if (r->run.child > 0 && waitpid(r->run.child, &status, WNOHANG) == r->run.child) {
 		r->st.child_status = status;
-		r->child = 0;
+		r->run.child = 0;
 		return 1;
 	}
 	if (!r->o->argv && !o->system_wide && o->nr_pids) {
@@ -94,7 +94,7 @@ static int rec_step(struct rec *r, int timeout_ms)
 		if (!alive)
 			return 1;
 	}
-	if (ustack_mono_ns() - r->last_progress >= 1000000000ull) {
+	if (ustack_mono_ns() - r->run.last_progress >= 1000000000ull) {
 		/* a chunk a second reaches the disk: a full disk or a killed
 		 * recorder loses at most the last second */
 		ret = ustack_trace_writer__flush(r->w);
@@ -103,7 +103,7 @@ static int rec_step(struct rec *r, int timeout_ms)
 		fill_stats(r, &r->st);
 		if (o->progress)
 			o->progress(o->progress_ctx, &r->st);
-		r->last_progress = ustack_mono_ns();
+		r->run.last_progress = ustack_mono_ns();
 	}
 	return 0;
 }
@@ -153,22 +153,22 @@ static int rec_finish(struct rec *r)
  * the closed pipe), else left to finish on its own, as perf does. */
 static void rec_end_child(struct rec *r)
 {
-	if (r->go_fd >= 0) {
-		close(r->go_fd);
-		r->go_fd = -1;
-		if (r->child > 0) {
-			waitpid(r->child, NULL, 0);
-			r->child = 0;
+	if (r->run.go_fd >= 0) {
+		close(r->run.go_fd);
+		r->run.go_fd = -1;
+		if (r->run.child > 0) {
+			waitpid(r->run.child, NULL, 0);
+			r->run.child = 0;
 		}
 	}
-	if (r->report_fd >= 0) {
-		close(r->report_fd);
-		r->report_fd = -1;
+	if (r->run.report_fd >= 0) {
+		close(r->run.report_fd);
+		r->run.report_fd = -1;
 	}
-	if (r->child > 0) {
+	if (r->run.child > 0) {
 		int status;
 
-		if (waitpid(r->child, &status, WNOHANG) == r->child)
+		if (waitpid(r->run.child, &status, WNOHANG) == r->run.child)
 			r->st.child_status = status;
 	}
 }
@@ -182,12 +182,12 @@ static void rec_free(struct rec *r)
 		ustack_trace_writer__close(r->w);
 		r->w = NULL;
 	}
-	if (r->epfd >= 0)
-		close(r->epfd);
-	if (r->tfd >= 0)
-		close(r->tfd);
-	if (r->pidfd >= 0)
-		close(r->pidfd);
+	if (r->run.epfd >= 0)
+		close(r->run.epfd);
+	if (r->run.tfd >= 0)
+		close(r->run.tfd);
+	if (r->run.pidfd >= 0)
+		close(r->run.pidfd);
 	ustack_perf_session__close(r->ps);
 	if (r->be)
 		r->be->close(r);
@@ -195,11 +195,11 @@ static void rec_free(struct rec *r)
 	ustack_stackmap__free(r->umap);
 	rec_capture_free(r);
 	ustack_recmaps__free(r->rm);
-	free(r->exits);
+	free(r->exits.v);
 	ustack_modcache__free(r->mc);
 	rec_ksyms_free(r);
-	free(r->comms);
-	ustack_u64map__free(r->comm_of);
+	free(r->comms.v);
+	ustack_u64map__free(r->comms.of);
 	rec_jit_free(r);
 	free(r);
 }
@@ -226,7 +226,7 @@ USTACK_API struct ustack_recorder *ustack_recorder__new(const struct ustack_reco
 		memcpy(&r->opts, opts, opts->sz < sizeof(r->opts) ? opts->sz : sizeof(r->opts));
 	r->opts.sz = sizeof(r->opts);
 	r->o = &r->opts;
-	r->go_fd = r->report_fd = r->epfd = r->tfd = r->pidfd = -1;
+	r->run.go_fd = r->run.report_fd = r->run.epfd = r->run.tfd = r->run.pidfd = -1;
 	ret = rec_setup(r);
 	if (ret) {
 		rec_free(r);
@@ -238,7 +238,7 @@ USTACK_API struct ustack_recorder *ustack_recorder__new(const struct ustack_reco
 
 USTACK_API int ustack_recorder__fd(const struct ustack_recorder *rec)
 {
-	return rec ? ((const struct rec *)rec)->epfd : -EINVAL;
+	return rec ? ((const struct rec *)rec)->run.epfd : -EINVAL;
 }
 
 USTACK_API int ustack_recorder__poll(struct ustack_recorder *rec, int timeout_ms)
@@ -248,12 +248,12 @@ USTACK_API int ustack_recorder__poll(struct ustack_recorder *rec, int timeout_ms
 
 	if (!r)
 		return -EINVAL;
-	if (r->state != REC_RUNNING)
+	if (r->run.state != REC_RUNNING)
 		return 1;
 	ret = rec_step(r, timeout_ms);
 	if (ret) {
-		r->state = REC_OVER;
-		r->result = ret < 0 ? ret : 0;
+		r->run.state = REC_OVER;
+		r->run.result = ret < 0 ? ret : 0;
 		return ret < 0 ? ret : 1;
 	}
 	return 0;
@@ -271,13 +271,13 @@ USTACK_API int ustack_recorder__stop(struct ustack_recorder *rec)
 
 	if (!r)
 		return -EINVAL;
-	if (r->state == REC_FINISHED)
-		return r->result;
+	if (r->run.state == REC_FINISHED)
+		return r->run.result;
 	ret = rec_finish(r);
-	if (!r->result)
-		r->result = ret;
-	r->state = REC_FINISHED;
-	return r->result;
+	if (!r->run.result)
+		r->run.result = ret;
+	r->run.state = REC_FINISHED;
+	return r->run.result;
 }
 
 USTACK_API int ustack_recorder__stats(const struct ustack_recorder *rec,
@@ -289,7 +289,7 @@ USTACK_API int ustack_recorder__stats(const struct ustack_recorder *rec,
 	if (!r || !st)
 		return -EINVAL;
 	now = r->st;
-	if (r->state != REC_FINISHED)
+	if (r->run.state != REC_FINISHED)
 		fill_stats(r, &now);
 	ustack_copy_out(st, sz, &now, sizeof(now));
 	return 0;

@@ -247,8 +247,8 @@ static int setup_tables(struct rec *r)
 
 	r->mc = ustack_modcache__new(OPTS_GET(r->o, max_tables, 0), USTACK_MODCACHE_COMPILE_CFI);
 	r->rm = r->mc ? ustack_recmaps__new(r->mc) : NULL;
-	r->comm_of = r->rm ? ustack_u64map__new() : NULL;
-	if (!r->comm_of || rec_jit_init(r)) {
+	r->comms.of = r->rm ? ustack_u64map__new() : NULL;
+	if (!r->comms.of || rec_jit_init(r)) {
 		ret = -errno;
 		rec_set_err(r, "setting up the unwind tables and the mapping picture: %s%s",
 			    strerror(-ret), "");
@@ -346,17 +346,17 @@ static int setup_targets(struct rec *r)
 	int ret;
 
 	if (o->argv && o->argv[0]) {
-		r->child = spawn_child(o->argv, &r->go_fd, &r->report_fd, err, sizeof(err));
-		if (r->child < 0) {
+		r->run.child = spawn_child(o->argv, &r->run.go_fd, &r->run.report_fd, err, sizeof(err));
+		if (r->run.child < 0) {
 			rec_set_err(r, "%s%s", err, "");
-			ret = r->child;
-			r->child = 0;
+			ret = r->run.child;
+			r->run.child = 0;
 			return ret;
 		}
 	}
 	if (rec_cmd_traced(o)) {
 		/* its mappings come with its exec's MMAP2s */
-		rec_jit_learn(r, (uint32_t)r->child);
+		rec_jit_learn(r, (uint32_t)r->run.child);
 		return 0;
 	}
 	if (!o->system_wide)
@@ -391,7 +391,7 @@ static int open_perf(struct rec *r)
 	po.pids = o->pids;
 	po.nr_pids = o->nr_pids;
 	po.system_wide = o->system_wide;
-	po.child = rec_cmd_traced(o) ? r->child : 0;
+	po.child = rec_cmd_traced(o) ? r->run.child : 0;
 	r->ps = ustack_perf_session__open(&po, err, sizeof(err));
 	if (!r->ps) {
 		ret = -errno;
@@ -410,7 +410,7 @@ static int watch(void *ctx, int fd)
 	struct rec *r = ctx;
 	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
 
-	return epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+	return epoll_ctl(r->run.epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
 /* One fd for a poller: the backend's (every perf ring buffer, or the BPF
@@ -423,17 +423,17 @@ static int setup_poll(struct rec *r)
 	struct itimerspec it = { .it_interval = { 0, 100000000 }, .it_value = { 0, 100000000 } };
 	int ret;
 
-	r->epfd = epoll_create1(EPOLL_CLOEXEC);
-	r->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (r->epfd < 0 || r->tfd < 0 || timerfd_settime(r->tfd, 0, &it, NULL))
+	r->run.epfd = epoll_create1(EPOLL_CLOEXEC);
+	r->run.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (r->run.epfd < 0 || r->run.tfd < 0 || timerfd_settime(r->run.tfd, 0, &it, NULL))
 		ret = -errno;
 	else
-		ret = watch(r, r->tfd);
-	if (!ret && r->child > 0) {
-		r->pidfd = (int)syscall(SYS_pidfd_open, r->child, 0);
+		ret = watch(r, r->run.tfd);
+	if (!ret && r->run.child > 0) {
+		r->run.pidfd = (int)syscall(SYS_pidfd_open, r->run.child, 0);
 		/* without a pidfd (before 5.3) the tick sees the exit */
-		if (r->pidfd >= 0)
-			ret = watch(r, r->pidfd);
+		if (r->run.pidfd >= 0)
+			ret = watch(r, r->run.pidfd);
 	}
 	if (!ret)
 		ret = r->be->watch(r, watch, r);
@@ -450,20 +450,20 @@ static int start_child(struct rec *r)
 	int child_errno = 0, ret;
 	char err[512];
 
-	if (write(r->go_fd, "g", 1) != 1) {
+	if (write(r->run.go_fd, "g", 1) != 1) {
 		ret = -errno;
 		snprintf(err, sizeof(err), "%s (pid %d): died before it could be started "
-			 "(its start pipe: %s)", o->argv[0], (int)r->child, strerror(-ret));
+			 "(its start pipe: %s)", o->argv[0], (int)r->run.child, strerror(-ret));
 		rec_set_err(r, "%s%s", err, "");
 		return ret;
 	}
-	close(r->go_fd);
-	r->go_fd = -1;
-	if (read(r->report_fd, &child_errno, sizeof(child_errno)) == sizeof(child_errno)) {
+	close(r->run.go_fd);
+	r->run.go_fd = -1;
+	if (read(r->run.report_fd, &child_errno, sizeof(child_errno)) == sizeof(child_errno)) {
 		snprintf(err, sizeof(err), "%s: %s", o->argv[0], strerror(child_errno));
 		rec_set_err(r, "%s%s", err, "");
-		waitpid(r->child, NULL, 0);
-		r->child = 0;
+		waitpid(r->run.child, NULL, 0);
+		r->run.child = 0;
 		return -child_errno;
 	}
 	return 0;
@@ -492,11 +492,11 @@ int rec_setup(struct rec *r)
 		rec_set_err(r, "%s%s", err, "");
 		return ret;
 	}
-	if (r->child > 0 && (ret = start_child(r)))
+	if (r->run.child > 0 && (ret = start_child(r)))
 		return ret;
 	if (o->duration > 0)
-		r->deadline = r->t0 + (uint64_t)(o->duration * 1e9);
-	r->last_progress = ustack_mono_ns();
+		r->run.deadline = r->t0 + (uint64_t)(o->duration * 1e9);
+	r->run.last_progress = ustack_mono_ns();
 	rec_capture_started(r);
 	return 0;
 }

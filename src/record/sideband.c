@@ -19,12 +19,12 @@
  * second from now (struct rec, exits). */
 static void exit_later(struct rec *r, uint32_t pid)
 {
-	if (ustack_grow((void **)&r->exits, &r->cap_exits, r->nr_exits + 1, sizeof(*r->exits),
+	if (ustack_grow((void **)&r->exits.v, &r->exits.cap, r->exits.nr + 1, sizeof(*r->exits.v),
 			16)) {
 		ustack_recmaps__exit(r->rm, pid);
 		return;
 	}
-	r->exits[r->nr_exits++] = (struct rec_exit){ .pid = pid, .due = ustack_mono_ns() + 1000000000ull };
+	r->exits.v[r->exits.nr++] = (struct rec_exit){ .pid = pid, .due = ustack_mono_ns() + 1000000000ull };
 }
 
 /* @pid is a new process (a reused pid): its earlier holder's drop is done
@@ -33,10 +33,10 @@ static void exits_forget(struct rec *r, uint32_t pid)
 {
 	size_t j = 0;
 
-	for (size_t i = 0; i < r->nr_exits; i++)
-		if (r->exits[i].pid != pid)
-			r->exits[j++] = r->exits[i];
-	r->nr_exits = j;
+	for (size_t i = 0; i < r->exits.nr; i++)
+		if (r->exits.v[i].pid != pid)
+			r->exits.v[j++] = r->exits.v[i];
+	r->exits.nr = j;
 }
 
 /* Drop the pictures whose time came (in exit order: due times ascend). */
@@ -44,12 +44,12 @@ void rec_exits_due(struct rec *r, uint64_t now)
 {
 	size_t i = 0;
 
-	if (!r->nr_exits)
+	if (!r->exits.nr)
 		return;
-	while (i < r->nr_exits && r->exits[i].due <= now)
-		ustack_recmaps__exit(r->rm, r->exits[i++].pid);
-	memmove(r->exits, r->exits + i, (r->nr_exits - i) * sizeof(*r->exits));
-	r->nr_exits -= i;
+	while (i < r->exits.nr && r->exits.v[i].due <= now)
+		ustack_recmaps__exit(r->rm, r->exits.v[i++].pid);
+	memmove(r->exits.v, r->exits.v + i, (r->exits.nr - i) * sizeof(*r->exits.v));
+	r->exits.nr -= i;
 }
 
 /* ---- records --------------------------------------------------------------------- */

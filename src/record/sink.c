@@ -19,23 +19,23 @@ static struct tid_comm *comm_slot(struct rec *r, uint32_t tid, int create)
 {
 	uint64_t i;
 
-	if (ustack_u64map__get(r->comm_of, tid, &i))
-		return &r->comms[i];
+	if (ustack_u64map__get(r->comms.of, tid, &i))
+		return &r->comms.v[i];
 	if (!create)
 		return NULL;
 	{
-		void *n = r->comms;
-		int gret = ustack_grow(&n, &r->cap_comms, r->nr_comms + 1, sizeof(*r->comms), 64);
+		void *n = r->comms.v;
+		int gret = ustack_grow(&n, &r->comms.cap, r->comms.nr + 1, sizeof(*r->comms.v), 64);
 
-		r->comms = n;
+		r->comms.v = n;
 		if (gret)
 			return NULL;
 	}
-	if (ustack_u64map__put(r->comm_of, tid, r->nr_comms))
+	if (ustack_u64map__put(r->comms.of, tid, r->comms.nr))
 		return NULL;
-	r->comms[r->nr_comms].tid = tid;
-	r->comms[r->nr_comms].comm[0] = 0;
-	return &r->comms[r->nr_comms++];
+	r->comms.v[r->comms.nr].tid = tid;
+	r->comms.v[r->comms.nr].comm[0] = 0;
+	return &r->comms.v[r->comms.nr++];
 }
 
 /* A thread that exited: its name is not needed any more (a thread given
@@ -48,13 +48,13 @@ void rec_forget_thread(struct rec *r, uint32_t tid)
 	uint64_t i;
 	size_t last;
 
-	if (!ustack_u64map__delete(r->comm_of, tid, &i) || i >= r->nr_comms)
+	if (!ustack_u64map__delete(r->comms.of, tid, &i) || i >= r->comms.nr)
 		return;
-	last = --r->nr_comms;
+	last = --r->comms.nr;
 	if (i != last) {
-		r->comms[i] = r->comms[last];
+		r->comms.v[i] = r->comms.v[last];
 		/* an overwrite: the key is there, nothing to allocate */
-		ustack_u64map__put(r->comm_of, r->comms[i].tid, i);
+		ustack_u64map__put(r->comms.of, r->comms.v[i].tid, i);
 	}
 }
 
@@ -77,7 +77,7 @@ void rec_write_thread(struct rec *r, uint64_t time, uint32_t pid, uint32_t tid, 
 	struct tid_comm *c;
 	char name[sizeof(c->comm)];
 
-	/* comm may point into r->comms (a fork passes its parent's name),
+	/* comm may point into r->comms.v (a fork passes its parent's name),
 	 * which comm_slot() can move: take a copy first */
 	snprintf(name, sizeof(name), "%s", comm ? comm : "");
 	t.comm = name;
@@ -179,32 +179,32 @@ static void *ksyms_load(void *arg)
 {
 	struct rec *r = arg;
 
-	r->ksyms = ustack_kallsyms__load(NULL, NULL);
+	r->ks.syms = ustack_kallsyms__load(NULL, NULL);
 	return NULL;
 }
 
 static void ksyms_wait(struct rec *r)
 {
-	if (r->ksyms_thread_started && !r->ksyms_loaded) {
-		pthread_join(r->ksyms_thread, NULL);
-		r->ksyms_loaded = 1;
+	if (r->ks.thread_started && !r->ks.loaded) {
+		pthread_join(r->ks.thread, NULL);
+		r->ks.loaded = 1;
 	}
-	if (!r->ksyms_thread_started && !r->ksyms_loaded) {
+	if (!r->ks.thread_started && !r->ks.loaded) {
 		ksyms_load(r);
-		r->ksyms_loaded = 1;
+		r->ks.loaded = 1;
 	}
 }
 
 void rec_ksyms_start(struct rec *r)
 {
-	r->ksyms_thread_started = !pthread_create(&r->ksyms_thread, NULL, ksyms_load, r);
+	r->ks.thread_started = !pthread_create(&r->ks.thread, NULL, ksyms_load, r);
 }
 
 void rec_ksyms_free(struct rec *r)
 {
 	ksyms_wait(r);
-	ustack_kallsyms__free(r->ksyms);
-	r->ksyms = NULL;
+	ustack_kallsyms__free(r->ks.syms);
+	r->ks.syms = NULL;
 }
 
 static int cb_get_ksym(void *ctx, uint64_t ip, struct ustack_trace_ksym *ks)
@@ -212,9 +212,9 @@ static int cb_get_ksym(void *ctx, uint64_t ip, struct ustack_trace_ksym *ks)
 	struct rec *r = ctx;
 
 	ksyms_wait(r);
-	if (!r->ksyms)
+	if (!r->ks.syms)
 		return -ENOENT;
-	return ustack_kallsyms__find(r->ksyms, ip, &ks->addr, &ks->size, &ks->name, &ks->module);
+	return ustack_kallsyms__find(r->ks.syms, ip, &ks->addr, &ks->size, &ks->name, &ks->module);
 }
 
 /* ---- writer callbacks -------------------------------------------------------- */
