@@ -16,6 +16,7 @@
 #include <ustack/symbolize.h>
 
 #include "elf/elf_file.h"
+#include "self_elf.h"
 #include "test.h"
 
 /* two functions with bodies large enough that +1 and +5 stay inside */
@@ -37,44 +38,9 @@ __attribute__((noinline, used)) int symtest_second(int x)
 	return v;
 }
 
-static char self_path[4096];
-static uint8_t self_bid[USTACK_BUILD_ID_MAX];
-static int self_bid_len;
-static uintptr_t self_bias;
-
-static int first_object(struct dl_phdr_info *info, size_t size, void *data)
-{
-	self_bias = info->dlpi_addr;
-	return 1; /* the main program comes first */
-}
-
-/* file offset of a function of this program */
-static uint64_t file_offset_of(const void *fn)
-{
-	struct ustack_elf *elf = ustack_elf__open(self_path);
-	uint64_t off = 0;
-
-	CHECK(elf);
-	CHECK_EQ(ustack_elf__vaddr_to_offset(elf, (uintptr_t)fn - self_bias, &off), 0);
-	ustack_elf__close(elf);
-	return off;
-}
-
 static void setup_self(void)
 {
-	ssize_t n = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
-	struct ustack_elf *elf;
-
-	if (n <= 0)
-		SKIP("no /proc/self/exe");
-	self_path[n] = 0;
-	dl_iterate_phdr(first_object, NULL);
-	elf = ustack_elf__open(self_path);
-	CHECK(elf);
-	self_bid_len = ustack_elf__build_id(elf, self_bid, sizeof(self_bid));
-	ustack_elf__close(elf);
-	if (self_bid_len <= 0)
-		SKIP("test binary has no build ID (linker without --build-id)");
+	self_elf_load(1);
 }
 
 static struct ustack_file_map self_map(uint64_t id, const char *path, int with_bid)
@@ -113,7 +79,7 @@ static void test_by_path_exact(void)
 	CHECK(s);
 	fm = self_map(7, self_path, 1);
 	CHECK_EQ(ustack_symbolizer__add_file(s, &fm), 0);
-	off = file_offset_of((void *)symtest_first);
+	off = self_offset_of((void *)symtest_first);
 	CHECK_EQ(ustack_symbolizer__symbolize(s, 7, off + 5, USTACK_SYM_EXACT_PC, &sy), 0);
 	CHECK_EQ(sy.status, USTACK_SYM_OK);
 	CHECK_STR(sy.name, "symtest_first");
@@ -138,7 +104,7 @@ static void test_return_address_rule(void)
 	CHECK(s);
 	fm = self_map(9, self_path, 1);
 	CHECK_EQ(ustack_symbolizer__add_file(s, &fm), 0);
-	off = file_offset_of((void *)symtest_second);
+	off = self_offset_of((void *)symtest_second);
 
 	CHECK_EQ(ustack_symbolizer__symbolize(s, 9, off, USTACK_SYM_EXACT_PC, &sy), 0);
 	CHECK_EQ(sy.status, USTACK_SYM_OK);
@@ -173,7 +139,7 @@ static void test_build_id_mismatch(void)
 	fm = self_map(3, self_path, 1);
 	fm.build_id[0] ^= 0xff; /* "the file was replaced since recording" */
 	CHECK_EQ(ustack_symbolizer__add_file(s, &fm), 0);
-	CHECK_EQ(ustack_symbolizer__symbolize(s, 3, file_offset_of((void *)symtest_first) + 4,
+	CHECK_EQ(ustack_symbolizer__symbolize(s, 3, self_offset_of((void *)symtest_first) + 4,
 					      USTACK_SYM_EXACT_PC, &sy), 0);
 	CHECK_EQ(sy.status, USTACK_SYM_MISMATCH);
 	CHECK(sy.name == NULL);
@@ -193,7 +159,7 @@ static void test_no_build_id_uses_path(void)
 	CHECK(s);
 	fm = self_map(4, self_path, 0);
 	CHECK_EQ(ustack_symbolizer__add_file(s, &fm), 0);
-	CHECK_EQ(ustack_symbolizer__symbolize(s, 4, file_offset_of((void *)symtest_second) + 3,
+	CHECK_EQ(ustack_symbolizer__symbolize(s, 4, self_offset_of((void *)symtest_second) + 3,
 					      USTACK_SYM_EXACT_PC, &sy), 0);
 	CHECK_EQ(sy.status, USTACK_SYM_OK);
 	CHECK_STR(sy.name, "symtest_second");
@@ -228,7 +194,7 @@ static void test_build_id_lookup(void)
 	CHECK_EQ(mkdir(sub, 0700), 0);
 	CHECK_EQ(symlink(self_path, link1), 0);
 
-	off = file_offset_of((void *)symtest_first);
+	off = self_offset_of((void *)symtest_first);
 	s = new_sym(dir);
 	CHECK(s);
 	fm = self_map(11, "/nonexistent/moved-away-binary", 1);

@@ -21,6 +21,7 @@
 
 #include "elf/elf_file.h"
 #include "symbolize/symbolize_internal.h"
+#include "self_elf.h"
 #include "test.h"
 
 __attribute__((noinline, used)) int lookup_probe_fn(int x)
@@ -32,19 +33,10 @@ __attribute__((noinline, used)) int lookup_probe_fn(int x)
 	return v;
 }
 
-static char self_path[4096], tmp[64];
-static uint8_t self_bid[USTACK_BUILD_ID_MAX];
-static int self_bid_len;
+static char tmp[64];
 static char self_hex[2 * USTACK_BUILD_ID_MAX + 1];
 static uint8_t self_sha[32];
 static uint64_t self_size, probe_off;
-static uintptr_t self_bias;
-
-static int first_object(struct dl_phdr_info *info, size_t size, void *data)
-{
-	self_bias = info->dlpi_addr;
-	return 1;
-}
 
 static void sh(const char *fmt, const char *a, const char *b)
 {
@@ -76,22 +68,11 @@ static void sha256sum(const char *path, uint8_t out[32], char hex[65])
 
 static void setup(void)
 {
-	ssize_t n = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
-	struct ustack_elf *elf;
 	struct stat st;
 	char hex[65];
 
-	if (n <= 0)
-		SKIP("no /proc/self/exe");
-	self_path[n] = 0;
-	dl_iterate_phdr(first_object, NULL);
-	elf = ustack_elf__open(self_path);
-	CHECK(elf);
-	self_bid_len = ustack_elf__build_id(elf, self_bid, sizeof(self_bid));
-	CHECK(!ustack_elf__vaddr_to_offset(elf, (uintptr_t)lookup_probe_fn - self_bias, &probe_off));
-	ustack_elf__close(elf);
-	if (self_bid_len < 4)
-		SKIP("test binary has no build ID (linker without --build-id)");
+	self_elf_load(4);
+	probe_off = self_offset_of(lookup_probe_fn);
 	ustack_hex(self_bid, (size_t)self_bid_len, self_hex);
 	CHECK(!stat(self_path, &st));
 	self_size = (uint64_t)st.st_size;

@@ -965,8 +965,11 @@ static size_t put_file_header(uint8_t *out)
 	return 32;
 }
 
-static int read_handmade(const uint8_t *payload, size_t plen, uint32_t nrec, uint32_t flags,
-			 int *nrecs, char *msg, size_t msgsz)
+/* A file of one chunk of @payload (nrec records), read with the reader
+ * @open makes: the records read into *nrecs, the reader's error into @msg. */
+static int read_chunk_with(struct ustack_trace_reader *(*open)(const uint8_t *, size_t, uint32_t),
+			   const uint8_t *payload, size_t plen, uint32_t nrec, uint32_t flags,
+			   int *nrecs, char *msg, size_t msgsz)
 {
 	static uint8_t file[4096];
 	size_t n = put_file_header(file);
@@ -975,13 +978,19 @@ static int read_handmade(const uint8_t *payload, size_t plen, uint32_t nrec, uin
 	int ret;
 
 	n += put_chunk(file + n, 0, payload, (uint32_t)plen, nrec);
-	r = mem_reader(file, n, flags);
+	r = open(file, n, flags);
 	*nrecs = 0;
 	while ((ret = ustack_trace_reader__next(r, &rec, sizeof(rec))) == 1)
 		(*nrecs)++;
 	snprintf(msg, msgsz, "%s", ustack_trace_reader__error(r));
 	ustack_trace_reader__close(r);
 	return ret;
+}
+
+static int read_handmade(const uint8_t *payload, size_t plen, uint32_t nrec, uint32_t flags,
+			 int *nrecs, char *msg, size_t msgsz)
+{
+	return read_chunk_with(mem_reader, payload, plen, nrec, flags, nrecs, msg, msgsz);
 }
 
 static void test_handmade_records(void)
@@ -1175,20 +1184,7 @@ static void test_file_content_roundtrip(void)
 static int read_fc(const uint8_t *payload, size_t plen, uint32_t nrec, int *nrecs, char *msg,
 		   size_t msgsz)
 {
-	static uint8_t file[4096];
-	size_t n = put_file_header(file);
-	struct ustack_trace_reader *r;
-	struct ustack_trace_record rec;
-	int ret;
-
-	n += put_chunk(file + n, 0, payload, (uint32_t)plen, nrec);
-	r = all_types_reader(file, n, 0);
-	*nrecs = 0;
-	while ((ret = ustack_trace_reader__next(r, &rec, sizeof(rec))) == 1)
-		(*nrecs)++;
-	snprintf(msg, msgsz, "%s", ustack_trace_reader__error(r));
-	ustack_trace_reader__close(r);
-	return ret;
+	return read_chunk_with(all_types_reader, payload, plen, nrec, 0, nrecs, msg, msgsz);
 }
 
 #define FC_HASH32 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, \
