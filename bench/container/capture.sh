@@ -20,6 +20,7 @@
 # Prints one line per run and the medians; needs root.
 set -u
 : "${TOP:=$(cd "$(dirname "$0")/../.." && pwd)}"
+. "$TOP/bench/container/gzip_loops.sh"
 : "${USTACK:=$TOP/build/ustack}" "${RUNS:=3}" "${DURATION:=10}" "${FREQ:=499}"
 : "${BUSY:=3}" "${HUGE_RUNS:=2}" "${PART:=12}"
 ROOTFS=${ROOTFS:-$TOP/build/rootfs/trixie}
@@ -45,23 +46,8 @@ stat_of() { # FILE NAME: the value of `stat NAME` in a record --stats output
 }
 
 part1() {
-	if [ -f "$ROOTFS/.ustack-complete" ]; then
-		ROOT2=$ROOTFS; echo "# second root: Debian trixie minbase ($ROOTFS)"
-	else
-		ROOT2=$w/root
-		for f in $(command -v gzip) $(ldd "$(command -v gzip)" | grep -o '/[^ ]*') /bin/sh $(ldd /bin/sh | grep -o '/[^ ]*'); do
-			mkdir -p "$ROOT2$(dirname "$f")"; cp -L "$f" "$ROOT2$f"
-		done
-		echo "# second root: a copy of the host's gzip, sh and libraries"
-	fi
-	mkdir -p "$ROOT2/tmp"
-	base64 -w 100 /dev/urandom | head -c 20000000 >"$w/big"
-	cp "$w/big" "$ROOT2/tmp/ustack-bench-big"
-	setsid sh -c "while :; do gzip -6 -c '$w/big' >/dev/null; done" &
-	loops+=($!)
-	setsid chroot "$ROOT2" /bin/sh -c 'while :; do gzip -6 -c /tmp/ustack-bench-big >/dev/null; done' &
-	loops+=($!)
-	sleep 1
+	start_gzip_loops
+	echo "# second root: $root_desc"
 	local res=$w/part1.tsv i b c d ev lost wall us ss
 	printf 'backend\tcapture\trun\tevents\tlost\tcpu_s\twall_s\tcap_new\tcap_bytes\tcap_gone\tcap_cpu_s\n' >"$res"
 	for i in $(seq "$RUNS"); do

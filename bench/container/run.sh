@@ -31,6 +31,7 @@
 # Prints one line per run and a summary (median [min-max]); needs root.
 set -u
 : "${TOP:=$(cd "$(dirname "$0")/../.." && pwd)}"
+. "$TOP/bench/container/gzip_loops.sh"
 : "${USTACK:=$TOP/build/ustack}" "${RUNS:=3}" "${DURATION:=10}" "${FREQ:=499}"
 ROOTFS=${ROOTFS:-$TOP/build/rootfs/trixie}
 [ "$(id -u)" -eq 0 ] || { echo "bench/container: needs root (perf -a, chroot)" >&2; exit 1; }
@@ -49,24 +50,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [ -f "$ROOTFS/.ustack-complete" ]; then
-	ROOT2=$ROOTFS
-	root_desc="Debian trixie minbase ($ROOTFS)"
-else
-	ROOT2=$w/root
-	for f in $(command -v gzip) $(ldd "$(command -v gzip)" | grep -o '/[^ ]*') /bin/sh $(ldd /bin/sh | grep -o '/[^ ]*'); do
-		mkdir -p "$ROOT2$(dirname "$f")"; cp -L "$f" "$ROOT2$f"
-	done
-	root_desc="a copy of the host's gzip, sh and their libraries ($ROOT2)"
-fi
-mkdir -p "$ROOT2/tmp"
-base64 -w 100 /dev/urandom | head -c 20000000 >"$w/big"
-cp "$w/big" "$ROOT2/tmp/ustack-bench-big"
-setsid sh -c "while :; do gzip -6 -c '$w/big' >/dev/null; done" &
-loops+=($!)
-setsid chroot "$ROOT2" /bin/sh -c 'while :; do gzip -6 -c /tmp/ustack-bench-big >/dev/null; done' &
-loops+=($!)
-sleep 1
+start_gzip_loops
 
 named_ustack() { # TRACE: "user named" of gzip processes
 	"$USTACK" report -i "$1" --no-lines 2>/dev/null | awk '
