@@ -322,15 +322,18 @@ def events(path):
             ev['text'].append(line)
             body = line[4:]
             m = re.match(r'^(\S+) \((.*)\)$', body)
+            off = None
             if m:
                 name, path = m.group(1), m.group(2)
                 if path.startswith('[') and path != '[vdso]':
                     continue  # a kernel frame
+                mo = re.search(r'\+0x([0-9a-f]+)$', name)
+                off = int(mo.group(1), 16) if mo else 0
                 name = re.sub(r'\+0x[0-9a-f]+$', '', name)
                 path = re.sub(r'\+0x[0-9a-f]+$', '', path)
             else:
                 name, path = body, ''  # [unknown] 0xADDR: anonymous memory
-            ev['frames'].append(dict(name=name, path=path))
+            ev['frames'].append(dict(name=name, path=path, off=off))
         elif line.startswith(' -- unwind stopped: '):
             ev['stop'] = line.split(': ', 1)[1]
             ev['text'].append(line)
@@ -339,12 +342,41 @@ def events(path):
     if ev:
         yield ev
 
+_plt = {}
+
+def in_plt(exe, f):
+    """the frame (named SYMBOL+OFF, as a PLT stub is: no symbol of its own)
+    lies in one of exe's PLT sections (readelf, nm: the oracle)"""
+    if exe not in _plt:
+        import subprocess
+        secs = []
+        for line in subprocess.run(['readelf', '-SW', exe], capture_output=True,
+                                   text=True).stdout.splitlines():
+            m = re.search(r'\]\s+(\.plt\S*)\s+\S+\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)', line)
+            if m:
+                a = int(m.group(2), 16)
+                secs.append((a, a + int(m.group(3), 16)))
+        syms = {}
+        for line in subprocess.run(['nm', exe], capture_output=True, text=True).stdout.splitlines():
+            w = line.split()
+            if len(w) == 3:
+                syms.setdefault(w[2], int(w[0], 16))
+        _plt[exe] = (secs, syms)
+    secs, syms = _plt[exe]
+    if f['off'] is None or f['name'] not in syms:
+        return False
+    a = syms[f['name']] + f['off']
+    return any(lo <= a < hi for lo, hi in secs)
+
 def judge_event(ev, exe, chain, tail):
     """chain: own frames, innermost first; tail(frames after the chain)
-    returns why they are wrong, or None"""
+    returns why they are wrong, or None. A leaf in exe's PLT (a sample in
+    the stub of a call into libc) is right too: the chain starts above it."""
     fr = ev['frames']
     own = lambda f: f['path'] == exe
     k = next((i for i, f in enumerate(fr) if own(f)), None)
+    if k == 0 and len(fr) > 1 and in_plt(exe, fr[0]):
+        k = 1 if own(fr[1]) else None
     names = [f['name'] for f in fr]
     if k is None or names[k] not in chain:
         return 'first frame of the program is %s, not one of %s' % (names[k] if k is not None else 'none', chain)
