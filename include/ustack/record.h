@@ -121,6 +121,14 @@ struct ustack_record_stats {
 	uint64_t capture_by_path;  /**< of the captured: opened at the recorded path, the
 	                                process gone, its device and inode those of
 	                                the mapping (since 0.3) */
+	/* Off-CPU intervals (events "off-cpu", "off-cpu-preempt"; since 0.3): */
+	uint64_t offcpu_intervals; /**< intervals recorded (EVENT records) */
+	uint64_t offcpu_ns;        /**< their total time blocked */
+	uint64_t offcpu_short;     /**< intervals below off_cpu_min_ns: not recorded */
+	uint64_t offcpu_short_ns;  /**< their total time */
+	uint64_t offcpu_unpaired;  /**< switch-outs never followed by a switch-in the
+	                                recorder saw (the thread exited, the recording
+	                                ended, a record was lost): not recorded */
 };
 
 /** ustack_record_stats.kernel_callchains */
@@ -180,6 +188,10 @@ struct ustack_record_opts {
 	/** 1: do not capture the files the stacks ran through into the
 	 *  build-ID cache (since 0.3) */
 	unsigned int no_capture;
+	/** events "off-cpu" and "off-cpu-preempt": intervals shorter than this
+	 *  many ns are not recorded, only counted and summed (stats
+	 *  offcpu_short, offcpu_short_ns; since 0.3) */
+	uint64_t off_cpu_min_ns;
 };
 
 /**

@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 #define USTACK_TRACE_VERSION_MAJOR 1
-#define USTACK_TRACE_VERSION_MINOR 2
+#define USTACK_TRACE_VERSION_MINOR 3
 /** Default chunk payload size of the writer. */
 #define USTACK_TRACE_DEF_CHUNK_SIZE (256u * 1024)
 /** Largest chunk payload a reader accepts (and the writer produces). */
@@ -82,17 +82,26 @@ enum ustack_trace_event_type {
 	USTACK_TRACE_EV_SAMPLE = 0,
 	USTACK_TRACE_EV_TRACEPOINT = 1,
 	USTACK_TRACE_EV_SNAPSHOT = 2,
+	USTACK_TRACE_EV_OFFCPU = 3,   /**< time a thread spent switched out (1.3) */
 };
 
 /** EVENT_DESC flags. */
 #define USTACK_TRACE_EV_FREQ 0x1u /**< period is a frequency in Hz */
+/** EVENT_DESC flags bits 1-2 (1.3): the unit of its EVENTs' values. A
+ *  count: each EVENT weighs its value (1 when none is stored) events or
+ *  samples. 1.2 and older files have only counts. */
+#define USTACK_TRACE_EV_UNIT_MASK 0x6u
+#define USTACK_TRACE_EV_UNIT_COUNT 0x0u /**< events, samples */
+#define USTACK_TRACE_EV_UNIT_NS 0x2u    /**< nanoseconds (off-CPU time) */
+#define USTACK_TRACE_EV_UNIT_BYTES 0x4u /**< bytes (allocations) */
 
 /** EVENT_DESC record: what an event id stands for. */
 struct ustack_trace_event_desc {
 	uint32_t id;
 	uint32_t type;    /**< enum ustack_trace_event_type */
-	uint32_t flags;   /**< USTACK_TRACE_EV_FREQ */
-	uint64_t period;  /**< period or frequency, 0 = n/a */
+	uint32_t flags;   /**< USTACK_TRACE_EV_FREQ, USTACK_TRACE_EV_UNIT_* */
+	uint64_t period;  /**< period or frequency, 0 = n/a; USTACK_TRACE_EV_OFFCPU: the
+	                       threshold in ns below which intervals were not recorded */
 	const char *name; /**< "cpu-clock", "syscalls:sys_enter_futex" */
 };
 

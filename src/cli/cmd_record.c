@@ -57,6 +57,15 @@ static void usage(FILE *f)
 		"                        context-switches, cycles, instructions (need a PMU),\n"
 		"                        or any tracepoint SUBSYSTEM:NAME (e.g.\n"
 		"                        syscalls:sys_enter_futex); repeat for several\n"
+		"      --off-cpu         record where threads wait: every interval a thread\n"
+		"                        spends switched out asleep (event off-cpu), weighing\n"
+		"                        its length in ns, with the stacks it blocked in\n"
+		"      --off-cpu-preempt  also the time threads wait for a CPU after being\n"
+		"                        preempted (event off-cpu-preempt, reported apart)\n"
+		"      --off-cpu-min TIME  record only intervals at least TIME long (ns, us,\n"
+		"                        ms or s; a bare number is ms, as perf's\n"
+		"                        --off-cpu-thresh); shorter ones are counted and\n"
+		"                        summed (--stats)\n"
 		"  -F, --freq HZ         sampling frequency of non-tracepoint events (default 999)\n"
 		"      --backend B       where user stacks are unwound:\n"
 		"                        bpf: in the kernel at the event, by a BPF program, from\n"
@@ -138,6 +147,9 @@ static void print_stats(const struct ustack_record_stats *st)
 		{ "capture_conflicts", st->capture_conflicts },
 		{ "capture_gone", st->capture_gone }, { "capture_by_path", st->capture_by_path }, { "capture_fd_cap", st->capture_fd_cap },
 		{ "capture_errors", st->capture_errors }, { "capture_debug", st->capture_debug },
+		{ "offcpu_intervals", st->offcpu_intervals }, { "offcpu_ns", st->offcpu_ns },
+		{ "offcpu_short", st->offcpu_short }, { "offcpu_short_ns", st->offcpu_short_ns },
+		{ "offcpu_unpaired", st->offcpu_unpaired },
 	};
 
 	fprintf(stderr, "stat backend %s\n", st->backend == USTACK_RECORD_BPF ? "bpf" : "copy");
@@ -176,6 +188,31 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* "100us", "1.5ms", "2s", "500ns"; a bare number is ms (perf's
+ * --off-cpu-thresh). 0 or -1. */
+static int parse_duration_ns(const char *s, uint64_t *out)
+{
+	static const struct { const char *sfx; double mul; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1e6 },
+	};
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || !(v >= 0) || *s == '-')
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (!strcmp(end, units[i].sfx)) {
+			double ns = v * units[i].mul;
+
+			if (ns > 1e18)
+				return -1;
+			*out = (uint64_t)(ns + 0.5);
+			return 0;
+		}
+	}
+	return -1;
+}
+
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "event", required_argument, NULL, 'e' },
@@ -192,6 +229,9 @@ static const struct option longopts[] = {
 	{ "stats", no_argument, NULL, 'S' },
 	{ "no-buildid-cache", no_argument, NULL, 'N' },
 	{ "capture-max-size", required_argument, NULL, 'C' },
+	{ "off-cpu", no_argument, NULL, 'O' },
+	{ "off-cpu-preempt", no_argument, NULL, 'P' },
+	{ "off-cpu-min", required_argument, NULL, 'm' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -246,6 +286,13 @@ static int parse_number_opt(struct record_cli *rc, int c)
 			return 2;
 		}
 		o->table_memory = v << 20;
+		return -1;
+	case 'm':
+		if (parse_duration_ns(optarg, &o->off_cpu_min_ns)) {
+			cli_error("record: --off-cpu-min takes a time: a number with ns, us, ms "
+				  "or s (a bare number is ms), e.g. 100us");
+			return 2;
+		}
 		return -1;
 	case 'C':
 		if (parse_size(optarg, &o->capture_max_size)) {
@@ -312,6 +359,14 @@ static int parse_opt(struct record_cli *rc, int c)
 		return -1;
 	case 'N':
 		o->no_capture = 1;
+		return -1;
+	case 'O':
+	case 'P':
+		if (o->nr_events == MAX_EVENTS) {
+			cli_error("record: at most %d events", MAX_EVENTS);
+			return 2;
+		}
+		rc->events[o->nr_events++] = c == 'O' ? "off-cpu" : "off-cpu-preempt";
 		return -1;
 	case 'h':
 		usage(stdout);

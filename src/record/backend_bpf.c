@@ -97,6 +97,11 @@ static int bpf_open(struct rec *r, char *err, size_t errlen)
 	int sampling = 0;
 
 	for (int i = 0; i < r->nr_events; i++) {
+		if (r->events[i].kind->attach == REC_ATTACH_SCHED) {
+			snprintf(err, errlen, "BPF backend: %s is not recorded yet",
+				 r->events[i].perf.name);
+			return -EOPNOTSUPP;
+		}
 		if (r->events[i].kind->attach != REC_ATTACH_PERF)
 			continue;
 		if (sampling++) {

@@ -126,6 +126,13 @@ static int copy_open(struct rec *r, char *err, size_t errlen)
 	int ret;
 
 	r->be_state = cs;
+	for (int i = 0; i < r->nr_events; i++) {
+		if (r->events[i].kind->attach == REC_ATTACH_SCHED) {
+			snprintf(err, errlen, "copy backend: %s is not recorded yet",
+				 r->events[i].perf.name);
+			return -EOPNOTSUPP;
+		}
+	}
 	if (!cs) {
 		snprintf(err, errlen, "setting up the deferred unwinder (%s CPUs): %s", "all",
 			 strerror(ENOMEM));

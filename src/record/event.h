@@ -7,6 +7,9 @@
  *               sampled at a frequency; weight: one sample
  *   tracepoint  (event_tracepoint.c)  SUBSYSTEM:NAME: every hit; weight:
  *               one event
+ *   off-cpu     (event_offcpu.c)  off-cpu, off-cpu-preempt: every interval
+ *               a thread spends switched out asleep (or preempted); weight:
+ *               its length in ns
  *
  * A kind says how it is named on the command line (parse, help), how it
  * attaches (attach: which perf event the session opens for it, and what
@@ -39,6 +42,16 @@ struct rec_event {
 	struct ustack_perf_event_spec perf; /* its name (as given), and how perf opens it */
 	char tracepoint[128];               /* REC_ATTACH_TRACEPOINT: SUBSYSTEM:NAME */
 	uint32_t bpf_flags;                 /* UB_TP_* the BPF program is given */
+	uint32_t offcpu;                    /* REC_ATTACH_SCHED: REC_OFFCPU_* */
+};
+
+/* Which intervals an off-CPU event (REC_ATTACH_SCHED) records: switched
+ * out asleep (TASK_INTERRUPTIBLE, TASK_UNINTERRUPTIBLE and the other
+ * sleeping states: prev_state != TASK_RUNNING), or preempted while
+ * runnable (prev_state == TASK_RUNNING). */
+enum rec_offcpu {
+	REC_OFFCPU_SLEEP = 1,   /* "off-cpu" */
+	REC_OFFCPU_PREEMPT = 2, /* "off-cpu-preempt" */
 };
 
 /* How an event is attached: the perf event the session opens for it (copy
@@ -51,6 +64,13 @@ enum rec_attach {
 	/* a tracepoint: a record per hit; the BPF program is attached to
 	 * the tracepoint itself (perf opens nothing for it then) */
 	REC_ATTACH_TRACEPOINT,
+	/* the scheduler's context switches (sched_switch): an event per
+	 * interval a thread spends switched out, from its switch-out (where
+	 * its stacks are taken, in its own context) to its switch-in (where
+	 * the interval is written, weighing its length in ns). bpf: its own
+	 * program on sched_switch; copy: perf's sched:sched_switch samples
+	 * with the stack copy, paired with PERF_RECORD_SWITCH switch-ins */
+	REC_ATTACH_SCHED,
 };
 
 struct rec_event_kind {
@@ -97,5 +117,6 @@ static inline void rec_event_weigh(const struct rec_event *ev, uint64_t raw,
 
 extern const struct rec_event_kind rec_event_sampling;
 extern const struct rec_event_kind rec_event_tracepoint;
+extern const struct rec_event_kind rec_event_offcpu;
 
 #endif

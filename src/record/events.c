@@ -11,6 +11,7 @@
 
 const struct rec_event_kind *const rec_event_kinds[] = {
 	&rec_event_sampling,
+	&rec_event_offcpu,
 	/* claims every "A:B": after any kind with a prefix of its own */
 	&rec_event_tracepoint,
 	NULL,

@@ -51,7 +51,8 @@ static void test_unknown(void)
 
 	CHECK_EQ(rec_event_parse("bogus", &ev, err, sizeof(err)), -ENOENT);
 	CHECK_STR(err, "unknown event 'bogus' (cpu-clock, task-clock, page-faults, "
-		  "context-switches, cycles, instructions, cache-misses, branch-misses, or "
+		  "context-switches, cycles, instructions, cache-misses, branch-misses, off-cpu, "
+		  "off-cpu-preempt, or "
 		  "SUBSYSTEM:TRACEPOINT)");
 	memset(longname, 'x', sizeof(longname) - 1);
 	longname[sizeof(longname) - 1] = 0;

@@ -1145,7 +1145,7 @@ static void test_file_content_roundtrip(void)
 	buf = slurp(path, &len);
 	unlink(path);
 	CHECK(buf);
-	CHECK_EQ(buf[10], 2); /* version 1.2 */
+	CHECK_EQ(buf[10], 3); /* version 1.3 */
 
 	CHECK_EQ(count_contents(all_types_reader(buf, len, 0), &n, &fcg, msg, sizeof(msg)), 0);
 	CHECK_EQ(n, 1);
