@@ -1803,6 +1803,85 @@ static void dump_c(const uint8_t *buf, size_t len, FILE *o)
 	ustack_trace_reader__close(r);
 }
 
+/* A 1.2 file (the golden example as 1.2 wrote it) reads to the very records
+ * the 1.3 writer's file does: only the minor version differs. */
+static void test_old_minor_reads(void)
+{
+	static const char *const paths[2] = { "tests/data/trace/tiny-1.2.ustack",
+					      "tests/data/trace/tiny.ustack" };
+	char dump[2][4096];
+
+	for (int i = 0; i < 2; i++) {
+		size_t len;
+		uint8_t *buf;
+		FILE *o;
+
+		if (access(paths[i], R_OK))
+			SKIP("%s not found (run from the top of the tree)", paths[i]);
+		buf = slurp(paths[i], &len);
+		CHECK(buf);
+		CHECK_EQ(buf[10], 2 + i);
+		memset(dump[i], 0, sizeof(dump[i]));
+		o = fmemopen(dump[i], sizeof(dump[i]) - 1, "w");
+		CHECK(o);
+		dump_c(buf, len, o);
+		fclose(o);
+		free(buf);
+	}
+	CHECK(strstr(dump[0], "EVENT_DESC 0 0 1 999 cpu-clock"));
+	CHECK(!strstr(dump[0], "ERROR"));
+	CHECK_STR(dump[0], dump[1]);
+}
+
+/* Off-CPU (1.3): the event type, the unit bits and the weights come back as
+ * written, and a weight of 1 stored explicitly reads as 1. */
+static void test_offcpu_roundtrip(void)
+{
+	struct ustack_trace_header h = { .clock_id = 1 };
+	struct ustack_trace_event_desc d = {
+		.id = 3, .type = USTACK_TRACE_EV_OFFCPU, .flags = USTACK_TRACE_EV_UNIT_NS,
+		.period = 250000, .name = "off-cpu",
+	};
+	static const uint64_t values[] = { 1, 2500000, 1ull << 40 };
+	const char *path = tmpfile_path();
+	struct ustack_trace_writer *w = ustack_trace_writer__open(path, &h, NULL);
+	struct ustack_trace_reader *r;
+	struct ustack_trace_record rec;
+	int ret, nev = 0, ndesc = 0;
+
+	CHECK(w);
+	CHECK_EQ(ustack_trace_writer__add_event_desc(w, &d), 0);
+	for (int i = 0; i < 3; i++) {
+		struct ustack_trace_event e = { .time = 1000u * (i + 1), .pid = 5, .tid = 6,
+						.event_id = 3, .kstack_id = USTACK_TRACE_NO_STACK,
+						.value = values[i],
+						.flags = USTACK_TRACE_EVENT_HAS_VALUE };
+
+		CHECK_EQ(ustack_trace_writer__add_event(w, &e), 0);
+	}
+	CHECK_EQ(ustack_trace_writer__close(w), 0);
+	r = ustack_trace_reader__open(path, NULL);
+	CHECK(r);
+	while ((ret = ustack_trace_reader__next(r, &rec, sizeof(rec))) == 1) {
+		if (rec.type == USTACK_TRACE_EVENT_DESC) {
+			CHECK_EQ(rec.event_desc.type, USTACK_TRACE_EV_OFFCPU);
+			CHECK_EQ(rec.event_desc.flags & USTACK_TRACE_EV_UNIT_MASK,
+				 USTACK_TRACE_EV_UNIT_NS);
+			CHECK_EQ(rec.event_desc.period, 250000);
+			ndesc++;
+		} else if (rec.type == USTACK_TRACE_EVENT) {
+			CHECK(nev < 3);
+			CHECK_EQ(rec.event.value, values[nev]);
+			nev++;
+		}
+	}
+	CHECK_EQ(ret, 0);
+	CHECK_EQ(nev, 3);
+	CHECK_EQ(ndesc, 1);
+	ustack_trace_reader__close(r);
+	unlink(path);
+}
+
 /* An independent Python reader written from the spec alone must see the
  * same records, and the same damage offset, as the C reader. */
 static void test_python_reader_agrees(void)
@@ -1888,5 +1967,7 @@ int main(int argc, char **argv)
 	RUN(test_typical_sizes);
 	RUN(test_golden_example);
 	RUN(test_python_reader_agrees);
+	RUN(test_old_minor_reads);
+	RUN(test_offcpu_roundtrip);
 	TEST_EXIT();
 }
