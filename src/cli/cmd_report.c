@@ -904,7 +904,8 @@ static int event_weight(struct report *rp, const struct ustack_trace_event *e, u
 		return 0;
 	*w = report_weight(&x->d, e->value, rp->wall);
 	*unit = rp->wall ? USTACK_TRACE_EV_UNIT_NS : report_unit(&x->d);
-	if (rp->wall && !*w) {
+	/* a 0 ns interval has a time meaning (and adds nothing); a tracepoint none */
+	if (rp->wall && !*w && !report_wall_ns(&x->d, 1)) {
 		x->wall_left++;
 		return 0;
 	}
@@ -1248,7 +1249,7 @@ static void stats_contents(struct report *rp)
 	}
 }
 
-/* per event: "event off-cpu: 3 events, 4000000 ns (4.000 ms)", in id order */
+/* per event: "events of off-cpu: 3, weight 4000000 ns (4.000 ms)", in id order */
 static void stats_weights(struct report *rp)
 {
 	size_t n = ustack_u64map__count(rp->ev_count), k = 0;
@@ -1269,9 +1270,9 @@ static void stats_weights(struct report *rp)
 		count = w = 0;
 		ustack_u64map__get(rp->ev_count, ids[i], &count);
 		ustack_u64map__get(rp->ev_weight, ids[i], &w);
-		fputs("event ", rp->out);
+		fputs("events of ", rp->out);
 		out_name_put(rp->out, OUT_NAME_LINE, x->d.name);
-		fprintf(rp->out, ": %" PRIu64 " events, %" PRIu64 " %s", count, w, report_unit_name(unit));
+		fprintf(rp->out, ": %" PRIu64 ", weight %" PRIu64 " %s", count, w, report_unit_name(unit));
 		if (unit == USTACK_TRACE_EV_UNIT_NS)
 			fprintf(rp->out, " (%s)", report_fmt_ns(buf, sizeof(buf), w));
 		if (x->d.type == USTACK_TRACE_EV_OFFCPU && x->d.period)
