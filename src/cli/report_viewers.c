@@ -258,9 +258,10 @@ int cli_report_viewer__event(struct cli_report_viewer *v, const struct ustack_tr
 		if (!weight)
 			return 0; /* no time meaning: not in the wall-clock view */
 		unit = "nanoseconds";
-		/* one profile per thread: every event of it, in time order */
-		if (v->ss)
-			ev_name = "wall";
+		/* one event kind: speedscope gives each thread one profile of
+		 * all its events in time order, stackcollapse-perf.pl (which
+		 * keeps only the first event kind it meets) sums them all */
+		ev_name = "wall";
 	}
 
 	if (uid != USTACK_TRACE_NO_STACK) {
