@@ -1548,7 +1548,7 @@ static void usage(FILE *f)
 		"                       Parca); needs -o or a pipe, never a terminal\n"
 		"      --event NAME[,NAME]  only these events (repeatable; names as --stats\n"
 		"                       lists them: cpu-clock, off-cpu, syscalls:sys_enter_futex)\n"
-		"      --wall           text, folded: the wall-clock view, each thread's time on\n"
+		"      --wall           the wall-clock view, each thread's time on\n"
 		"                       CPU (cpu-clock/task-clock samples) and off (off-CPU\n"
 		"                       intervals) in ns, the thread (NAME-TID) as root frame\n"
 		"      --kernel         stackmap formats: export the kernel stacks instead\n"
@@ -1651,13 +1651,8 @@ static int check_weight_opts(const struct report *rp)
 	    rp->fmt == FMT_STACKMAP_BIN) {
 		cli_error("report: %s applies to %s, not to %s",
 			  rp->wall ? "--wall" : "--event",
-			  rp->wall ? "text and folded" : "text, folded, pprof, speedscope and perf-script",
+			  "text, folded, pprof, speedscope and perf-script",
 			  rp->want_stats ? "--stats" : rp->fmt == FMT_RAW ? "raw" : "the stack maps");
-		return -1;
-	}
-	if (rp->wall && rp->fmt != FMT_TEXT && rp->fmt != FMT_FOLDED) {
-		cli_error("report: --wall: text and folded only (and 'ustack flamegraph --wall'); "
-			  "pprof, speedscope and perf-script weigh each event in its own unit");
 		return -1;
 	}
 	return 0;
@@ -1860,7 +1855,7 @@ int report_run(int argc, char **argv, struct report_result *res)
 		struct report_pprof_opts po = {
 			.r = rp.r, .sym = rp.sym, .jit = rp.jit, .in_path = rp.in_path,
 			.demangle = !no_demangle,
-			.lines = !(so.flags & USTACK_SYMBOLIZER_NO_LINES),
+			.lines = !(so.flags & USTACK_SYMBOLIZER_NO_LINES), .wall = rp.wall,
 		};
 
 		if (!(rp.pprof = report_pprof__new(&po)))
@@ -1894,6 +1889,8 @@ int report_run(int argc, char **argv, struct report_result *res)
 		status = 1;
 		goto out;
 	}
+	if (rp.viewer)
+		cli_report_viewer__set_wall(rp.viewer, rp.wall);
 
 	/* a progress line only where it does not mix with the output */
 	pg.mode = progress_opt == 2 ? 2

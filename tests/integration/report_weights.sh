@@ -139,12 +139,10 @@ refuse no_event "ustack: report: $tmp/mixed.data: no event 'nope' in the trace (
 refuse empty "ustack: report: --event '': an empty event name" "$USTACK" report --event= "$tmp/mixed.data"
 refuse empty_in_list "ustack: report: --event 'a,,b': an empty event name" "$USTACK" report --event a,,b "$tmp/mixed.data"
 refuse no_value "ustack: report: --event needs a value" "$USTACK" report --event
-refuse wall_stats "ustack: report: --wall applies to text and folded, not to --stats" "$USTACK" report --wall --stats "$tmp/mixed.data"
-refuse wall_raw "ustack: report: --wall applies to text and folded, not to raw" "$USTACK" report --wall -f raw "$tmp/mixed.data"
+refuse wall_stats "ustack: report: --wall applies to text, folded, pprof, speedscope and perf-script, not to --stats" "$USTACK" report --wall --stats "$tmp/mixed.data"
+refuse wall_raw "ustack: report: --wall applies to text, folded, pprof, speedscope and perf-script, not to raw" "$USTACK" report --wall -f raw "$tmp/mixed.data"
 refuse event_stackmap "ustack: report: --event applies to text, folded, pprof, speedscope and perf-script, not to the stack maps" \
 	"$USTACK" report --event off-cpu -f stackmap "$tmp/mixed.data"
-refuse wall_pprof "ustack: report: --wall: text and folded only (and 'ustack flamegraph --wall'); pprof, speedscope and perf-script weigh each event in its own unit" \
-	"$USTACK" report --wall -f pprof -o "$tmp/x.pb.gz" "$tmp/mixed.data"
 refuse fg_countname "ustack: flamegraph: --countname names the numbers of folded input, not of a trace" \
 	"$USTACK" flamegraph --countname ns -i "$tmp/mixed.data" -o "$tmp/x.svg"
 refuse fg_wall_folded "ustack: flamegraph: --event and --wall choose a trace's events; folded input has its numbers already" \

@@ -16,9 +16,7 @@
 #   weights_perfscript   FlameGraph's stackcollapse-perf.pl (vendored) sums
 #                        the period field per stack: per event
 #                        (--event-filter) exactly the ns above
-#   weights_wall         the wall-clock view (report_pprof_opts.wall,
-#                        cli_report_viewer__set_wall, driven by
-#                        progs/viewers_wall.c as cmd_report.c's --wall will):
+#   weights_wall         the wall-clock view (`report --wall`):
 #                        pprof type wall (the default): kfunc_a flat 3500000
 #                        cum 8250000, kfunc_b flat 4750000; speedscope one
 #                        profile per thread of every event in time order;
@@ -37,7 +35,6 @@ fail() { echo "FAIL $1: $2"; }
 skip() { echo "SKIP $1: $2"; }
 PY=/usr/bin/python3
 COLLAPSE=$TOP/tests/vendor/flamegraph/stackcollapse-perf.pl
-O=$CHECK_DIR/obj/cli
 
 # shellcheck disable=SC2086
 if ! $CC $BASE_CFLAGS $SAN_FLAGS -Iinclude -o "$tmp/mktrace" tests/integration/progs/offcpu_mktrace.c \
@@ -45,19 +42,11 @@ if ! $CC $BASE_CFLAGS $SAN_FLAGS -Iinclude -o "$tmp/mktrace" tests/integration/p
 	fail weights_build "cannot compile tests/integration/progs/offcpu_mktrace.c"
 	exit 0
 fi
-# shellcheck disable=SC2086
-if ! $CC $BASE_CFLAGS $SAN_FLAGS -Iinclude -Isrc -o "$tmp/vwall" tests/integration/progs/viewers_wall.c \
-	$O/out_pprof_report.o $O/out_pprof.o $O/cli_grow.o $O/out_names.o $O/report_weight.o \
-	$O/report_viewers.o $O/out_speedscope.o $O/out_perfscript.o "$CHECK_DIR/libustack.a" \
-	$LIB_LDLIBS -lz; then
-	fail weights_build "cannot compile tests/integration/progs/viewers_wall.c"
-	exit 0
-fi
 "$tmp/mktrace" mixed "$tmp/mixed.ustack" && "$tmp/mktrace" offcpu "$tmp/offcpu.ustack" ||
 	{ fail weights_build "offcpu_mktrace failed"; exit 0; }
 for f in pprof speedscope perf-script; do
-	"$tmp/vwall" "$f" "$tmp/mixed.ustack" "$tmp/wall.$f" ||
-		{ fail weights_wall "viewers_wall $f failed"; exit 0; }
+	"$USTACK" report -q --wall -f "$f" -o "$tmp/wall.$f" "$tmp/mixed.ustack" 2>"$tmp/wall.err" ||
+		{ fail weights_wall "report --wall -f $f failed: $(cat "$tmp/wall.err")"; exit 0; }
 done
 
 # ---- pprof ------------------------------------------------------------------------------
