@@ -14,7 +14,10 @@
  *   format's stitching expects (docs/trace-format.md 4.2).
  * - COPY records (rare: a table not in the kernel yet, locked mappings):
  *   unwound here from the copy with the mapping picture, after the perf
- *   side-band records that came before have been applied.
+ *   side-band records that came before have been applied; kept by cookie
+ *   until the event of that cookie comes (an off-CPU interval's event
+ *   comes at its switch-in, long after the copy).
+ * - Off-CPU events (UB_EV_VALUE): the interval's length is their weight.
  * Side-band (MMAP2, COMM, FORK, EXIT, LOST) still comes from perf through
  * a dummy event; new executable mappings get their tables loaded, a few
  * milliseconds' worth per read (LOAD_BUDGET_NS): a burst of dlopens (a
