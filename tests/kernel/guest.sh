@@ -220,4 +220,30 @@ else
 	fail "kfp/cpu-clock: spin=$spin bad=$bad matched=$m $w"
 	grep 'kernel callchain differs\|^ustack: [a-z]' kfp_cpu.err | head -20
 fi
+# 8. off-CPU intervals through the BPF backend (tp_btf/sched_switch loads
+#    and runs on this kernel): offcpu_nap() blocks N times for 20 ms; with
+#    --off-cpu-min 10ms only those intervals are kept (nothing else in the
+#    program blocks that long), each with offcpu_nap on its user stack. A
+#    nap whose switch-in the kernel's tracepoint stream lacked is counted
+#    unpaired, never recorded (ARCHITECTURE.md): kept + unpaired >= N. The
+#    kept ones' total lies inside the program's own figure for the calls
+#    (an interval is inside its call) and above 90% of their share of it
+#    (the on-CPU part of a call, even under TCG, is far below 2 ms of 20)
+N=20
+record offcpu --backend bpf --stats --off-cpu --off-cpu-min 10ms -- /progs/offcpu_sleep $N
+$U report -i offcpu.data >offcpu.txt 2>offcpu.rerr
+own=$(awk '/^napped/ {print $2}' offcpu.out)
+ns=$(st offcpu offcpu_ns)
+kept=$(st offcpu offcpu_intervals)
+unp=$(st offcpu offcpu_unpaired)
+evs=$(grep -c ': off-cpu ' offcpu.txt)
+naps=$(awk '/: off-cpu / {inev = 1; next} /^$/ {inev = 0} inev && / offcpu_nap\+/ {n++} END {print n + 0}' offcpu.txt)
+if [ -n "$own" ] && [ "$kept" -ge 1 ] 2>/dev/null && [ "$kept" -le $N ] && [ $((kept + unp)) -ge $N ] &&
+   [ "$evs" = "$kept" ] && [ "$naps" = "$kept" ] && [ "$ns" -le "$own" ] &&
+   [ $((ns * 10 * N)) -ge $((own * 9 * kept)) ]; then
+	pass "offcpu/bpf: $kept of $N naps recorded ($unp unpaired), each through offcpu_nap, $ns ns off CPU of the program's own $own ns, $(st offcpu offcpu_short) short ones counted"
+else
+	fail "offcpu/bpf: kept=$kept unpaired=$unp events=$evs with offcpu_nap=$naps ns=$ns own=$own"
+	grep -v '^stat' offcpu.err | head -5; head -30 offcpu.txt
+fi
 exit 0
