@@ -14,6 +14,9 @@
  * path_<name> -> do_<name>_wait -> the blocking libc call, run by a thread
  * named p-<name>; helper threads (h-*) do the waking and are not measured.
  *
+ * Log lines are written at the end (each thread logs into a buffer of its
+ * own); READY and Q lines at once.
+ *
  * usage: offcpu_paths [-r ROUNDS] [-t MS] [-o LOG] MODE
  *   paths       p-sleep (nanosleep), p-cond (a condition variable h-cond
  *               signals every MS ms), p-pipe (a pipe read h-pipe feeds every
@@ -51,6 +54,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -69,7 +73,43 @@
 static int rounds = 20;
 static int ms = 20;
 static FILE *logf;
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Log lines go to a buffer per thread, printed by main at the end: a
+ * measured thread must not block outside its measured calls, as it would
+ * on a lock or file shared with the others. */
+#define NBUF 256
+#define BUFSZ (1u << 20)
+static char *bufs;
+static size_t lens[NBUF];
+static atomic_int nbuf;
+static __thread int my_buf = -1;
+
+static void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void log_line(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (my_buf < 0)
+		my_buf = atomic_fetch_add(&nbuf, 1);
+	if (my_buf >= NBUF)
+		abort();
+	va_start(ap, fmt);
+	n = vsnprintf(bufs + (size_t)my_buf * BUFSZ + lens[my_buf], BUFSZ - lens[my_buf], fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= BUFSZ - lens[my_buf])
+		abort();
+	lens[my_buf] += (size_t)n;
+}
+
+/* every buffer so far (from 0, or only this thread's), then fflush */
+static void log_flush(int own)
+{
+	fflush(logf);
+	for (int i = own ? my_buf : 0; i >= 0 && i < (own ? my_buf + 1 : atomic_load(&nbuf)); i++)
+		if (lens[i] && write(fileno(logf), bufs + (size_t)i * BUFSZ, lens[i]) != (ssize_t)lens[i])
+			abort();
+}
 
 static uint64_t now_ns(clockid_t c)
 {
@@ -89,10 +129,11 @@ static void sleep_ns(uint64_t ns)
 		;
 }
 
-/* Per path: totals, for the S lines. */
+/* Per path: totals, for the S lines; quiet: no B line per call (storm) */
 struct path_stat {
 	const char *name;
-	uint64_t calls, wall, off;
+	atomic_ullong calls, wall, off;
+	int quiet;
 };
 
 /* A bracket around one blocking call: the work is done by fn(arg). */
@@ -115,27 +156,24 @@ static void bracket_end(struct bracket *b, struct path_stat *ps)
 	 * over the wall time is the two reads themselves, never off-CPU time */
 	if (cpu > wall)
 		cpu = wall;
-	pthread_mutex_lock(&log_lock);
-	fprintf(logf, "B %d %s %llu %llu %llu\n", gettid_(), ps->name, (unsigned long long)b->t0,
-		(unsigned long long)t1, (unsigned long long)cpu);
-	ps->calls++;
-	ps->wall += wall;
-	ps->off += wall - cpu;
-	pthread_mutex_unlock(&log_lock);
+	if (!ps->quiet)
+		log_line("B %d %s %llu %llu %llu\n", gettid_(), ps->name, (unsigned long long)b->t0,
+		     (unsigned long long)t1, (unsigned long long)cpu);
+	atomic_fetch_add(&ps->calls, 1);
+	atomic_fetch_add(&ps->wall, wall);
+	atomic_fetch_add(&ps->off, wall - cpu);
 }
 
 static void name_self(const char *name)
 {
 	pthread_setname_np(pthread_self(), name);
-	pthread_mutex_lock(&log_lock);
-	fprintf(logf, "T %d %s\n", gettid_(), name);
-	pthread_mutex_unlock(&log_lock);
+	log_line("T %d %s\n", gettid_(), name);
 }
 
-static void print_stat(const struct path_stat *ps)
+static void print_stat(struct path_stat *ps)
 {
-	fprintf(logf, "S %s %llu %llu %llu\n", ps->name, (unsigned long long)ps->calls,
-		(unsigned long long)ps->wall, (unsigned long long)ps->off);
+	fprintf(logf, "S %s %llu %llu %llu\n", ps->name, (unsigned long long)atomic_load(&ps->calls),
+		(unsigned long long)atomic_load(&ps->wall), (unsigned long long)atomic_load(&ps->off));
 }
 
 /* steal time of all CPUs so far, ns (/proc/stat's 8th column) */
@@ -399,9 +437,7 @@ static void *p_xcpu(void *a)
 		while (atomic_load(&xcpu_round) <= i)
 			sched_yield();
 		path_xcpu(&before, &after);
-		pthread_mutex_lock(&log_lock);
-		fprintf(logf, "X %d %d %d %d\n", gettid_(), i, before, after);
-		pthread_mutex_unlock(&log_lock);
+		log_line("X %d %d %d %d\n", gettid_(), i, before, after);
 		atomic_store(&xcpu_armed, 0);
 		atomic_store(&xcpu_round, -(i + 1)); /* done with round i */
 	}
@@ -430,9 +466,7 @@ static void *h_xcpu(void *a)
 		uint64_t t_s = now_ns(CLOCK_MONOTONIC);
 		sleep_ns((uint64_t)ms * 1000000u);
 		uint64_t t_w = now_ns(CLOCK_MONOTONIC);
-		pthread_mutex_lock(&log_lock);
-		fprintf(logf, "W %d %d %llu %llu\n", tid, i, (unsigned long long)t_s, (unsigned long long)t_w);
-		pthread_mutex_unlock(&log_lock);
+		log_line("W %d %d %llu %llu\n", tid, i, (unsigned long long)t_s, (unsigned long long)t_w);
 		if (write(pipefd[1], "x", 1) != 1)
 			abort();
 		while (atomic_load(&xcpu_round) != -(i + 1))
@@ -494,7 +528,7 @@ static int mode_exit(void)
 	sleep_ns((uint64_t)ms * 1000000u);
 	fprintf(logf, "Q %d %llu %llu\n", atomic_load(&exit_tid), (unsigned long long)atomic_load(&exit_t0),
 		(unsigned long long)now_ns(CLOCK_MONOTONIC));
-	fflush(logf);
+	log_flush(0);
 	_exit(0); /* exit_group: the blocked thread is killed in its read */
 }
 
@@ -555,12 +589,13 @@ static pid_t reuse_child(pid_t want, int b)
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
+		my_buf = -1; /* a buffer of its own, written before it exits */
 		name_self(b ? "p-reuse-b" : "p-reuse-a");
 		if (b)
 			path_reuse_b();
 		else
 			path_reuse_a();
-		fflush(logf);
+		log_flush(1);
 		_exit(0);
 	}
 	return (pid_t)pid;
@@ -598,6 +633,7 @@ static int mode_reuse(void)
 static struct path_stat st_pre = { .name = "pre" }, st_presleep = { .name = "presleep" }, st_short = { .name = "short" },
 			st_long = { .name = "long" }, st_mix = { .name = "mixsleep" }, st_spin = { .name = "spin" },
 			st_busy = { .name = "busy" }, st_ping = { .name = "ping" }, st_pong = { .name = "pong" };
+
 static atomic_int pre_done;
 
 NOINLINE void do_pre_wait(int fd) { do_pipe_wait(fd); KEEP(); }
@@ -808,6 +844,7 @@ static int mode_simple(const char *m)
 		run_threads(busy, 3);
 		print_stat(&st_busy);
 	} else if (!strcmp(m, "storm")) {
+		st_ping.quiet = st_pong.quiet = 1;
 		if (pipe(pp_fd[0]) || pipe(pp_fd[1]))
 			return 1;
 		uint64_t t0 = now_ns(CLOCK_MONOTONIC);
@@ -854,6 +891,10 @@ int main(int argc, char **argv)
 		logf = stdout;
 	}
 	setvbuf(logf, NULL, _IOLBF, 0);
+	bufs = mmap(NULL, (size_t)NBUF * BUFSZ, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (bufs == MAP_FAILED)
+		return 1;
 	name_self("main");
 	uint64_t s0 = steal_ns();
 	const char *m = argv[optind];
@@ -872,6 +913,6 @@ int main(int argc, char **argv)
 	if (rc == 2)
 		fprintf(stderr, "offcpu_paths: unknown mode %s\n", m);
 	fprintf(logf, "STEAL %llu\n", (unsigned long long)(steal_ns() - s0));
-	fflush(logf);
+	log_flush(0);
 	return rc;
 }
