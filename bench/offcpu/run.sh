@@ -138,7 +138,8 @@ if [ -z "$BCC" ]; then
 elif ! timeout 120 "$BCC" -f -U 1 >/dev/null 2>"$OUT/bcc-probe.err"; then
 	# bcc compiles its program against the running kernel's headers at
 	# start (and attaches a kprobe to finish_task_switch)
-	echo "# bcc's offcputime cannot run here: $(grep -v '^ \|^Traceback\|^sh:\|^chdir' "$OUT/bcc-probe.err" | tail -1): not measured"
+	why=$(grep -m1 'kernel headers' "$OUT/bcc-probe.err" || grep -v '^ \|^Traceback' "$OUT/bcc-probe.err" | tail -1)
+	echo "# bcc's offcputime cannot run here: $why: not measured"
 else
 	tools+=(bcc)
 fi
