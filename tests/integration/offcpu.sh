@@ -20,8 +20,7 @@
 #             blocked, then woken: one whole interval covering the time the
 #             other thread saw it blocked, with cpu B
 #   exit      a thread blocked in read() when the process exits: its one
-#             interval from its block to the exit, stack path_exit;
-#             offcpu_unpaired > 0 (the exited threads' last switch-outs)
+#             interval from its block to the exit, stack path_exit
 #   reuse     threads blocking once each, then processes reusing one pid
 #             (clone3 set_tid) in turn with two paths: no interval straddles
 #             two of them, each has its own path
@@ -80,29 +79,29 @@ record() {
 	local ro=()
 	while [ "$1" != -- ]; do ro+=("$1"); shift; done
 	shift
-	if ! "$USTACK" record -q --stats --backend "$b" "${ro[@]}" -o "$tmp/$name.data" \
-		-- "$tmp/paths" -o "$tmp/$name.log" "$@" >"$tmp/$name.out" 2>"$tmp/$name.stats"; then
-		fail "$name" "record failed: $(grep -v '^stat ' "$tmp/$name.stats" | head -3 | tr '\n' '|')"
+	if ! "$USTACK" record -q --stats --backend "$b" "${ro[@]}" -o "$tmp/${name//\//.}.data" \
+		-- "$tmp/paths" -o "$tmp/${name//\//.}.log" "$@" >"$tmp/${name//\//.}.out" 2>"$tmp/${name//\//.}.stats"; then
+		fail "$name" "record failed: $(grep -v '^stat ' "$tmp/${name//\//.}.stats" | head -3 | tr '\n' '|')"
 		return 1
 	fi
 	events "$name"
 }
 events() {
-	if ! "$tmp/events" "$tmp/$1.data" >"$tmp/$1.ev" 2>"$tmp/$1.everr"; then
-		fail "$1" "offcpu_events: $(head -3 "$tmp/$1.everr" | tr '\n' '|')"
+	if ! "$tmp/events" "$tmp/${1//\//.}.data" >"$tmp/${1//\//.}.ev" 2>"$tmp/${1//\//.}.everr"; then
+		fail "$1" "offcpu_events: $(head -3 "$tmp/${1//\//.}.everr" | tr '\n' '|')"
 		return 1
 	fi
 }
 # judge NAME CASE [checker options]
 judge() {
 	local name=$1 c=$2; shift 2
-	python3 "$CHECK" "$c" "$tmp/$name.log" "$tmp/$name.ev" "$tmp/$name.stats" --label "$name" "$@" \
-		>"$tmp/$name.check" 2>&1
-	grep -v '^RESULT' "$tmp/$name.check"
-	if grep -q '^RESULT ok' "$tmp/$name.check"; then
+	python3 "$CHECK" "$c" "$tmp/${name//\//.}.log" "$tmp/${name//\//.}.ev" "$tmp/${name//\//.}.stats" --label "$name" "$@" \
+		>"$tmp/${name//\//.}.check" 2>&1
+	grep -v '^RESULT' "$tmp/${name//\//.}.check"
+	if grep -q '^RESULT ok' "$tmp/${name//\//.}.check"; then
 		pass "$name"
 	else
-		fail "$name" "$(grep -m1 '^RESULT' "$tmp/$name.check" | cut -d' ' -f3- | cut -c1-400)"
+		fail "$name" "$(grep -m1 '^RESULT' "$tmp/${name//\//.}.check" | cut -d' ' -f3- | cut -c1-400)"
 	fi
 }
 
@@ -112,7 +111,7 @@ tid_of() { grep -lx "$2" /proc/"$1"/task/*/comm 2>/dev/null | head -1 | awk -F/ 
 case_pre() {
 	local b=$1 name=pre/$1 end tid beat rpid ppid
 	mkfifo "$tmp/ctl.$b"
-	"$tmp/paths" -r 5 -t 10 -o "$tmp/$name.log" pre <"$tmp/ctl.$b" &
+	"$tmp/paths" -r 5 -t 10 -o "$tmp/${name//\//.}.log" pre <"$tmp/ctl.$b" &
 	ppid=$!; pids+=("$ppid")
 	exec 7>"$tmp/ctl.$b"
 	# p-pre blocked in read(2) (syscall 0) and asleep, before recording
@@ -127,14 +126,14 @@ case_pre() {
 		fail "$name" "p-pre never blocked in read(2) within 30 s"
 		exec 7>&-; return
 	fi
-	"$USTACK" record -q --stats --backend "$b" --off-cpu -p "$ppid" -o "$tmp/$name.data" \
-		>/dev/null 2>"$tmp/$name.stats" &
+	"$USTACK" record -q --stats --backend "$b" --off-cpu -p "$ppid" -o "$tmp/${name//\//.}.data" \
+		>/dev/null 2>"$tmp/${name//\//.}.stats" &
 	rpid=$!; pids+=("$rpid")
 	# recording: h-beat's sleeps appear in the trace (written once a second)
 	end=$((SECONDS + 30))
-	until "$tmp/events" "$tmp/$name.data" 2>/dev/null | grep -q "^V off-cpu $beat "; do
+	until "$tmp/events" "$tmp/${name//\//.}.data" 2>/dev/null | grep -q "^V off-cpu $beat "; do
 		if [ $SECONDS -ge $end ] || ! kill -0 "$rpid" 2>/dev/null; then
-			fail "$name" "no interval of h-beat in the trace within 30 s: $(grep -v '^stat' "$tmp/$name.stats" | head -2 | tr '\n' '|')"
+			fail "$name" "no interval of h-beat in the trace within 30 s: $(grep -v '^stat' "$tmp/${name//\//.}.stats" | head -2 | tr '\n' '|')"
 			exec 7>&-; return
 		fi
 		sleep 0.2
@@ -143,7 +142,7 @@ case_pre() {
 	exec 7>&-
 	wait "$ppid"
 	if ! wait "$rpid"; then
-		fail "$name" "record -p failed: $(grep -v '^stat' "$tmp/$name.stats" | head -3 | tr '\n' '|')"
+		fail "$name" "record -p failed: $(grep -v '^stat' "$tmp/${name//\//.}.stats" | head -3 | tr '\n' '|')"
 		return
 	fi
 	events "$name" && judge "$name" pre
@@ -153,12 +152,12 @@ case_pre() {
 case_outputs() {
 	local b=$1 name=paths/$1 sel=() total
 	"$USTACK" report --help 2>&1 | grep -q -- '--event' && sel=(--event off-cpu)
-	if ! "$USTACK" report -i "$tmp/$name.data" -f folded "${sel[@]}" -o "$tmp/$name.folded" 2>"$tmp/$name.rerr"; then
-		fail "folded/$b" "report -f folded ${sel[*]}: $(head -2 "$tmp/$name.rerr" | tr '\n' '|')"
+	if ! "$USTACK" report -i "$tmp/${name//\//.}.data" -f folded "${sel[@]}" -o "$tmp/${name//\//.}.folded" 2>"$tmp/${name//\//.}.rerr"; then
+		fail "folded/$b" "report -f folded ${sel[*]}: $(head -2 "$tmp/${name//\//.}.rerr" | tr '\n' '|')"
 		return
 	fi
-	total=$(awk '{ s += $NF } END { print s + 0 }' "$tmp/$name.folded")
-	if [ "$total" -eq "$(grep -c '^V off-cpu' "$tmp/$name.ev")" ]; then
+	total=$(awk '{ s += $NF } END { print s + 0 }' "$tmp/${name//\//.}.folded")
+	if [ "$total" -eq "$(grep -c '^V off-cpu' "$tmp/${name//\//.}.ev")" ]; then
 		skip "folded/$b" "report -f folded counts events, not their weights (the report's weights have not landed)"
 		return
 	fi
@@ -166,32 +165,32 @@ case_outputs() {
 		skip "folded/$b" "report has no --event: the trace mixes off-cpu and off-cpu-preempt"
 		return
 	fi
-	python3 "$CHECK" folded "$tmp/$name.ev" "$tmp/$name.folded" off-cpu >"$tmp/$name.fcheck" 2>&1
-	grep -v '^RESULT' "$tmp/$name.fcheck"
-	if grep -q '^RESULT ok' "$tmp/$name.fcheck"; then pass "folded/$b"; else
-		fail "folded/$b" "$(grep -m1 '^RESULT' "$tmp/$name.fcheck" | cut -d' ' -f3-)"; fi
+	python3 "$CHECK" folded "$tmp/${name//\//.}.ev" "$tmp/${name//\//.}.folded" off-cpu >"$tmp/${name//\//.}.fcheck" 2>&1
+	grep -v '^RESULT' "$tmp/${name//\//.}.fcheck"
+	if grep -q '^RESULT ok' "$tmp/${name//\//.}.fcheck"; then pass "folded/$b"; else
+		fail "folded/$b" "$(grep -m1 '^RESULT' "$tmp/${name//\//.}.fcheck" | cut -d' ' -f3-)"; fi
 
 	if ! command -v go >/dev/null; then
 		skip "pprof/$b" "go tool pprof not installed (Debian golang-go)"
 		return
 	fi
-	if ! "$USTACK" report -i "$tmp/$name.data" -f pprof "${sel[@]}" -o "$tmp/$name.pb.gz" 2>"$tmp/$name.rerr"; then
-		fail "pprof/$b" "report -f pprof: $(head -2 "$tmp/$name.rerr" | tr '\n' '|')"
+	if ! "$USTACK" report -i "$tmp/${name//\//.}.data" -f pprof "${sel[@]}" -o "$tmp/${name//\//.}.pb.gz" 2>"$tmp/${name//\//.}.rerr"; then
+		fail "pprof/$b" "report -f pprof: $(head -2 "$tmp/${name//\//.}.rerr" | tr '\n' '|')"
 		return
 	fi
 	if ! HOME=$tmp GOCACHE=$tmp/gocache GOFLAGS= go tool pprof -top -nodecount=1000 -sample_index=off_cpu \
-		"$tmp/$name.pb.gz" >"$tmp/$name.top" 2>"$tmp/$name.perr"; then
-		if grep -q 'sample_index' "$tmp/$name.perr"; then
+		"$tmp/${name//\//.}.pb.gz" >"$tmp/${name//\//.}.top" 2>"$tmp/${name//\//.}.perr"; then
+		if grep -q 'sample_index' "$tmp/${name//\//.}.perr"; then
 			skip "pprof/$b" "the profile has no off_cpu sample type (the viewers' weights have not landed)"
 		else
-			fail "pprof/$b" "go tool pprof: $(head -2 "$tmp/$name.perr" | tr '\n' '|')"
+			fail "pprof/$b" "go tool pprof: $(head -2 "$tmp/${name//\//.}.perr" | tr '\n' '|')"
 		fi
 		return
 	fi
-	python3 "$CHECK" pprof "$tmp/$name.folded" "$tmp/$name.top" >"$tmp/$name.pcheck" 2>&1
-	grep -v '^RESULT' "$tmp/$name.pcheck"
-	if grep -q '^RESULT ok' "$tmp/$name.pcheck"; then pass "pprof/$b"; else
-		fail "pprof/$b" "$(grep -m1 '^RESULT' "$tmp/$name.pcheck" | cut -d' ' -f3-)"; fi
+	python3 "$CHECK" pprof "$tmp/${name//\//.}.folded" "$tmp/${name//\//.}.top" >"$tmp/${name//\//.}.pcheck" 2>&1
+	grep -v '^RESULT' "$tmp/${name//\//.}.pcheck"
+	if grep -q '^RESULT ok' "$tmp/${name//\//.}.pcheck"; then pass "pprof/$b"; else
+		fail "pprof/$b" "$(grep -m1 '^RESULT' "$tmp/${name//\//.}.pcheck" | cut -d' ' -f3-)"; fi
 }
 
 for b in ${OFFCPU_BACKENDS:-bpf copy}; do

@@ -17,7 +17,8 @@ What is checked (the program's clock reads are the oracle; no number is tuned):
   with B lines) lies inside one of that thread's measured calls [T0, T1]
   (the thread was switched out after it read T0 and back in before it read
   T1: causality, exact), or wholly before its first call or after its last
-  (its start-up and exit, which are measured by nobody). An interval
+  (its start-up and exit, which are measured by nobody); an
+  off-cpu-preempt interval may also lie between two calls. An interval
   overlapping the span of its calls and inside none of them is WRONG: an
   interval of another thread, or one switch-out paired with a later
   thread's switch-in (pid reuse).
@@ -185,7 +186,9 @@ class Checker:
                 if why:
                     self.err(f"{kind} interval of tid {tid} in {calls[hit[0]][0]}: {why}: "
                              f"{';'.join(fr or ['-'])}")
-            elif e <= calls[0][1] or s >= calls[-1][2]:
+            elif e <= calls[0][1] or s >= calls[-1][2] or kind == "off-cpu-preempt":
+                # a runnable thread is preempted anywhere: also between its
+                # calls (the helpers' handshakes spin with sched_yield)
                 outside += 1
             else:
                 self.err(f"{kind} interval [{s}, {e}] ({(e - s) / 1e6:.3f} ms) of tid {tid} overlaps "
@@ -283,9 +286,10 @@ def case_exit(c, a):
         why = stack_why("exit", ok[0][5], "off-cpu")
         if why:
             c.err(f"p-exit's interval: {why}: {';'.join(ok[0][5] or ['-'])}")
-    if c.stats.get("offcpu_unpaired", 0) < 1:
-        c.err("--stats offcpu_unpaired is 0: the threads' last switch-outs (they exited) were "
-              "followed by no switch-in")
+    # offcpu_unpaired is not asserted: an exiting thread's last switch-out
+    # comes after perf removed its per-thread events (copy), so no
+    # recorder need see it
+    c.notes.append(f"offcpu_unpaired {c.stats.get('offcpu_unpaired')}")
 
 
 def case_reuse(c, a):
