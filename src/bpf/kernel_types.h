@@ -55,6 +55,7 @@ struct signal_struct {
 } __core;
 
 struct task_struct {
+	unsigned int flags;
 	int pid;
 	int tgid;
 	struct mm_struct *mm;
@@ -62,5 +63,7 @@ struct task_struct {
 } __core;
 
 #define VM_EXEC 0x00000004UL
+#define PF_KTHREAD 0x00200000 /* task_struct.flags */
+#define TASK_DEAD 0x00000080  /* a state: the thread's last switch-out */
 
 #endif

@@ -29,6 +29,10 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
+/* as user space lays it out (bpf_record.c asserts the same) */
+_Static_assert(sizeof(struct ub_event) == 56 && __builtin_offsetof(struct ub_event, value) == 48,
+	       "struct ub_event: 56 bytes, value last");
+
 /* method numbers of enum ustack_method */
 #define M_REGS 0
 #define M_FP 3
@@ -184,8 +188,15 @@ struct hot_state {
 
 /* The walk's state: too big for the 512-byte BPF stack. One per CPU and
  * context, as an interrupt can come in the middle of a task-context walk:
- * tracepoint programs, interrupts (samples) and deferred walks. */
-enum { SLOT_TP, SLOT_IRQ, SLOT_CB, NR_SLOTS };
+ * tracepoint programs, interrupts (samples) and deferred walks. And one for
+ * the switch-outs of off-CPU intervals: sched_switch runs with interrupts
+ * off, but an NMI can still come (a hardware event's sample), and the
+ * sample's program does not see this one running (a tp_btf program does
+ * not take bpf_prog_active), so it may walk in SLOT_IRQ and then SLOT_TP
+ * in the middle of a sched_switch walk; nothing else runs on that CPU
+ * until sched_switch returns, and sched_switch cannot come in the middle
+ * of the others (they run with preemption off). */
+enum { SLOT_TP, SLOT_IRQ, SLOT_CB, SLOT_SCHED, NR_SLOTS };
 struct walk {
 	__u64 words[2 * UB_MAX_FRAMES];
 	__u64 pc, sp, fp, lo, hi;
@@ -905,6 +916,9 @@ struct regs_in {
 	__u64 ip, sp, bp, tag;
 	__u32 user_mode, slot;
 	__u64 bx; /* rbx: for an rbx-based CFA (CFI rows, rare) */
+	__u32 keep; /* 1: @e filled, not sent (an off-CPU interval's switch-out:
+		       sent at its switch-in) */
+	__u32 pad;
 };
 
 /* A global function (the verifier checks it once, not at each caller);
@@ -931,7 +945,7 @@ struct regs_in {
 __noinline int finish(struct ub_event *e, struct regs_in *r)
 {
 	__u64 ip, sp, bp, tag, bx;
-	__u32 slot;
+	__u32 slot, keep;
 	int user_mode;
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct ub_event *ev;
@@ -950,6 +964,7 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	slot = r->slot;
 	user_mode = r->user_mode;
 	bx = r->bx;
+	keep = r->keep;
 
 	if (!(e->flags & UB_EV_USER))
 		goto send;
@@ -1079,6 +1094,8 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 		ts->valid = !user_mode;
 	}
 send:
+	if (keep)
+		return 0;
 	ev = bpf_ringbuf_reserve(&rb, sizeof(*ev), 0);
 	if (!ev) {
 		count(UB_C_LOST, 1);
@@ -1319,6 +1336,115 @@ now:
 	 * programs cannot run while this one does) */
 	r.slot = SLOT_TP;
 	finish(&e, &r);
+	return 0;
+}
+
+/* ---- off-CPU intervals ----------------------------------------------------------- */
+
+/*
+ * One event per interval a traced thread spends switched out: its stacks
+ * are taken at the switch-out, in its own context (the user registers saved
+ * at its last kernel entry; the walk, or the shared-entry test, is
+ * finish()'s), the event is kept in the thread's task storage and sent at
+ * its switch-in, weighing the interval's length. Task storage, not a map
+ * keyed by tid: the switch-in may come on another CPU, and a tid can be
+ * reused by a thread that never switched out under us.
+ *
+ * sched_switch runs with interrupts off: bpf_find_vma() can be used once
+ * per run (the mmap lock is released by an irq_work), so the walk takes
+ * its VMAs from the task's VMA cache and meets at most one missing VMA;
+ * at a second it stops (maps-busy) and the stack goes as a copy, sent now,
+ * which user space pairs with the event by its cookie.
+ */
+const volatile __u32 offcpu_sleep_event = UB_NO_EVENT;   /* "off-cpu" */
+const volatile __u32 offcpu_preempt_event = UB_NO_EVENT; /* "off-cpu-preempt" */
+const volatile __u64 offcpu_min_ns = 0;
+
+struct offcpu {
+	__u64 out;         /* switch-out time; 0: no interval open */
+	struct ub_event e; /* the event as the switch-out made it */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu);
+} offcpus SEC(".maps");
+
+/* @prev leaves the CPU (current is still @prev). Asleep: @state is not
+ * TASK_RUNNING and the switch is not a preemption (a thread preempted
+ * while it was setting itself up to sleep is still runnable: the kernel's
+ * own sched_switch output says R+ for it). */
+static __always_inline void offcpu_out(void *ctx, int preempt, struct task_struct *prev,
+				       unsigned int state)
+{
+	struct regs_in r = { .slot = SLOT_SCHED, .keep = 1 };
+	struct ub_event e = {};
+	struct uctx u = {};
+	struct offcpu *oc;
+	__u32 event;
+
+	/* kernel threads have no user stack (and, with -a, would record the
+	 * kernel's own waiting); a dying thread's last switch has no end */
+	if ((prev->flags & PF_KTHREAD) || (state & TASK_DEAD))
+		return;
+	event = !preempt && state ? offcpu_sleep_event : offcpu_preempt_event;
+	if (event == UB_NO_EVENT)
+		return;
+	if (!collect(ctx, &u, event, 1, &e, &r))
+		return;
+	oc = bpf_task_storage_get(&offcpus, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!oc) {
+		count(UB_C_LOST, 1); /* no storage: the interval cannot be kept */
+		return;
+	}
+	finish(&e, &r);
+	e.flags |= UB_EV_VALUE;
+	oc->e = e;
+	/* after the walk: the walk is time on the CPU */
+	oc->out = bpf_ktime_get_ns();
+	count(UB_C_OFFCPU_OUT, 1);
+}
+
+/* @next comes back: the interval its switch-out opened, if any, ends. */
+static __always_inline void offcpu_in(struct task_struct *next)
+{
+	struct offcpu *oc = bpf_task_storage_get(&offcpus, next, 0, 0);
+	struct ub_event *ev;
+	__u64 now, delta;
+
+	if (!oc || !oc->out)
+		return;
+	now = bpf_ktime_get_ns();
+	delta = now > oc->out ? now - oc->out : 0;
+	oc->out = 0;
+	count(UB_C_OFFCPU_IN, 1);
+	if (delta < offcpu_min_ns) {
+		count(UB_C_OFFCPU_SHORT, 1);
+		count(UB_C_OFFCPU_SHORT_NS, delta);
+		return;
+	}
+	ev = bpf_ringbuf_reserve(&rb, sizeof(*ev), 0);
+	if (!ev) {
+		count(UB_C_LOST, 1);
+		return;
+	}
+	*ev = oc->e;
+	ev->time = now;
+	ev->cpu = bpf_get_smp_processor_id();
+	ev->value = delta;
+	bpf_ringbuf_submit(ev, wake_flags());
+}
+
+/* Loaded and attached only when an off-CPU event is recorded
+ * (bpf_backend.c): it runs at every context switch of the machine. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(ustack_offcpu, _Bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	offcpu_out(ctx, preempt, prev, prev_state);
+	offcpu_in(next);
 	return 0;
 }
 

@@ -41,6 +41,10 @@ typedef uint64_t ub_u64;
  * of those tracepoints carry the user registers (PERF_RECORD_MISC_USER). */
 #define UB_TP_SYSCALL 0x80000000u
 
+/* An event index the recorder did not ask for (rodata of the off-CPU
+ * program: an interval kind not recorded). */
+#define UB_NO_EVENT 0xffffffffu
+
 /* ---- ring buffer records ---------------------------------------------------- */
 
 enum ub_rec_type {
@@ -56,10 +60,14 @@ enum ub_event_flags {
 				      system-call tracepoint): nothing joins it */
 	UB_EV_COPY = 1u << 3,      /* the kernel walk could not finish (table not
 				      loaded yet, mappings locked): a UB_REC_COPY
-				      of this tid and cookie came just before */
+				      of this tid and cookie came before it
+				      (just before, but for an off-CPU
+				      interval: at its switch-out) */
+	UB_EV_VALUE = 1u << 4,     /* value is the event's weight (an off-CPU
+				      interval: its length in ns) */
 };
 
-/* One per event: 48 bytes (+ 8 of ring-buffer header). */
+/* One per event: 56 bytes (+ 8 of ring-buffer header). */
 struct ub_event {
 	ub_u8 type;     /* UB_REC_EVENT */
 	ub_u8 stop;     /* stop reason of the cookie's unwind */
@@ -73,6 +81,7 @@ struct ub_event {
 	ub_s32 kstack;  /* id in the kstacks map, < 0: none */
 	ub_u32 ustack;  /* stack id (1, 2, ...), 0: none */
 	ub_u32 pad;
+	ub_u64 value;   /* UB_EV_VALUE: the weight; else 0 */
 };
 
 /* A stack's frames, sent once, before the first event that names it:
@@ -193,6 +202,14 @@ enum ub_counter {
 	UB_C_STALE,         /* of those, user code had run before the walk: no user stack */
 	UB_C_COPY_SKIPPED,  /* copies not sent: the ring was half full (partial stack kept) */
 	UB_C_HOT,           /* walks finished from the task's hot stack */
+	/* off-CPU intervals: OUT - IN switch-outs were never paired (the
+	 * thread still off CPU at the end, exited, or a switch the program
+	 * missed); of the IN, SHORT were below the threshold, the others sent
+	 * (or, the ring full, counted in UB_C_LOST) */
+	UB_C_OFFCPU_OUT,      /* switch-outs of traced threads stored */
+	UB_C_OFFCPU_IN,       /* switch-ins that closed one */
+	UB_C_OFFCPU_SHORT,    /* of those, below offcpu_min_ns: not sent */
+	UB_C_OFFCPU_SHORT_NS, /* their total ns */
 	UB_NR_COUNTERS
 };
 

@@ -151,6 +151,8 @@ struct ustack_bpf {
 	int warned_load;
 	/* system-call events through kprobes (syscall_route) */
 	int syscall_kprobes;
+	int offcpu; /* the off-CPU program is loaded */
+	struct bpf_link *sched_link; /* and attached */
 	struct map_op *ops;
 	size_t ops_head, ops_len, ops_cap;
 };
@@ -313,6 +315,23 @@ static int syscall_route(int faultable)
 	return faultable;
 }
 
+/* The off-CPU program's rodata; loaded (verified) only where it is used. */
+static void offcpu_opts(struct ustack_bpf *b, const struct ustack_bpf_opts *o)
+{
+	uint32_t sleep = UB_NO_EVENT, preempt = UB_NO_EVENT;
+
+	if (o->sz >= offsetof(struct ustack_bpf_opts, offcpu_min_ns) + sizeof(o->offcpu_min_ns) &&
+	    o->offcpu_sleep_event != o->offcpu_preempt_event) {
+		sleep = o->offcpu_sleep_event;
+		preempt = o->offcpu_preempt_event;
+		b->skel->rodata->offcpu_min_ns = o->offcpu_min_ns;
+	}
+	b->skel->rodata->offcpu_sleep_event = sleep;
+	b->skel->rodata->offcpu_preempt_event = preempt;
+	b->offcpu = sleep != UB_NO_EVENT || preempt != UB_NO_EVENT;
+	bpf_program__set_autoload(b->skel->progs.ustack_offcpu, b->offcpu);
+}
+
 struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, size_t errlen)
 {
 	struct ustack_bpf *b = calloc(1, sizeof(*b));
@@ -348,6 +367,7 @@ struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, 
 	b->syscall_kprobes = syscall_route(kf.tp_sys_faultable);
 	/* its program is verified only where it is used */
 	bpf_program__set_autoload(b->skel->progs.ustack_kp, b->syscall_kprobes);
+	offcpu_opts(b, o);
 	b->skel->rodata->trace_all = !!o->trace_all;
 	b->skel->rodata->self_tgid = o->self_tgid;
 	b->skel->rodata->sample_event = o->sample_event;
@@ -395,6 +415,7 @@ void ustack_bpf__close(struct ustack_bpf *b)
 	pthread_mutex_destroy(&b->lock);
 	for (size_t i = 0; i < b->nr_links; i++)
 		bpf_link__destroy(b->links[i]);
+	bpf_link__destroy(b->sched_link);
 	free(b->links);
 	ring_buffer__free(b->ring);
 	if (b->epfd > 0)
@@ -494,6 +515,31 @@ int ustack_bpf__attach_tracepoint(struct ustack_bpf *b, const char *sys, const c
 	}
 	return add_link(b, bpf_program__attach_tracepoint_opts(b->skel->progs.ustack_tp, sys, name, &to),
 			what, err, errlen);
+}
+
+int ustack_bpf__attach_sched(struct ustack_bpf *b, char *err, size_t errlen)
+{
+	if (!b->offcpu) {
+		snprintf(err, errlen, "BPF backend: sched_switch: no off-CPU event was given");
+		return -ENOENT;
+	}
+	if (b->sched_link)
+		return 0;
+	b->sched_link = bpf_program__attach(b->skel->progs.ustack_offcpu);
+	if (!b->sched_link) {
+		int ret = -errno;
+
+		snprintf(err, errlen, "BPF backend: attaching to tp_btf/sched_switch: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+void ustack_bpf__detach_sched(struct ustack_bpf *b)
+{
+	bpf_link__destroy(b->sched_link);
+	b->sched_link = NULL;
 }
 
 int ustack_bpf__attach_perf(struct ustack_bpf *b, int fd, char *err, size_t errlen)
@@ -1083,7 +1129,8 @@ void ustack_bpf__stats(struct ustack_bpf *b, struct ustack_bpf_stats *st)
 	pthread_mutex_unlock(&b->lock);
 	{
 		struct bpf_program *progs[] = { b->skel->progs.ustack_tp, b->skel->progs.ustack_sample,
-						 b->skel->progs.ustack_kp };
+						 b->skel->progs.ustack_kp,
+						 b->skel->progs.ustack_offcpu };
 
 		for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
 			struct bpf_prog_info info;

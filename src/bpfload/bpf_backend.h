@@ -24,6 +24,12 @@ struct ustack_bpf_opts {
 	uint32_t sample_event;  /* event index the perf_event program reports */
 	uint64_t table_bytes;   /* budget for rows in the kernel (0: 256 MiB) */
 	uint32_t ring_bytes;    /* ring buffer size (power of 2; 0: 16 MiB) */
+	/* off-CPU intervals: the event index of "off-cpu" (asleep) and of
+	 * "off-cpu-preempt" (preempted), UB_NO_EVENT where not recorded (0
+	 * in both, an opts without them: neither); intervals shorter than
+	 * offcpu_min_ns are only counted */
+	uint32_t offcpu_sleep_event, offcpu_preempt_event;
+	uint64_t offcpu_min_ns;
 };
 
 /**
@@ -41,6 +47,12 @@ int ustack_bpf__attach_follow(struct ustack_bpf *b, char *err, size_t errlen);
 /** Run at every hit of tracepoint SYS:NAME, reporting event index @event. */
 int ustack_bpf__attach_tracepoint(struct ustack_bpf *b, const char *sys, const char *name,
 				  uint32_t event, char *err, size_t errlen);
+/** Record off-CPU intervals: attach to sched_switch (opened with an
+ *  off-CPU event, else -ENOENT). 0 or -errno with @err */
+int ustack_bpf__attach_sched(struct ustack_bpf *b, char *err, size_t errlen);
+/** Stop recording off-CPU intervals (the end: its counters stop moving,
+ *  and every interval it sent is in the ring). */
+void ustack_bpf__detach_sched(struct ustack_bpf *b);
 /** Run at every overflow of the perf event @fd (it writes no sample then). */
 int ustack_bpf__attach_perf(struct ustack_bpf *b, int fd, char *err, size_t errlen);
 

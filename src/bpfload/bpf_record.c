@@ -6,7 +6,12 @@
 #include <ustack/ustack.h>
 #include "bpfload/bpf_record.h"
 
-#define EV_FLAGS (UB_EV_NEW_ENTRY | UB_EV_USER | UB_EV_USER_MODE | UB_EV_COPY)
+/* the BPF program's clang and this compiler must lay it out alike: no
+ * padding anywhere (record.bpf.c asserts the same) */
+_Static_assert(sizeof(struct ub_event) == 56 && offsetof(struct ub_event, value) == 48,
+	       "struct ub_event: 56 bytes, value last");
+
+#define EV_FLAGS (UB_EV_NEW_ENTRY | UB_EV_USER | UB_EV_USER_MODE | UB_EV_COPY | UB_EV_VALUE)
 
 static int bad(const char **why, const char *what)
 {
@@ -24,6 +29,8 @@ static int check_event(const struct ub_event *e, size_t size, uint32_t nr_events
 		return bad(why, "event record with unknown flags");
 	if (e->event >= nr_events)
 		return bad(why, "event record naming an event not asked for");
+	if (!(e->flags & UB_EV_VALUE) && e->value)
+		return bad(why, "event record with a value but no value flag");
 	if (e->flags & UB_EV_USER) {
 		if (!e->cookie)
 			return bad(why, "event record with a user stack but no cookie");

@@ -14,7 +14,10 @@
  *   format's stitching expects (docs/trace-format.md 4.2).
  * - COPY records (rare: a table not in the kernel yet, locked mappings):
  *   unwound here from the copy with the mapping picture, after the perf
- *   side-band records that came before have been applied.
+ *   side-band records that came before have been applied; kept by cookie
+ *   until the event of that cookie comes (an off-CPU interval's event
+ *   comes at its switch-in, long after the copy).
+ * - Off-CPU events (UB_EV_VALUE): the interval's length is their weight.
  * Side-band (MMAP2, COMM, FORK, EXIT, LOST) still comes from perf through
  * a dummy event; new executable mappings get their tables loaded, a few
  * milliseconds' worth per read (LOAD_BUDGET_NS): a burst of dlopens (a
@@ -67,10 +70,11 @@ struct rec_bpf {
 	struct ustack_u64map *entry_of;  /* tid -> index in entries */
 	struct entry *entries;
 	size_t nr_entries, cap_entries;
-	/* the last COPY record, waiting for its event */
-	uint32_t copy_tid;
-	uint64_t copy_cookie;
-	uint32_t copy_stack, copy_stop;
+	/* COPY records unwound, waiting for their event: cookie -> trace
+	 * stack id | stop << 32. An off-CPU interval's copy is sent at the
+	 * switch-out and its event at the switch-in, with any other records
+	 * in between: paired by the cookie, unique per entry. */
+	struct ustack_u64map *copy_of;
 	uint64_t lost_seen, kernel_bytes;
 	uint64_t kips[UB_MAX_FRAMES];
 	struct ustack_frame frames[UB_MAX_FRAMES];
@@ -88,20 +92,40 @@ static inline struct rec_bpf *B(struct rec *r)
 	return r->be_state;
 }
 
+/* The off-CPU events' indexes (each kind at most once) and threshold. */
+static int offcpu_events(struct rec *r, struct ustack_bpf_opts *bo, char *err, size_t errlen)
+{
+	bo->offcpu_sleep_event = bo->offcpu_preempt_event = UB_NO_EVENT;
+	bo->offcpu_min_ns = r->o->off_cpu_min_ns;
+	for (int i = 0; i < r->nr_events; i++) {
+		uint32_t *idx;
+
+		if (r->events[i].kind->attach != REC_ATTACH_SCHED)
+			continue;
+		idx = r->events[i].offcpu == REC_OFFCPU_PREEMPT ? &bo->offcpu_preempt_event
+								 : &bo->offcpu_sleep_event;
+		if (*idx != UB_NO_EVENT) {
+			snprintf(err, errlen, "BPF backend: event %s given twice",
+				 r->events[i].perf.name);
+			return -EINVAL;
+		}
+		*idx = (uint32_t)i;
+	}
+	return 0;
+}
+
 static int bpf_open(struct rec *r, char *err, size_t errlen)
 {
 	struct ustack_bpf_opts bo = { .sz = sizeof(bo), .trace_all = r->o->system_wide,
 				      .self_tgid = (uint32_t)getpid() };
 	const struct ustack_record_opts *o = r->o;
 	struct rec_bpf *b;
-	int sampling = 0;
+	int sampling = 0, ret;
 
+	ret = offcpu_events(r, &bo, err, errlen);
+	if (ret)
+		return ret;
 	for (int i = 0; i < r->nr_events; i++) {
-		if (r->events[i].kind->attach == REC_ATTACH_SCHED) {
-			snprintf(err, errlen, "BPF backend: %s is not recorded yet",
-				 r->events[i].perf.name);
-			return -EOPNOTSUPP;
-		}
 		if (r->events[i].kind->attach != REC_ATTACH_PERF)
 			continue;
 		if (sampling++) {
@@ -116,7 +140,8 @@ static int bpf_open(struct rec *r, char *err, size_t errlen)
 	if (b)
 		b->efd = -1;
 	if (!b || !(b->stack_of = ustack_u64map__new()) ||
-	    !(b->kstack_of = ustack_u64map__new()) || !(b->entry_of = ustack_u64map__new())) {
+	    !(b->kstack_of = ustack_u64map__new()) || !(b->entry_of = ustack_u64map__new()) ||
+	    !(b->copy_of = ustack_u64map__new())) {
 		snprintf(err, errlen, "BPF backend: out of memory");
 		return -ENOMEM;
 	}
@@ -140,6 +165,7 @@ static void bpf_close(struct rec *r)
 	ustack_u64map__free(b->stack_of);
 	ustack_u64map__free(b->kstack_of);
 	ustack_u64map__free(b->entry_of);
+	ustack_u64map__free(b->copy_of);
 	free(b->entries);
 	free(b->pending);
 	if (b->efd >= 0)
@@ -457,6 +483,13 @@ static int bpf_start(struct rec *r, pid_t child, char *err, size_t errlen)
 		if (ret)
 			return ret;
 	}
+	for (int i = 0; i < r->nr_events; i++)
+		if (r->events[i].kind->attach == REC_ATTACH_SCHED) {
+			ret = ustack_bpf__attach_sched(B(r)->bpf, err, errlen);
+			if (ret)
+				return ret;
+			break; /* one program for both kinds */
+		}
 	/* the side-band (event 0, the dummy) wakes the poll too: its MMAP2s
 	 * load tables, and the ring wakes the reader only in batches */
 	ret = ustack_perf_session__for_each_fd(r->ps, 0, watch_fd, B(r)->bpf);
@@ -603,10 +636,8 @@ static void on_copy(struct rec *r, const struct ub_copy *c)
 			    UB_MAX_FRAMES, &stop);
 	if (n > 0 && rec_store_frames(r, c->pid, b->frames, (uint32_t)n, &id))
 		id = USTACK_TRACE_NO_STACK;
-	b->copy_tid = c->tid;
-	b->copy_cookie = c->cookie;
-	b->copy_stack = id;
-	b->copy_stop = stop;
+	/* no room: its event gets no user stack, as for a lost copy */
+	ustack_u64map__put(b->copy_of, c->cookie, id | (uint64_t)stop << 32);
 	r->st.copied++;
 }
 
@@ -626,6 +657,13 @@ static uint32_t kernel_stack(struct rec *r, int32_t kid)
 		return USTACK_TRACE_NO_STACK;
 	ustack_u64map__put(b->kstack_of, (uint64_t)kid, id);
 	return id;
+}
+
+/* A weight where the kind has one and nowhere else: the check of the ring
+ * record cannot know the kinds. */
+static int weight_matches(const struct rec *r, const struct ub_event *e)
+{
+	return !!(e->flags & UB_EV_VALUE) == (r->events[e->event].kind->attach == REC_ATTACH_SCHED);
 }
 
 static void on_event(struct rec *r, const struct ub_event *e)
@@ -657,12 +695,11 @@ static void on_event(struct rec *r, const struct ub_event *e)
 				.cpu = e->cpu, .stop = e->stop, .stack_id = USTACK_TRACE_NO_STACK,
 				.open = 1,
 			};
-			if ((e->flags & UB_EV_COPY) && b->copy_tid == e->tid &&
-			    b->copy_cookie == e->cookie) {
+			if ((e->flags & UB_EV_COPY) &&
+			    ustack_u64map__delete(b->copy_of, e->cookie, &v)) {
 				/* frames counted when the copy was unwound */
-				en->stack_id = b->copy_stack;
-				en->stop = b->copy_stop;
-				b->copy_tid = 0;
+				en->stack_id = (uint32_t)v;
+				en->stop = (uint32_t)(v >> 32);
 			} else if (e->ustack && ustack_u64map__get(b->stack_of, e->ustack, &v)) {
 				en->stack_id = (uint32_t)v;
 				count_frames(r, en->stack_id, e->pid);
@@ -674,7 +711,11 @@ static void on_event(struct rec *r, const struct ub_event *e)
 	} else {
 		r->st.no_user_stack++;
 	}
-	rec_event_weigh(&r->events[e->event], 0, &ev);
+	if (e->flags & UB_EV_VALUE) {
+		r->st.offcpu_intervals++;
+		r->st.offcpu_ns += e->value;
+	}
+	rec_event_weigh(&r->events[e->event], e->value, &ev);
 	rec_write_event(r, &ev);
 	/* a user-mode sample is its own context: nothing can join it */
 	if ((e->flags & UB_EV_USER_MODE) && (e->flags & UB_EV_NEW_ENTRY))
@@ -692,7 +733,11 @@ static int on_ring_record(void *ctx, const void *data, size_t size)
 			pr_debug("BPF ring buffer: %s (skipped, counted as malformed)\n", why);
 		return 0;
 	}
-	if (rec.event)
+	if (rec.event && !weight_matches(r, rec.event)) {
+		if (!B(r)->bad_ring++)
+			pr_debug("BPF ring buffer: event record whose value flag does not match "
+				 "its event's kind (skipped, counted as malformed)\n");
+	} else if (rec.event)
 		on_event(r, rec.event);
 	else if (rec.stack)
 		on_stack(r, rec.stack);
@@ -780,11 +825,20 @@ static void bpf_stats(const struct rec *r, struct ustack_record_stats *st)
 	st->table_bytes = bs.table_bytes;
 	st->tables_evicted = bs.tables_evicted;
 	st->table_seconds = bs.load_ns / 1e9;
+	st->offcpu_short = bs.c[UB_C_OFFCPU_SHORT];
+	st->offcpu_short_ns = bs.c[UB_C_OFFCPU_SHORT_NS];
+	/* read one after the other while the program runs: never below 0 */
+	st->offcpu_unpaired = bs.c[UB_C_OFFCPU_OUT] > bs.c[UB_C_OFFCPU_IN]
+				      ? bs.c[UB_C_OFFCPU_OUT] - bs.c[UB_C_OFFCPU_IN] : 0;
 }
 
-/* Everything in the ring buffer now. */
+/* Everything in the ring buffer now. Off-CPU intervals first stop: the
+ * switch-ins after the drain would be paired in the kernel and never
+ * read, and the counters would no longer add up. */
 static void bpf_drain(struct rec *r)
 {
+	if (B(r)->bpf)
+		ustack_bpf__detach_sched(B(r)->bpf);
 	while (!r->werr && bpf_poll(r, 0) > 0)
 		;
 }

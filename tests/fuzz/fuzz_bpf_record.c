@@ -60,6 +60,8 @@ static void check_one(const uint8_t *rec, size_t len, uint32_t nr_events)
 		if ((r.event->flags & UB_EV_USER) &&
 		    (!r.event->cookie || r.event->stop > USTACK_STOP_MAPS_BUSY || r.event->nr > UB_MAX_FRAMES))
 			abort();
+		if (!(r.event->flags & UB_EV_VALUE) && r.event->value)
+			abort(); /* a weight the event does not say it has */
 		touch(r.event, sizeof(*r.event));
 	} else if (r.stack) {
 		if ((const void *)r.stack != copy || !r.stack->nr || r.stack->nr > UB_MAX_FRAMES ||

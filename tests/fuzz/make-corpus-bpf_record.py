@@ -10,13 +10,13 @@ out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 
 EVENT, STACK, COPY = 1, 2, 3
-NEW, USER, USER_MODE, COPYF = 1, 2, 4, 8
+NEW, USER, USER_MODE, COPYF, VALUE = 1, 2, 4, 8, 16
 
 
-def event(flags=NEW | USER, stop=0, nr=3, ev=0, cookie=0x300000001, ustack=1):
-    # type stop flags nr cpu pid tid time cookie event kstack ustack pad
-    return struct.pack('<BBBBIIIQQIiII', EVENT, stop, flags, nr, 1, 100, 101, 123456789,
-                       cookie, ev, -1, ustack, 0)
+def event(flags=NEW | USER, stop=0, nr=3, ev=0, cookie=0x300000001, ustack=1, value=0):
+    # type stop flags nr cpu pid tid time cookie event kstack ustack pad value
+    return struct.pack('<BBBBIIIQQIiIIQ', EVENT, stop, flags, nr, 1, 100, 101, 123456789,
+                       cookie, ev, -1, ustack, 0, value)
 
 
 def stack(frames, sid=1):
@@ -52,3 +52,10 @@ write('short_stack', 1, stack([(0x10, 1, 1), (0x20, 1, 1)])[:40])
 write('big_copy_size', 1, copy(size=16385))
 write('flags_no_user', 1, event(flags=NEW, cookie=0))
 write('deep_stack', 1, stack([(0x1000 + i, 3, 2) for i in range(127)], sid=5))
+# off-CPU intervals: a copy at the switch-out, other records, then the event
+write('offcpu_copy_later', 2, copy(), stack([(0x1130, 7, 0)], sid=2),
+      event(flags=NEW | USER, ustack=2, ev=1, cookie=0x700000001),
+      event(flags=NEW | USER | COPYF | VALUE, ustack=0, value=10000000, cookie=0x500000001))
+write('offcpu_shared', 1, event(flags=USER | VALUE, value=123))
+write('offcpu_kernel_thread', 1, event(flags=VALUE, cookie=0, ustack=0, value=7))
+write('bad_value_no_flag', 1, event(value=99))

@@ -220,4 +220,26 @@ else
 	fail "kfp/cpu-clock: spin=$spin bad=$bad matched=$m $w"
 	grep 'kernel callchain differs\|^ustack: [a-z]' kfp_cpu.err | head -20
 fi
+# 8. off-CPU intervals through the BPF backend (tp_btf/sched_switch loads
+#    and runs on this kernel): offcpu_nap() blocks N times for 20 ms; with
+#    --off-cpu-min 10ms exactly those N intervals are kept (nothing else in
+#    the program blocks that long), each with offcpu_nap on its user stack,
+#    and their total lies inside the program's own figure for the calls
+#    (an interval is inside its call) and above 90% of it (the on-CPU
+#    part of a call, even under TCG, is far below 2 ms of its 20)
+N=20
+record offcpu --backend bpf --stats --off-cpu --off-cpu-min 10ms -- /progs/offcpu_sleep $N
+$U report -i offcpu.data >offcpu.txt 2>offcpu.rerr
+own=$(awk '/^napped/ {print $2}' offcpu.out)
+ns=$(st offcpu offcpu_ns)
+evs=$(grep -c ': off-cpu ' offcpu.txt)
+naps=$(awk '/: off-cpu / {inev = 1; next} /^$/ {inev = 0} inev && / offcpu_nap\+/ {n++} END {print n + 0}' offcpu.txt)
+w="$(want offcpu offcpu_intervals $N)$(want offcpu offcpu_unpaired 0)"
+if [ -z "$w" ] && [ "$evs" = $N ] && [ "$naps" = $N ] && [ -n "$own" ] && [ "$ns" -le "$own" ] &&
+   [ $((ns * 10)) -ge $((own * 9)) ]; then
+	pass "offcpu/bpf: $N intervals of offcpu_nap, $ns ns off CPU of the program's own $own ns, $(st offcpu offcpu_short) short ones counted"
+else
+	fail "offcpu/bpf: $w events=$evs with offcpu_nap=$naps ns=$ns own=$own"
+	grep -v '^stat' offcpu.err | head -5; head -30 offcpu.txt
+fi
 exit 0

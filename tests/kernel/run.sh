@@ -65,6 +65,8 @@ build_prog() { # out flags...
 }
 build_prog kfp_threads_fp -fno-omit-frame-pointer -fno-shrink-wrap
 build_prog kfp_threads_nofp -fomit-frame-pointer
+$CC -O2 -g -o "$root/progs/offcpu_sleep" tests/kernel/progs/offcpu_sleep.c ||
+	{ echo "FAIL check-kernel: building offcpu_sleep"; summary 0 1 0; exit 1; }
 # shared libraries of everything, at the paths the loader looks for them
 copy_libs() {
 	ldd "$1" 2>/dev/null | awk '/=> \//{print $3} /^\t\/[^ ]*ld-linux/{print $1}' |

@@ -51,7 +51,7 @@ static void test_events(void)
 	CHECK(strstr(why, "no cookie"));
 	event(UB_EV_NEW_ENTRY, 0, 0, 0);
 	CHECK_EQ(check(sizeof(struct ub_event), 1, &why), -EBADMSG);
-	event(0x40 | UB_EV_USER, 0, 0, 1);
+	event(0x20 | UB_EV_USER, 0, 0, 1);
 	CHECK_EQ(check(sizeof(struct ub_event), 1, &why), -EBADMSG);
 	CHECK(strstr(why, "unknown flags"));
 	event(UB_EV_USER, 0, 0, 1);
@@ -61,6 +61,19 @@ static void test_events(void)
 	CHECK_EQ(check(sizeof(struct ub_event), 1, &why), -EBADMSG);
 	CHECK(strstr(why, "unknown record type"));
 	CHECK_EQ(check(0, 1, &why), -EBADMSG);
+	/* an off-CPU interval: its weight in value, said by UB_EV_VALUE */
+	event(UB_EV_NEW_ENTRY | UB_EV_USER | UB_EV_VALUE, 0, 0, 1)->value = 10000000;
+	CHECK_EQ(ustack_bpf_record__check(buf, sizeof(struct ub_event), 1, &r, &why), 0);
+	CHECK_EQ(r.event->value, 10000000);
+	event(UB_EV_VALUE, 0, 0, 0)->value = 5; /* no user stack: still weighed */
+	CHECK_EQ(check(sizeof(struct ub_event), 1, &why), 0);
+	event(UB_EV_NEW_ENTRY | UB_EV_USER, 0, 0, 1)->value = 10000000;
+	CHECK_EQ(check(sizeof(struct ub_event), 1, &why), -EBADMSG);
+	CHECK(strstr(why, "no value flag"));
+	/* the value is the record's last 8 bytes: one short is refused */
+	event(UB_EV_VALUE, 0, 0, 0)->value = 5;
+	CHECK_EQ(check(sizeof(struct ub_event) - 8, 1, &why), -EBADMSG);
+	CHECK(strstr(why, "cut short"));
 	/* misaligned: the structs cannot be read in place */
 	CHECK_EQ(ustack_bpf_record__check((uint8_t *)buf + 4, 48, 1, &r, &why), -EBADMSG);
 }
