@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "cli/out_names.h"
 #include "cli/report_lookup.h"
+#include "cli/report_weight.h"
 
 #define WIDTH 1200.0
 #define ROW 16
@@ -265,10 +266,43 @@ static void color_of(const char *name, int inlined, int *r, int *g, int *b)
 	*b = (int)((h >> 16) % 55);
 }
 
+/*
+ * What the widths count: samples (FlameGraph's default), nanoseconds (an
+ * off-CPU or --wall trace, folded input with --countname ns), or what
+ * --countname says of folded input. Tooltips, the legend and the closing
+ * line say it: "kfunc_b (3.500 ms, 87.50%)".
+ */
+struct wunit {
+	uint32_t unit;     /* USTACK_TRACE_EV_UNIT_* */
+	const char *name;  /* --countname of a count; NULL: report_unit_name() */
+};
+
+static void put_weight(FILE *out, const struct wunit *u, uint64_t w, int xml)
+{
+	char buf[48];
+
+	if (u->unit != USTACK_TRACE_EV_UNIT_NS && u->name) {
+		fprintf(out, "%llu ", (unsigned long long)w);
+		if (xml)
+			xml_escape(out, u->name);
+		else
+			out_name_put(out, OUT_NAME_LINE, u->name);
+		return;
+	}
+	fputs(report_fmt_weight(buf, sizeof(buf), u->unit, w), out);
+}
+
+/* a diff's change: the sign, then the weight */
+static void put_change(FILE *out, const struct wunit *u, double v)
+{
+	fputc(v < 0 ? '-' : '+', out);
+	put_weight(out, u, (uint64_t)(v < 0 ? -v : v), 1);
+}
+
 /* the tooltip's source lines: the most sampled first, a few at most */
 #define MAX_TIP_LINES 8
 
-static void emit_lines(FILE *out, const struct node *n)
+static void emit_lines(FILE *out, const struct node *n, const struct wunit *wu)
 {
 	const struct srcline *shown[MAX_TIP_LINES];
 	size_t nshown = 0, total = 0;
@@ -287,8 +321,11 @@ static void emit_lines(FILE *out, const struct node *n)
 	for (size_t i = 0; i < nshown; i++) {
 		fputs("\nat ", out);
 		xml_escape(out, shown[i]->where);
-		if (total > 1)
-			fprintf(out, " (%llu samples)", (unsigned long long)shown[i]->count);
+		if (total > 1) {
+			fputs(" (", out);
+			put_weight(out, wu, shown[i]->count, 1);
+			fputc(')', out);
+		}
 	}
 	if (total > nshown)
 		fprintf(out, "\n(%zu more lines)", total - nshown);
@@ -363,19 +400,28 @@ static void color_diff(double delta, const struct diff *d, int *r, int *g, int *
 }
 
 static void emit_diff_tip(FILE *out, const struct node *n, const struct node *root,
-			  const struct diff *d)
+			  const struct diff *d, const struct wunit *wu)
 {
 	double pa = root->count_a ? 100.0 * n->count_a / root->count_a : 0;
 
-	fprintf(out, "\nbefore: %llu samples, %.2f%%", (unsigned long long)n->count_a, pa);
+	fputs("\nbefore: ", out);
+	put_weight(out, wu, n->count_a, 1);
+	fprintf(out, ", %.2f%%", pa);
 	if (d->normalize)
 		/* shares of each profile's own total: A scaled to B's size */
 		fprintf(out, "\nchange: %+.2f%% of total (self %+.2f%%)",
 			100.0 * n->count / root->count - pa,
 			100.0 * self_delta(n, d) / root->count);
-	else
+	else if (wu->unit == USTACK_TRACE_EV_UNIT_COUNT && !wu->name)
 		fprintf(out, "\nchange: %+.0f samples (self %+.0f)",
 			(double)n->count - (double)n->count_a, self_delta(n, d));
+	else {
+		fputs("\nchange: ", out);
+		put_change(out, wu, (double)n->count - (double)n->count_a);
+		fputs(" (self ", out);
+		put_change(out, wu, self_delta(n, d));
+		fputc(')', out);
+	}
 }
 
 /* 3 decimals: the script finds a frame's callees by their x range */
@@ -388,6 +434,7 @@ struct emit_ctx {
 	FILE *out;
 	const struct node *root;
 	const struct diff *diff; /* NULL: an ordinary flame graph */
+	const struct wunit *wu;
 	int height;
 	double scale;
 };
@@ -417,13 +464,14 @@ static void emit_node(const struct emit_ctx *e, const struct node *n, double x, 
 	 * the search's matched share */
 	fprintf(out, "<g class=\"f\" data-n=\"%llu\"><title>", (unsigned long long)n->count);
 	xml_escape(out, n->name);
-	fprintf(out, " (%llu samples, %.2f%%)", (unsigned long long)n->count,
-		100.0 * n->count / e->root->count);
+	fputs(" (", out);
+	put_weight(out, e->wu, n->count, 1);
+	fprintf(out, ", %.2f%%)", 100.0 * n->count / e->root->count);
 	if (e->diff)
-		emit_diff_tip(out, n, e->root, e->diff);
+		emit_diff_tip(out, n, e->root, e->diff, e->wu);
 	if (n->inlined)
 		fputs("\ninlined", out);
-	emit_lines(out, n);
+	emit_lines(out, n, e->wu);
 	fprintf(out, "</title><rect x=\"%.3f\" y=\"%.1f\" width=\"%.3f\" "
 		     "height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\"/><text x=\"%.3f\" y=\"%.1f\">",
 		rx, y, rw, ROW - 1, r, g, b, rx + 3, y + ROW - 4.5);
@@ -536,11 +584,12 @@ static const char script[] =
 "}\n"
 "]]></script>\n";
 
-static int render(FILE *out, const struct node *root, const char *title, const struct diff *diff)
+static int render(FILE *out, const struct node *root, const char *title, const struct diff *diff,
+		  const struct wunit *wu)
 {
 	int height = tree_depth(root);
 	struct emit_ctx e = {
-		.out = out, .root = root, .diff = diff, .height = height,
+		.out = out, .root = root, .diff = diff, .wu = wu, .height = height,
 		.scale = (WIDTH - 2 * PAD_SIDE) / (double)root->count,
 	};
 	int svg_h = PAD_TOP + height * ROW + 30;
@@ -565,6 +614,14 @@ static int render(FILE *out, const struct node *root, const char *title, const s
 		fprintf(out, "<text id=\"legend\" x=\"%.0f\" y=\"42\" text-anchor=\"middle\">"
 			     "widths: after (B); red: self samples grew, blue: shrank%s</text>\n",
 			WIDTH / 2, diff->normalize ? " (A scaled to B's total)" : " (not normalized)");
+	else if (wu->unit != USTACK_TRACE_EV_UNIT_COUNT || wu->name) {
+		/* widths that are not samples say so under the title */
+		fprintf(out, "<text id=\"legend\" x=\"%.0f\" y=\"42\" text-anchor=\"middle\">"
+			     "widths: %s; ", WIDTH / 2,
+			wu->unit == USTACK_TRACE_EV_UNIT_NS ? "time" : "weight");
+		put_weight(out, wu, root->count, 1);
+		fputs(" in all</text>\n", out);
+	}
 	fprintf(out, "<text id=\"reset\" class=\"btn off\" x=\"%d\" y=\"24\" "
 		     "onclick=\"reset()\">Reset zoom</text>\n"
 		     "<text id=\"search\" class=\"btn\" x=\"%.0f\" y=\"24\" text-anchor=\"end\" onclick=\"search()\">"
@@ -582,6 +639,7 @@ static void usage(FILE *f)
 		"usage: ustack flamegraph [-i TRACE | --folded FILE | FILE] [-o OUT.svg] [--title TEXT]\n"
 		"                         [--inline] [--no-lines] [--debug-dir DIR] [--symfs DIR]\n"
 		"                         [--buildid-dir DIR]... [--no-buildid-cache]\n"
+		"                         [--event NAME[,NAME]] [--wall] [--countname NAME]\n"
 		"       ustack flamegraph --diff A B [--no-normalize] [-o OUT.svg] [--title TEXT] ...\n"
 		"\n"
 		"Write a self-contained, interactive SVG flame graph (click to zoom,\n"
@@ -606,15 +664,25 @@ static void usage(FILE *f)
 		"                      where they shrank; tooltips show both counts and the change\n"
 		"      --no-normalize  with --diff: compare raw sample counts (default: A's\n"
 		"                      counts scaled to B's total, i.e. shares of each total)\n"
+		"      --event NAME[,NAME]  a trace's events to draw (as 'ustack report --event')\n"
+		"      --wall          a trace's wall-clock view: per thread (NAME-TID, the\n"
+		"                      root frames), its time on CPU and off (report --wall)\n"
+		"      --countname NAME  folded input: what its numbers count (flamegraph.pl's\n"
+		"                      option); 'ns' shows them as times (default: samples)\n"
 		"\n"
 		"Tooltips show the source lines (file.c:LINE) sampled in each frame: from a\n"
 		"trace when DWARF is found, from folded input whose frames are written\n"
 		"'func file.c:LINE' (report --srcline, perf's srcline). Frames ending in\n"
-		"'_[i]' (report --annotate) are inlined.\n");
+		"'_[i]' (report --annotate) are inlined. Widths in time (off-CPU events,\n"
+		"--wall) show as times: 'kfunc_b (3.500 ms, 87.50%%)'.\n");
 }
 
+#define MAX_EVENT_OPTS 8
+
 struct trace_args {
-	int inline_frames, no_lines;
+	int inline_frames, no_lines, wall;
+	const char *events[MAX_EVENT_OPTS]; /* --event values, for the report */
+	int nevents;
 	const char *debug_dir;
 	struct report_lookup lk; /* --symfs, --buildid-dir, --no-buildid-cache */
 };
@@ -639,7 +707,8 @@ static int looks_like_trace(const char *path)
  * @before). Returns 0, or the exit status after saying what went wrong.
  */
 static int load_input(const char *path, int trace, const struct trace_args *ta,
-		      struct node *root, int before, unsigned long *bad, unsigned long *deep)
+		      struct node *root, int before, unsigned long *bad, unsigned long *deep,
+		      uint32_t *unit)
 {
 	char tmp[] = "/tmp/ustack-folded-XXXXXX";
 	FILE *in;
@@ -660,7 +729,8 @@ static int load_input(const char *path, int trace, const struct trace_args *ta,
 		 * are per function as without lines, and --folded input
 		 * written that way (perf's srcline) gets the same tooltips.
 		 */
-		char *rargv[16 + 2 * REPORT_BUILDID_DIRS_MAX + 3];
+		char *rargv[16 + 2 * MAX_EVENT_OPTS + 1 + 2 * REPORT_BUILDID_DIRS_MAX + 3];
+		struct report_result res = { 0 };
 		int rargc = 0, tmpfd;
 
 		rargv[rargc++] = "report";
@@ -676,6 +746,12 @@ static int load_input(const char *path, int trace, const struct trace_args *ta,
 		}
 		if (ta->inline_frames)
 			rargv[rargc++] = "--inline";
+		for (int k = 0; k < ta->nevents; k++) {
+			rargv[rargc++] = "--event";
+			rargv[rargc++] = (char *)ta->events[k];
+		}
+		if (ta->wall)
+			rargv[rargc++] = "--wall";
 		if (ta->debug_dir) {
 			rargv[rargc++] = "--debug-dir";
 			rargv[rargc++] = (char *)ta->debug_dir;
@@ -689,7 +765,8 @@ static int load_input(const char *path, int trace, const struct trace_args *ta,
 			return 1;
 		}
 		optind = 0;
-		ret = cmd_report(rargc, rargv);
+		ret = report_run(rargc, rargv, &res);
+		*unit = res.unit;
 		if (ret) {
 			unlink(tmp);
 			close(tmpfd);
@@ -727,12 +804,18 @@ int cmd_flamegraph(int argc, char **argv)
 		{ "no-buildid-cache", no_argument, NULL, 'C' },
 		{ "diff", no_argument, NULL, 'd' },
 		{ "no-normalize", no_argument, NULL, 'N' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "wall", no_argument, NULL, 'W' },
+		{ "countname", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *input = NULL, *folded = NULL, *output = "ustack.svg", *title = NULL;
 	const char *path_a = NULL, *path_b = NULL;
 	struct trace_args ta = { 0 };
+	const char *countname = NULL;
+	struct wunit wu = { .unit = USTACK_TRACE_EV_UNIT_COUNT };
+	uint32_t unit_a = USTACK_TRACE_EV_UNIT_COUNT, unit_b = USTACK_TRACE_EV_UNIT_COUNT;
 	int diff_mode = 0, no_normalize = 0, trace_a = 0, trace_b;
 	char titlebuf[512];
 	struct node root = { .name = "all" };
@@ -761,6 +844,16 @@ int cmd_flamegraph(int argc, char **argv)
 			break;
 		case 'd': diff_mode = 1; break;
 		case 'N': no_normalize = 1; break;
+		case 'W': ta.wall = 1; break;
+		case 'c': countname = optarg; break;
+		case 'e':
+			if (ta.nevents == MAX_EVENT_OPTS) {
+				cli_error("flamegraph: at most %d --event (each takes NAME[,NAME])",
+					  MAX_EVENT_OPTS);
+				return 2;
+			}
+			ta.events[ta.nevents++] = optarg;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -805,11 +898,33 @@ int cmd_flamegraph(int argc, char **argv)
 			  "--no-buildid-cache apply to a trace, not to --folded input");
 		return 2;
 	}
-	if (diff_mode && (ret = load_input(path_a, trace_a, &ta, &root, 1, &bad, &deep)))
+	if (!trace_a && !trace_b && (ta.nevents || ta.wall)) {
+		cli_error("flamegraph: --event and --wall choose a trace's events; folded input "
+			  "has its numbers already");
+		return 2;
+	}
+	if ((trace_a || trace_b) && countname) {
+		/* a trace says its unit itself */
+		cli_error("flamegraph: --countname names the numbers of folded input, not of a trace");
+		return 2;
+	}
+	if (diff_mode && (ret = load_input(path_a, trace_a, &ta, &root, 1, &bad, &deep, &unit_a)))
 		goto out_free;
-	if ((ret = load_input(path_b, trace_b, &ta, &root, 0, &bad, &deep)))
+	if ((ret = load_input(path_b, trace_b, &ta, &root, 0, &bad, &deep, &unit_b)))
 		goto out_free;
 	ret = 1;
+	/* an A without stacks (no unit seen) is said below */
+	if (diff_mode && root.count_a && root.count && unit_a != unit_b) {
+		cli_error("flamegraph: --diff: %s counts %s, %s %s: widths of unlike units "
+			  "cannot be compared", path_a, report_unit_name(unit_a), path_b,
+			  report_unit_name(unit_b));
+		goto out_free;
+	}
+	wu.unit = unit_b;
+	if (countname && !strcmp(countname, "ns"))
+		wu.unit = USTACK_TRACE_EV_UNIT_NS;
+	else if (countname && strcmp(countname, "samples"))
+		wu.name = countname;
 	if (!root.count) {
 		if (diff_mode)
 			cli_error("flamegraph: %s: no stacks in B", path_b);
@@ -844,7 +959,7 @@ int cmd_flamegraph(int argc, char **argv)
 		goto out_free;
 	}
 	cli_output_buffer(out);
-	ret = render(out, &root, titlebuf, diff_mode ? &diff : NULL);
+	ret = render(out, &root, titlebuf, diff_mode ? &diff : NULL, &wu);
 	/* standard output too: its last 64 KiB are written here, not at exit */
 	if ((out != stdout ? fclose(out) : fflush(out)) || ret) {
 		cli_error("%s: write failed", output);
@@ -852,12 +967,16 @@ int cmd_flamegraph(int argc, char **argv)
 		goto out_free;
 	}
 	if (out != stdout) {
-		if (diff_mode)
-			fprintf(stderr, "ustack: wrote %s (%llu samples before, %llu after)\n", output,
-				(unsigned long long)root.count_a, (unsigned long long)root.count);
+		fprintf(stderr, "ustack: wrote %s (", output);
+		if (diff_mode) {
+			put_weight(stderr, &wu, root.count_a, 0);
+			fputs(" before, ", stderr);
+		}
+		if (diff_mode && wu.unit == USTACK_TRACE_EV_UNIT_COUNT && !wu.name)
+			fprintf(stderr, "%llu", (unsigned long long)root.count); /* "N samples before, M after" */
 		else
-			fprintf(stderr, "ustack: wrote %s (%llu samples)\n", output,
-				(unsigned long long)root.count);
+			put_weight(stderr, &wu, root.count, 0);
+		fputs(diff_mode ? " after)\n" : ")\n", stderr);
 	}
 	ret = 0;
 out_free:

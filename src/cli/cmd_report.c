@@ -33,6 +33,7 @@
 #include "cli/report_lookup.h"
 #include "cli/out_viewers.h"
 #include "cli/out_pprof.h"
+#include "cli/report_weight.h"
 #include "common/clock.h"
 #include "symbolize/symbolize_internal.h"
 
@@ -174,6 +175,14 @@ struct rendered {
 	size_t len;
 };
 
+/* what an event id stands for here: its description, and whether
+ * --event keeps it */
+struct report_ev {
+	int known, keep;
+	struct ustack_trace_event_desc d;
+	uint64_t wall_left; /* --wall: its events left out (no time meaning) */
+};
+
 struct report {
 	const char *in_path;
 	enum report_format fmt;
@@ -203,6 +212,28 @@ struct report {
 
 	/* event id -> name (ids are small; others go through the reader) */
 	const char *ev_names[256];
+
+	/* --event NAME[,NAME], --wall (docs/cli/report.md, "Weights") */
+	char **ev_sel;
+	size_t nev_sel;
+	int wall;
+	struct report_ev evs[256]; /* by event id; larger ids: ev_other */
+	struct report_ev ev_other;
+	uint32_t *desc_ids; /* the EVENT_DESC ids read, for --event's check */
+	size_t ndesc_ids, desc_ids_bytes;
+	int sel_checked;
+	/* folded: the units of the events counted (a bit per unit >> 1), the
+	 * first event of each (the refusal names them), the one written */
+	uint32_t units_seen;
+	uint32_t unit_first_ev[4];
+	uint32_t out_unit;
+	int refused; /* an error was said: stop reading, exit 2 */
+	/* --wall folded: the threads (comm key << 32 | tid), numbered densely */
+	struct ustack_u64map *wthread_idx;
+	struct { uint32_t comm, tid; } *wthreads;
+	size_t nwthreads, wthreads_cap;
+	/* --stats: per event id, its events and their weight */
+	struct ustack_u64map *ev_count, *ev_weight;
 
 	struct ustack_u64map *rendered_idx; /* stack_key -> index + 1 in rendered */
 	struct rendered *rend;
@@ -310,6 +341,67 @@ static const char *event_name(struct report *rp, uint32_t id)
 	if (id < 256)
 		rp->ev_names[id] = d.name;
 	return d.name;
+}
+
+/* is @name one of --event's? */
+static int ev_selected(const struct report *rp, const char *name)
+{
+	for (size_t i = 0; i < rp->nev_sel; i++)
+		if (name && !strcmp(rp->ev_sel[i], name))
+			return 1;
+	return 0;
+}
+
+/* Event @id as this report weighs it. A description not read yet (a
+ * damaged or hostile trace) is a count named "event", not cached: it may
+ * still come. */
+static struct report_ev *ev_info(struct report *rp, uint32_t id)
+{
+	struct report_ev *x = id < 256 ? &rp->evs[id] : &rp->ev_other;
+
+	if (x->known && id < 256)
+		return x;
+	if (ustack_trace_reader__event_desc(rp->r, id, &x->d)) {
+		memset(&x->d, 0, sizeof(x->d));
+		x->d.id = id;
+		x->d.name = "event";
+	} else {
+		x->known = 1;
+	}
+	x->keep = !rp->nev_sel || ev_selected(rp, x->d.name);
+	return x;
+}
+
+/* --event names that no EVENT_DESC read so far has: said once, with the
+ * trace's names, before the first event (descriptions come first in
+ * every trace the writer makes) and at the end of an event-less trace */
+static void check_selection(struct report *rp)
+{
+	struct ustack_trace_event_desc d;
+	struct sbuf have = { 0 };
+
+	if (rp->sel_checked++)
+		return;
+	for (size_t i = 0; i < rp->nev_sel; i++) {
+		size_t k;
+
+		for (k = 0; k < rp->ndesc_ids; k++)
+			if (!ustack_trace_reader__event_desc(rp->r, rp->desc_ids[k], &d) && d.name &&
+			    !strcmp(d.name, rp->ev_sel[i]))
+				break;
+		if (k < rp->ndesc_ids)
+			continue;
+		for (k = 0; k < rp->ndesc_ids; k++)
+			if (!ustack_trace_reader__event_desc(rp->r, rp->desc_ids[k], &d)) {
+				sb_puts(&have, k ? ", " : "");
+				sb_name(&have, d.name ? d.name : "?");
+			}
+		cli_error("report: %s: no event '%s' in the trace (its events: %s)", rp->in_path,
+			  rp->ev_sel[i], have.p ? have.p : "none");
+		free(have.p);
+		rp->refused = 1;
+		return;
+	}
 }
 
 /* "secs.usecs" at @p; returns the end (at most 27 bytes) */
@@ -720,8 +812,9 @@ static void file_content(struct report *rp, const struct ustack_trace_file_conte
 
 /* ---- stitched output (text, folded) ---------------------------------------------- */
 
-/* one more event of stack pair (kstack << 32 | ustack) in thread name @comm */
-static void folded_count(struct report *rp, uint64_t pair, uint64_t comm)
+/* one more event of stack pair (kstack << 32 | ustack) in thread name @comm
+ * (--wall: the thread, wall_thread()), of weight @w */
+static void folded_count(struct report *rp, uint64_t pair, uint64_t comm, uint64_t w)
 {
 	int isnew;
 	uint64_t *idx = ustack_u64map__slot(rp->folded_pair_idx, pair, &isnew), *v;
@@ -736,7 +829,7 @@ static void folded_count(struct report *rp, uint64_t pair, uint64_t comm)
 	if (!v)
 		rp->oom = 1;
 	else
-		(*v)++;
+		*v += w;
 }
 
 /* Folded: the dense number of user stack @id as seen in process @pid (the
@@ -773,8 +866,81 @@ static uint32_t user_view(struct report *rp, uint32_t id, uint32_t pid)
 	return (uint32_t)*slot;
 }
 
+/*
+ * Folded output has one number per stack: samples and nanoseconds are not
+ * added. The first event of a second unit stops the report with a line
+ * naming an event of each and the two ways out.
+ */
+static void note_unit(struct report *rp, uint32_t unit, uint32_t event_id)
+{
+	uint32_t bit = 1u << (unit >> 1), first = 0;
+
+	if (rp->units_seen & bit)
+		return;
+	if (!rp->units_seen) {
+		rp->units_seen = bit;
+		rp->unit_first_ev[unit >> 1] = event_id;
+		rp->out_unit = unit;
+		return;
+	}
+	while (!(rp->units_seen & 1u << first))
+		first++;
+	cli_error("report: %s: events in %s (%s) and in %s (%s): folded stacks carry one number "
+		  "each; choose events of one unit with --event NAME[,NAME], or the wall-clock "
+		  "time of each thread with --wall", rp->in_path,
+		  report_unit_name(first << 1), event_name(rp, rp->unit_first_ev[first]),
+		  report_unit_name(unit), event_name(rp, event_id));
+	rp->refused = 1;
+}
+
+/* What event @e adds to its stack in this report (--wall: its time), in
+ * *@w and its unit in *@unit; 0: it is left out (--event, --wall). */
+static int event_weight(struct report *rp, const struct ustack_trace_event *e, uint64_t *w,
+			uint32_t *unit)
+{
+	struct report_ev *x = ev_info(rp, e->event_id);
+
+	if (!x->keep)
+		return 0;
+	*w = report_weight(&x->d, e->value, rp->wall);
+	*unit = rp->wall ? USTACK_TRACE_EV_UNIT_NS : report_unit(&x->d);
+	/* a 0 ns interval has a time meaning (and adds nothing); a tracepoint none */
+	if (rp->wall && !*w && !report_wall_ns(&x->d, 1)) {
+		x->wall_left++;
+		return 0;
+	}
+	if (rp->fmt == FMT_FOLDED)
+		note_unit(rp, *unit, e->event_id);
+	return !rp->refused;
+}
+
+/* --wall folded: the dense number (from 1) of thread @tid under the name
+ * it has now */
+static uint64_t wall_thread(struct report *rp, uint32_t tid)
+{
+	uint64_t comm = comm_key(rp, tid), *slot;
+	int isnew;
+
+	slot = ustack_u64map__slot(rp->wthread_idx, comm << 32 | tid, &isnew);
+	if (!slot || (isnew && cli_grow((void **)&rp->wthreads, &rp->wthreads_cap,
+					(rp->nwthreads + 1) * sizeof(*rp->wthreads)))) {
+		rp->oom = 1;
+		return 0;
+	}
+	if (isnew) {
+		rp->wthreads[rp->nwthreads].comm = (uint32_t)comm;
+		rp->wthreads[rp->nwthreads].tid = tid;
+		*slot = ++rp->nwthreads;
+	}
+	return *slot;
+}
+
 static void emit_stitched(struct report *rp, const struct ustack_trace_stitched *s)
 {
+	uint64_t w;
+	uint32_t unit;
+	char wbuf[48];
+
 	const struct ustack_trace_event *e = &s->event;
 	struct sbuf *b = &rp->line;
 
@@ -792,6 +958,8 @@ static void emit_stitched(struct report *rp, const struct ustack_trace_stitched 
 		out_sb(rp, b);
 		return;
 	}
+	if (rp->refused || !event_weight(rp, e, &w, &unit))
+		return;
 	if (rp->fmt == FMT_PPROF) {
 		if (report_pprof__event(rp->pprof, s, (uint32_t)comm_key(rp, e->tid)))
 			rp->oom = 1;
@@ -804,13 +972,18 @@ static void emit_stitched(struct report *rp, const struct ustack_trace_stitched 
 	}
 	if (rp->fmt == FMT_FOLDED) {
 		folded_count(rp, ((uint64_t)e->kstack_id << 32) | user_view(rp, s->ustack_id, e->pid),
-			     comm_key(rp, e->tid));
+			     rp->wall ? wall_thread(rp, e->tid) : comm_key(rp, e->tid), w);
 		return;
 	}
 	if (rp->fmt != FMT_TEXT)
 		return;
 	put_prefix(rp, b, e->tid, e->cpu, ".....", e->time);
 	sb_name(b, event_name(rp, e->event_id));
+	/* a count says nothing an event line does not: only other units */
+	if (rp->wall || unit != USTACK_TRACE_EV_UNIT_COUNT) {
+		sb_add(b, " ", 1);
+		sb_puts(b, report_fmt_weight(wbuf, sizeof(wbuf), unit, w));
+	}
 	sb_add(b, " cookie=", 8);
 	sb_add_hex(b, e->cookie);
 	sb_add(b, "\n", 1);
@@ -868,7 +1041,21 @@ static void folded_finish(struct report *rp)
 		const struct rendered *rd;
 
 		b.len = 0;
-		sb_add_folded(&b, comm ? rp->comms[comm - 1] : "<...>");
+		if (!events)
+			continue; /* no weight (0 ns): nothing a flame graph could draw */
+		if (rp->wall) {
+			/* the thread as the root: its name and tid, as text's event lines */
+			uint32_t c = 0, tid = 0;
+
+			if (comm && comm <= rp->nwthreads) {
+				c = rp->wthreads[comm - 1].comm;
+				tid = rp->wthreads[comm - 1].tid;
+			}
+			sb_add_folded(&b, c ? rp->comms[c - 1] : "<...>");
+			sb_printf(&b, "-%" PRIu32, tid);
+		} else {
+			sb_add_folded(&b, comm ? rp->comms[comm - 1] : "<...>");
+		}
 		if (uid != USTACK_TRACE_NO_STACK && uid < rp->nuviews &&
 		    (rd = rendered_stack(rp, USTACK_TRACE_USTACK, rp->uviews[uid].id,
 					 rp->uviews[uid].pid)) &&
@@ -1062,6 +1249,40 @@ static void stats_contents(struct report *rp)
 	}
 }
 
+/* per event: "events of off-cpu: 3, weight 4000000 ns (4.000 ms)", in id order */
+static void stats_weights(struct report *rp)
+{
+	size_t n = ustack_u64map__count(rp->ev_count), k = 0;
+	uint64_t *ids = calloc(n + 1, sizeof(*ids)), id, count, w;
+	char buf[48];
+
+	if (!ids) {
+		rp->oom = 1;
+		return;
+	}
+	for (size_t it = 0; k < n && ustack_u64map__next(rp->ev_count, &it, &id, &count);)
+		ids[k++] = id;
+	qsort(ids, k, sizeof(*ids), cmp_u64);
+	for (size_t i = 0; i < k; i++) {
+		const struct report_ev *x = ev_info(rp, (uint32_t)ids[i]);
+		uint32_t unit = report_unit(&x->d);
+
+		count = w = 0;
+		ustack_u64map__get(rp->ev_count, ids[i], &count);
+		ustack_u64map__get(rp->ev_weight, ids[i], &w);
+		fputs("events of ", rp->out);
+		out_name_put(rp->out, OUT_NAME_LINE, x->d.name);
+		fprintf(rp->out, ": %" PRIu64 ", weight %" PRIu64 " %s", count, w, report_unit_name(unit));
+		if (unit == USTACK_TRACE_EV_UNIT_NS)
+			fprintf(rp->out, " (%s)", report_fmt_ns(buf, sizeof(buf), w));
+		if (x->d.type == USTACK_TRACE_EV_OFFCPU && x->d.period)
+			fprintf(rp->out, ", intervals under %s not recorded",
+				report_fmt_ns(buf, sizeof(buf), x->d.period));
+		fputc('\n', rp->out);
+	}
+	free(ids);
+}
+
 static void stats_finish(struct report *rp, uint64_t file_size, int damaged)
 {
 	FILE *o = rp->out;
@@ -1083,6 +1304,7 @@ static void stats_finish(struct report *rp, uint64_t file_size, int damaged)
 	fprintf(o, "chunks: %" PRIu32 "\n", rp->chunks);
 	fprintf(o, "records: %" PRIu64 "\n", rp->records);
 	fprintf(o, "events: %" PRIu64 "\n", rp->events);
+	stats_weights(rp);
 	fprintf(o, "user stacks: %" PRIu64 "\n", rp->user_stacks);
 	fprintf(o, "distinct user stacks: %" PRIu64 "\n", rp->ustacks_distinct);
 	fprintf(o, "user stacks by stop reason:");
@@ -1140,6 +1362,33 @@ static void note_time(struct report *rp, uint64_t t)
 		rp->last_time = t;
 }
 
+/* an EVENT_DESC id, once (the trace repeats them per chunk) */
+static void note_desc(struct report *rp, uint32_t id)
+{
+	for (size_t k = 0; k < rp->ndesc_ids; k++)
+		if (rp->desc_ids[k] == id)
+			return;
+	if (cli_grow((void **)&rp->desc_ids, &rp->desc_ids_bytes,
+		     (rp->ndesc_ids + 1) * sizeof(*rp->desc_ids))) {
+		rp->oom = 1;
+		return;
+	}
+	rp->desc_ids[rp->ndesc_ids++] = id;
+}
+
+static void stats_event(struct report *rp, const struct ustack_trace_event *e)
+{
+	uint64_t *c = ustack_u64map__slot(rp->ev_count, e->event_id, NULL);
+	uint64_t *w = ustack_u64map__slot(rp->ev_weight, e->event_id, NULL);
+
+	if (!c || !w) {
+		rp->oom = 1;
+		return;
+	}
+	(*c)++;
+	*w += e->value;
+}
+
 static void handle_record(struct report *rp, const struct ustack_trace_record *rec)
 {
 	int isnew;
@@ -1177,10 +1426,17 @@ static void handle_record(struct report *rp, const struct ustack_trace_record *r
 		rp->jitsyms++;
 		/* fall through */
 	case USTACK_TRACE_KSYM:
-	case USTACK_TRACE_EVENT_DESC:
 		rp->def_bytes += rec->size;
 		break;
+	case USTACK_TRACE_EVENT_DESC:
+		rp->def_bytes += rec->size;
+		note_desc(rp, rec->event_desc.id);
+		break;
 	case USTACK_TRACE_EVENT:
+		if (rp->nev_sel && !rp->sel_checked)
+			check_selection(rp);
+		if (rp->want_stats)
+			stats_event(rp, &rec->event);
 		rp->events++;
 		rp->event_bytes += rec->size;
 		note_time(rp, rec->event.time);
@@ -1290,6 +1546,11 @@ static void usage(FILE *f)
 		"                       Firefox Profiler)\n"
 		"                       pprof: gzipped profile.proto (go tool pprof, Pyroscope,\n"
 		"                       Parca); needs -o or a pipe, never a terminal\n"
+		"      --event NAME[,NAME]  only these events (repeatable; names as --stats\n"
+		"                       lists them: cpu-clock, off-cpu, syscalls:sys_enter_futex)\n"
+		"      --wall           text, folded: the wall-clock view, each thread's time on\n"
+		"                       CPU (cpu-clock/task-clock samples) and off (off-CPU\n"
+		"                       intervals) in ns, the thread (NAME-TID) as root frame\n"
 		"      --kernel         stackmap formats: export the kernel stacks instead\n"
 		"      --stats          print counts and sizes instead of the events\n"
 		"      --no-demangle    leave C++ names mangled\n"
@@ -1302,6 +1563,11 @@ static void usage(FILE *f)
 		"                       beside the trace, when there is one)\n"
 		"%s"
 		"  -h, --help           this text\n"
+		"\n"
+		"Weights: folded numbers are each stack's events summed in their unit:\n"
+		"samples, or ns for off-CPU time (flamegraph.pl --countname=ns). Events of\n"
+		"two units are never added: folded refuses such a trace without --event or\n"
+		"--wall. Text shows an off-CPU interval's duration on its event line.\n"
 		"\n"
 		"Frames in JIT code are named from the perf maps (/tmp/perf-PID.map) the\n"
 		"recorder copied into the trace, marked [jit] (folded: NAME_[j]).\n"
@@ -1350,7 +1616,83 @@ static const char *opt_value(int argc, char **argv, int *i, const char *longname
 	return argv[++*i];
 }
 
+/* --event NAME[,NAME]: more names to keep; -1 after saying what is wrong */
+static int add_event_names(struct report *rp, const char *list)
+{
+	size_t bytes = rp->nev_sel * sizeof(*rp->ev_sel);
+
+	for (const char *p = list;; p++) {
+		const char *c = strchr(p, ',');
+		size_t len = c ? (size_t)(c - p) : strlen(p);
+
+		if (!len) {
+			cli_error("report: --event '%s': an empty event name", list);
+			return -1;
+		}
+		if (cli_grow((void **)&rp->ev_sel, &bytes, (rp->nev_sel + 1) * sizeof(*rp->ev_sel)) ||
+		    !(rp->ev_sel[rp->nev_sel] = strndup(p, len))) {
+			cli_error("report: %s", strerror(ENOMEM));
+			return -1;
+		}
+		rp->nev_sel++;
+		if (!c)
+			return 0;
+		p = c;
+	}
+}
+
+/* --event and --wall choose and weigh events for the outputs of events:
+ * the others print records (raw), stacks (stackmap) or the file (--stats) */
+static int check_weight_opts(const struct report *rp)
+{
+	if (!rp->wall && !rp->nev_sel)
+		return 0;
+	if (rp->want_stats || rp->fmt == FMT_RAW || rp->fmt == FMT_STACKMAP ||
+	    rp->fmt == FMT_STACKMAP_BIN) {
+		cli_error("report: %s applies to %s, not to %s",
+			  rp->wall ? "--wall" : "--event",
+			  rp->wall ? "text and folded" : "text, folded, pprof, speedscope and perf-script",
+			  rp->want_stats ? "--stats" : rp->fmt == FMT_RAW ? "raw" : "the stack maps");
+		return -1;
+	}
+	if (rp->wall && rp->fmt != FMT_TEXT && rp->fmt != FMT_FOLDED) {
+		cli_error("report: --wall: text and folded only (and 'ustack flamegraph --wall'); "
+			  "pprof, speedscope and perf-script weigh each event in its own unit");
+		return -1;
+	}
+	return 0;
+}
+
+/* --wall: the events left out, on one line ("2 events without a time
+ * meaning left out: syscalls:sys_enter_futex 2") */
+static void wall_note(struct report *rp)
+{
+	uint64_t n = rp->ev_other.wall_left;
+
+	for (int i = 0; i < 256; i++)
+		n += rp->evs[i].wall_left;
+	if (!n)
+		return;
+	fprintf(stderr, "ustack: report: --wall: %" PRIu64 " event%s without a time meaning left out:",
+		n, n == 1 ? "" : "s");
+	for (int i = 0; i < 257; i++) {
+		const struct report_ev *x = i < 256 ? &rp->evs[i] : &rp->ev_other;
+
+		if (!x->wall_left)
+			continue;
+		fputc(' ', stderr);
+		out_name_put(stderr, OUT_NAME_LINE, i < 256 ? x->d.name : "other");
+		fprintf(stderr, " %" PRIu64, x->wall_left);
+	}
+	fputc('\n', stderr);
+}
+
 int cmd_report(int argc, char **argv)
+{
+	return report_run(argc, argv, NULL);
+}
+
+int report_run(int argc, char **argv, struct report_result *res)
 {
 	struct report rp = { .in_path = "ustack.data", .fmt = FMT_TEXT };
 	struct ustack_symbolizer_opts so = { .sz = sizeof(so) };
@@ -1403,6 +1745,15 @@ int cmd_report(int argc, char **argv)
 			if (!*v)
 				return 2;
 			archive = v;
+		} else if ((v = opt_value(argc, argv, &i, "--event", NULL))) {
+			if (argv[i] == a && !strcmp(a, "--event"))
+				return 2; /* no value: opt_value() said so */
+			if (add_event_names(&rp, v)) {
+				status = 2;
+				goto out;
+			}
+		} else if (!strcmp(a, "--wall")) {
+			rp.wall = 1;
 		} else if (!strcmp(a, "--stats")) {
 			rp.want_stats = 1;
 		} else if (!strcmp(a, "--progress")) {
@@ -1432,8 +1783,14 @@ int cmd_report(int argc, char **argv)
 		}
 	}
 
-	if (report_dirs__build(&dirs, rp.in_path, archive))
-		return 1;
+	if (check_weight_opts(&rp)) {
+		status = 2;
+		goto out;
+	}
+	if (report_dirs__build(&dirs, rp.in_path, archive)) {
+		status = 1;
+		goto out;
+	}
 	/* the extracted archive goes first in report_lookup's list */
 	rp.lk.archive_dir = dirs.archive_dir[0] ? dirs.archive_dir : NULL;
 	if (dirs.note[0])
@@ -1441,7 +1798,8 @@ int cmd_report(int argc, char **argv)
 	rp.r = ustack_trace_reader__open(rp.in_path, &ro);
 	if (!rp.r) {
 		cli_error("%s: %s", rp.in_path, strerror(errno));
-		return 1;
+		status = 1;
+		goto out;
 	}
 	if (!stat(rp.in_path, &sb))
 		file_size = (uint64_t)sb.st_size;
@@ -1483,6 +1841,11 @@ int cmd_report(int argc, char **argv)
 	rp.stack_refs = ustack_u64map__new();
 	rp.file_ids = ustack_u64map__new();
 	rp.uview_idx = ustack_u64map__new();
+	rp.wthread_idx = ustack_u64map__new();
+	rp.ev_count = ustack_u64map__new();
+	rp.ev_weight = ustack_u64map__new();
+	if (!rp.wthread_idx || !rp.ev_count || !rp.ev_weight)
+		rp.oom = 1;
 	if ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED || rp.fmt == FMT_PPROF || viewer_fmt(rp.fmt)) &&
 	    !rp.want_stats &&
 	    rp.sym) {
@@ -1539,7 +1902,8 @@ int cmd_report(int argc, char **argv)
 	pg.t0 = pg.last = pg.mode ? ustack_mono_ns() : 0;
 	if (pg.mode == 2)
 		pg.last -= 1000000000ull; /* the first line at the first check */
-	while ((ret = ustack_trace_reader__next(rp.r, &rec, sizeof(rec))) == 1 && !rp.oom) {
+	while (!rp.refused && (ret = ustack_trace_reader__next(rp.r, &rec, sizeof(rec))) == 1 &&
+	       !rp.oom) {
 		handle_record(&rp, &rec);
 		if (pg.mode && !(rp.records & 4095))
 			progress_line(&pg, rec.offset, file_size, rp.events, 0);
@@ -1561,6 +1925,13 @@ int cmd_report(int argc, char **argv)
 	}
 	out_sb(&rp, &rp.line); /* before anything else writes to rp.out */
 	report_lookup__finish(&rp.lk);
+	if (rp.nev_sel && !rp.refused)
+		check_selection(&rp); /* a trace without events */
+	if (rp.refused) {
+		status = 2;
+		goto out;
+	}
+	wall_note(&rp);
 
 	if (rp.want_stats)
 		stats_finish(&rp, file_size, ret < 0);
@@ -1602,9 +1973,19 @@ int cmd_report(int argc, char **argv)
 		cli_error("%s: write error", out_path ? out_path : "standard output");
 		status = 1;
 	}
+	if (res)
+		res->unit = rp.wall ? USTACK_TRACE_EV_UNIT_NS : rp.out_unit;
 out:
 	if (rp.out && rp.out != stdout)
 		fclose(rp.out);
+	for (size_t i = 0; i < rp.nev_sel; i++)
+		free(rp.ev_sel[i]);
+	free(rp.ev_sel);
+	free(rp.desc_ids);
+	free(rp.wthreads);
+	ustack_u64map__free(rp.wthread_idx);
+	ustack_u64map__free(rp.ev_count);
+	ustack_u64map__free(rp.ev_weight);
 	for (size_t i = 0; i < rp.nrend; i++)
 		free(rp.rend[i].text);
 	free(rp.rend);

@@ -9,6 +9,7 @@
 #ifndef USTACK_CLI_REPORT_WEIGHT_H
 #define USTACK_CLI_REPORT_WEIGHT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <ustack/trace.h>
@@ -28,5 +29,34 @@ const char *report_unit_name(uint32_t unit);
  * time between samples (1e9 / frequency, or the period in ns);
  * 0: @d has no time meaning (cycles, a tracepoint). */
 uint64_t report_wall_ns(const struct ustack_trace_event_desc *d, uint64_t value);
+
+/* What one event of @d with stored @value adds to its stack: with @wall
+ * its report_wall_ns() (0: left out of the wall-clock view), else @value
+ * in @d's own unit (1 for an event that stores none: the reader's value). */
+static inline uint64_t report_weight(const struct ustack_trace_event_desc *d, uint64_t value,
+				     int wall)
+{
+	return wall ? report_wall_ns(d, value) : value;
+}
+
+/* @ns for a reader: "850 ns", "2.500 us", "1.000 ms", "3.250 s" (three
+ * decimals from a microsecond up). Returns @buf (at least 32 bytes). */
+char *report_fmt_ns(char *buf, size_t size, uint64_t ns);
+
+/* A weight @w of @unit for a reader: a time as report_fmt_ns(), else
+ * "N samples" or "N bytes". Returns @buf (at least 48 bytes). */
+char *report_fmt_weight(char *buf, size_t size, uint32_t unit, uint64_t w);
+
+/*
+ * `ustack report` run in-process by `ustack flamegraph`, saying what the
+ * numbers of the folded stacks it wrote are: @unit is
+ * USTACK_TRACE_EV_UNIT_NS with --wall or for events in ns, _COUNT for
+ * samples (and for a trace without events). cmd_report() is this with
+ * NULL. Returns the exit status.
+ */
+struct report_result {
+	uint32_t unit;
+};
+int report_run(int argc, char **argv, struct report_result *res);
 
 #endif
