@@ -251,6 +251,7 @@ struct pprof {
 	struct { int64_t type, unit; } *stypes;
 	size_t nstypes, stypes_cap;
 	int64_t period_type, period_unit, period;
+	int64_t default_type; /* string index; 0: unset (the last type, for readers) */
 	int64_t time_nanos, duration_nanos;
 	int64_t *comments;
 	size_t ncomments, comments_cap;
@@ -367,6 +368,11 @@ void pprof__set_period(struct pprof *p, const char *type, const char *unit, int6
 	p->period_type = pprof__string(p, type);
 	p->period_unit = pprof__string(p, unit);
 	p->period = period;
+}
+
+void pprof__set_default_type(struct pprof *p, const char *type)
+{
+	p->default_type = pprof__string(p, type);
 }
 
 void pprof__set_times(struct pprof *p, int64_t time_nanos, int64_t duration_nanos)
@@ -596,7 +602,7 @@ enum {
 	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3,
 	PROFILE_LOCATION = 4, PROFILE_FUNCTION = 5, PROFILE_STRING_TABLE = 6,
 	PROFILE_TIME_NANOS = 9, PROFILE_DURATION_NANOS = 10, PROFILE_PERIOD_TYPE = 11,
-	PROFILE_PERIOD = 12, PROFILE_COMMENT = 13,
+	PROFILE_PERIOD = 12, PROFILE_COMMENT = 13, PROFILE_DEFAULT_SAMPLE_TYPE = 14,
 	VALUETYPE_TYPE = 1, VALUETYPE_UNIT = 2,
 	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
 	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3, LABEL_NUM_UNIT = 4,
@@ -720,6 +726,7 @@ int pprof__encode(struct pprof *p, struct pb_buf *out)
 			free(c);
 		}
 	}
+	pb_opt(out, PROFILE_DEFAULT_SAMPLE_TYPE, (uint64_t)p->default_type);
 	pb_buf_free(&m);
 	pb_buf_free(&sub);
 	return out->oom || p->oom ? -ENOMEM : 0;

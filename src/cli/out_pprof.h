@@ -72,6 +72,8 @@ int64_t pprof__string(struct pprof *p, const char *s);
 int pprof__add_sample_type(struct pprof *p, const char *type, const char *unit);
 size_t pprof__nr_sample_types(const struct pprof *p);
 void pprof__set_period(struct pprof *p, const char *type, const char *unit, int64_t period);
+/* default_sample_type: the type readers show first (unset: the last one) */
+void pprof__set_default_type(struct pprof *p, const char *type);
 void pprof__set_times(struct pprof *p, int64_t time_nanos, int64_t duration_nanos);
 void pprof__add_comment(struct pprof *p, const char *text);
 /*
@@ -119,6 +121,9 @@ struct report_pprof_opts {
 	int demangle;                  /* Function.name demangled (system_name never) */
 	int lines;                     /* DWARF lines read (no --no-lines) */
 	const char *in_path;
+	/* --wall: one more sample type, wall/nanoseconds (the default), each
+	 * event weighing report_wall_ns() (cli/report_weight.h) */
+	int wall;
 };
 
 struct report_pprof *report_pprof__new(const struct report_pprof_opts *o);

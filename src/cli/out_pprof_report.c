@@ -7,6 +7,9 @@
  * process, the thread's name at the event, as `folded` names threads) and
  * event id while the trace is read; the profile is built at the end, so
  * each sample is one such combination with one value per sample type.
+ * Events whose unit is not a count (off-CPU intervals in ns, trace format
+ * 1.3) also sum their weights; with --wall each row sums its events'
+ * wall-clock ns (report_wall_ns(), as folded --wall weighs them).
  *
  * Addresses. The trace keeps user frames as (file id, file offset), not as
  * the addresses they had in some process. Each file id gets a mapping of its
@@ -25,6 +28,7 @@
 #include <ustack/hashmap.h>
 #include "cli/cli.h"
 #include "cli/out_pprof.h"
+#include "cli/report_weight.h"
 
 #define MAX_CHAIN 64
 #define SYNTH_BASE (1ull << 47)
@@ -50,6 +54,10 @@ struct report_pprof {
 	size_t nrows, rows_cap;
 	struct ustack_u64map *row_idx;   /* hash of row_key (probed) -> row + 1 */
 	struct ustack_u64map *counts;
+	struct ustack_u64map *weights;   /* as counts: the sum of the values (units but count) */
+	struct ustack_u64map *walls;     /* --wall: row -> wall-clock ns */
+	struct { int known, ok; struct ustack_trace_event_desc d; } desc[256];
+	struct ustack_trace_event_desc desc_other; /* ids from 256 up: read each time */
 	struct ustack_u64map *event_ids; /* event ids seen */
 	struct ustack_u64map *file_idx;  /* file id -> synthetic base number */
 	struct ustack_u64map *demangled; /* name pointer -> malloc'd name */
@@ -67,11 +75,13 @@ struct report_pprof *report_pprof__new(const struct report_pprof_opts *o)
 	rp->pp = pprof__new();
 	rp->row_idx = ustack_u64map__new();
 	rp->counts = ustack_u64map__new();
+	rp->weights = ustack_u64map__new();
+	rp->walls = ustack_u64map__new();
 	rp->event_ids = ustack_u64map__new();
 	rp->file_idx = ustack_u64map__new();
 	rp->demangled = ustack_u64map__new();
-	if (!rp->pp || !rp->row_idx || !rp->counts || !rp->event_ids || !rp->file_idx ||
-	    !rp->demangled) {
+	if (!rp->pp || !rp->row_idx || !rp->counts || !rp->weights || !rp->walls ||
+	    !rp->event_ids || !rp->file_idx || !rp->demangled) {
 		report_pprof__free(rp);
 		errno = ENOMEM;
 		return NULL;
@@ -91,6 +101,8 @@ void report_pprof__free(struct report_pprof *rp)
 	ustack_u64map__free(rp->demangled);
 	ustack_u64map__free(rp->row_idx);
 	ustack_u64map__free(rp->counts);
+	ustack_u64map__free(rp->weights);
+	ustack_u64map__free(rp->walls);
 	ustack_u64map__free(rp->event_ids);
 	ustack_u64map__free(rp->file_idx);
 	pprof__free(rp->pp);
@@ -133,6 +145,48 @@ static long row_of(struct report_pprof *rp, const struct row_key *k)
 	return (long)rp->nrows++;
 }
 
+/* the description of event @id, NULL when the trace has none */
+static const struct ustack_trace_event_desc *event_desc(struct report_pprof *rp, uint32_t id)
+{
+	if (id >= 256)
+		return ustack_trace_reader__event_desc(rp->o.r, id, &rp->desc_other) ? NULL
+										      : &rp->desc_other;
+	/* an EVENT_DESC comes before the events it describes: once read, kept */
+	if (!rp->desc[id].known) {
+		rp->desc[id].ok = !ustack_trace_reader__event_desc(rp->o.r, id, &rp->desc[id].d);
+		rp->desc[id].known = rp->desc[id].ok;
+	}
+	return rp->desc[id].ok ? &rp->desc[id].d : NULL;
+}
+
+/* add @v to the u64 of @key in @m; -ENOMEM */
+static int map_add(struct ustack_u64map *m, uint64_t key, uint64_t v)
+{
+	uint64_t *slot = ustack_u64map__slot(m, key, NULL);
+
+	if (!slot)
+		return -ENOMEM;
+	*slot += v;
+	return 0;
+}
+
+/* what event @e weighs besides its count: its value in its unit (when that
+ * is not a count) and, with --wall, its wall-clock ns */
+static int weigh(struct report_pprof *rp, const struct ustack_trace_event *e, uint64_t row)
+{
+	const struct ustack_trace_event_desc *d = event_desc(rp, e->event_id);
+	uint64_t w;
+
+	if (!d)
+		return 0;
+	if (report_unit(d) != USTACK_TRACE_EV_UNIT_COUNT &&
+	    map_add(rp->weights, row << 32 | e->event_id, e->value))
+		return -ENOMEM;
+	if (rp->o.wall && (w = report_wall_ns(d, e->value)) && map_add(rp->walls, row, w))
+		return -ENOMEM;
+	return 0;
+}
+
 int report_pprof__event(struct report_pprof *rp, const struct ustack_trace_stitched *s,
 			uint32_t comm)
 {
@@ -163,8 +217,12 @@ int report_pprof__event(struct report_pprof *rp, const struct ustack_trace_stitc
 		rp->oom = 1;
 		return -ENOMEM;
 	}
-	/* one per event, as `folded` counts (the weight field is not a count) */
+	/* one per event, as `folded` counts (a count's value is 1) */
 	(*c)++;
+	if (weigh(rp, e, (uint64_t)row)) {
+		rp->oom = 1;
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -330,8 +388,62 @@ static uint64_t cmdline_freq(const char *cmd)
 struct column {
 	uint32_t id;
 	size_t first, n;
-	int64_t ns; /* clock events: nanoseconds per sample */
+	int64_t ns;   /* clock events: nanoseconds per sample */
+	int weighted; /* the second type sums the events' values (not a count) */
 };
+
+/* What the sample types of a weighted trace need: the type shown first
+ * (the first one in time or bytes) and whether any event is weighted. */
+struct layout {
+	int have_period, weighted;
+	char deflt[300]; /* "" until the first type of a time or a size */
+};
+
+/* @name as a sample type name: what -sample_index takes on a command line
+ * ("off-cpu" -> "off_cpu") */
+static void type_name(char *out, size_t size, const char *name)
+{
+	size_t i = 0;
+
+	for (; name && name[i] && i + 1 < size; i++) {
+		char ch = name[i];
+
+		out[i] = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+				 (ch >= '0' && ch <= '9') ? ch : '_';
+	}
+	out[i] = 0;
+	if (!i)
+		snprintf(out, size, "events");
+}
+
+/*
+ * An event whose unit is not a count (off-CPU intervals in ns): two types,
+ * its count and its summed weight, as Go's block and mutex profiles pair
+ * contentions/count with delay/nanoseconds ("off_cpu_intervals"/"count",
+ * "off_cpu"/"nanoseconds"). Nothing is sampled: the period is 1 event.
+ */
+static void weighted_types(struct report_pprof *rp, const struct ustack_trace_event_desc *d,
+			   struct column *c, struct layout *lo)
+{
+	uint32_t unit = report_unit(d);
+	char base[256], name[300];
+
+	type_name(base, sizeof(base), d->name);
+	snprintf(name, sizeof(name), "%s_%s", base,
+		 d->type == USTACK_TRACE_EV_OFFCPU ? "intervals" : "events");
+	pprof__add_sample_type(rp->pp, name, "count");
+	pprof__add_sample_type(rp->pp, base,
+			       unit == USTACK_TRACE_EV_UNIT_NS	  ? "nanoseconds"
+			       : unit == USTACK_TRACE_EV_UNIT_BYTES ? "bytes"
+								      : report_unit_name(unit));
+	c->n = 2;
+	c->weighted = 1;
+	lo->weighted = 1;
+	if (!lo->deflt[0])
+		snprintf(lo->deflt, sizeof(lo->deflt), "%s", base);
+	if (!lo->have_period++)
+		pprof__set_period(rp->pp, name, "count", 1);
+}
 
 /*
  * The main executable: the file of the outermost user frame of main
@@ -381,8 +493,9 @@ int report_pprof__write(struct report_pprof *rp, FILE *out,
 	size_t ncols, k = 0;
 	struct column *cols = NULL;
 	uint64_t *ids = NULL, *locs = NULL, key, v;
-	size_t locs_cap = 0;
-	int have_period = 0, clocks = 0, ret;
+	size_t locs_cap = 0, wall_idx = 0;
+	int clocks = 0, ret;
+	struct layout lo = { 0 };
 	char text[512];
 
 	if (!rp->oom) {
@@ -444,14 +557,19 @@ int report_pprof__write(struct report_pprof *rp, FILE *out,
 				pprof__add_sample_type(rp->pp, name, "nanoseconds");
 			}
 			c->n = 2;
-			if (!have_period++)
+			if (!lo.deflt[0])
+				snprintf(lo.deflt, sizeof(lo.deflt), "%s",
+					 clocks > 1 ? name : "cpu");
+			if (!lo.have_period++)
 				pprof__set_period(rp->pp, "cpu", "nanoseconds", c->ns);
+		} else if (report_unit(&d) != USTACK_TRACE_EV_UNIT_COUNT) {
+			weighted_types(rp, &d, c, &lo);
 		} else {
 			/* a tracepoint (or another event): its count, under its
 			 * own name so that several kinds stay apart */
 			pprof__add_sample_type(rp->pp, d.name && *d.name ? d.name : "events", "count");
 			c->n = 1;
-			if (!have_period++)
+			if (!lo.have_period++)
 				pprof__set_period(rp->pp, d.name && *d.name ? d.name : "events",
 						  "count", 1);
 		}
@@ -460,6 +578,15 @@ int report_pprof__write(struct report_pprof *rp, FILE *out,
 	 * still a profile pprof reads, of no sample */
 	if (!pprof__nr_sample_types(rp->pp))
 		pprof__add_sample_type(rp->pp, "events", "count");
+	/* a trace of counts only keeps the profile it always had (no default:
+	 * the last type); otherwise the time (or size) readers expect first */
+	if (rp->o.wall) {
+		wall_idx = pprof__nr_sample_types(rp->pp);
+		pprof__add_sample_type(rp->pp, "wall", "nanoseconds");
+		pprof__set_default_type(rp->pp, "wall");
+	} else if (lo.weighted) {
+		pprof__set_default_type(rp->pp, lo.deflt);
+	}
 	if (h && h->realtime_ns && rp->events)
 		pprof__set_times(rp->pp, (int64_t)(h->realtime_ns - h->clock_ns + rp->first_time),
 				 (int64_t)(rp->last_time - rp->first_time));
@@ -541,8 +668,20 @@ int report_pprof__write(struct report_pprof *rp, FILE *out,
 
 			ustack_u64map__get(rp->counts, (uint64_t)row << 32 | cols[i].id, &cnt);
 			vals[cols[i].first] += (int64_t)cnt;
-			if (cols[i].n == 2)
+			if (cols[i].weighted) {
+				uint64_t w = 0;
+
+				ustack_u64map__get(rp->weights, (uint64_t)row << 32 | cols[i].id, &w);
+				vals[cols[i].first + 1] += (int64_t)w;
+			} else if (cols[i].n == 2) {
 				vals[cols[i].first + 1] += (int64_t)cnt * cols[i].ns;
+			}
+		}
+		if (rp->o.wall) {
+			uint64_t w = 0;
+
+			ustack_u64map__get(rp->walls, (uint64_t)row, &w);
+			vals[wall_idx] += (int64_t)w;
 		}
 	}
 	ret = rp->oom ? -ENOMEM : pprof__write(rp->pp, out);

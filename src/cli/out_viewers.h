@@ -86,6 +86,12 @@ struct cli_report_viewer *cli_report_viewer__new(enum cli_viewer_format fmt,
 						 struct ustack_jitsyms *jit, const char *name,
 						 FILE *out);
 void cli_report_viewer__free(struct cli_report_viewer *v);
+/* --wall (`ustack report --wall`): every event weighs its wall-clock ns
+ * (report_wall_ns()), events without one are left out, and every event
+ * is named "wall": speedscope gives each thread one profile "comm (tid)"
+ * of all its events, perf-script one event kind for stackcollapse-perf.pl
+ * to sum. Before the first event. */
+void cli_report_viewer__set_wall(struct cli_report_viewer *v, int wall);
 /* One stitched event of thread name @comm. 0 or -ENOMEM */
 int cli_report_viewer__event(struct cli_report_viewer *v, const struct ustack_trace_stitched *s,
 			     const char *comm);

@@ -5,6 +5,13 @@
  * first, inlined functions as entries of their own) and handed to the
  * writers of out_speedscope.c / out_perfscript.c. Each distinct
  * (kernel stack, user stack) pair is resolved once.
+ *
+ * Weights: a clock sample weighs its period in ns, an event of a unit
+ * other than a count (off-CPU intervals, trace format 1.3) its value in
+ * that unit, any other event 1. With --wall every event weighs its
+ * wall-clock ns (report_wall_ns(), as folded --wall does), each thread
+ * has one profile of all its events in time order, and events without a
+ * time meaning are left out.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,13 +24,15 @@
 #include <ustack/trace.h>
 #include "cli/cli.h"
 #include "cli/out_viewers.h"
+#include "cli/report_weight.h"
 
 #define MAX_CHAIN 64
 
 struct ev_info {
-	int known;
+	int known, has_desc;
 	const char *name, *unit;
 	uint64_t weight;
+	struct ustack_trace_event_desc d; /* has_desc */
 };
 
 struct cli_report_viewer {
@@ -38,6 +47,7 @@ struct cli_report_viewer {
 	struct cli_frame *fr;        /* scratch */
 	size_t nfr, fr_cap;
 	struct ev_info ev[256];
+	int wall;
 	char jit_path[64];
 };
 
@@ -180,9 +190,24 @@ static int user_frames(struct cli_report_viewer *v, uint32_t id, uint32_t pid)
 	return 0;
 }
 
+void cli_report_viewer__set_wall(struct cli_report_viewer *v, int wall)
+{
+	v->wall = wall;
+}
+
+/* a unit as speedscope's schema names it ("none" for a count) */
+static const char *speedscope_unit(uint32_t unit)
+{
+	switch (unit) {
+	case USTACK_TRACE_EV_UNIT_NS: return "nanoseconds";
+	case USTACK_TRACE_EV_UNIT_BYTES: return "bytes";
+	default: return "none";
+	}
+}
+
 static const struct ev_info *event_info(struct cli_report_viewer *v, uint32_t id)
 {
-	static struct ev_info other = { 1, "event", "none", 1 };
+	static struct ev_info other = { .known = 1, .name = "event", .unit = "none", .weight = 1 };
 	struct ustack_trace_event_desc d;
 	struct ev_info *e;
 
@@ -197,7 +222,14 @@ static const struct ev_info *event_info(struct cli_report_viewer *v, uint32_t id
 	e->weight = 1;
 	if (ustack_trace_reader__event_desc(v->r, id, &d))
 		return e;
+	e->has_desc = 1;
+	e->d = d;
 	e->name = d.name;
+	if (report_unit(&d) != USTACK_TRACE_EV_UNIT_COUNT) {
+		/* weighed by the value each event stores */
+		e->unit = speedscope_unit(report_unit(&d));
+		return e;
+	}
 	/* clock events count time: each sample stands for one period, in ns
 	 * (a frequency is turned into its period); other events count 1 */
 	if (d.type == USTACK_TRACE_EV_SAMPLE &&
@@ -214,9 +246,23 @@ int cli_report_viewer__event(struct cli_report_viewer *v, const struct ustack_tr
 {
 	const struct ustack_trace_event *e = &s->event;
 	const struct ev_info *ei = event_info(v, e->event_id);
+	const char *ev_name = ei->name, *unit = ei->unit;
 	uint32_t uid = s->result == USTACK_TRACE_STITCH_OK ? s->ustack_id : USTACK_TRACE_NO_STACK;
 	uint64_t view = UINT32_MAX, key, weight;
 	int ret;
+
+	/* a stored weight (its own period, an interval's ns) wins */
+	weight = e->flags & USTACK_TRACE_EVENT_HAS_VALUE ? e->value : ei->weight;
+	if (v->wall) {
+		weight = ei->has_desc ? report_wall_ns(&ei->d, e->value) : 0;
+		if (!weight)
+			return 0; /* no time meaning: not in the wall-clock view */
+		unit = "nanoseconds";
+		/* one event kind: speedscope gives each thread one profile of
+		 * all its events in time order, stackcollapse-perf.pl (which
+		 * keeps only the first event kind it meets) sums them all */
+		ev_name = "wall";
+	}
 
 	if (uid != USTACK_TRACE_NO_STACK) {
 		/* the same user stack names JIT frames per process map */
@@ -242,14 +288,12 @@ int cli_report_viewer__event(struct cli_report_viewer *v, const struct ustack_tr
 		if (ret)
 			return ret;
 	}
-	/* a weight stored with the event (its own period) wins */
-	weight = e->flags & USTACK_TRACE_EVENT_HAS_VALUE ? e->value : ei->weight;
 	if (v->ss)
-		return cli_speedscope__add_sample(v->ss, e->tid, comm, ei->name, ei->unit, key, weight);
+		return cli_speedscope__add_sample(v->ss, e->tid, comm, ev_name, unit, key, weight);
 	{
 		struct cli_perfscript_sample smp = {
 			.comm = comm, .pid = e->pid, .tid = e->tid, .cpu = e->cpu, .time = e->time,
-			.period = weight, .event = ei->name,
+			.period = weight, .event = ev_name,
 		};
 
 		return cli_perfscript__sample(v->ps, &smp, key);
