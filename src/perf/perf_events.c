@@ -99,6 +99,7 @@ struct ustack_perf_session {
 	unsigned int pages;
 	uint64_t bad;
 	uint64_t bytes; /* read from the ring buffers */
+	uint64_t raw_events; /* bit i: event i samples PERF_SAMPLE_RAW */
 	/* Records copied out of the rings. Each is copied once: ordered
 	 * delivery puts those it holds back straight into the buffer the next
 	 * round delivers from (bufs[held]); the other two take this round's
@@ -211,6 +212,36 @@ int ustack_perf_tracepoint(const char *name, struct ustack_perf_event_spec *out,
 	return tracepoint_id(sys, colon + 1, &out->config, err, errlen);
 }
 
+int ustack_perf_tracepoint_field(const char *tp, const char *field, uint32_t *off, uint32_t *size,
+				 char *err, size_t errlen)
+{
+	const char *colon = strchr(tp, ':');
+	char path[512], text[8192];
+	int ret = -ENOENT;
+
+	for (size_t i = 0; colon && i < ARRAY_SIZE(tracefs_dirs) && ret == -ENOENT; i++) {
+		FILE *f;
+		size_t n;
+
+		snprintf(path, sizeof(path), "%s/events/%.*s/%s/format", tracefs_dirs[i],
+			 (int)(colon - tp), tp, colon + 1);
+		if (!(f = fopen(path, "re")))
+			continue;
+		n = fread(text, 1, sizeof(text) - 1, f);
+		fclose(f);
+		text[n] = 0;
+		ret = ustack_perf_format_field(text, field, off, size);
+		if (ret == -EBADMSG)
+			snprintf(err, errlen, "%s: field '%s' unreadable", path, field);
+		else if (ret == -ENOENT)
+			snprintf(err, errlen, "%s: no field '%s'", path, field);
+		return ret;
+	}
+	snprintf(err, errlen, "tracepoint '%s': no format file in tracefs (%s/events)", tp,
+		 tracefs_dirs[0]);
+	return -ENOENT;
+}
+
 /* ---- opening -------------------------------------------------------------- */
 
 static int fd_id_cmp(const void *a, const void *b)
@@ -287,7 +318,8 @@ static void fill_attr(struct perf_event_attr *a, const struct ustack_perf_event_
 		a->freq = 1;
 		a->sample_freq = o->freq;
 	}
-	a->sample_type = SAMPLE_TYPE;
+	a->sample_type = SAMPLE_TYPE | (ev->flags & USTACK_PERF_EV_RAW ? PERF_SAMPLE_RAW : 0);
+	a->context_switch = !!(ev->flags & USTACK_PERF_EV_SWITCHES);
 	a->sample_regs_user = UREGS_MASK;
 	a->sample_stack_user = o->stack_size;
 	a->exclude_callchain_user = 1;
@@ -302,7 +334,7 @@ static void fill_attr(struct perf_event_attr *a, const struct ustack_perf_event_
 	 * sample */
 	a->watermark = 1;
 	a->wakeup_watermark = o->wake_each ? 1 : pages_bytes / 4;
-	if (o->defer_callchain) {
+	if (o->defer_callchain && !(ev->flags & USTACK_PERF_EV_NO_DEFER)) {
 		/* the user part of the callchain comes deferred, unwound by
 		 * the kernel on the way back to user space (frame pointers) */
 		a->exclude_callchain_user = 0;
@@ -353,6 +385,8 @@ static int open_one(struct ustack_perf_session *s, const struct ustack_perf_opts
 		return ret;
 	}
 	ret = add_fd(s, fd, event);
+	if (!ret && ev->filter[0] && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, ev->filter))
+		ret = -errno;
 	if (!ret)
 		ret = ring_for_cpu(s, cpu, fd);
 	if (ret) {
@@ -450,6 +484,9 @@ struct ustack_perf_session *ustack_perf_session__open(const struct ustack_perf_o
 		ret = -EINVAL;
 		goto fail;
 	}
+	for (int e = 0; e < o->nr_events; e++)
+		if (o->events[e].flags & USTACK_PERF_EV_RAW)
+			s->raw_events |= 1ull << e;
 	s->rings = calloc(s->nr_cpus, sizeof(*s->rings));
 	if (!s->rings) {
 		ret = -ENOMEM;
@@ -694,8 +731,10 @@ static int event_of_id(void *ctx, uint64_t id)
 static int parse_record(struct ustack_perf_session *s, const uint8_t *r, uint32_t len,
 			struct ustack_perf_record *out)
 {
-	if (!s->parser.event_of_id)
+	if (!s->parser.event_of_id) {
 		ustack_perf_parser__init(&s->parser, event_of_id, s);
+		s->parser.raw_events = s->raw_events;
+	}
 	return ustack_perf_record__parse(&s->parser, r, len, out);
 }
 

@@ -22,7 +22,15 @@ struct ustack_perf_event_spec {
 	uint64_t config;
 	int is_tracepoint;
 	int is_hardware;
+	unsigned int flags;  /* USTACK_PERF_EV_* */
+	/* a tracepoint's filter (PERF_EVENT_IOC_SET_FILTER), "" for none */
+	char filter[128];
 };
+
+/* ustack_perf_event_spec.flags */
+#define USTACK_PERF_EV_RAW 0x1u      /* samples carry the tracepoint's fields (PERF_SAMPLE_RAW) */
+#define USTACK_PERF_EV_SWITCHES 0x2u /* PERF_RECORD_SWITCH(_CPU_WIDE) records (attr.context_switch) */
+#define USTACK_PERF_EV_NO_DEFER 0x4u /* never the kernel's deferred user callchain */
 
 /**
  * The perf event of a name of perf's: cpu-clock, task-clock, page-faults,
@@ -42,6 +50,15 @@ int ustack_perf_named_event(const char *name, struct ustack_perf_event_spec *out
  */
 int ustack_perf_tracepoint(const char *name, struct ustack_perf_event_spec *out, char *err,
 			   size_t errlen);
+
+/**
+ * Where the field @field of tracepoint SUBSYS:NAME @tp is in its samples'
+ * raw data, from its format file in tracefs.
+ * @return 0 with *@off and *@size set, -ENOENT (no such tracepoint or
+ *         field; @err says which), -EBADMSG (format file unreadable)
+ */
+int ustack_perf_tracepoint_field(const char *tp, const char *field, uint32_t *off, uint32_t *size,
+				 char *err, size_t errlen);
 
 struct ustack_perf_opts {
 	size_t sz;
@@ -67,6 +84,7 @@ enum ustack_perf_rec_type {
 	USTACK_PREC_EXIT,
 	USTACK_PREC_LOST,
 	USTACK_PREC_DEFERRED, /* PERF_RECORD_CALLCHAIN_DEFERRED (Linux 6.19+) */
+	USTACK_PREC_SWITCH,   /* PERF_RECORD_SWITCH, PERF_RECORD_SWITCH_CPU_WIDE */
 };
 
 /* perf's deferred user callchains (Linux 6.19+; not in older uapi headers):
@@ -91,6 +109,8 @@ struct ustack_perf_sample {
 	uint64_t stack_size;    /* valid bytes (the kernel's dyn_size) */
 	int has_kcookie;        /* the callchain ended with PERF_CONTEXT_USER_DEFERRED: */
 	uint64_t kcookie;       /* the kernel's cookie of its deferred user callchain */
+	const uint8_t *raw;     /* USTACK_PERF_EV_RAW: the tracepoint's fields, */
+	uint32_t raw_size;      /* raw_size bytes (padding included) */
 };
 
 struct ustack_perf_record {
@@ -125,6 +145,11 @@ struct ustack_perf_record {
 			const uint64_t *ips; /* user pcs, innermost first (markers removed) */
 			uint32_t nr;
 		} deferred;
+		struct {
+			uint32_t pid, tid, cpu; /* the task switched in or out, where */
+			int out;                /* 0: switched in; 1: out */
+			int preempt;            /* out while runnable (SWITCH_OUT_PREEMPT) */
+		} sw;
 	};
 };
 

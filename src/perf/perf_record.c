@@ -147,6 +147,16 @@ static int parse_sample(struct ustack_perf_parser *p, const uint8_t *r, uint32_t
 			p->kips[sm->nr_kips++] = ip;
 	}
 	sm->kips = p->kips;
+	if (sm->event < 64 && (p->raw_events >> sm->event & 1)) {
+		/* u32 size, then size bytes: the kernel pads the two to whole
+		 * u64s, so anything else was cut or forged */
+		const uint8_t *q = take(&c, 4);
+		uint32_t n = q ? ld_u32(q) : 0;
+
+		if (!q || (4 + (uint64_t)n) % 8 || !(sm->raw = take(&c, n)))
+			return -EBADMSG;
+		sm->raw_size = n;
+	}
 	abi = take64(&c);
 	sm->has_uregs = abi != PERF_SAMPLE_REGS_ABI_NONE;
 	if (sm->has_uregs) {
@@ -286,6 +296,27 @@ static int parse_lost(const struct perf_event_header *h, const uint8_t *r, uint3
 	return c.bad ? -EBADMSG : 0;
 }
 
+/* PERF_RECORD_SWITCH (header, sample_id) and PERF_RECORD_SWITCH_CPU_WIDE
+ * (next_prev_pid, next_prev_tid, sample_id): the task is the sample_id's,
+ * the one switched in or out */
+static int parse_switch(const struct perf_event_header *h, const uint8_t *r, uint32_t len,
+			struct cur c, struct ustack_perf_record *out)
+{
+	uint64_t v = ld_u64(r + len - SAMPLE_ID_SIZE);
+
+	out->type = USTACK_PREC_SWITCH;
+	if (h->type == PERF_RECORD_SWITCH_CPU_WIDE)
+		take64(&c);
+	if (c.bad || c.p != c.end)
+		return -EBADMSG;
+	out->sw.pid = (uint32_t)v;
+	out->sw.tid = (uint32_t)(v >> 32);
+	out->sw.cpu = ld_u32(r + len - 16);
+	out->sw.out = !!(h->misc & PERF_RECORD_MISC_SWITCH_OUT);
+	out->sw.preempt = out->sw.out && (h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+	return 0;
+}
+
 int ustack_perf_record__parse(struct ustack_perf_parser *p, const uint8_t *r, uint32_t len,
 			      struct ustack_perf_record *out)
 {
@@ -299,6 +330,7 @@ int ustack_perf_record__parse(struct ustack_perf_parser *p, const uint8_t *r, ui
 	case PERF_RECORD_SAMPLE: case PERF_RECORD_COMM: case PERF_RECORD_MMAP2:
 	case PERF_RECORD_FORK: case PERF_RECORD_EXIT: case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES: case USTACK_PERF_RECORD_CALLCHAIN_DEFERRED:
+	case PERF_RECORD_SWITCH: case PERF_RECORD_SWITCH_CPU_WIDE:
 		break;
 	default:
 		return -ENOENT; /* not ours: skip */
@@ -325,7 +357,55 @@ int ustack_perf_record__parse(struct ustack_perf_parser *p, const uint8_t *r, ui
 		return parse_task(h, c, out);
 	case USTACK_PERF_RECORD_CALLCHAIN_DEFERRED:
 		return parse_deferred(p, r, len, c, out);
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		return parse_switch(h, r, len, c, out);
 	default: /* PERF_RECORD_LOST, PERF_RECORD_LOST_SAMPLES */
 		return parse_lost(h, r, len, c, out);
 	}
+}
+
+/* "\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;": the name
+ * is the last word before ';', after any array suffix is cut */
+static int field_line(const char *line, size_t n, const char *field, uint32_t *off,
+		      uint32_t *size)
+{
+	char buf[256], *semi, *name, *br;
+	unsigned long o, sz;
+	const char *q;
+
+	if (n >= sizeof(buf))
+		return -ENOENT;
+	memcpy(buf, line, n);
+	buf[n] = 0;
+	if (!(q = strstr(buf, "field:")) || !(semi = strchr(q, ';')))
+		return -ENOENT;
+	*semi = 0;
+	if ((br = strchr(q, '[')))
+		*br = 0;
+	name = strrchr(q, ' ');
+	if (!name || strcmp(name + 1, field))
+		return -ENOENT;
+	q = semi + 1;
+	if (!(q = strstr(q, "offset:")) || sscanf(q, "offset:%lu;", &o) != 1 ||
+	    !(q = strstr(q, "size:")) || sscanf(q, "size:%lu;", &sz) != 1 ||
+	    o > 65536 || sz > 65536 - o || !sz)
+		return -EBADMSG;
+	*off = (uint32_t)o;
+	*size = (uint32_t)sz;
+	return 0;
+}
+
+int ustack_perf_format_field(const char *text, const char *field, uint32_t *off, uint32_t *size)
+{
+	while (text && *text) {
+		const char *nl = strchr(text, '\n');
+		size_t n = nl ? (size_t)(nl - text) : strlen(text);
+		int ret = field_line(text, n, field, off, size);
+
+		if (ret != -ENOENT)
+			return ret;
+		text += n + (nl != NULL);
+	}
+	return -ENOENT;
 }

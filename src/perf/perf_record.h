@@ -3,7 +3,8 @@
  * Parser of the records a perf session reads from its ring buffers
  * (perf_events.c), in the one layout the session asks the kernel for:
  * sample_type = IDENTIFIER | IP | TID | TIME | CPU | PERIOD | CALLCHAIN |
- * REGS_USER (bp, sp, ip) | STACK_USER, and sample_id_all (TID, TIME, CPU,
+ * REGS_USER (bp, sp, ip) | STACK_USER, RAW too for the events whose bit is
+ * set in raw_events, and sample_id_all (TID, TIME, CPU,
  * IDENTIFIER after every other record). Split out of the session so that it
  * can be tested and fuzzed without perf_event_open: the records are
  * untrusted input and every field is bounds-checked.
@@ -37,6 +38,9 @@ struct ustack_perf_parser {
 	uint64_t *kips;    /* kernel callchain, grown to the deepest one seen */
 	uint32_t cap_kips;
 	char comm[32];
+	/* bit i: the samples of event i carry PERF_SAMPLE_RAW (set by the
+	 * owner after init) */
+	uint64_t raw_events;
 };
 
 /** Set up @p (no allocation yet). */
@@ -72,5 +76,13 @@ int64_t ustack_perf_record__time_offset(uint32_t type, uint32_t len);
  */
 int ustack_perf_record__parse(struct ustack_perf_parser *p, const uint8_t *rec, uint32_t len,
 			      struct ustack_perf_record *out);
+
+/**
+ * Where @field is in a tracepoint's format file @text (tracefs
+ * events/SUBSYS/NAME/format: "field:TYPE NAME;\toffset:N;\tsize:N;...").
+ * @return 0 with *@off and *@size set, -ENOENT (no such field), -EBADMSG
+ *         (its line malformed, or offset + size past 64 KiB)
+ */
+int ustack_perf_format_field(const char *text, const char *field, uint32_t *off, uint32_t *size);
 
 #endif

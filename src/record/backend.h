@@ -69,7 +69,7 @@ struct rec_backend_ops {
 	int (*read)(struct rec *r, char *err, size_t errlen);
 
 	/* -- the side-band, from rec_on_record() (any may be NULL) -- */
-	/* A perf record the core does not apply itself: a SAMPLE, a
+	/* A perf record the core does not apply itself: a SAMPLE, a SWITCH, a
 	 * CALLCHAIN_DEFERRED. */
 	void (*record)(struct rec *r, const struct ustack_perf_record *rec);
 	/* @tid is about to change its process's mapping picture (an exec,

@@ -12,6 +12,17 @@
  * cookie. Readers stitch events to user stacks by tid and cookie. Where
  * the kernel defers user callchains itself (6.19+), kfp.c combines its
  * frames with ours.
+ *
+ * Off-CPU events (off-cpu, off-cpu-preempt) come from one
+ * sched:sched_switch tracepoint: its sample is the thread's switch-out,
+ * taken in its own context (the user registers saved at its kernel entry,
+ * the stack copy, the kernel stack in schedule()), its raw prev_state
+ * saying asleep or preempted. The same event asks for PERF_RECORD_SWITCH
+ * records, whose switch-ins end the intervals (offcpu_pair.c pairs them).
+ * The interval's EVENT is written at the switch-in; until then its cookie
+ * is held, and a USER_STACK of a held cookie (its entry closed while the
+ * thread was still off CPU: lost records, a full engine) waits for the
+ * EVENT, which readers need first (docs/trace-format.md 4.2).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,17 +30,40 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/compiler.h"
+#include "common/grow.h"
+#include "common/log.h"
 #include "common/opts.h"
 #include "deferred/deferred.h"
 #include "record/backend.h"
 #include "record/kfp.h"
+#include "record/offcpu_pair.h"
 #include "record/rec.h"
+
+/* sched_switch's prev_state (__trace_sched_switch_state()): one bit of
+ * TASK_REPORT (S D T t X Z P I), 0 for R, TASK_REPORT_MAX (0x100) for a
+ * preemption; the same since Linux 4.14 */
+#define PREV_STATE_MASK 0xffu
+#define PREV_STATE_DEAD 0x30u /* X, Z: an exiting task's last switch-out */
 
 struct copy_state {
 	struct ustack_deferred *def;
 	struct ustack_deferred_consumer consumer;
 	/* the kernel's deferred user callchains (NULL: not used) */
 	struct rec_kfp *kfp;
+	/* the perf session's event index -> the recording's (-1: sched) */
+	int ev_of_perf[USTACK_PERF_MAX_EVENTS + 1];
+	/* ---- off-CPU (oc NULL: not recorded) ---- */
+	struct rec_offcpu_pair *oc;
+	int sched_perf;            /* perf index of sched:sched_switch */
+	int ev_sleep, ev_preempt;  /* the recording's off-cpu, off-cpu-preempt; -1 */
+	uint32_t state_off, state_size, pid_off, pid_size; /* in the raw fields */
+	struct ustack_perf_event_spec sched;
+	uint64_t bad_raw;
+	struct ustack_u64map *holds;    /* cookie -> its events not written yet */
+	struct ustack_u64map *stash_of; /* cookie -> index in stash */
+	struct ustack_trace_user_stack *stash;
+	size_t nr_stash, cap_stash;
 };
 
 static int unwind_sample(void *ctx, const struct ustack_deferred_sample *s,
@@ -38,6 +72,209 @@ static int unwind_sample(void *ctx, const struct ustack_deferred_sample *s,
 	((struct rec *)ctx)->st.unwinds++;
 	return rec_unwind_copy(ctx, s->pid, s->ip, s->sp, s->bp, s->has_bx ? &s->bx : NULL,
 			       s->stack, s->stack_size, frames, max, stop);
+}
+
+/* ---- off-CPU: held cookies, their user stacks waiting ----------------------- */
+
+/* The USER_STACK of a cookie whose off-CPU events are not written yet:
+ * named now (the mapping picture as it is at the entry's end), written
+ * after them. */
+static void stash_user_stack(struct rec *r, struct ustack_trace_user_stack *u,
+			     const struct ustack_deferred_stack *stack)
+{
+	struct copy_state *cs = r->be_state;
+
+	if (rec_store_frames(r, u->pid, stack->frames, stack->nr, &u->stack_id) ||
+	    ustack_grow((void **)&cs->stash, &cs->cap_stash, cs->nr_stash + 1,
+			sizeof(*cs->stash), 16) ||
+	    ustack_u64map__put(cs->stash_of, u->cookie, cs->nr_stash)) {
+		r->st.no_user_stack += stack->nr_requests;
+		return;
+	}
+	cs->stash[cs->nr_stash++] = *u;
+}
+
+static void hold(struct rec *r, uint64_t cookie)
+{
+	struct copy_state *cs = r->be_state;
+	uint64_t *n = ustack_u64map__slot(cs->holds, cookie, NULL);
+
+	if (n)
+		(*n)++;
+	else
+		rec_werr(r, -ENOMEM);
+}
+
+/* An off-CPU event of @cookie is written (or will never be): the last one
+ * lets its user stack out. */
+static void release(struct rec *r, uint64_t cookie)
+{
+	struct copy_state *cs = r->be_state;
+	uint64_t n, i;
+	size_t last;
+
+	if (!cookie || !ustack_u64map__get(cs->holds, cookie, &n))
+		return;
+	if (n > 1) {
+		ustack_u64map__put(cs->holds, cookie, n - 1); /* there: allocates nothing */
+		return;
+	}
+	ustack_u64map__delete(cs->holds, cookie, NULL);
+	if (!ustack_u64map__delete(cs->stash_of, cookie, &i))
+		return;
+	rec_werr(r, ustack_trace_writer__add_user_stack(r->w, &cs->stash[i]));
+	r->st.user_stacks++;
+	last = --cs->nr_stash;
+	if (i != last) {
+		cs->stash[i] = cs->stash[last];
+		ustack_u64map__put(cs->stash_of, cs->stash[i].cookie, i);
+	}
+}
+
+/* A switch-out that will never have its switch-in. */
+static void on_unpaired(void *ctx, const struct rec_offcpu_out *o)
+{
+	struct rec *r = ctx;
+
+	r->st.offcpu_unpaired++;
+	release(r, o->cookie);
+}
+
+/* ---- off-CPU: switch-outs and switch-ins ----------------------------------- */
+
+/* A field of the sample's raw tracepoint data, as an integer. */
+static int raw_field(const struct ustack_perf_sample *s, uint32_t off, uint32_t size,
+		     uint64_t *v)
+{
+	if (!s->raw || (uint64_t)off + size > s->raw_size)
+		return 0;
+	if (size == 8)
+		*v = ld_u64(s->raw + off);
+	else if (size == 4)
+		*v = ld_u32(s->raw + off);
+	else
+		return 0;
+	return 1;
+}
+
+/* The recording's event a switch-out of @state belongs to, -1: none. */
+static int offcpu_event(const struct copy_state *cs, uint64_t state)
+{
+	uint64_t st = state & PREV_STATE_MASK;
+
+	if (st & PREV_STATE_DEAD)
+		return -1; /* never switched in again: not an interval */
+	return st ? cs->ev_sleep : cs->ev_preempt;
+}
+
+/*
+ * The whole stack copy (and rbx) as the entry's tag: the only switch-outs
+ * to share an unwind are those whose unwind input is the same bytes, so
+ * two sleeps from different callers at the same ip and sp never share a
+ * stack. Within one kernel entry the stack does not change, so the
+ * intervals of one entry still share one unwind.
+ */
+static uint64_t stack_tag(const struct ustack_perf_sample *s)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ s->stack_size ^ (s->ubx * 0xff51afd7ed558ccdull);
+	uint64_t n = s->stack_size / 8;
+
+	for (uint64_t i = 0; i < n; i++) {
+		h ^= ld_u64(s->stack + 8 * i);
+		h = ((h << 27) | (h >> 37)) * 0xc4ceb9fe1a85ec53ull;
+	}
+	for (uint64_t i = 8 * n; i < s->stack_size; i++)
+		h = (h ^ s->stack[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* The user stack of a switch-out through the deferred engine: its cookie,
+ * 0 for none (a kernel thread). */
+static uint64_t offcpu_cookie(struct rec *r, const struct ustack_perf_record *rec)
+{
+	struct copy_state *cs = r->be_state;
+	const struct ustack_perf_sample *s = &rec->sample;
+	struct ustack_deferred_sample ds = {
+		.pid = s->pid, .tid = s->tid, .cpu = s->cpu, .flags = USTACK_DEFERRED_KERNEL,
+		.time = rec->time, .ip = s->uip, .sp = s->usp, .bp = s->ubp,
+		.stack = s->stack, .stack_size = s->stack_size, .bx = s->ubx, .has_bx = 1,
+	};
+	uint64_t cookie = 0;
+	int ret;
+
+	if (!s->has_uregs || !(s->uip || s->usp))
+		return 0;
+	ds.tag = stack_tag(s);
+	ret = ustack_deferred__request(cs->def, &cs->consumer, &ds, &cookie);
+	if (ret == 1)
+		r->st.shared++;
+	return ret < 0 ? 0 : cookie;
+}
+
+/* A sched_switch sample: the thread in it (current, prev) switches out. */
+static void on_switch_out(struct rec *r, const struct ustack_perf_record *rec)
+{
+	struct copy_state *cs = r->be_state;
+	const struct ustack_perf_sample *s = &rec->sample;
+	struct rec_offcpu_out o = {
+		.pid = s->pid, .tid = s->tid, .cpu = s->cpu, .time = rec->time,
+		.kstack_id = USTACK_TRACE_NO_STACK,
+	};
+	uint64_t state, prev_pid;
+	int ret;
+
+	if (!raw_field(s, cs->state_off, cs->state_size, &state) ||
+	    !raw_field(s, cs->pid_off, cs->pid_size, &prev_pid) || (uint32_t)prev_pid != s->tid) {
+		if (!cs->bad_raw++)
+			pr_warn("sched_switch sample of tid %u without the fields its format "
+				"file names: off-CPU intervals not recorded from such samples\n",
+				s->tid);
+		return;
+	}
+	/* the idle task, and switch-outs the filter let through but not asked for */
+	if (!s->tid || (o.event = offcpu_event(cs, state)) < 0)
+		return;
+	if (s->nr_kips &&
+	    ustack_stackmap__insert(r->kmap, s->kips, s->nr_kips, &o.kstack_id) < 0)
+		o.kstack_id = USTACK_TRACE_NO_STACK;
+	o.cookie = offcpu_cookie(r, rec);
+	ret = rec_offcpu__switch_out(cs->oc, &o);
+	if (!ret && o.cookie)
+		hold(r, o.cookie);
+	else if (ret)
+		r->st.offcpu_unpaired++;
+	if (ret == -ENOMEM)
+		rec_werr(r, ret);
+}
+
+/* A PERF_RECORD_SWITCH: a switch-in ends the thread's interval. */
+static void on_switch(struct rec *r, const struct ustack_perf_record *rec)
+{
+	struct copy_state *cs = r->be_state;
+	struct rec_offcpu_out o;
+	struct ustack_trace_event ev;
+	uint64_t ns;
+
+	if (!cs->oc || rec->sw.out ||
+	    rec_offcpu__switch_in(cs->oc, rec->sw.pid, rec->sw.tid, rec->time, &o) != 1)
+		return;
+	ns = rec->time - o.time;
+	if (ns < OPTS_GET(r->o, off_cpu_min_ns, 0)) {
+		r->st.offcpu_short++;
+		r->st.offcpu_short_ns += ns;
+	} else {
+		ev = (struct ustack_trace_event){
+			.time = rec->time, .pid = o.pid, .tid = o.tid, .cpu = rec->sw.cpu,
+			.event_id = (uint32_t)o.event, .kstack_id = o.kstack_id, .cookie = o.cookie,
+		};
+		rec_event_weigh(&r->events[o.event], ns, &ev);
+		rec_write_event(r, &ev);
+		r->st.offcpu_intervals++;
+		r->st.offcpu_ns += ns;
+		if (!o.cookie)
+			r->st.no_user_stack++;
+	}
+	release(r, o.cookie);
 }
 
 /* The deferred engine delivers a cookie's stack: normalize, dedup, write. */
@@ -58,6 +295,10 @@ static void on_user_stack(struct ustack_deferred_consumer *c, uint64_t cookie,
 		r->st.no_user_stack += stack->nr_requests;
 		return;
 	}
+	if (cs->holds && ustack_u64map__get(cs->holds, cookie, NULL)) {
+		stash_user_stack(r, &u, stack);
+		return;
+	}
 	/* the kernel deferred this entry's user callchain too: combined there */
 	if (cs->kfp && rec_kfp_user_stack(r, cs->kfp, cookie, task, &u, stack))
 		return;
@@ -70,13 +311,18 @@ static void on_sample(struct rec *r, const struct ustack_perf_record *rec)
 {
 	struct copy_state *cs = r->be_state;
 	const struct ustack_perf_sample *s = &rec->sample;
+	int evi = cs->ev_of_perf[s->event];
 	struct ustack_trace_event ev = {
 		.time = rec->time, .pid = s->pid, .tid = s->tid, .cpu = s->cpu,
-		.event_id = (uint32_t)s->event, .kstack_id = USTACK_TRACE_NO_STACK,
+		.event_id = (uint32_t)evi, .kstack_id = USTACK_TRACE_NO_STACK,
 	};
 	int ret;
 
 	r->st.samples++;
+	if (evi < 0) {
+		on_switch_out(r, rec);
+		return;
+	}
 	if (s->nr_kips &&
 	    ustack_stackmap__insert(r->kmap, s->kips, s->nr_kips, &ev.kstack_id) < 0)
 		ev.kstack_id = USTACK_TRACE_NO_STACK;
@@ -111,11 +357,59 @@ static void on_sample(struct rec *r, const struct ustack_perf_record *rec)
 	}
 	if (!ev.cookie)
 		r->st.no_user_stack++;
-	rec_event_weigh(&r->events[s->event], 0, &ev);
+	rec_event_weigh(&r->events[evi], 0, &ev);
 	rec_write_event(r, &ev);
 }
 
 /* ---- the operations ------------------------------------------------------------ */
+
+/* Only the switch-outs asked for reach user space: the ones of the other
+ * kind would cost a stack copy each. X and Z (exits) never do. */
+static void sched_filter(const struct rec *r, const struct copy_state *cs, char *f, size_t n)
+{
+	const char *sleep = "prev_state & 0xcf", *pre = "prev_state == 0 || prev_state == 256";
+
+	if (cs->ev_sleep >= 0 && cs->ev_preempt >= 0)
+		snprintf(f, n, "(%s || %s)", sleep, pre);
+	else
+		snprintf(f, n, "(%s)", cs->ev_sleep >= 0 ? sleep : pre);
+	/* -a: not the idle task's */
+	if (OPTS_GET(r->o, system_wide, 0))
+		snprintf(f + strlen(f), n - strlen(f), " && prev_pid != 0");
+}
+
+/* The off-CPU events asked for: sched:sched_switch, where its prev_state
+ * and prev_pid are, the pairing. */
+static int open_offcpu(struct rec *r, struct copy_state *cs, char *err, size_t errlen)
+{
+	struct ustack_perf_event_spec *sp = &cs->sched;
+	int ret;
+
+	cs->ev_sleep = cs->ev_preempt = -1;
+	for (int i = 0; i < r->nr_events; i++)
+		if (r->events[i].kind->attach == REC_ATTACH_SCHED)
+			*(r->events[i].offcpu == REC_OFFCPU_SLEEP ? &cs->ev_sleep : &cs->ev_preempt) = i;
+	if (cs->ev_sleep < 0 && cs->ev_preempt < 0)
+		return 0;
+	if ((ret = ustack_perf_tracepoint("sched:sched_switch", sp, err, errlen)) ||
+	    (ret = ustack_perf_tracepoint_field("sched:sched_switch", "prev_state", &cs->state_off,
+						&cs->state_size, err, errlen)) ||
+	    (ret = ustack_perf_tracepoint_field("sched:sched_switch", "prev_pid", &cs->pid_off,
+						&cs->pid_size, err, errlen)))
+		return ret;
+	snprintf(sp->name, sizeof(sp->name), "sched:sched_switch");
+	/* no deferred callchain of the kernel's: see copy_perf_opts() */
+	sp->flags = USTACK_PERF_EV_RAW | USTACK_PERF_EV_SWITCHES | USTACK_PERF_EV_NO_DEFER;
+	sched_filter(r, cs, sp->filter, sizeof(sp->filter));
+	cs->oc = rec_offcpu__new(on_unpaired, r);
+	cs->holds = ustack_u64map__new();
+	cs->stash_of = ustack_u64map__new();
+	if (!cs->oc || !cs->holds || !cs->stash_of) {
+		snprintf(err, errlen, "setting up the off-CPU intervals: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	return 0;
+}
 
 /* The deferred engine, and the kernel's callchains where it has them
  * (6.19+) unless turned off. */
@@ -126,18 +420,15 @@ static int copy_open(struct rec *r, char *err, size_t errlen)
 	int ret;
 
 	r->be_state = cs;
-	for (int i = 0; i < r->nr_events; i++) {
-		if (r->events[i].kind->attach == REC_ATTACH_SCHED) {
-			snprintf(err, errlen, "copy backend: %s is not recorded yet",
-				 r->events[i].perf.name);
-			return -EOPNOTSUPP;
-		}
-	}
 	if (!cs) {
 		snprintf(err, errlen, "setting up the deferred unwinder (%s CPUs): %s", "all",
 			 strerror(ENOMEM));
 		return -ENOMEM;
 	}
+	for (int i = 0; i <= USTACK_PERF_MAX_EVENTS; i++)
+		cs->ev_of_perf[i] = i < r->nr_events ? i : -1;
+	if ((ret = open_offcpu(r, cs, err, errlen)))
+		return ret;
 	if (!OPTS_GET(r->o, no_kernel_callchains, 0)) {
 		int k = ustack_perf_probe_defer_callchain();
 
@@ -165,8 +456,32 @@ static void copy_perf_opts(struct rec *r, struct ustack_perf_opts *po,
 			   struct ustack_perf_event_spec *scratch)
 {
 	struct copy_state *cs = r->be_state;
+	int n = 0;
 
 	po->defer_callchain = cs->kfp != NULL;
+	if (!cs->oc)
+		return;
+	/*
+	 * The off-CPU events are one sched_switch event, last; the others keep
+	 * their order (scratch is po->events: compacted in place). Its samples
+	 * take no deferred callchain of the kernel's even where it has them
+	 * (6.19+): it would come at the return to user space, after the
+	 * switch-in, frame pointers only, for a stack the copy at the
+	 * switch-out already holds.
+	 */
+	for (int i = 0; i < po->nr_events; i++) {
+		if (r->events[i].kind->attach == REC_ATTACH_SCHED)
+			continue;
+		scratch[n] = po->events[i];
+		cs->ev_of_perf[n++] = i;
+	}
+	cs->sched_perf = n;
+	scratch[n] = cs->sched;
+	cs->ev_of_perf[n++] = -1;
+	for (int i = n; i <= USTACK_PERF_MAX_EVENTS; i++)
+		cs->ev_of_perf[i] = -1;
+	po->events = scratch;
+	po->nr_events = n;
 }
 
 static int copy_watch(struct rec *r, int (*add)(void *ctx, int fd), void *ctx)
@@ -195,6 +510,8 @@ static void copy_record(struct rec *r, const struct ustack_perf_record *rec)
 
 	if (rec->type == USTACK_PREC_SAMPLE)
 		on_sample(r, rec);
+	else if (rec->type == USTACK_PREC_SWITCH)
+		on_switch(r, rec);
 	else if (rec->type == USTACK_PREC_DEFERRED && cs->kfp)
 		rec_kfp_deferred(r, cs->kfp, rec);
 }
@@ -224,19 +541,29 @@ static void copy_exit(struct rec *r, uint32_t tid)
 	struct copy_state *cs = r->be_state;
 
 	ustack_deferred__task_exit(cs->def, tid);
+	if (cs->oc)
+		rec_offcpu__task_exit(cs->oc, tid);
 	if (cs->kfp)
 		rec_kfp_exit(r, cs->kfp, tid);
 }
 
 static void copy_lost(struct rec *r, uint32_t cpu, uint64_t time)
 {
-	ustack_deferred__lost(((struct copy_state *)r->be_state)->def, cpu, time);
+	struct copy_state *cs = r->be_state;
+
+	ustack_deferred__lost(cs->def, cpu, time);
+	/* a switch-in lost with a later switch-out would pair wrong halves */
+	if (cs->oc)
+		rec_offcpu__lost(cs->oc, time);
 }
 
 static void copy_finish(struct rec *r)
 {
 	struct copy_state *cs = r->be_state;
 
+	/* first: their user stacks then need not wait */
+	if (cs->oc)
+		rec_offcpu__flush(cs->oc);
 	ustack_deferred__flush(cs->def);
 	if (cs->kfp)
 		rec_kfp_finish(r, cs->kfp);
@@ -250,6 +577,10 @@ static void copy_close(struct rec *r)
 		return;
 	rec_kfp_free(cs->kfp);
 	ustack_deferred__free(cs->def);
+	rec_offcpu__free(cs->oc);
+	ustack_u64map__free(cs->holds);
+	ustack_u64map__free(cs->stash_of);
+	free(cs->stash);
 	free(cs);
 	r->be_state = NULL;
 }

@@ -160,7 +160,7 @@ int rec_unwind_copy(struct rec *r, uint32_t pid, uint64_t ip, uint64_t sp, uint6
 /* ---- sideband.c: the perf side-band ------------------------------------ */
 
 /* The perf record callback: COMM, MMAP2, FORK, EXIT, LOST applied here,
- * the rest (SAMPLE, CALLCHAIN_DEFERRED) handed to the backend. */
+ * the rest (SAMPLE, SWITCH, CALLCHAIN_DEFERRED) handed to the backend. */
 void rec_on_record(void *ctx, const struct ustack_perf_record *rec);
 /* Drop the mapping pictures of exited processes whose time came. */
 void rec_exits_due(struct rec *r, uint64_t now);

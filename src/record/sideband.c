@@ -80,6 +80,7 @@ void rec_on_record(void *ctx, const struct ustack_perf_record *rec)
 	switch (rec->type) {
 	case USTACK_PREC_SAMPLE:
 	case USTACK_PREC_DEFERRED:
+	case USTACK_PREC_SWITCH:
 		if (be->record)
 			be->record(r, rec);
 		break;

@@ -1,0 +1,474 @@
+#!/usr/bin/env python3
+"""Checks of recorded off-CPU intervals against the log of
+tests/integration/progs/offcpu_paths.c, for tests/integration/offcpu.sh and
+bench/offcpu/run.sh.
+
+  offcpu_check.py CASE LOG EVENTS STATS [--min NS] [--label L]
+        CASE: paths xcpu exit reuse pre thresh mixed preempt
+  offcpu_check.py folded EVENTS FOLDED EVENT     folded sums = the events' weights
+  offcpu_check.py pprof FOLDED TOP               go tool pprof -top = folded, per function
+  offcpu_check.py share LOG EVENTS [--label L]   benchmark: share of blocked time on a right stack
+
+LOG: the program's log (T, B, X, W, Q, S, STEAL lines). EVENTS: offcpu_events'
+output (D, V, L lines). STATS: `ustack record --stats` stderr ("stat NAME VALUE").
+
+What is checked (the program's clock reads are the oracle; no number is tuned):
+- every interval (off-cpu and off-cpu-preempt) of a measured thread (one
+  with B lines) lies inside one of that thread's measured calls [T0, T1]
+  (the thread was switched out after it read T0 and back in before it read
+  T1: causality, exact), or wholly before its first call or after its last
+  (its start-up and exit, which are measured by nobody); an
+  off-cpu-preempt interval may also lie between two calls. An interval
+  overlapping the span of its calls and inside none of them is WRONG: an
+  interval of another thread, or one switch-out paired with a later
+  thread's switch-in (pid reuse).
+- every interval inside a call has the call's path as user stack: root
+  first, the thread's entry (clone3/_start), ..., path_NAME, then WAIT
+  (do_NAME_wait, spin_work, busy_loop) right below it, then only frames
+  that are not ours (libc); an off-cpu-preempt interval needs only the
+  entry and path_NAME (a thread is preempted anywhere, also in path_NAME's
+  own clock reads); an off-cpu interval is never inside a call that does
+  not block (busy).
+- coverage: per path, the calls' wall time minus their CPU time (what the
+  thread spent switched out in them) minus the intervals recorded inside
+  them (off-cpu + off-cpu-preempt) must be at most
+      short_ns + steal + lost * max_call + calls * EPS
+  short_ns: --stats offcpu_short_ns (intervals below --off-cpu-min); steal:
+  the steal time of all CPUs during the run (a vCPU stolen while the thread
+  runs is neither CPU time nor an interval); lost records, each at most a
+  whole call; EPS = 20 us per call: the CPU clock and the sched_switch
+  timestamps are read at two points of __schedule() (update_curr, the
+  tracepoint), a few us apart with interrupts off. Unpaired switch-outs
+  are not in the slack: inside a call every switch-out has its switch-in.
+- the recorder's own stats agree with the trace: offcpu_intervals = the
+  number of off-cpu and off-cpu-preempt events, offcpu_ns = their sum.
+Output: PASS/FAIL lines are the shell's; this prints findings, then one
+"RESULT ok|bad REASON" line. Exit 0 when ok, 1 when not, 2 on bad input.
+"""
+import re
+import sys
+
+EPS = 20000
+CLONE = re.compile(r"^(__GI_)?_*clone3?$")
+OFFCPU = ("off-cpu", "off-cpu-preempt")
+WAIT = {
+    "sleep": "do_sleep_wait", "cond": "do_cond_wait", "pipe": "do_pipe_wait",
+    "mutex": "do_mutex_wait", "xcpu": "do_xcpu_wait", "reuse": "do_reuse_wait",
+    "reuse-a": "do_reuse_wait", "reuse-b": "do_reuse_wait", "pre": "do_pre_wait",
+    "presleep": "do_presleep_wait", "short": "do_short_wait", "long": "do_long_wait",
+    "mixsleep": "do_mixsleep_wait", "spin": "spin_work", "busy": "busy_loop",
+    "ping": "do_ping_wait", "pong": "do_pong_wait", "exit": "do_exit_wait",
+}
+OURS = set(WAIT.values()) | {"path_" + p.replace("-", "_") for p in WAIT}
+NONBLOCKING = {"spin", "busy"}
+
+
+class Log:
+    def __init__(self, path):
+        self.names, self.calls, self.x, self.w, self.q, self.stat = {}, {}, {}, {}, None, {}
+        self.steal, self.noreuse = 0, None
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                w = line.split()
+                if not w:
+                    continue
+                if w[0] == "T":
+                    self.names.setdefault(int(w[1]), []).append(w[2])
+                elif w[0] == "B":
+                    self.calls.setdefault(int(w[1]), []).append((w[2], int(w[3]), int(w[4]), int(w[5])))
+                elif w[0] == "X":
+                    self.x[int(w[2])] = (int(w[1]), int(w[3]), int(w[4]))
+                elif w[0] == "W":
+                    self.w[int(w[2])] = (int(w[3]), int(w[4]))
+                elif w[0] == "Q":
+                    self.q = (int(w[1]), int(w[2]), int(w[3]))
+                elif w[0] == "S":
+                    self.stat[w[1]] = (int(w[2]), int(w[3]), int(w[4]))
+                elif w[0] == "STEAL":
+                    self.steal = int(w[1])
+                elif w[0] == "NOREUSE":
+                    self.noreuse = " ".join(w[1:])
+        for c in self.calls.values():
+            c.sort(key=lambda b: b[1])
+
+
+class Events:
+    def __init__(self, path):
+        self.desc, self.ev, self.lost = {}, [], 0
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                w = line.rstrip("\n").split(" ", 7)
+                if w[0] == "D":
+                    self.desc[w[5]] = (int(w[2]), int(w[3]), int(w[4]))
+                elif w[0] == "V":
+                    frames = None if w[7] == "-" else w[7].split(";")
+                    self.ev.append((w[1], int(w[2]), int(w[3]), int(w[4]), int(w[5]), int(w[6]), frames))
+                elif w[0] == "L":
+                    self.lost += int(w[1])
+
+    def intervals(self, kinds=OFFCPU):
+        """(kind, tid, cpu, start, end, frames)"""
+        return [(k, tid, cpu, t - v, t, fr) for k, tid, cpu, t, v, has, fr in self.ev if k in kinds]
+
+
+def read_stats(path):
+    st = {}
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            w = line.split()
+            if len(w) == 3 and w[0] == "stat" and w[2].isdigit():
+                st[w[1]] = int(w[2])
+    return st
+
+
+def stack_why(path, frames, kind):
+    """None when frames is a whole stack of path, else why not"""
+    if kind == "off-cpu" and path in NONBLOCKING:
+        return f"an off-cpu interval inside {path}, which never blocks"
+    if not frames:
+        return "no user stack"
+    fn, wait = "path_" + path.replace("-", "_"), WAIT[path]
+    if fn not in frames:
+        return f"no {fn} frame"
+    k = frames.index(fn)
+    if kind == "off-cpu-preempt":
+        # preempted anywhere in the call, also in path_NAME's own code
+        # around the wait (the clock reads): the path's frame is enough
+        pass
+    elif k + 1 >= len(frames) or frames[k + 1] != wait:
+        return f"{fn} is not followed by {wait}"
+    if any(x in OURS for x in frames[k + 2:] if x not in ("do_pipe_wait", "spin_work")):
+        return "a frame of ours below " + wait
+    if not (CLONE.match(frames[0]) or frames[0] == "_start"):
+        return f"the stack does not start at the thread's entry ({frames[0]})"
+    return None
+
+
+class Checker:
+    def __init__(self, log, evs, stats):
+        self.log, self.evs, self.stats = log, evs, stats
+        self.bad, self.notes = [], []
+        self.inside = {}  # (tid, call index) -> [intervals]
+
+    def err(self, msg):
+        self.bad.append(msg)
+
+    def units(self, kinds):
+        for k in kinds:
+            d = self.evs.desc.get(k)
+            if d is None:
+                self.err(f"no EVENT_DESC {k} in the trace")
+            elif d[0] != 3 or d[1] & 6 != 2:
+                self.err(f"EVENT_DESC {k}: type {d[0]} flags {d[1]:#x}, want type 3 (off-cpu), unit ns (0x2)")
+        for k, tid, cpu, t, v, has, fr in self.evs.ev:
+            if k in OFFCPU and not has:
+                self.err(f"a {k} event of tid {tid} without a value")
+                break
+
+    def stats_agree(self):
+        iv = self.evs.intervals()
+        n, ns = len(iv), sum(e - s for _, _, _, s, e, _ in iv)
+        if self.stats.get("offcpu_intervals") != n or self.stats.get("offcpu_ns") != ns:
+            self.err(f"--stats offcpu_intervals {self.stats.get('offcpu_intervals')} offcpu_ns "
+                     f"{self.stats.get('offcpu_ns')}, the trace has {n} intervals of {ns} ns")
+
+    def place(self):
+        """every interval of a measured thread: inside one call, or outside the span"""
+        outside = 0
+        for kind, tid, cpu, s, e, fr in self.evs.intervals():
+            calls = self.log.calls.get(tid)
+            if not calls:
+                continue
+            hit = [i for i, c in enumerate(calls) if c[1] <= s and e <= c[2]]
+            if hit:
+                self.inside.setdefault((tid, hit[0]), []).append((kind, cpu, s, e, fr))
+                why = stack_why(calls[hit[0]][0], fr, kind)
+                if why:
+                    self.err(f"{kind} interval of tid {tid} in {calls[hit[0]][0]}: {why}: "
+                             f"{';'.join(fr or ['-'])}")
+            elif e <= calls[0][1] or s >= calls[-1][2] or kind == "off-cpu-preempt":
+                # a runnable thread is preempted anywhere: also between its
+                # calls (the helpers' handshakes spin with sched_yield)
+                outside += 1
+            else:
+                self.err(f"{kind} interval [{s}, {e}] ({(e - s) / 1e6:.3f} ms) of tid {tid} overlaps "
+                         f"its measured calls and lies in none of them: {';'.join(fr or ['-'])}")
+        self.notes.append(f"{outside} intervals of measured threads before their first or after "
+                          f"their last call (start-up, exit)")
+
+    def coverage(self, paths, must_block=()):
+        short_ns = self.stats.get("offcpu_short_ns", 0)
+        per = {}
+        for tid, calls in self.log.calls.items():
+            for i, (p, t0, t1, cpu) in enumerate(calls):
+                if p not in paths:
+                    continue
+                ivs = self.inside.get((tid, i), [])
+                got = sum(e - s for _, _, s, e, _ in ivs)
+                sleep = sum(e - s for k, _, s, e, _ in ivs if k == "off-cpu")
+                a = per.setdefault(p, [0, 0, 0, 0, 0, 0])
+                a[0] += 1; a[1] += t1 - t0 - cpu; a[2] += sleep; a[3] += got - sleep
+                a[4] += max(0, t1 - t0 - cpu - got); a[5] = max(a[5], t1 - t0)
+                if p in must_block and not any(k == "off-cpu" for k, *_ in ivs):
+                    self.err(f"call {i} of tid {tid} in {p} ({(t1 - t0) / 1e6:.3f} ms, it blocks "
+                             f"every time) has no off-cpu interval")
+        for p in paths:
+            if p not in per:
+                self.err(f"no call of path {p} in the log")
+                continue
+            n, off, sleep, pre, missing, maxcall = per[p]
+            allowed = short_ns + self.log.steal + self.evs.lost * maxcall + n * EPS
+            self.notes.append(f"path {p}: {n} calls, switched out {off / 1e6:.3f} ms (wall - CPU), "
+                              f"recorded off-cpu {sleep / 1e6:.3f} ms + preempt {pre / 1e6:.3f} ms, "
+                              f"missing {missing / 1e6:.3f} ms, allowed {allowed / 1e6:.3f} ms")
+            if missing > allowed:
+                self.err(f"path {p}: {missing / 1e6:.3f} ms of the calls' off-CPU time not recorded "
+                         f"(allowed {allowed / 1e6:.3f} ms: short {short_ns} ns, steal "
+                         f"{self.log.steal} ns, {self.evs.lost} lost, {n} x {EPS} ns)")
+        return per
+
+    def finish(self, label):
+        for n in self.notes:
+            print(f"  {label}: {n}")
+        for b in self.bad[:8]:
+            print(f"  {label}: WRONG {b}")
+        if len(self.bad) > 8:
+            print(f"  {label}: ... {len(self.bad) - 8} more")
+        print(f"RESULT {'bad' if self.bad else 'ok'} {self.bad[0] if self.bad else ''}")
+        return 1 if self.bad else 0
+
+
+def case_paths(c, a):
+    c.units(["off-cpu", "off-cpu-preempt"])
+    c.place()
+    c.coverage(["sleep", "cond", "pipe", "mutex"], must_block=["sleep"])
+
+
+def case_xcpu(c, a):
+    c.units(["off-cpu"])
+    c.place()
+    c.coverage(["xcpu"])
+    tid = next((t for t, n in c.log.names.items() if "p-xcpu" in n), None)
+    if tid is None or not c.log.x:
+        c.err("no p-xcpu rounds in the log")
+        return
+    moved = 0
+    for rnd, (t, before, after) in sorted(c.log.x.items()):
+        t_s, t_w = c.log.w[rnd]
+        ivs = [iv for iv in c.inside.get((tid, rnd), []) if iv[0] == "off-cpu"]
+        whole = [iv for iv in ivs if iv[2] <= t_s and iv[3] >= t_w]
+        if before == after:
+            c.err(f"round {rnd}: the program woke on CPU {after}, where it blocked (not moved)")
+        elif len(whole) != 1:
+            c.err(f"round {rnd}: {len(whole)} off-cpu intervals cover its whole blocked time "
+                  f"[{t_s}, {t_w}] (of {len(ivs)} in the call), want 1")
+        elif whole[0][1] != after:
+            c.err(f"round {rnd}: the interval's cpu is {whole[0][1]}, it blocked on {before} "
+                  f"and was switched in on {after}")
+        else:
+            moved += 1
+    c.notes.append(f"{moved} of {len(c.log.x)} rounds: blocked on one CPU, one whole interval "
+                   f"ending on the other")
+
+
+def case_exit(c, a):
+    c.units(["off-cpu"])
+    if not c.log.q:
+        c.err("no Q line in the log")
+        return
+    tid, t0, texit = c.log.q
+    ivs = [iv for iv in c.evs.intervals(("off-cpu",)) if iv[1] == tid and iv[4] > t0]
+    ok = [iv for iv in ivs if t0 <= iv[3] <= texit <= iv[4]]
+    if len(ok) != 1:
+        c.err(f"p-exit (tid {tid}, blocked from {t0}, process exit at {texit}): {len(ok)} intervals "
+              f"from its block to its end, want 1 ({len(ivs)} intervals after {t0})")
+    else:
+        why = stack_why("exit", ok[0][5], "off-cpu")
+        if why:
+            c.err(f"p-exit's interval: {why}: {';'.join(ok[0][5] or ['-'])}")
+    # offcpu_unpaired is not asserted: an exiting thread's last switch-out
+    # comes after perf removed its per-thread events (copy), so no
+    # recorder need see it
+    c.notes.append(f"offcpu_unpaired {c.stats.get('offcpu_unpaired')}")
+
+
+def case_reuse(c, a):
+    c.units(["off-cpu"])
+    c.place()
+    paths = ["reuse"] + ([] if c.log.noreuse else ["reuse-a", "reuse-b"])
+    c.coverage(paths, must_block=paths)
+    if c.log.noreuse:
+        c.notes.append("processes with one pid not made: " + c.log.noreuse)
+    else:
+        same = [t for t, n in c.log.names.items() if n.count("p-reuse-a") + n.count("p-reuse-b") > 1]
+        c.notes.append(f"pid {same} used by {sum(len(c.log.calls[t]) for t in same)} processes in turn")
+
+
+def case_pre(c, a):
+    c.units(["off-cpu"])
+    c.place()
+    c.coverage(["presleep"], must_block=["presleep"])
+    for tid, calls in c.log.calls.items():
+        for i, call in enumerate(calls):
+            if call[0] == "pre" and c.inside.get((tid, i)):
+                c.err(f"the wait p-pre was in when the recording started has "
+                      f"{len(c.inside[(tid, i)])} intervals: its switch-out was never seen")
+
+
+def case_thresh(c, a):
+    c.units(["off-cpu"])
+    m = a["min"]
+    d = c.evs.desc.get("off-cpu")
+    if d and d[2] != m:
+        c.err(f"EVENT_DESC off-cpu period {d[2]}, want the threshold {m}")
+    short = [e - s for _, _, _, s, e, _ in c.evs.intervals() if e - s < m]
+    if short:
+        c.err(f"{len(short)} intervals below --off-cpu-min {m} ns recorded (e.g. {short[0]} ns)")
+    c.place()
+    c.coverage(["long"], must_block=["long"])
+    n_short = sum(1 for calls in c.log.calls.values() for p, t0, t1, _ in calls
+                  if p == "short" and t1 - t0 < m)
+    if c.stats.get("offcpu_short", 0) < n_short:
+        c.err(f"--stats offcpu_short {c.stats.get('offcpu_short')}, but {n_short} calls shorter "
+              f"than {m} ns blocked")
+    c.notes.append(f"{n_short} calls shorter than the threshold; offcpu_short "
+                   f"{c.stats.get('offcpu_short')} ({c.stats.get('offcpu_short_ns')} ns)")
+
+
+def case_mixed(c, a):
+    c.units(["off-cpu"])
+    d = c.evs.desc.get("cpu-clock")
+    if d is None or d[1] & 6 != 0:
+        c.err(f"EVENT_DESC cpu-clock {d}: want one, unit count")
+    c.place()
+    c.coverage(["mixsleep"], must_block=["mixsleep"])
+    tid = next((t for t, n in c.log.names.items() if "p-mix" in n), None)
+    spin = [fr for k, t, cpu, tm, v, has, fr in c.evs.ev if k == "cpu-clock" and t == tid
+            and fr and "path_spin" in fr]
+    if not spin:
+        c.err("no cpu-clock sample of p-mix in path_spin")
+    elif any(stack_why("spin", fr, "cpu-clock") for fr in spin):
+        c.err("a cpu-clock sample in path_spin without its whole stack")
+    c.notes.append(f"{len(spin)} cpu-clock samples of p-mix in path_spin")
+
+
+def case_preempt(c, a):
+    c.units(["off-cpu", "off-cpu-preempt"])
+    c.place()
+    c.coverage(["busy"])
+    n = sum(1 for k, *_ in (iv for v in c.inside.values() for iv in v) if k == "off-cpu-preempt")
+    c.notes.append(f"{n} off-cpu-preempt intervals inside the busy loops")
+    if n == 0:
+        c.err("no off-cpu-preempt interval inside the busy loops")
+
+
+def cmd_folded(args):
+    """the sum of the folded lines holding path_X = the weights of EVENT's
+    events whose stack holds path_X, for every such function; and in all"""
+    evs, folded, kind = Events(args[0]), args[1], args[2]
+    want, total = {}, 0
+    for k, tid, cpu, t, v, has, fr in evs.ev:
+        if k != kind:
+            continue
+        total += v
+        for f in set(fr or []) & OURS:
+            want[f] = want.get(f, 0) + v
+    got, gtotal = {}, 0
+    with open(folded, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            stack, _, n = line.rstrip("\n").rpartition(" ")
+            gtotal += int(n)
+            for fn in set(stack.split(";")) & OURS:
+                got[fn] = got.get(fn, 0) + int(n)
+    bad = [f"{fn}: folded {got.get(fn, 0)}, events {want.get(fn, 0)}"
+           for fn in sorted(set(want) | set(got)) if got.get(fn, 0) != want.get(fn, 0)]
+    if gtotal != total:
+        bad.insert(0, f"total: folded {gtotal}, events {total}")
+    print(f"  folded: {len(want)} functions of ours, total {total} ({kind})")
+    for b in bad[:6]:
+        print(f"  folded: WRONG {b}")
+    print(f"RESULT {'bad' if bad else 'ok'} {bad[0] if bad else ''}")
+    return 1 if bad else 0
+
+
+def cmd_pprof(args):
+    """`go tool pprof -top` cum per function = the folded sum of lines holding it"""
+    folded, top = args[0], args[1]
+    cum = {}
+    with open(folded, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            stack, _, n = line.rstrip("\n").rpartition(" ")
+            for fn in set(stack.split(";")[1:]) & OURS:
+                cum[fn] = cum.get(fn, 0) + int(n)
+    got = {}
+    unit = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9, "": 1}
+    num = re.compile(r"^([0-9.]+)(ns|us|ms|s|)$")
+    with open(top, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            w = line.split()
+            if len(w) >= 6 and w[-1] in OURS:
+                m = num.match(w[3])
+                if m:
+                    got[w[-1]] = float(m.group(1)) * unit[m.group(2)]
+    bad = []
+    for fn, n in sorted(cum.items()):
+        g = got.get(fn)
+        # pprof prints 4 significant digits: half a unit of the last one
+        if g is None or abs(g - n) > max(0.5e-3 * n, 1):
+            bad.append(f"{fn}: pprof cum {g}, folded {n}")
+    print(f"  pprof: {len(cum)} functions of ours compared")
+    for b in bad[:6]:
+        print(f"  pprof: WRONG {b}")
+    print(f"RESULT {'bad' if bad else 'ok'} {bad[0] if bad else ''}")
+    return 1 if bad else 0
+
+
+def cmd_share(args):
+    """benchmark: of the time measured threads spent switched out in their
+    calls (wall - CPU), the share recorded as intervals with a whole right
+    stack; and lost/unpaired"""
+    log, evs = Log(args[0]), Events(args[1])
+    c = Checker(log, evs, {})
+    c.place()
+    off = right = 0
+    for tid, calls in log.calls.items():
+        for i, (p, t0, t1, cpu) in enumerate(calls):
+            off += t1 - t0 - cpu
+            for kind, _, s, e, fr in c.inside.get((tid, i), []):
+                if not stack_why(p, fr, kind):
+                    right += e - s
+    print(f"SHARE switched_out_ns={off} right_ns={right} share={right / off if off else 0:.4f} "
+          f"lost={evs.lost} wrong={len(c.bad)}")
+    return 0
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "folded":
+        return cmd_folded(args)
+    if cmd == "pprof":
+        return cmd_pprof(args)
+    if cmd == "share":
+        return cmd_share(args)
+    cases = {"paths": case_paths, "xcpu": case_xcpu, "exit": case_exit, "reuse": case_reuse,
+             "pre": case_pre, "thresh": case_thresh, "mixed": case_mixed, "preempt": case_preempt}
+    if cmd not in cases or len(args) < 3:
+        sys.exit(__doc__)
+    opts = {"min": 0, "label": cmd}
+    rest = args[3:]
+    while rest:
+        if rest[0] == "--min":
+            opts["min"] = int(rest[1])
+        elif rest[0] == "--label":
+            opts["label"] = rest[1]
+        rest = rest[2:]
+    c = Checker(Log(args[0]), Events(args[1]), read_stats(args[2]))
+    c.stats_agree()
+    cases[cmd](c, opts)
+    return c.finish(opts["label"])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# `ustack record --off-cpu` against an oracle, for both backends. Each
+# PASS/FAIL line is `offcpu/CASE/BACKEND`; a backend that cannot record
+# off-CPU time gives `SKIP offcpu/BACKEND: REASON` with the recorder's line.
+#
+# The oracle is progs/offcpu_paths.c: threads block in known call paths
+# (path_NAME -> do_NAME_wait -> libc) and log each blocking call's start and
+# end (CLOCK_MONOTONIC, the trace's clock) and the CPU time they used in it.
+# progs/offcpu_events.c prints every event of the trace (cpu, end time,
+# weight, named user stack), and lib/offcpu_check.py judges them: every
+# interval of a measured thread inside one of its calls, with that call's
+# whole stack, or wholly outside the span of its calls; per path, the
+# switched-out time of the calls (wall - CPU) minus what was recorded in
+# them within short_ns + steal + lost * call + 20 us per call (derived
+# there); --stats agrees with the trace. No sleep is a synchronization.
+#
+#   paths     --off-cpu --off-cpu-preempt: nanosleep, a condition variable,
+#             a pipe fed on a timer, a contended mutex; 20 calls each
+#   xcpu      a thread blocked on CPU A is moved to CPU B (affinity) while
+#             blocked, then woken: one whole interval covering the time the
+#             other thread saw it blocked, with cpu B
+#   exit      a thread blocked in read() when the process exits: its one
+#             interval from its block to the exit, stack path_exit
+#   reuse     threads blocking once each, then processes reusing one pid
+#             (clone3 set_tid) in turn with two paths: no interval straddles
+#             two of them, each has its own path
+#   pre       `record -p` of a process whose p-pre is already blocked: the
+#             wake-up from that wait is not an interval (the contract: its
+#             switch-out was not seen); its later sleeps are
+#   thresh    --off-cpu-min 10ms, sleeps of 2 and 60 ms: nothing below 10 ms
+#             recorded, every 60 ms one is, offcpu_short counts the 2 ms ones
+#   mixed     -e cpu-clock --off-cpu: both events, each with its stacks
+#   preempt   --off-cpu --off-cpu-preempt, three CPU-bound threads on one
+#             CPU: their waits under off-cpu-preempt with the busy stack,
+#             never under off-cpu
+#   folded    (paths trace) report -f folded [--event off-cpu]: per function
+#             of ours, the folded sum = the events' weights (exact)
+#   pprof     go tool pprof -top -sample_index=off_cpu = folded, per function
+#
+# Env (from make check): USTACK CC TOP CHECK_DIR SAN_FLAGS BASE_CFLAGS
+# LIB_LDLIBS; KEEP_TMP=1 keeps the files; OFFCPU_BACKENDS="bpf copy".
+set -u
+T=offcpu
+: "${CC:=gcc}" "${CHECK_DIR:=build/check}" "${TOP:=$PWD}" "${USTACK:=$TOP/$CHECK_DIR/ustack}"
+: "${SAN_FLAGS:=-fsanitize=address,undefined}" "${LIB_LDLIBS:=-lpthread -ldl -lbpf -ldw -lelf}"
+: "${BASE_CFLAGS:=-std=gnu11 -g -O2 -D_GNU_SOURCE}"
+fails=0
+pass() { echo "PASS $T/$1"; }
+fail() { echo "FAIL $T/$1: $2"; fails=$((fails + 1)); }
+skip() { echo "SKIP $T/$1: $2"; }
+
+[ -x "$USTACK" ] || { fail setup "no $USTACK"; exit 1; }
+if [ "$(id -u)" -ne 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 1 ]; then
+	skip all "needs root or kernel.perf_event_paranoid <= 1"
+	exit 0
+fi
+tmp=$(mktemp -d /tmp/ustack-offcpu-XXXXXX)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	[ -n "${KEEP_TMP:-}" ] && echo "# files kept in $tmp" || rm -rf "$tmp"
+}
+trap cleanup EXIT
+P=$TOP/tests/integration/progs
+CHECK=$TOP/tests/integration/lib/offcpu_check.py
+
+if ! $CC -O2 -fomit-frame-pointer -Wall -pthread -o "$tmp/paths" "$P/offcpu_paths.c" 2>"$tmp/build.log" ||
+   ! $CC $BASE_CFLAGS $SAN_FLAGS -I"$TOP/include" -o "$tmp/events" "$P/offcpu_events.c" \
+	"$TOP/$CHECK_DIR/libustack.a" $LIB_LDLIBS 2>>"$tmp/build.log"; then
+	fail build "$(head -5 "$tmp/build.log" | tr '\n' '|')"
+	exit 1
+fi
+
+# record NAME BACKEND RECORD_OPTS... -- PROGRAM_ARGS...: the program under
+# `ustack record --stats`; its log, events and stats in $tmp/NAME.*
+record() {
+	local name=$1 b=$2; shift 2
+	local ro=()
+	while [ "$1" != -- ]; do ro+=("$1"); shift; done
+	shift
+	if ! "$USTACK" record -q --stats --backend "$b" "${ro[@]}" -o "$tmp/${name//\//.}.data" \
+		-- "$tmp/paths" -o "$tmp/${name//\//.}.log" "$@" >"$tmp/${name//\//.}.out" 2>"$tmp/${name//\//.}.stats"; then
+		fail "$name" "record failed: $(grep -v '^stat ' "$tmp/${name//\//.}.stats" | head -3 | tr '\n' '|')"
+		return 1
+	fi
+	events "$name"
+}
+events() {
+	if ! "$tmp/events" "$tmp/${1//\//.}.data" >"$tmp/${1//\//.}.ev" 2>"$tmp/${1//\//.}.everr"; then
+		fail "$1" "offcpu_events: $(head -3 "$tmp/${1//\//.}.everr" | tr '\n' '|')"
+		return 1
+	fi
+}
+# judge NAME CASE [checker options]
+judge() {
+	local name=$1 c=$2; shift 2
+	python3 "$CHECK" "$c" "$tmp/${name//\//.}.log" "$tmp/${name//\//.}.ev" "$tmp/${name//\//.}.stats" --label "$name" "$@" \
+		>"$tmp/${name//\//.}.check" 2>&1
+	grep -v '^RESULT' "$tmp/${name//\//.}.check"
+	if grep -q '^RESULT ok' "$tmp/${name//\//.}.check"; then
+		pass "$name"
+	else
+		fail "$name" "$(grep -m1 '^RESULT' "$tmp/${name//\//.}.check" | cut -d' ' -f3- | cut -c1-400)"
+	fi
+}
+
+# ---- pre: record -p a process whose thread is blocked already -----------------
+# tid_of PID COMM: the thread of PID named COMM
+tid_of() { grep -lx "$2" /proc/"$1"/task/*/comm 2>/dev/null | head -1 | awk -F/ '{ print $5 }'; }
+case_pre() {
+	local b=$1 name=pre/$1 end tid beat rpid ppid
+	mkfifo "$tmp/ctl.$b"
+	"$tmp/paths" -r 5 -t 10 -o "$tmp/${name//\//.}.log" pre <"$tmp/ctl.$b" &
+	ppid=$!; pids+=("$ppid")
+	exec 7>"$tmp/ctl.$b"
+	# p-pre blocked in read(2) (syscall 0) and asleep, before recording
+	end=$((SECONDS + 30)) tid= beat=
+	while [ $SECONDS -lt $end ]; do
+		tid=$(tid_of "$ppid" p-pre) beat=$(tid_of "$ppid" h-beat)
+		[ -n "$tid" ] && [ -n "$beat" ] && [ "$(cut -d' ' -f1 /proc/$ppid/task/$tid/syscall 2>/dev/null)" = 0 ] &&
+			[ "$(awk '{ print $3 }' /proc/$ppid/task/$tid/stat 2>/dev/null)" = S ] && break
+		tid=; sleep 0.05
+	done
+	if [ -z "$tid" ]; then
+		fail "$name" "p-pre never blocked in read(2) within 30 s"
+		exec 7>&-; return
+	fi
+	"$USTACK" record -q --stats --backend "$b" --off-cpu -p "$ppid" -o "$tmp/${name//\//.}.data" \
+		>/dev/null 2>"$tmp/${name//\//.}.stats" &
+	rpid=$!; pids+=("$rpid")
+	# recording: h-beat's sleeps appear in the trace (written once a second)
+	end=$((SECONDS + 30))
+	until "$tmp/events" "$tmp/${name//\//.}.data" 2>/dev/null | grep -q "^V off-cpu $beat "; do
+		if [ $SECONDS -ge $end ] || ! kill -0 "$rpid" 2>/dev/null; then
+			fail "$name" "no interval of h-beat in the trace within 30 s: $(grep -v '^stat' "$tmp/${name//\//.}.stats" | head -2 | tr '\n' '|')"
+			exec 7>&-; return
+		fi
+		sleep 0.2
+	done
+	echo go >&7
+	exec 7>&-
+	wait "$ppid"
+	if ! wait "$rpid"; then
+		fail "$name" "record -p failed: $(grep -v '^stat' "$tmp/${name//\//.}.stats" | head -3 | tr '\n' '|')"
+		return
+	fi
+	events "$name" && judge "$name" pre
+}
+
+# ---- the report's outputs carry the weights ------------------------------------
+case_outputs() {
+	local b=$1 name=paths/$1 sel=() total
+	"$USTACK" report --help 2>&1 | grep -q -- '--event' && sel=(--event off-cpu)
+	if ! "$USTACK" report -i "$tmp/${name//\//.}.data" -f folded "${sel[@]}" -o "$tmp/${name//\//.}.folded" 2>"$tmp/${name//\//.}.rerr"; then
+		fail "folded/$b" "report -f folded ${sel[*]}: $(head -2 "$tmp/${name//\//.}.rerr" | tr '\n' '|')"
+		return
+	fi
+	total=$(awk '{ s += $NF } END { print s + 0 }' "$tmp/${name//\//.}.folded")
+	if [ "$total" -eq "$(grep -c '^V off-cpu' "$tmp/${name//\//.}.ev")" ]; then
+		skip "folded/$b" "report -f folded counts events, not their weights (the report's weights have not landed)"
+		return
+	fi
+	if [ ${#sel[@]} -eq 0 ]; then
+		skip "folded/$b" "report has no --event: the trace mixes off-cpu and off-cpu-preempt"
+		return
+	fi
+	python3 "$CHECK" folded "$tmp/${name//\//.}.ev" "$tmp/${name//\//.}.folded" off-cpu >"$tmp/${name//\//.}.fcheck" 2>&1
+	grep -v '^RESULT' "$tmp/${name//\//.}.fcheck"
+	if grep -q '^RESULT ok' "$tmp/${name//\//.}.fcheck"; then pass "folded/$b"; else
+		fail "folded/$b" "$(grep -m1 '^RESULT' "$tmp/${name//\//.}.fcheck" | cut -d' ' -f3-)"; fi
+
+	if ! command -v go >/dev/null; then
+		skip "pprof/$b" "go tool pprof not installed (Debian golang-go)"
+		return
+	fi
+	if ! "$USTACK" report -i "$tmp/${name//\//.}.data" -f pprof "${sel[@]}" -o "$tmp/${name//\//.}.pb.gz" 2>"$tmp/${name//\//.}.rerr"; then
+		fail "pprof/$b" "report -f pprof: $(head -2 "$tmp/${name//\//.}.rerr" | tr '\n' '|')"
+		return
+	fi
+	if ! HOME=$tmp GOCACHE=$tmp/gocache GOFLAGS= go tool pprof -top -nodecount=1000 -sample_index=off_cpu \
+		"$tmp/${name//\//.}.pb.gz" >"$tmp/${name//\//.}.top" 2>"$tmp/${name//\//.}.perr"; then
+		if grep -q 'sample_index' "$tmp/${name//\//.}.perr"; then
+			skip "pprof/$b" "the profile has no off_cpu sample type (the viewers' weights have not landed)"
+		else
+			fail "pprof/$b" "go tool pprof: $(head -2 "$tmp/${name//\//.}.perr" | tr '\n' '|')"
+		fi
+		return
+	fi
+	python3 "$CHECK" pprof "$tmp/${name//\//.}.folded" "$tmp/${name//\//.}.top" >"$tmp/${name//\//.}.pcheck" 2>&1
+	grep -v '^RESULT' "$tmp/${name//\//.}.pcheck"
+	if grep -q '^RESULT ok' "$tmp/${name//\//.}.pcheck"; then pass "pprof/$b"; else
+		fail "pprof/$b" "$(grep -m1 '^RESULT' "$tmp/${name//\//.}.pcheck" | cut -d' ' -f3-)"; fi
+}
+
+for b in ${OFFCPU_BACKENDS:-bpf copy}; do
+	if ! "$USTACK" record -q --backend "$b" --off-cpu -o "$tmp/probe.data" -- true >/dev/null 2>"$tmp/probe.err"; then
+		why=$(grep -m1 . "$tmp/probe.err")
+		skip "$b" "${why:-record --backend $b --off-cpu failed without a reason}"
+		continue
+	fi
+	record paths/$b "$b" --off-cpu --off-cpu-preempt -- -r 20 -t 10 paths && judge paths/$b paths &&
+		case_outputs "$b"
+	if [ "$(nproc)" -lt 2 ]; then
+		skip "xcpu/$b" "one CPU: no other CPU to move a thread to"
+	else
+		record xcpu/$b "$b" --off-cpu -- -r 6 -t 5 xcpu && judge xcpu/$b xcpu
+	fi
+	record exit/$b "$b" --off-cpu -- -t 20 exit && judge exit/$b exit
+	record reuse/$b "$b" --off-cpu -- -r 10 -t 2 reuse && judge reuse/$b reuse
+	case_pre "$b"
+	record thresh/$b "$b" --off-cpu --off-cpu-min 10ms -- -r 5 -t 20 thresh &&
+		judge thresh/$b thresh --min 10000000
+	record mixed/$b "$b" -e cpu-clock --off-cpu -- -r 5 -t 20 mixed && judge mixed/$b mixed
+	record preempt/$b "$b" --off-cpu --off-cpu-preempt -- -r 10 -t 20 preempt && judge preempt/$b preempt
+done
+[ $fails -eq 0 ]
