@@ -219,6 +219,13 @@ static void test_sample_raw(void)
 	raw_sample(&r, ID1, 60, 56);
 	CHECK_EQ(parse(&r, r.n, &rec, &copy), -EBADMSG);
 	free(copy);
+	/* the same with whole u64s in all: read on, everything after it
+	 * would sit 4 bytes off */
+	raw_sample(&r, ID1, 56, 56);
+	r.n += 4;
+	finish(&r);
+	CHECK_EQ(parse(&r, r.n, &rec, &copy), -EBADMSG);
+	free(copy);
 	/* a raw size past the record */
 	raw_sample(&r, ID1, 60, 60 + 512);
 	CHECK_EQ(parse(&r, r.n, &rec, &copy), -EBADMSG);
