@@ -482,6 +482,11 @@ static void copy_perf_opts(struct rec *r, struct ustack_perf_opts *po,
 		cs->ev_of_perf[i] = -1;
 	po->events = scratch;
 	po->nr_events = n;
+	/* a switch-out is a 16 KiB copy, and a context-switch storm makes
+	 * thousands a second: 16 MiB per CPU rides out a reader kept off its
+	 * CPU for ~0.25 s at 4000 switches/s (lost records cost intervals) */
+	if (!po->pages && sysconf(_SC_NPROCESSORS_CONF) <= 16)
+		po->pages = 4096;
 }
 
 static int copy_watch(struct rec *r, int (*add)(void *ctx, int fd), void *ctx)

@@ -6,8 +6,8 @@
  * parsed one after the other by one parser, in the session's sample_type
  * layout. Each record is parsed from an exactly-sized heap copy so that any
  * read past its end is caught. Sample ids 0x1234 and 0x9999 (and a few
- * others) are events 0..3; tests/fuzz/make-corpus-perf_record.py writes
- * the seed corpus.
+ * others) are events 0..3, event 3 (0xdeadbeef) with PERF_SAMPLE_RAW;
+ * tests/fuzz/make-corpus-perf_record.py writes the seed corpus.
  * Invariants after a successful parse: every pointer and length lies inside
  * the record (and a name ends before its sample_id), the callchain holds no
  * context marker and no more ips than fit, the time is the one the sorter
@@ -40,6 +40,7 @@ static int ours(uint32_t type)
 	case PERF_RECORD_SAMPLE: case PERF_RECORD_COMM: case PERF_RECORD_MMAP2:
 	case PERF_RECORD_FORK: case PERF_RECORD_EXIT: case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES: case USTACK_PERF_RECORD_CALLCHAIN_DEFERRED:
+	case PERF_RECORD_SWITCH: case PERF_RECORD_SWITCH_CPU_WIDE:
 		return 1;
 	}
 	return 0;
@@ -86,6 +87,11 @@ static void check(const struct ustack_perf_parser *p, const uint8_t *r, uint32_t
 				abort();
 		if (s->stack ? !inside(s->stack, s->stack_size, r + 8, end) : s->stack_size)
 			abort();
+		/* raw data only for event 3, inside, whole u64s with its size */
+		if (s->raw ? s->event != 3 || !inside(s->raw, s->raw_size, r + 8, end) ||
+			     (4 + (uint64_t)s->raw_size) % 8 || ld_u32(s->raw - 4) != s->raw_size
+			   : s->raw_size)
+			abort();
 		if (s->kernel_mode != ((h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL))
 			abort();
 		break;
@@ -131,6 +137,19 @@ static void check(const struct ustack_perf_parser *p, const uint8_t *r, uint32_t
 				abort();
 		break;
 	}
+	case USTACK_PREC_SWITCH: {
+		/* header, [next_prev_pid/tid], sample_id: nothing else */
+		uint64_t v = ld_u64(end - 32);
+
+		if ((h->type != PERF_RECORD_SWITCH && h->type != PERF_RECORD_SWITCH_CPU_WIDE) ||
+		    len != 8 + 32 + (h->type == PERF_RECORD_SWITCH_CPU_WIDE ? 8u : 0u) ||
+		    rec->time != t || rec->sw.pid != (uint32_t)v || rec->sw.tid != (uint32_t)(v >> 32) ||
+		    rec->sw.cpu != ld_u32(end - 16) ||
+		    rec->sw.out != !!(h->misc & PERF_RECORD_MISC_SWITCH_OUT) ||
+		    (rec->sw.preempt && !rec->sw.out))
+			abort();
+		break;
+	}
 	case USTACK_PREC_LOST:
 		if ((h->type != PERF_RECORD_LOST && h->type != PERF_RECORD_LOST_SAMPLES) ||
 		    rec->time != t || len < 8 + 8 + 32 || rec->lost.cpu != ld_u32(end - 16))
@@ -147,6 +166,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t pos = 0;
 
 	ustack_perf_parser__init(&p, event_of, NULL);
+	p.raw_events = 1u << 3;
 	while (pos < size) {
 		struct ustack_perf_record rec;
 		size_t left = size - pos, len = left;

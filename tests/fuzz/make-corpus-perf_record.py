@@ -3,7 +3,9 @@
 """Write the seed corpus of fuzz_perf_record: perf ring-buffer records laid
 out as the kernel writes them for the session's attributes (perf_events.c
 fill_attr: sample_type IDENTIFIER|IP|TID|TIME|CPU|PERIOD|CALLCHAIN|
-REGS_USER|STACK_USER with regs bx, bp, sp, ip; sample_id_all).
+REGS_USER|STACK_USER with regs bx, bp, sp, ip; sample_id_all). Event
+0xdeadbeef (event 3 of the fuzz target) also samples RAW (sched_switch's
+fields), and SWITCH records come from it (attr.context_switch).
 
 usage: tests/fuzz/make-corpus-perf_record.py [DIR]   (default tests/fuzz/corpus/perf_record)
 """
@@ -12,6 +14,9 @@ import struct
 import sys
 
 SAMPLE, MMAP2, COMM, EXIT, THROTTLE, FORK, LOST, LOST_SAMPLES = 9, 10, 3, 4, 5, 7, 2, 13
+SWITCH, SWITCH_CPU_WIDE = 14, 15
+MISC_SWITCH_OUT, MISC_SWITCH_OUT_PREEMPT = 1 << 13, 1 << 14
+ID_RAW = 0xdeadbeef  # event 3 in the fuzz target: samples with PERF_SAMPLE_RAW
 MISC_KERNEL, MISC_USER = 1, 2
 MISC_COMM_EXEC = 1 << 13
 MISC_MMAP_BUILD_ID = 1 << 14
@@ -53,6 +58,31 @@ def sample(id_, ip, pid, tid, time, cpu, kips, regs, stack, dyn, misc=MISC_USER)
     if stack:
         body += stack + u64(dyn)
     return rec(SAMPLE, misc, body)
+
+
+def sched_raw(prev_pid, prev_state, next_pid):
+    # Linux 6.18's sched_switch fields (common 8, prev_comm 16, prev_pid,
+    # prev_prio, prev_state, next_comm 16, next_pid, next_prio): 64 bytes,
+    # then u32 size + data padded to whole u64s
+    data = struct.pack("<HBBi", 372, 0, 0, prev_pid) + b"demo".ljust(16, b"\0")
+    data += struct.pack("<iiq", prev_pid, 120, prev_state) + b"swapper/1".ljust(16, b"\0")
+    data += struct.pack("<ii", next_pid, 120)
+    data += b"\0" * (-(4 + len(data)) % 8)
+    return struct.pack("<I", len(data)) + data
+
+
+def switch_sample(pid, tid, time, cpu, kips, regs, stack, prev_state):
+    body = u64(ID_RAW, kips[0]) + pair(pid, tid) + u64(time) + pair(cpu, 0) + u64(1)
+    chain = [CONTEXT_KERNEL] + kips
+    body += u64(len(chain), *chain) + sched_raw(tid, prev_state, 0)
+    body += u64(ABI_64, 0, *regs) + u64(len(stack)) + stack + u64(len(stack))
+    return rec(SAMPLE, MISC_KERNEL, body)
+
+
+def switch(pid, tid, time, cpu, misc=0, cpu_wide=False):
+    body = pair(0, 0) if cpu_wide else b""
+    return rec(SWITCH_CPU_WIDE if cpu_wide else SWITCH, misc,
+               body + sample_id(pid, tid, time, cpu, ID_RAW))
 
 
 def user_stack(sp, n):
@@ -111,12 +141,22 @@ def main():
         "lost": rec(LOST, 0, u64(ID0, 17) + sample_id(0, 0, t + 10, 3)),
         "lost_samples": rec(LOST_SAMPLES, 0, u64(5) + sample_id(4242, 4242, t + 11, 2)),
         "throttle": rec(THROTTLE, 0, u64(t + 12, ID0, 0) + sample_id(0, 0, t + 12, 1)),
+        "sched_switch_sleep": switch_sample(4242, 4243, t + 13, 0, kips,
+                                            (sp + 0x10, sp, 0x7f3c1a2b4e9d),
+                                            user_stack(sp, 256), 1),
+        "switch_in": switch(4242, 4243, t + 14, 1),
+        "switch_out_preempt": switch(4242, 4243, t + 15, 1,
+                                     MISC_SWITCH_OUT | MISC_SWITCH_OUT_PREEMPT),
+        "switch_in_cpu_wide": switch(4242, 4243, t + 16, 0, cpu_wide=True),
     }
     # one poll round as the session sees it
     files["round"] = b"".join(files[k] for k in ("comm_exec", "mmap2_inode", "mmap2_build_id",
                                                  "fork", "sample_user", "sample_syscall_kstack",
                                                  "lost", "sample_kernel_thread", "exit",
                                                  "lost_samples", "throttle"))
+    # an interval: the switch-out sample, the switch-out, the switch-in
+    files["round_offcpu"] = b"".join(files[k] for k in ("sched_switch_sleep",
+                                                        "switch_out_preempt", "switch_in"))
     for k, v in files.items():
         with open(os.path.join(out, k), "wb") as f:
             f.write(v)
