@@ -1372,6 +1372,23 @@ struct {
 	__type(value, struct offcpu);
 } offcpus SEC(".maps");
 
+/* The kept event of @t, which opened its kernel entry (NEW_ENTRY), is
+ * dropped (short, its switch-in unseen, no room in the ring): user space
+ * never learns that entry's cookie, so the thread's next event of the same
+ * entry must not share it: it walks again and opens an entry of its own
+ * (shared, it was written with a cookie no USER_STACK ever answers: a
+ * whole run of a preempted thread's intervals came out "mismatch"). */
+static __always_inline void offcpu_dropped(struct task_struct *t, const struct offcpu *oc)
+{
+	struct ub_task *ts;
+
+	if (!(oc->e.flags & UB_EV_NEW_ENTRY))
+		return;
+	ts = bpf_task_storage_get(&task_state, t, 0, 0);
+	if (ts && ts->cookie == oc->e.cookie)
+		ts->valid = 0;
+}
+
 /* @prev leaves the CPU (current is still @prev). Asleep: @state is not
  * TASK_RUNNING and the switch is not a preemption (a thread preempted
  * while it was setting itself up to sleep is still runnable: the kernel's
@@ -1399,6 +1416,8 @@ static __always_inline void offcpu_out(void *ctx, int preempt, struct task_struc
 		count(UB_C_LOST, 1); /* no storage: the interval cannot be kept */
 		return;
 	}
+	if (oc->out) /* the last switch-in was not seen: that interval is gone */
+		offcpu_dropped(prev, oc);
 	finish(&e, &r);
 	e.flags |= UB_EV_VALUE;
 	oc->e = e;
@@ -1426,11 +1445,13 @@ static __always_inline void offcpu_in(struct task_struct *next)
 	if (delta < offcpu_min_ns) {
 		count(UB_C_OFFCPU_SHORT, 1);
 		count(UB_C_OFFCPU_SHORT_NS, delta);
+		offcpu_dropped(next, oc);
 		return;
 	}
 	ev = bpf_ringbuf_reserve(&rb, sizeof(*ev), 0);
 	if (!ev) {
 		count(UB_C_LOST, 1);
+		offcpu_dropped(next, oc);
 		return;
 	}
 	*ev = oc->e;

@@ -16,6 +16,8 @@
 #
 #   paths     --off-cpu --off-cpu-preempt: nanosleep, a condition variable,
 #             a pipe fed on a timer, a contended mutex; 20 calls each
+#   (paths, xcpu, reuse, pre and mixed record --off-cpu-preempt as well: a
+#   call's wall - CPU time includes the time it waited preempted)
 #   xcpu      a thread blocked on CPU A is moved to CPU B (affinity) while
 #             blocked, then woken: one whole interval covering the time the
 #             other thread saw it blocked, with cpu B
@@ -126,7 +128,7 @@ case_pre() {
 		fail "$name" "p-pre never blocked in read(2) within 30 s"
 		exec 7>&-; return
 	fi
-	"$USTACK" record -q --stats --backend "$b" --off-cpu -p "$ppid" -o "$tmp/${name//\//.}.data" \
+	"$USTACK" record -q --stats --backend "$b" --off-cpu --off-cpu-preempt -p "$ppid" -o "$tmp/${name//\//.}.data" \
 		>/dev/null 2>"$tmp/${name//\//.}.stats" &
 	rpid=$!; pids+=("$rpid")
 	# recording: h-beat's sleeps appear in the trace (written once a second)
@@ -204,14 +206,14 @@ for b in ${OFFCPU_BACKENDS:-bpf copy}; do
 	if [ "$(nproc)" -lt 2 ]; then
 		skip "xcpu/$b" "one CPU: no other CPU to move a thread to"
 	else
-		record xcpu/$b "$b" --off-cpu -- -r 6 -t 5 xcpu && judge xcpu/$b xcpu
+		record xcpu/$b "$b" --off-cpu --off-cpu-preempt -- -r 6 -t 5 xcpu && judge xcpu/$b xcpu
 	fi
 	record exit/$b "$b" --off-cpu -- -t 20 exit && judge exit/$b exit
-	record reuse/$b "$b" --off-cpu -- -r 10 -t 2 reuse && judge reuse/$b reuse
+	record reuse/$b "$b" --off-cpu --off-cpu-preempt -- -r 10 -t 2 reuse && judge reuse/$b reuse
 	case_pre "$b"
 	record thresh/$b "$b" --off-cpu --off-cpu-min 10ms -- -r 5 -t 20 thresh &&
 		judge thresh/$b thresh --min 10000000
-	record mixed/$b "$b" -e cpu-clock --off-cpu -- -r 5 -t 20 mixed && judge mixed/$b mixed
+	record mixed/$b "$b" -e cpu-clock --off-cpu --off-cpu-preempt -- -r 5 -t 20 mixed && judge mixed/$b mixed
 	record preempt/$b "$b" --off-cpu --off-cpu-preempt -- -r 10 -t 20 preempt && judge preempt/$b preempt
 done
 [ $fails -eq 0 ]

@@ -45,6 +45,8 @@
  *   Q TID T0 T_EXIT                   exit: blocked since T0, exit at T_EXIT
  *   S PATH CALLS WALL_NS OFF_NS       per path: calls, wall time, wall - CPU
  *   STEAL NS                          steal time of all CPUs during the run
+ *   IRQ NS TICK                       irq + softirq time of all CPUs during
+ *                                     the run, and /proc/stat's tick in ns
  *   NOREUSE REASON                    reuse: clone3 set_tid refused
  */
 #define _GNU_SOURCE
@@ -176,8 +178,9 @@ static void print_stat(struct path_stat *ps)
 		(unsigned long long)atomic_load(&ps->wall), (unsigned long long)atomic_load(&ps->off));
 }
 
-/* steal time of all CPUs so far, ns (/proc/stat's 8th column) */
-static uint64_t steal_ns(void)
+/* time of all CPUs so far, ns, in /proc/stat's column @col: 5 irq, 6
+ * softirq, 7 steal (USER_HZ ticks) */
+static uint64_t stat_ns(int col)
 {
 	unsigned long long v[8] = { 0 };
 	FILE *f = fopen("/proc/stat", "r");
@@ -186,9 +189,21 @@ static uint64_t steal_ns(void)
 		return 0;
 	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
 		   &v[4], &v[5], &v[6], &v[7]) != 8)
-		v[7] = 0;
+		v[col] = 0;
 	fclose(f);
-	return v[7] * (1000000000ull / (unsigned long long)sysconf(_SC_CLK_TCK));
+	return v[col] * (1000000000ull / (unsigned long long)sysconf(_SC_CLK_TCK));
+}
+
+static uint64_t steal_ns(void)
+{
+	return stat_ns(7);
+}
+
+/* interrupt time: with IRQ_TIME_ACCOUNTING it is no task's CPU time, and
+ * the thread was not switched out either */
+static uint64_t irq_ns(void)
+{
+	return stat_ns(5) + stat_ns(6);
 }
 
 /* ---- paths ------------------------------------------------------------ */
@@ -896,7 +911,7 @@ int main(int argc, char **argv)
 	if (bufs == MAP_FAILED)
 		return 1;
 	name_self("main");
-	uint64_t s0 = steal_ns();
+	uint64_t s0 = steal_ns(), i0 = irq_ns();
 	const char *m = argv[optind];
 	if (!strcmp(m, "paths"))
 		rc = mode_paths();
@@ -913,6 +928,8 @@ int main(int argc, char **argv)
 	if (rc == 2)
 		fprintf(stderr, "offcpu_paths: unknown mode %s\n", m);
 	fprintf(logf, "STEAL %llu\n", (unsigned long long)(steal_ns() - s0));
+	fprintf(logf, "IRQ %llu %llu\n", (unsigned long long)(irq_ns() - i0),
+		1000000000ull / (unsigned long long)sysconf(_SC_CLK_TCK));
 	log_flush(0);
 	return rc;
 }
