@@ -9,46 +9,9 @@
 #include <string.h>
 
 #include "common/compiler.h"
-#include "perf/perf_record.h"
-#include "test.h"
-
 #define ID0 0x1234u /* sample id of event 0 */
 #define ID1 0x9999u /* sample id of event 1 */
-
-struct rb {
-	uint8_t b[1024];
-	uint32_t n;
-};
-
-static void put64(struct rb *r, uint64_t v)
-{
-	memcpy(r->b + r->n, &v, 8);
-	r->n += 8;
-}
-
-static void put_pair(struct rb *r, uint32_t lo, uint32_t hi)
-{
-	put64(r, (uint64_t)hi << 32 | lo);
-}
-
-/* NUL-terminated, padded with NULs to a multiple of 8 (as the kernel does) */
-static void put_str(struct rb *r, const char *s)
-{
-	size_t n = (strlen(s) + 1 + 7) & ~(size_t)7;
-
-	memset(r->b + r->n, 0, n);
-	memcpy(r->b + r->n, s, strlen(s));
-	r->n += n;
-}
-
-static void begin(struct rb *r, uint32_t type, uint16_t misc)
-{
-	struct perf_event_header h = { .type = type, .misc = misc };
-
-	memset(r, 0, sizeof(*r));
-	memcpy(r->b, &h, sizeof(h));
-	r->n = sizeof(h);
-}
+#include "perf_rb.h"
 
 /* sample_id_all: pid/tid, time, cpu/res, identifier */
 static void end_with_id(struct rb *r, uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu)
@@ -57,44 +20,6 @@ static void end_with_id(struct rb *r, uint32_t pid, uint32_t tid, uint64_t time,
 	put64(r, time);
 	put_pair(r, cpu, 0);
 	put64(r, ID0);
-}
-
-static void finish(struct rb *r)
-{
-	uint16_t size = (uint16_t)r->n;
-
-	memcpy(r->b + 6, &size, 2);
-}
-
-static int event_of(void *ctx, uint64_t id)
-{
-	(void)ctx;
-	return id == ID0 ? 0 : id == ID1 ? 1 : -1;
-}
-
-static struct ustack_perf_parser parser;
-
-/* Parse from an exactly-sized heap copy, so that ASan sees any over-read. */
-static int parse(const struct rb *r, uint32_t len, struct ustack_perf_record *out, uint8_t **copy)
-{
-	*copy = malloc(len ? len : 1);
-	memcpy(*copy, r->b, len);
-	return ustack_perf_record__parse(&parser, *copy, len, out);
-}
-
-/* Every strict prefix of the record is refused (and read within bounds). */
-static void check_prefixes(const struct rb *r)
-{
-	for (uint32_t len = 0; len < r->n; len++) {
-		struct ustack_perf_record rec;
-		uint8_t *copy;
-		int ret = parse(r, len, &rec, &copy);
-
-		free(copy);
-		if (ret != -EBADMSG)
-			printf("  prefix of %u of %u bytes: %d\n", len, r->n, ret);
-		CHECK_EQ(ret, -EBADMSG);
-	}
 }
 
 /* A sample's fields up to the callchain (perf_events.c's sample_type):

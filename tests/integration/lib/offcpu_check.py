@@ -415,9 +415,14 @@ def cmd_folded(args):
            for fn in sorted(set(want) | set(got)) if got.get(fn, 0) != want.get(fn, 0)]
     if gtotal != total:
         bad.insert(0, f"total: folded {gtotal}, events {total}")
-    print(f"  folded: {len(want)} functions of ours, total {total} ({kind})")
+    return verdict("folded", f"{len(want)} functions of ours, total {total} ({kind})", bad)
+
+
+def verdict(label, note, bad):
+    """the note, the first findings, the RESULT line; the exit status"""
+    print(f"  {label}: {note}")
     for b in bad[:6]:
-        print(f"  folded: WRONG {b}")
+        print(f"  {label}: WRONG {b}")
     print(f"RESULT {'bad' if bad else 'ok'} {bad[0] if bad else ''}")
     return 1 if bad else 0
 
@@ -447,11 +452,7 @@ def cmd_pprof(args):
         # pprof prints 4 significant digits: half a unit of the last one
         if g is None or abs(g - n) > max(0.5e-3 * n, 1):
             bad.append(f"{fn}: pprof cum {g}, folded {n}")
-    print(f"  pprof: {len(cum)} functions of ours compared")
-    for b in bad[:6]:
-        print(f"  pprof: WRONG {b}")
-    print(f"RESULT {'bad' if bad else 'ok'} {bad[0] if bad else ''}")
-    return 1 if bad else 0
+    return verdict("pprof", f"{len(cum)} functions of ours compared", bad)
 
 
 def cmd_share(args):
