@@ -100,7 +100,9 @@ bt_one() {
 	until [ "$(awk '{ print $3 }' /proc/$wp/stat 2>/dev/null)" = T ]; do sleep 0.05; done
 	bpftrace --unsafe bench/offcpu/offcputime.bt $wp >"$f.bt" 2>"$f.bterr" &
 	bp=$!
-	until grep -q '^Attaching' "$f.bt"; do
+	# bpftrace prints "Attaching" before it attaches, and catches SIGINT
+	# only once it has attached every probe: that is when it records
+	until [ $(($(awk '/^SigCgt/ { print "0x" $2 }' /proc/$bp/status 2>/dev/null || echo 0) & 2)) -ne 0 ]; do
 		sleep 0.1; kill -0 $bp 2>/dev/null || { echo "# bpftrace: $(tail -1 "$f.bterr")" >&2; break; }
 	done
 	kill -CONT $wp
@@ -109,7 +111,8 @@ bt_one() {
 		sleep 0.1
 	done
 	prog_ns $bp '^sched_switch$' >"$f.ns"
-	kill -INT $bp; wait $bp
+	while kill -INT $bp 2>/dev/null; do sleep 0.5; done
+	wait $bp
 	sed -n 's/^ *\(0x[0-9a-f]*\)$/\1/p' "$f.bt" | sort -u >"$f.addrs"
 	while read -r a; do printf '0x%x\n' $((a - 1)); done <"$f.addrs" |
 		eu-addr2line -S -p $wp 2>/dev/null | paste - - | paste "$f.addrs" - >"$f.syms"
