@@ -4,9 +4,15 @@
 #
 #   bare        the workload alone
 #   bpf, copy   ustack record --backend B --off-cpu --stats (default threshold 0)
+#   bt, btfp    bench/offcpu/offcputime.bt, bcc's offcputime in bpftrace
+#               (sched_switch tracepoint, the workload's pid, kernel and user
+#               stacks by frame pointers, summed per (comm, stacks) in the
+#               kernel), on the workload as ustack records it (bt: built
+#               without frame pointers, as distributions build) and built
+#               with them (btfp); libc has none either way
 #   bcc         bcc's offcputime (offcputime-bpfcc -f -U, whole machine, user
 #               stacks only, folded; frame pointers only), on the workload
-#               built with frame pointers
+#               built with frame pointers, where it runs
 # Workloads (tests/integration/progs/offcpu_paths.c):
 #   storm       p-ping and p-pong bounce a byte through two pipes STORM times:
 #               every bounce is two switch-outs and two switch-ins
@@ -20,16 +26,21 @@
 #   share       mix: of the time the measured threads spent switched out in
 #               their calls (wall - CPU, the program's clocks), the share
 #               recorded as intervals with the whole, right user stack
-#               (lib/offcpu_check.py share); bcc: the microseconds of its
-#               folded lines of those threads holding path_X;do_X_wait
+#               (lib/offcpu_check.py share); bt: the ns of its entries of
+#               those threads whose user stack offcpu_check accepts
+#               (bench/offcpu/bt_share.py, names from the live process);
+#               bcc: the microseconds of its folded lines of those threads
+#               holding path_X;do_X_wait
 #   ns/switch   kernel.bpf_stats_enabled: run_time_ns / run_cnt of the tool's
-#               programs on the context switch (ustack: its programs whose
-#               name holds "switch" or "sched", summed; bcc: "oncpu", its
-#               kprobe on finish_task_switch), read at the end of the storm.
-#               Both run on every switch of the machine (bcc filters in the
-#               program; ustack's filters by the recorded threads)
+#               program on the context switch (ustack bpf: ustack_offcpu;
+#               bt: sched_switch; bcc: "oncpu", its kprobe on
+#               finish_task_switch), read at the end of the run. All run on
+#               every switch of the machine and filter in the program: the
+#               figure averages the recorded threads' switches with the
+#               others'. copy has no BPF program (perf samples): none
 #
-#   bash bench/offcpu/run.sh [ROUNDS]   (default 3; root; bpftool; bpfcc-tools for bcc)
+#   bash bench/offcpu/run.sh [ROUNDS]   (default 3; root; bpftool; bpftrace
+#   and eu-addr2line for bt; bpfcc-tools for bcc)
 #   env: STORM (bounces, default 200000), USTACK
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -55,16 +66,57 @@ trap 'sysctl -q -w kernel.bpf_stats_enabled=$old' EXIT
 sysctl -q -w kernel.bpf_stats_enabled=1
 
 # prog_ns PID REGEX: "run_time_ns run_cnt" summed over the BPF programs of
-# process PID whose name matches REGEX
+# process PID whose name matches REGEX. The programs of PID are the prog_id
+# of its file descriptors' fdinfo (bpftool here lists no pids: built
+# without its skeletons); other processes may load programs of the same name
 prog_ns() {
 	bpftool prog show -j 2>/dev/null | python3 -c '
-import json, re, sys
-pid, rx = int(sys.argv[1]), re.compile(sys.argv[2])
+import glob, json, re, sys
+pid, rx = sys.argv[1], re.compile(sys.argv[2])
+ids = set()
+for fd in glob.glob(f"/proc/{pid}/fdinfo/*"):
+    try:
+        for l in open(fd):
+            if l.startswith("prog_id:"):
+                ids.add(int(l.split()[1]))
+    except OSError:
+        pass
 t = n = 0
 for p in json.load(sys.stdin):
-    if any(o.get("pid") == pid for o in p.get("pids", [])) and rx.search(p.get("name", "")):
+    if p["id"] in ids and rx.search(p.get("name", "")):
         t += p.get("run_time_ns", 0); n += p.get("run_cnt", 0)
 print(t, n)' "$1" "$2"
+}
+
+# bt_one F BIN ARGS...: BIN under offcputime.bt. BIN starts stopped, runs
+# once bpftrace is attached and stops again at its exit() (the script's
+# uprobe), so that bpftrace, printing at SIGINT, and eu-addr2line find its
+# mappings; then it exits.
+bt_one() {
+	local f=$1 bin=$2 wp bp st
+	shift 2
+	( kill -STOP $BASHPID; exec "$bin" -o "$f.log" "$@" ) &
+	wp=$!
+	until [ "$(awk '{ print $3 }' /proc/$wp/stat 2>/dev/null)" = T ]; do sleep 0.05; done
+	bpftrace --unsafe bench/offcpu/offcputime.bt $wp >"$f.bt" 2>"$f.bterr" &
+	bp=$!
+	# bpftrace prints "Attaching" before it attaches, and catches SIGINT
+	# only once it has attached every probe: that is when it records
+	until [ $(($(awk '/^SigCgt/ { print "0x" $2 }' /proc/$bp/status 2>/dev/null || echo 0) & 2)) -ne 0 ]; do
+		sleep 0.1; kill -0 $bp 2>/dev/null || { echo "# bpftrace: $(tail -1 "$f.bterr")" >&2; break; }
+	done
+	kill -CONT $wp
+	# stopped at exit(), or gone (bpftrace failed)
+	while st=$(awk '{ print $3 }' /proc/$wp/stat 2>/dev/null) && [ "$st" != T ] && [ "$st" != Z ]; do
+		sleep 0.1
+	done
+	prog_ns $bp '^sched_switch$' >"$f.ns"
+	while kill -INT $bp 2>/dev/null; do sleep 0.5; done
+	wait $bp
+	sed -n 's/^ *\(0x[0-9a-f]*\)$/\1/p' "$f.bt" | sort -u >"$f.addrs"
+	while read -r a; do printf '0x%x\n' $((a - 1)); done <"$f.addrs" |
+		eu-addr2line -S -p $wp 2>/dev/null | paste - - | paste "$f.addrs" - >"$f.syms"
+	kill -CONT $wp; wait $wp
 }
 
 # one TOOL WORKLOAD R: one measurement, "key=value" words on one line
@@ -78,14 +130,18 @@ one() {
 	bare) "$bin" -o "$f.log" "${args[@]}" ;;
 	bpf | copy)
 		# the recorder's programs are read while it runs: from a watcher
+		local me=$BASHPID
 		( while sleep 0.2; do
-			rp=$(pgrep -P $$ -x ustack | head -1); [ -n "$rp" ] && prog_ns "$rp" 'switch|sched' >"$f.ns.tmp" &&
+			rp=$(pgrep -P $me -x ustack | head -1); [ -n "$rp" ] && prog_ns "$rp" '^ustack_offcpu$' >"$f.ns.tmp" &&
 				mv "$f.ns.tmp" "$f.ns"
 		done ) &
 		local w=$!
 		"$USTACK" record -q --stats --backend "$tool" --off-cpu -o "$f.data" -- "$bin" -o "$f.log" \
 			"${args[@]}" 2>"$f.stats"
 		kill $w 2>/dev/null; wait $w 2>/dev/null ;;
+	bt | btfp)
+		[ $tool = btfp ] && bin=$OUT/paths-fp
+		bt_one "$f" "$bin" "${args[@]}" ;;
 	bcc)
 		"$BCC" -f -U >"$f.bcc" 2>"$f.bccerr" &
 		rpid=$!
@@ -107,6 +163,9 @@ one() {
 		if [ "$wl" = mix ] && "$OUT/events" "$f.data" >"$f.ev" 2>/dev/null; then
 			python3 tests/integration/lib/offcpu_check.py share "$f.log" "$f.ev" | awk '{ printf "%s %s ", $4, $5 }'
 		fi ;;
+	bt | btfp)
+		python3 bench/offcpu/bt_share.py "$f.log" "$f.bt" "$f.syms" |
+			if [ "$wl" = mix ]; then cat; else sed 's/[a-z_]*share=[^ ]* //g'; fi ;;
 	bcc)
 		printf 'bcc_lost=%s ' "$(grep -o '[0-9]* stack traces\? \(lost\|could not\)' "$f.bcc" "$f.bccerr" | awk -F: '{ s += $NF + 0 } END { print s + 0 }')"
 		if [ "$wl" = mix ]; then
@@ -133,6 +192,11 @@ EOF
 }
 
 tools=(bare bpf copy)
+if ! command -v bpftrace >/dev/null || ! command -v eu-addr2line >/dev/null; then
+	echo "# bpftrace or eu-addr2line not installed (apt-get install bpftrace elfutils): bt not measured"
+else
+	tools+=(bt btfp)
+fi
 if [ -z "$BCC" ]; then
 	echo "# bcc's offcputime not installed (apt-get install bpfcc-tools): not measured"
 elif ! timeout 120 "$BCC" -f -U 1 >/dev/null 2>"$OUT/bcc-probe.err"; then
