@@ -35,6 +35,9 @@
 #   preempt   --off-cpu --off-cpu-preempt, three CPU-bound threads on one
 #             CPU: their waits under off-cpu-preempt with the busy stack,
 #             never under off-cpu
+#   stop      a short sleep then a 4 s stop (SIGSTOP) in one system call,
+#             --off-cpu-min 3s: the stop is written with its whole stack
+#             (the short one's unwind not shared away)
 #   folded    (paths trace) report -f folded [--event off-cpu]: per function
 #             of ours, the folded sum = the events' weights (exact)
 #   pprof     go tool pprof -top -sample_index=off_cpu = folded, per function
@@ -150,6 +153,56 @@ case_pre() {
 	events "$name" && judge "$name" pre
 }
 
+# ---- stop: a short sleep, then a long stop, in one kernel entry ---------------
+# p-pre blocks in read(2) (recorded from exec, so its switch-out is seen);
+# SIGSTOP while it is blocked: the same system call, not yet restarted, goes
+# on to the stop (state T) with the same user registers. Under
+# --off-cpu-min 3s the read's first sleep (short) is not written, the stop
+# (4 s) is: its user stack must be whole, through path_pre. The short one
+# opened the entry's unwind; a recorder that let the stop share that
+# unwind's cookie wrote the stop with a cookie no USER_STACK answers (the
+# bpf backend did). When the machine is so slow that the first sleep
+# itself lasts 3 s, both are written and the case checks less, not wrongly.
+case_stop() {
+	local b=$1 name=stop/$1 f end pid tid rpid
+	f=$tmp/stop.$b
+	mkfifo "$f.ctl"
+	"$USTACK" record -q --stats --backend "$b" --off-cpu --off-cpu-min 3s -o "$f.data" -- \
+		"$tmp/paths" -r 1 -t 1 -o "$f.log" pre <"$f.ctl" >/dev/null 2>"$f.stats" &
+	rpid=$!; pids+=("$rpid")
+	exec 8>"$f.ctl"
+	end=$((SECONDS + 30)) tid= pid=
+	while [ $SECONDS -lt $end ]; do
+		pid=$(pgrep -P "$rpid" | head -1) # the command (its main thread renames itself)
+		[ -n "$pid" ] && tid=$(tid_of "$pid" p-pre)
+		[ -n "$tid" ] && [ "$(cut -d' ' -f1 /proc/$pid/task/$tid/syscall 2>/dev/null)" = 0 ] &&
+			[ "$(awk '{ print $3 }' /proc/$pid/task/$tid/stat 2>/dev/null)" = S ] && break
+		tid=; sleep 0.05
+	done
+	if [ -z "$tid" ]; then
+		fail "$name" "p-pre never blocked in read(2) within 30 s"
+		exec 8>&-; return
+	fi
+	kill -STOP "$pid"; sleep 4; kill -CONT "$pid"
+	echo go >&8
+	exec 8>&-
+	if ! wait "$rpid"; then
+		fail "$name" "record failed: $(grep -v '^stat' "$f.stats" | head -3 | tr '\n' '|')"
+		return
+	fi
+	events "$name" || return
+	# the intervals of p-pre of 3 s or more: the stop at least
+	awk -v t="$tid" '$1 == "V" && $2 == "off-cpu" && $3 == t && $6 >= 3000000000' "$f.ev" >"$f.long"
+	if [ ! -s "$f.long" ]; then
+		fail "$name" "no off-cpu interval of p-pre (tid $tid) of 3 s or more (its 4 s stop)"
+	elif awk '$8 == "-" || $8 !~ /path_pre;do_pre_wait;/' "$f.long" | grep -q .; then
+		fail "$name" "an interval of p-pre without its whole stack: $(awk '$8 == "-" || $8 !~ /path_pre;do_pre_wait;/' "$f.long" | head -1)"
+	else
+		pass "$name"
+		echo "  $name: $(wc -l <"$f.long") intervals of 3 s or more, each through path_pre; $(grep -E 'offcpu_(short|intervals) ' "$f.stats" | tr '\n' ' ')"
+	fi
+}
+
 # ---- the report's outputs carry the weights ------------------------------------
 case_outputs() {
 	local b=$1 name=paths/$1 sel=() total
@@ -215,5 +268,6 @@ for b in ${OFFCPU_BACKENDS:-bpf copy}; do
 		judge thresh/$b thresh --min 10000000
 	record mixed/$b "$b" -e cpu-clock --off-cpu --off-cpu-preempt -- -r 5 -t 20 mixed && judge mixed/$b mixed
 	record preempt/$b "$b" --off-cpu --off-cpu-preempt -- -r 10 -t 20 preempt && judge preempt/$b preempt
+	case_stop "$b"
 done
 [ $fails -eq 0 ]
