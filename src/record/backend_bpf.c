@@ -641,6 +641,29 @@ static void on_copy(struct rec *r, const struct ub_copy *c)
 	r->st.copied++;
 }
 
+/* A tp_btf program's kernel stack starts inside the tracing machinery: the
+ * program's own JIT image (no kallsyms name here) and the kernel's
+ * dispatcher (bpf_trace_run4, __bpf_trace_sched_switch), above the function
+ * that hit the tracepoint (__schedule). Those leading frames are the
+ * recorder's, not the thread's: dropped, by name, so that no kernel build's
+ * frame count is assumed; the stack keeps at least its last frame. */
+static uint32_t trim_tracing_frames(struct rec *r, uint64_t *ips, uint32_t n)
+{
+	for (uint32_t k = 0; k + 1 < n && k <= 4; k++) {
+		const char *name = rec_ksym_name(r, ips[k]);
+
+		if (!name || !strncmp(name, "bpf_trace_run", 13) ||
+		    !strncmp(name, "__bpf_trace_", 12) || !strncmp(name, "bpf_prog_", 9))
+			continue;
+		/* the first frame kallsyms names that is not the tracing's
+		 * (without kallsyms: none, and nothing is dropped) */
+		if (k)
+			memmove(ips, ips + k, (n - k) * sizeof(*ips));
+		return n - k;
+	}
+	return n;
+}
+
 static uint32_t kernel_stack(struct rec *r, int32_t kid)
 {
 	struct rec_bpf *b = B(r);
@@ -653,6 +676,8 @@ static uint32_t kernel_stack(struct rec *r, int32_t kid)
 	if (ustack_u64map__get(b->kstack_of, (uint64_t)kid, &v))
 		return (uint32_t)v;
 	n = ustack_bpf__kstack(B(r)->bpf, kid, b->kips, UB_MAX_FRAMES);
+	if (n > 0)
+		n = (int)trim_tracing_frames(r, b->kips, (uint32_t)n);
 	if (n <= 0 || ustack_stackmap__insert(r->kmap, b->kips, (uint32_t)n, &id) < 0)
 		return USTACK_TRACE_NO_STACK;
 	ustack_u64map__put(b->kstack_of, (uint64_t)kid, id);

@@ -149,6 +149,10 @@ void rec_writer_callbacks(struct rec *r, struct ustack_trace_writer_opts *wo);
 /* Kernel symbols: loaded on a thread from the start; the end waits. */
 void rec_ksyms_start(struct rec *r);
 void rec_ksyms_free(struct rec *r);
+/* The kallsyms name of kernel address @ip, NULL where none is known (a BPF
+ * program's JIT image, no kallsyms); waits for the load rec_ksyms_start()
+ * began. */
+const char *rec_ksym_name(struct rec *r, uint64_t ip);
 
 /* copy_unwind.c: unwind a stack copy in user space (the copy backend's
  * way; the BPF backend's COPY records too). */

@@ -207,6 +207,17 @@ void rec_ksyms_free(struct rec *r)
 	r->ks.syms = NULL;
 }
 
+const char *rec_ksym_name(struct rec *r, uint64_t ip)
+{
+	uint64_t addr, size;
+	const char *name = NULL, *mod = NULL;
+
+	ksyms_wait(r);
+	if (!r->ks.syms || ustack_kallsyms__find(r->ks.syms, ip, &addr, &size, &name, &mod))
+		return NULL;
+	return name;
+}
+
 static int cb_get_ksym(void *ctx, uint64_t ip, struct ustack_trace_ksym *ks)
 {
 	struct rec *r = ctx;

@@ -37,7 +37,9 @@
 #             never under off-cpu
 #   stop      a short sleep then a 4 s stop (SIGSTOP) in one system call,
 #             --off-cpu-min 3s: the stop is written with its whole stack
-#             (the short one's unwind not shared away)
+#             (the short one's unwind not shared away); every off-cpu
+#             kernel stack starts where the thread blocked, not in the
+#             recorder's tracing frames (BPF program, bpf_trace_run*)
 #   folded    (paths trace) report -f folded [--event off-cpu]: per function
 #             of ours, the folded sum = the events' weights (exact)
 #   pprof     go tool pprof -top -sample_index=off_cpu = folded, per function
@@ -197,9 +199,16 @@ case_stop() {
 		fail "$name" "no off-cpu interval of p-pre (tid $tid) of 3 s or more (its 4 s stop)"
 	elif awk '$8 == "-" || $8 !~ /path_pre;do_pre_wait;/' "$f.long" | grep -q .; then
 		fail "$name" "an interval of p-pre without its whole stack: $(awk '$8 == "-" || $8 !~ /path_pre;do_pre_wait;/' "$f.long" | head -1)"
+	elif ! "$USTACK" report -q --no-lines -i "$f.data" >"$f.txt" 2>"$f.rerr"; then
+		fail "$name" "report: $(head -2 "$f.rerr" | tr '\n' '|')"
+	elif awk '/: off-cpu / { first = 1; next } first && /^ => / { print; first = 0 }' "$f.txt" |
+		grep -E 'bpf_trace_run|__bpf_trace_|bpf_prog_|\[unknown\]' >"$f.kleaf"; then
+		# the thread's kernel stack starts where it blocked (__schedule):
+		# the recorder's own tracing frames are not the thread's
+		fail "$name" "an off-cpu kernel stack starting in the tracing machinery: $(head -1 "$f.kleaf")"
 	else
 		pass "$name"
-		echo "  $name: $(wc -l <"$f.long") intervals of 3 s or more, each through path_pre; $(grep -E 'offcpu_(short|intervals) ' "$f.stats" | tr '\n' ' ')"
+		echo "  $name: $(wc -l <"$f.long") intervals of 3 s or more, each through path_pre; kernel stacks from $(awk '/: off-cpu / { f = 1; next } f && /^ => / { print $2; f = 0 }' "$f.txt" | sort | uniq -c | sort -rn | head -1 | awk '{ print $2 }'); $(grep -E 'offcpu_(short|intervals) ' "$f.stats" | tr '\n' ' ')"
 	fi
 }
 
