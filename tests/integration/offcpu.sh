@@ -115,21 +115,30 @@ judge() {
 # ---- pre: record -p a process whose thread is blocked already -----------------
 # tid_of PID COMM: the thread of PID named COMM
 tid_of() { grep -lx "$2" /proc/"$1"/task/*/comm 2>/dev/null | head -1 | awk -F/ '{ print $5 }'; }
+# pre_blocked PID: p-pre's tid once it is blocked in read(2) (syscall 0)
+# and asleep; "" when that has not happened within 30 s
+pre_blocked() {
+	local end=$((SECONDS + 30)) t
+	while [ $SECONDS -lt $end ]; do
+		t=$(tid_of "$1" p-pre)
+		[ -n "$t" ] && [ "$(cut -d' ' -f1 /proc/$1/task/$t/syscall 2>/dev/null)" = 0 ] &&
+			[ "$(awk '{ print $3 }' /proc/$1/task/$t/stat 2>/dev/null)" = S ] && { echo "$t"; return; }
+		sleep 0.05
+	done
+}
 case_pre() {
 	local b=$1 name=pre/$1 end tid beat rpid ppid
 	mkfifo "$tmp/ctl.$b"
 	"$tmp/paths" -r 5 -t 10 -o "$tmp/${name//\//.}.log" pre <"$tmp/ctl.$b" &
 	ppid=$!; pids+=("$ppid")
 	exec 7>"$tmp/ctl.$b"
-	# p-pre blocked in read(2) (syscall 0) and asleep, before recording
-	end=$((SECONDS + 30)) tid= beat=
-	while [ $SECONDS -lt $end ]; do
-		tid=$(tid_of "$ppid" p-pre) beat=$(tid_of "$ppid" h-beat)
-		[ -n "$tid" ] && [ -n "$beat" ] && [ "$(cut -d' ' -f1 /proc/$ppid/task/$tid/syscall 2>/dev/null)" = 0 ] &&
-			[ "$(awk '{ print $3 }' /proc/$ppid/task/$tid/stat 2>/dev/null)" = S ] && break
-		tid=; sleep 0.05
+	# p-pre blocked before recording, and h-beat (created after it) running
+	tid=$(pre_blocked "$ppid") end=$((SECONDS + 30)) beat=
+	while [ -n "$tid" ] && [ -z "$beat" ] && [ $SECONDS -lt $end ]; do
+		beat=$(tid_of "$ppid" h-beat)
+		[ -n "$beat" ] || sleep 0.05
 	done
-	if [ -z "$tid" ]; then
+	if [ -z "$tid" ] || [ -z "$beat" ]; then
 		fail "$name" "p-pre never blocked in read(2) within 30 s"
 		exec 7>&-; return
 	fi
@@ -173,14 +182,12 @@ case_stop() {
 		"$tmp/paths" -r 1 -t 1 -o "$f.log" pre <"$f.ctl" >/dev/null 2>"$f.stats" &
 	rpid=$!; pids+=("$rpid")
 	exec 8>"$f.ctl"
-	end=$((SECONDS + 30)) tid= pid=
-	while [ $SECONDS -lt $end ]; do
+	end=$((SECONDS + 30)) pid=
+	while [ -z "$pid" ] && [ $SECONDS -lt $end ]; do
 		pid=$(pgrep -P "$rpid" | head -1) # the command (its main thread renames itself)
-		[ -n "$pid" ] && tid=$(tid_of "$pid" p-pre)
-		[ -n "$tid" ] && [ "$(cut -d' ' -f1 /proc/$pid/task/$tid/syscall 2>/dev/null)" = 0 ] &&
-			[ "$(awk '{ print $3 }' /proc/$pid/task/$tid/stat 2>/dev/null)" = S ] && break
-		tid=; sleep 0.05
+		[ -n "$pid" ] || sleep 0.05
 	done
+	tid=${pid:+$(pre_blocked "$pid")}
 	if [ -z "$tid" ]; then
 		fail "$name" "p-pre never blocked in read(2) within 30 s"
 		exec 8>&-; return
