@@ -221,6 +221,8 @@ struct report {
 	struct report_ev ev_other;
 	uint32_t *desc_ids; /* the EVENT_DESC ids read, for --event's check */
 	size_t ndesc_ids, desc_ids_bytes;
+	struct ustack_u64map *desc_seen; /* the same as a set: a hostile trace may
+					    hold very many ids */
 	int sel_checked;
 	/* folded: the units of the events counted (a bit per unit >> 1), the
 	 * first event of each (the refusal names them), the one written */
@@ -1365,9 +1367,14 @@ static void note_time(struct report *rp, uint64_t t)
 /* an EVENT_DESC id, once (the trace repeats them per chunk) */
 static void note_desc(struct report *rp, uint32_t id)
 {
-	for (size_t k = 0; k < rp->ndesc_ids; k++)
-		if (rp->desc_ids[k] == id)
-			return;
+	int isnew;
+
+	if (!ustack_u64map__slot(rp->desc_seen, id, &isnew)) {
+		rp->oom = 1;
+		return;
+	}
+	if (!isnew)
+		return;
 	if (cli_grow((void **)&rp->desc_ids, &rp->desc_ids_bytes,
 		     (rp->ndesc_ids + 1) * sizeof(*rp->desc_ids))) {
 		rp->oom = 1;
@@ -1839,7 +1846,8 @@ int report_run(int argc, char **argv, struct report_result *res)
 	rp.wthread_idx = ustack_u64map__new();
 	rp.ev_count = ustack_u64map__new();
 	rp.ev_weight = ustack_u64map__new();
-	if (!rp.wthread_idx || !rp.ev_count || !rp.ev_weight)
+	rp.desc_seen = ustack_u64map__new();
+	if (!rp.wthread_idx || !rp.ev_count || !rp.ev_weight || !rp.desc_seen)
 		rp.oom = 1;
 	if ((rp.fmt == FMT_TEXT || rp.fmt == FMT_FOLDED || rp.fmt == FMT_PPROF || viewer_fmt(rp.fmt)) &&
 	    !rp.want_stats &&
@@ -1979,6 +1987,7 @@ out:
 		free(rp.ev_sel[i]);
 	free(rp.ev_sel);
 	free(rp.desc_ids);
+	ustack_u64map__free(rp.desc_seen);
 	free(rp.wthreads);
 	ustack_u64map__free(rp.wthread_idx);
 	ustack_u64map__free(rp.ev_count);
