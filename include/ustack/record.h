@@ -129,6 +129,24 @@ struct ustack_record_stats {
 	uint64_t offcpu_unpaired;  /**< switch-outs never followed by a switch-in the
 	                                recorder saw (the thread exited, the recording
 	                                ended, a record was lost): not recorded */
+	/* Probes (uprobe:, uretprobe:, usdt: events and --alloc's allocator
+	 * functions; since 0.3): */
+	uint64_t probe_attached;   /**< places a probe was attached to (file, offset) */
+	uint64_t probe_hits;       /**< hits of the recorded processes */
+	uint64_t probe_kept;       /**< of those, written as EVENTs (uprobe events), or
+	                                (allocator functions) handled */
+	uint64_t probe_rate_dropped; /**< hits above probe_rate_max: not recorded */
+	uint64_t probe_run_ns;     /**< bpf: ns the probe programs ran in the kernel
+	                                (kernel.bpf_stats_enabled; 0: not measured) */
+	uint64_t probe_runs;       /**< bpf: their runs (probe_run_ns / probe_runs is
+	                                the in-kernel cost per hit) */
+	/* Allocation profiling (record --alloc; since 0.3): */
+	uint64_t alloc_calls;      /**< allocations seen (every call, sampled or not) */
+	uint64_t alloc_bytes;      /**< their bytes */
+	uint64_t alloc_sampled;    /**< kept by the byte sampling (EVENT "alloc") */
+	uint64_t alloc_frees;      /**< frees of kept allocations (EVENT "free") */
+	uint64_t alloc_live_dropped; /**< kept allocations not tracked (the live map was
+	                                  full): their frees are not seen */
 };
 
 /** ustack_record_stats.kernel_callchains */
@@ -192,6 +210,17 @@ struct ustack_record_opts {
 	 *  many ns are not recorded, only counted and summed (stats
 	 *  offcpu_short, offcpu_short_ns; since 0.3) */
 	uint64_t off_cpu_min_ns;
+	/** allocation profiling (the events "alloc" and "free", record
+	 *  --alloc): the mean of the byte sampling, a Poisson process over
+	 *  the bytes allocated (0: 524288; 1: every allocation; since 0.3) */
+	uint64_t alloc_mean;
+	/** kept allocations tracked until freed at once (0: 1048576); more
+	 *  are counted in alloc_live_dropped (since 0.3) */
+	uint32_t alloc_live_max;
+	/** probe hits recorded per second and CPU at most (0: 200000;
+	 *  UINT32_MAX: no limit); above it hits are counted in
+	 *  probe_rate_dropped, not unwound (since 0.3) */
+	uint32_t probe_rate_max;
 };
 
 /**

@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 #define USTACK_TRACE_VERSION_MAJOR 1
-#define USTACK_TRACE_VERSION_MINOR 3
+#define USTACK_TRACE_VERSION_MINOR 4
 /** Default chunk payload size of the writer. */
 #define USTACK_TRACE_DEF_CHUNK_SIZE (256u * 1024)
 /** Largest chunk payload a reader accepts (and the writer produces). */
@@ -83,6 +83,16 @@ enum ustack_trace_event_type {
 	USTACK_TRACE_EV_TRACEPOINT = 1,
 	USTACK_TRACE_EV_SNAPSHOT = 2,
 	USTACK_TRACE_EV_OFFCPU = 3,   /**< time a thread spent switched out (1.3) */
+	USTACK_TRACE_EV_PROBE = 4,    /**< a uprobe, uretprobe or USDT probe hit (1.4);
+	                                   its EVENTs' args: the probe's arguments
+	                                   (USDT), the return value (uretprobe) */
+	USTACK_TRACE_EV_ALLOC = 5,    /**< an allocation kept by the byte sampling (1.4),
+	                                   unit bytes: value = its unbiased weight in
+	                                   bytes, args[0] = its size, args[1] = its
+	                                   address; period: the mean sampling
+	                                   interval in bytes (1: every allocation) */
+	USTACK_TRACE_EV_FREE = 6,     /**< the free of a kept allocation (1.4): args[0]
+	                                   = its address; no stacks, weight 1 */
 };
 
 /** EVENT_DESC flags. */
@@ -123,6 +133,10 @@ struct ustack_trace_thread {
 
 /** EVENT flags (as stored; the writer derives them from the fields). */
 #define USTACK_TRACE_EVENT_HAS_VALUE 0x4u
+/** nr_args and args are stored (1.4) */
+#define USTACK_TRACE_EVENT_HAS_ARGS 0x8u
+/** At most this many args per EVENT (a USDT probe has at most 12). */
+#define USTACK_TRACE_MAX_ARGS 12
 
 /** EVENT record. */
 struct ustack_trace_event {
@@ -133,7 +147,12 @@ struct ustack_trace_event {
 	uint32_t kstack_id; /**< kernel stack id or USTACK_TRACE_NO_STACK */
 	uint64_t cookie;    /**< 0: no user stack */
 	uint64_t value;     /**< weight; 1 when not stored */
-	uint32_t flags;     /**< writer: USTACK_TRACE_EVENT_HAS_VALUE to store value */
+	uint32_t flags;     /**< writer: USTACK_TRACE_EVENT_HAS_VALUE to store value,
+	                         USTACK_TRACE_EVENT_HAS_ARGS to store the args */
+	/* since 1.4; read by the writer only with USTACK_TRACE_EVENT_HAS_ARGS */
+	uint32_t nr_args;   /**< 1..USTACK_TRACE_MAX_ARGS with HAS_ARGS, else 0 */
+	uint64_t args[USTACK_TRACE_MAX_ARGS]; /**< the event's payload (probe arguments,
+	                         a return value, an allocation's size and address) */
 };
 
 /** USER_STACK record: the user stack of @tid for @cookie. */

@@ -150,6 +150,12 @@ static void print_stats(const struct ustack_record_stats *st)
 		{ "offcpu_intervals", st->offcpu_intervals }, { "offcpu_ns", st->offcpu_ns },
 		{ "offcpu_short", st->offcpu_short }, { "offcpu_short_ns", st->offcpu_short_ns },
 		{ "offcpu_unpaired", st->offcpu_unpaired },
+		{ "probe_attached", st->probe_attached }, { "probe_hits", st->probe_hits },
+		{ "probe_kept", st->probe_kept }, { "probe_rate_dropped", st->probe_rate_dropped },
+		{ "probe_run_ns", st->probe_run_ns }, { "probe_runs", st->probe_runs },
+		{ "alloc_calls", st->alloc_calls }, { "alloc_bytes", st->alloc_bytes },
+		{ "alloc_sampled", st->alloc_sampled }, { "alloc_frees", st->alloc_frees },
+		{ "alloc_live_dropped", st->alloc_live_dropped },
 	};
 
 	fprintf(stderr, "stat backend %s\n", st->backend == USTACK_RECORD_BPF ? "bpf" : "copy");
@@ -161,6 +167,9 @@ static void print_stats(const struct ustack_record_stats *st)
 		fprintf(stderr, "stat frames_%s %llu\n", methods[m],
 			(unsigned long long)st->frames_by_method[m]);
 	fprintf(stderr, "stat capture_cpu_seconds %.3f\n", st->capture_seconds);
+	if (st->probe_runs)
+		fprintf(stderr, "stat probe_ns_per_hit %.0f\n",
+			(double)st->probe_run_ns / (double)st->probe_runs);
 }
 
 /* SIZE with an optional K, M or G suffix (powers of 1024) */
@@ -232,6 +241,10 @@ static const struct option longopts[] = {
 	{ "off-cpu", no_argument, NULL, 'O' },
 	{ "off-cpu-preempt", no_argument, NULL, 'P' },
 	{ "off-cpu-min", required_argument, NULL, 'm' },
+	{ "alloc", no_argument, NULL, 'A' },
+	{ "alloc-mean", required_argument, NULL, 'x' },
+	{ "alloc-live-max", required_argument, NULL, 'L' },
+	{ "probe-rate", required_argument, NULL, 'r' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -293,6 +306,27 @@ static int parse_number_opt(struct record_cli *rc, int c)
 				  "or s (a bare number is ms), e.g. 100us");
 			return 2;
 		}
+		return -1;
+	case 'x':
+		if (parse_size(optarg, &o->alloc_mean)) {
+			cli_error("record: --alloc-mean takes a size in bytes >= 1, with K, M or "
+				  "G (e.g. 512K)");
+			return 2;
+		}
+		return -1;
+	case 'L':
+		if (cli_parse_u64(optarg, 10, &v) || v == 0 || v > (1u << 26)) {
+			cli_error("record: --alloc-live-max takes 1..67108864");
+			return 2;
+		}
+		o->alloc_live_max = (uint32_t)v;
+		return -1;
+	case 'r':
+		if (cli_parse_u64(optarg, 10, &v) || v >= UINT32_MAX) {
+			cli_error("record: --probe-rate takes hits per second and CPU (0: no limit)");
+			return 2;
+		}
+		o->probe_rate_max = v ? (uint32_t)v : UINT32_MAX;
 		return -1;
 	case 'C':
 		if (parse_size(optarg, &o->capture_max_size)) {
@@ -367,6 +401,14 @@ static int parse_opt(struct record_cli *rc, int c)
 			return 2;
 		}
 		rc->events[o->nr_events++] = c == 'O' ? "off-cpu" : "off-cpu-preempt";
+		return -1;
+	case 'A':
+		/* its free event is added by the recorder */
+		if (o->nr_events == MAX_EVENTS) {
+			cli_error("record: at most %d events", MAX_EVENTS);
+			return 2;
+		}
+		rc->events[o->nr_events++] = "alloc";
 		return -1;
 	case 'h':
 		usage(stdout);

@@ -10,6 +10,12 @@
  *   off-cpu     (event_offcpu.c)  off-cpu, off-cpu-preempt: every interval
  *               a thread spends switched out asleep (or preempted); weight:
  *               its length in ns
+ *   probe       (event_probe.c)   uprobe:, uretprobe:, usdt: (src/probe/):
+ *               every hit; weight: one hit; payload: the return value or
+ *               the USDT arguments (EVENT args)
+ *   alloc       (event_alloc.c)   alloc, free (record --alloc): allocations
+ *               kept by the byte sampling, weight: the bytes each stands
+ *               for; the frees of those
  *
  * A kind says how it is named on the command line (parse, help), how it
  * attaches (attach: which perf event the session opens for it, and what
@@ -43,7 +49,22 @@ struct rec_event {
 	char tracepoint[128];               /* REC_ATTACH_TRACEPOINT: SUBSYSTEM:NAME */
 	uint32_t bpf_flags;                 /* UB_TP_* the BPF program is given */
 	uint32_t offcpu;                    /* REC_ATTACH_SCHED: REC_OFFCPU_* */
+	uint32_t probe;                     /* REC_ATTACH_UPROBE: enum ustack_probe_kind */
+	uint32_t alloc;                     /* REC_ATTACH_ALLOC: REC_ALLOC_* */
+	uint64_t alloc_mean;                /* REC_ALLOC_ALLOC: the sampling mean in bytes
+	                                       (set by the set-up from the options) */
 };
+
+/* The two events of allocation profiling. */
+enum rec_alloc {
+	REC_ALLOC_ALLOC = 1, /* "alloc": an allocation the byte sampling kept */
+	REC_ALLOC_FREE = 2,  /* "free": the free of one of those */
+};
+
+/* The default mean of the byte sampling (jemalloc's lg_prof_sample 19). */
+#define REC_ALLOC_MEAN_DEFAULT (512u * 1024)
+#define REC_ALLOC_LIVE_DEFAULT (1u << 20)
+#define REC_PROBE_RATE_DEFAULT 200000u
 
 /* Which intervals an off-CPU event (REC_ATTACH_SCHED) records: switched
  * out asleep (TASK_INTERRUPTIBLE, TASK_UNINTERRUPTIBLE and the other
@@ -71,6 +92,15 @@ enum rec_attach {
 	 * program on sched_switch; copy: perf's sched:sched_switch samples
 	 * with the stack copy, paired with PERF_RECORD_SWITCH switch-ins */
 	REC_ATTACH_SCHED,
+	/* a user-space probe (uprobe, uretprobe, USDT) at every place
+	 * (file, offset) its name resolves to (r->probes, probes.c): a record
+	 * per hit, taken in the probed thread at the probe (user registers
+	 * at hand: its own entry, UB_EV_USER_MODE). bpf: a uprobe program per
+	 * place (libbpf); copy: perf's uprobe PMU with the stack copy */
+	REC_ATTACH_UPROBE,
+	/* the allocator's functions (malloc family, r->probes with
+	 * rec_probe.alloc_fn), sampled by bytes in the kernel; bpf only */
+	REC_ATTACH_ALLOC,
 };
 
 struct rec_event_kind {
@@ -118,5 +148,12 @@ static inline void rec_event_weigh(const struct rec_event *ev, uint64_t raw,
 extern const struct rec_event_kind rec_event_sampling;
 extern const struct rec_event_kind rec_event_tracepoint;
 extern const struct rec_event_kind rec_event_offcpu;
+extern const struct rec_event_kind rec_event_probe;
+extern const struct rec_event_kind rec_event_alloc;
+
+/* The unbiased weight in bytes of an allocation of @size bytes kept by a
+ * byte sampling of mean @mean: size / (1 - exp(-size / mean)), rounded
+ * (@size itself when @mean is 1: every allocation is kept). */
+uint64_t rec_alloc_weight(uint64_t size, uint64_t mean);
 
 #endif

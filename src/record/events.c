@@ -12,6 +12,9 @@
 const struct rec_event_kind *const rec_event_kinds[] = {
 	&rec_event_sampling,
 	&rec_event_offcpu,
+	&rec_event_alloc,
+	/* "uprobe:", "uretprobe:", "usdt:" before the tracepoint's "A:B" */
+	&rec_event_probe,
 	/* claims every "A:B": after any kind with a prefix of its own */
 	&rec_event_tracepoint,
 	NULL,

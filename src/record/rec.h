@@ -29,6 +29,7 @@
 #include <ustack/hashmap.h>
 #include "perf/kallsyms.h"
 #include "perf/perf_events.h"
+#include "probe/probe.h"
 #include "record/event.h"
 #include "record/recmaps.h"
 #include "unwind/unwind.h"
@@ -38,6 +39,33 @@ struct rec_capture;
 
 #define MAX_USER_FRAMES 127
 /* user stack words: two per frame, ustack_trace_pack_frame() */
+
+/* The allocator functions --alloc probes (REC_ATTACH_ALLOC). */
+enum rec_alloc_fn {
+	REC_AF_MALLOC = 1,         /* malloc(size) */
+	REC_AF_CALLOC,             /* calloc(n, size) */
+	REC_AF_REALLOC,            /* realloc(ptr, size): a free of ptr, an allocation */
+	REC_AF_FREE,               /* free(ptr) */
+	REC_AF_POSIX_MEMALIGN,     /* posix_memalign(&ptr, align, size): ptr read at return */
+	REC_AF_ALIGNED_ALLOC,      /* aligned_alloc(align, size) */
+	REC_AF_MEMALIGN,           /* memalign(align, size) */
+	REC_AF_VALLOC,             /* valloc(size) */
+	REC_AF_PVALLOC,            /* pvalloc(size): size rounded up to pages */
+	REC_AF_NR
+};
+
+/* One place a probe event attaches to (probes.c resolves them). */
+struct rec_probe {
+	struct ustack_probe_target t; /* t.kind: USTACK_PROBE_UPROBE at the entry,
+	                                 _URETPROBE at the return, _USDT */
+	int event;          /* index in r->events (REC_ATTACH_ALLOC: the "alloc" event) */
+	uint32_t alloc_fn;  /* REC_ATTACH_ALLOC: enum rec_alloc_fn, else 0 */
+	/* whose hits are recorded: a -p process (the probe is attached for it
+	 * alone, resolved in its mount namespace), 0: the command (attached
+	 * for the child once started; resolved in ustack's own namespace), -1:
+	 * every process mapping the file (-a) */
+	pid_t pid;
+};
 
 struct tid_comm {
 	uint32_t tid;
@@ -106,6 +134,11 @@ struct rec {
 		int state;            /* enum rec_state */
 		int result;           /* of the recording once over */
 	} run;
+	/* where the probe events attach (probes.c) */
+	struct {
+		struct rec_probe *v;
+		size_t nr;
+	} probes;
 	/* capture into the build-ID cache (capture_files.c; NULL: off) */
 	struct rec_capture *cap;
 	uint64_t cap_gone, cap_fd_cap, cap_errors, cap_write_errors, cap_by_path;
@@ -160,6 +193,18 @@ int rec_unwind_copy(struct rec *r, uint32_t pid, uint64_t ip, uint64_t sp, uint6
 		    const uint64_t *bx /* NULL: not known */,
 		    const void *stack, uint64_t size, struct ustack_frame *frames, uint32_t max,
 		    uint32_t *stop);
+
+/* ---- probes.c: the places the probe events attach to ------------------- */
+
+/* Resolve every REC_ATTACH_UPROBE and REC_ATTACH_ALLOC event of the
+ * recording into r->probes: for each -p process in its own mount namespace
+ * (pid), for -a and a command in ustack's (pid -1 and 0). REC_ATTACH_ALLOC:
+ * the malloc family (entry and return probes, and free's entry) of the
+ * allocator each process maps: jemalloc or tcmalloc where one is mapped,
+ * else its libc. 0, or -errno with the message set (rec_set_err): a probe
+ * that names nothing is an error, never an empty recording. */
+int rec_probes_resolve(struct rec *r);
+void rec_probes_free(struct rec *r);
 
 /* ---- sideband.c: the perf side-band ------------------------------------ */
 

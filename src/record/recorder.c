@@ -201,6 +201,7 @@ static void rec_free(struct rec *r)
 	free(r->comms.v);
 	ustack_u64map__free(r->comms.of);
 	rec_jit_free(r);
+	rec_probes_free(r);
 	free(r);
 }
 

@@ -181,6 +181,33 @@ static int check_targets(struct rec *r)
 	return 0;
 }
 
+/* "alloc" comes with its "free" (added when not given, so that the
+ * library's callers name one event), the sampling mean in both. */
+static int alloc_events(struct rec *r)
+{
+	uint64_t mean = OPTS_GET(r->o, alloc_mean, 0);
+	int nalloc = 0, nfree = 0;
+
+	for (int i = 0; i < r->nr_events; i++) {
+		if (r->events[i].kind->attach != REC_ATTACH_ALLOC)
+			continue;
+		r->events[i].alloc_mean = mean ? mean : REC_ALLOC_MEAN_DEFAULT;
+		*(r->events[i].alloc == REC_ALLOC_ALLOC ? &nalloc : &nfree) += 1;
+	}
+	if (nalloc > 1 || nfree > 1 || (nfree && !nalloc)) {
+		rec_set_err(r, "event alloc (and free) given %s%s",
+			    nfree && !nalloc ? "without alloc" : "twice", "");
+		return -EINVAL;
+	}
+	if (!nalloc || nfree)
+		return 0;
+	if (r->nr_events == USTACK_PERF_MAX_EVENTS) {
+		rec_set_err(r, "too many events (at most %s with alloc's free)%s", "15", "");
+		return -E2BIG;
+	}
+	return rec_event_parse("free", &r->events[r->nr_events++], NULL, 0);
+}
+
 static int parse_events(struct rec *r)
 {
 	static const char *const default_events[] = { "cpu-clock" };
@@ -202,7 +229,7 @@ static int parse_events(struct rec *r)
 		}
 	}
 	r->nr_events = nr;
-	return 0;
+	return alloc_events(r);
 }
 
 /* The backend asked for; auto: the first of auto_order that opens, the
@@ -475,7 +502,8 @@ int rec_setup(struct rec *r)
 	int ret;
 
 	r->t0 = ustack_mono_ns();
-	if ((ret = check_targets(r)) || (ret = parse_events(r)) || (ret = open_backend(r)))
+	if ((ret = check_targets(r)) || (ret = parse_events(r)) || (ret = rec_probes_resolve(r)) ||
+	    (ret = open_backend(r)))
 		return ret;
 	rec_ksyms_start(r);
 	if ((ret = setup_tables(r)) || (ret = open_trace(r)))

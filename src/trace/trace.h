@@ -25,6 +25,7 @@
 #define TRACE_EV_KSTACK 0x1u
 #define TRACE_EV_COOKIE 0x2u
 #define TRACE_EV_VALUE 0x4u
+#define TRACE_EV_ARGS 0x8u /* 1.4: nr_args, then the args */
 #define TRACE_US_STACK 0x1u
 #define TRACE_FR_METHOD_MASK 0x7u
 #define TRACE_FR_EXACT_PC 0x8u

@@ -551,7 +551,7 @@ static const char *dec_event(struct ustack_trace_reader *r, struct trace_cur *c,
 	struct ustack_trace_event *e = &rec->event;
 	uint64_t flags = trace_get_varint(c);
 
-	if (flags & ~(uint64_t)(TRACE_EV_KSTACK | TRACE_EV_COOKIE | TRACE_EV_VALUE))
+	if (flags & ~(uint64_t)(TRACE_EV_KSTACK | TRACE_EV_COOKIE | TRACE_EV_VALUE | TRACE_EV_ARGS))
 		return "reserved flag bits set";
 	e->time = get_time(r, c);
 	get_ids(c, &e->pid, &e->tid);
@@ -561,6 +561,7 @@ static const char *dec_event(struct ustack_trace_reader *r, struct trace_cur *c,
 	e->cookie = 0;
 	e->value = 1;
 	e->flags = 0;
+	e->nr_args = 0;
 	if (flags & TRACE_EV_KSTACK)
 		e->kstack_id = trace_get_u32v(c);
 	if (flags & TRACE_EV_COOKIE) {
@@ -571,6 +572,16 @@ static const char *dec_event(struct ustack_trace_reader *r, struct trace_cur *c,
 	if (flags & TRACE_EV_VALUE) {
 		e->value = trace_get_varint(c);
 		e->flags |= USTACK_TRACE_EVENT_HAS_VALUE;
+	}
+	if (flags & TRACE_EV_ARGS) {
+		uint64_t n = trace_get_varint(c);
+
+		if (!n || n > USTACK_TRACE_MAX_ARGS)
+			return "bad number of args";
+		for (uint64_t i = 0; i < n && !c->bad; i++)
+			e->args[i] = trace_get_varint(c);
+		e->nr_args = (uint32_t)n;
+		e->flags |= USTACK_TRACE_EVENT_HAS_ARGS;
 	}
 	if (c->bad)
 		return "bad field";

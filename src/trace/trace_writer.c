@@ -697,6 +697,11 @@ int ustack_trace_writer__add_event(struct ustack_trace_writer *w, const struct u
 		flags |= TRACE_EV_COOKIE;
 	if (ev->flags & USTACK_TRACE_EVENT_HAS_VALUE)
 		flags |= TRACE_EV_VALUE;
+	if (ev->flags & USTACK_TRACE_EVENT_HAS_ARGS) {
+		if (!ev->nr_args || ev->nr_args > USTACK_TRACE_MAX_ARGS)
+			return -EINVAL;
+		flags |= TRACE_EV_ARGS;
+	}
 	e = rec_begin(w);
 	put_var(&e, flags);
 	put_time(w, &e, ev->time);
@@ -711,6 +716,11 @@ int ustack_trace_writer__add_event(struct ustack_trace_writer *w, const struct u
 	}
 	if (flags & TRACE_EV_VALUE)
 		put_var(&e, ev->value);
+	if (flags & TRACE_EV_ARGS) {
+		put_var(&e, ev->nr_args);
+		for (uint32_t i = 0; i < ev->nr_args; i++)
+			put_var(&e, ev->args[i]);
+	}
 	err = rec_end(w, &e, USTACK_TRACE_EVENT);
 	if (!err)
 		w->st.events++;

@@ -132,14 +132,14 @@ def dump(data):
                     out.append("EVENT_DESC %d %d %d %d %s" % (i, ty, fl, per, name))
                 elif t == 3:
                     fl = b.var()
-                    if fl & ~7:
+                    if fl & ~15:
                         raise Bad("flags")
                     time = tm()
                     pid, tid = ids()
                     out.append("THREAD %d %d %d %d %s" % (time, pid, tid, fl, b.s()))
                 elif t == 4:
                     fl = b.var()
-                    if fl & ~7:
+                    if fl & ~15:
                         raise Bad("flags")
                     time = tm()
                     pid, tid = ids()
@@ -159,7 +159,13 @@ def dump(data):
                         if not ck:
                             raise Bad("cookie")
                     val = b.var() if fl & 4 else 1
-                    out.append("EVENT %d %d %d %d %d %s %s %d" % (time, pid, tid, cpu, ev, ks, hx(ck), val))
+                    args = ""
+                    if fl & 8:
+                        na = b.var()
+                        if not 1 <= na <= 12:
+                            raise Bad("args")
+                        args = "".join(" %d" % b.var() for _ in range(na))
+                    out.append("EVENT %d %d %d %d %d %s %s %d%s" % (time, pid, tid, cpu, ev, ks, hx(ck), val, args))
                 elif t == 5:
                     fl = b.var()
                     if fl & ~1:
