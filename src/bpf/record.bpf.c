@@ -30,6 +30,7 @@
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 /* as user space lays it out (bpf_record.c asserts the same) */
+_Static_assert(sizeof(struct ub_pevent) == 160, "struct ub_pevent: 160 bytes, as user space reads it");
 _Static_assert(sizeof(struct ub_event) == 56 && __builtin_offsetof(struct ub_event, value) == 48,
 	       "struct ub_event: 56 bytes, value last");
 

@@ -63,8 +63,13 @@ enum ub_event_flags {
 				      of this tid and cookie came before it
 				      (just before, but for an off-CPU
 				      interval: at its switch-out) */
-	UB_EV_VALUE = 1u << 4,     /* value is the event's weight (an off-CPU
-				      interval: its length in ns) */
+	UB_EV_VALUE = 1u << 4,     /* value is what the event's kind weighs (an
+				      off-CPU interval: its length in ns; an
+				      allocation: its size in bytes) */
+	UB_EV_ARGS = 1u << 5,      /* the record is a struct ub_pevent: the
+				      event's payload follows (a probe's
+				      arguments or return value, an
+				      allocation's size and address) */
 };
 
 /* One per event: 56 bytes (+ 8 of ring-buffer header). */
@@ -82,6 +87,18 @@ struct ub_event {
 	ub_u32 ustack;  /* stack id (1, 2, ...), 0: none */
 	ub_u32 pad;
 	ub_u64 value;   /* UB_EV_VALUE: the weight; else 0 */
+};
+
+/* An event with its payload (UB_EV_ARGS set in e.flags, e.type
+ * UB_REC_EVENT): 160 bytes. Probe events: USDT arguments in order, a
+ * uretprobe's return value in args[0]; "alloc": args[0] size, args[1]
+ * address; "free": args[0] address (no user stack, no kernel stack). */
+#define UB_MAX_ARGS 12
+struct ub_pevent {
+	struct ub_event e;
+	ub_u32 nr_args; /* 1..UB_MAX_ARGS */
+	ub_u32 pad;
+	ub_u64 args[UB_MAX_ARGS];
 };
 
 /* A stack's frames, sent once, before the first event that names it:

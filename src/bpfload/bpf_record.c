@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include <ustack/ustack.h>
+#include <ustack/trace.h>
 #include "bpfload/bpf_record.h"
 
 /* the BPF program's clang and this compiler must lay it out alike: no
@@ -11,7 +12,12 @@
 _Static_assert(sizeof(struct ub_event) == 56 && offsetof(struct ub_event, value) == 48,
 	       "struct ub_event: 56 bytes, value last");
 
-#define EV_FLAGS (UB_EV_NEW_ENTRY | UB_EV_USER | UB_EV_USER_MODE | UB_EV_COPY | UB_EV_VALUE)
+_Static_assert(sizeof(struct ub_pevent) == 160 && offsetof(struct ub_pevent, args) == 64 &&
+	       UB_MAX_ARGS == USTACK_TRACE_MAX_ARGS,
+	       "struct ub_pevent: 160 bytes, args at 64");
+
+#define EV_FLAGS (UB_EV_NEW_ENTRY | UB_EV_USER | UB_EV_USER_MODE | UB_EV_COPY | UB_EV_VALUE | \
+		  UB_EV_ARGS)
 
 static int bad(const char **why, const char *what)
 {
@@ -27,6 +33,14 @@ static int check_event(const struct ub_event *e, size_t size, uint32_t nr_events
 		return bad(why, "event record cut short");
 	if (e->flags & ~EV_FLAGS)
 		return bad(why, "event record with unknown flags");
+	if (e->flags & UB_EV_ARGS) {
+		const struct ub_pevent *pe = (const struct ub_pevent *)e;
+
+		if (size < sizeof(*pe))
+			return bad(why, "event record with args cut short");
+		if (!pe->nr_args || pe->nr_args > UB_MAX_ARGS)
+			return bad(why, "event record with a bad number of args");
+	}
 	if (e->event >= nr_events)
 		return bad(why, "event record naming an event not asked for");
 	if (!(e->flags & UB_EV_VALUE) && e->value)

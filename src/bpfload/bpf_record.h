@@ -18,7 +18,7 @@
 /** One checked record: exactly one pointer is set, into the checked bytes. */
 struct ustack_bpf_rec {
 	uint8_t type; /* UB_REC_* */
-	const struct ub_event *event;
+	const struct ub_event *event; /* with UB_EV_ARGS: a struct ub_pevent */
 	const struct ub_stack *stack;
 	const struct ub_copy *copy;
 };

@@ -688,7 +688,35 @@ static uint32_t kernel_stack(struct rec *r, int32_t kid)
  * record cannot know the kinds. */
 static int weight_matches(const struct rec *r, const struct ub_event *e)
 {
-	return !!(e->flags & UB_EV_VALUE) == (r->events[e->event].kind->attach == REC_ATTACH_SCHED);
+	const struct rec_event *ev = &r->events[e->event];
+
+	return !!(e->flags & UB_EV_VALUE) ==
+	       (ev->kind->attach == REC_ATTACH_SCHED ||
+		(ev->kind->attach == REC_ATTACH_ALLOC && ev->alloc == REC_ALLOC_ALLOC));
+}
+
+/* The counters of the event's kind. */
+static void count_event(struct rec *r, const struct ub_event *e)
+{
+	const struct rec_event *ev = &r->events[e->event];
+
+	switch (ev->kind->attach) {
+	case REC_ATTACH_SCHED:
+		r->st.offcpu_intervals++;
+		r->st.offcpu_ns += e->value;
+		break;
+	case REC_ATTACH_UPROBE:
+		r->st.probe_kept++;
+		break;
+	case REC_ATTACH_ALLOC:
+		if (ev->alloc == REC_ALLOC_ALLOC)
+			r->st.alloc_sampled++;
+		else
+			r->st.alloc_frees++;
+		break;
+	default:
+		break;
+	}
 }
 
 static void on_event(struct rec *r, const struct ub_event *e)
@@ -736,9 +764,13 @@ static void on_event(struct rec *r, const struct ub_event *e)
 	} else {
 		r->st.no_user_stack++;
 	}
-	if (e->flags & UB_EV_VALUE) {
-		r->st.offcpu_intervals++;
-		r->st.offcpu_ns += e->value;
+	count_event(r, e);
+	if (e->flags & UB_EV_ARGS) {
+		const struct ub_pevent *pe = (const struct ub_pevent *)e;
+
+		ev.nr_args = pe->nr_args; /* checked: 1..UB_MAX_ARGS */
+		memcpy(ev.args, pe->args, pe->nr_args * sizeof(ev.args[0]));
+		ev.flags |= USTACK_TRACE_EVENT_HAS_ARGS;
 	}
 	rec_event_weigh(&r->events[e->event], e->value, &ev);
 	rec_write_event(r, &ev);

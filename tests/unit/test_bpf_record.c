@@ -51,9 +51,20 @@ static void test_events(void)
 	CHECK(strstr(why, "no cookie"));
 	event(UB_EV_NEW_ENTRY, 0, 0, 0);
 	CHECK_EQ(check(sizeof(struct ub_event), 1, &why), -EBADMSG);
-	event(0x20 | UB_EV_USER, 0, 0, 1);
+	event(0x40 | UB_EV_USER, 0, 0, 1);
 	CHECK_EQ(check(sizeof(struct ub_event), 1, &why), -EBADMSG);
 	CHECK(strstr(why, "unknown flags"));
+	/* an event with args: a struct ub_pevent, 1..UB_MAX_ARGS of them */
+	event(UB_EV_ARGS | UB_EV_USER, 0, 0, 1);
+	CHECK_EQ(check(sizeof(struct ub_event), 1, &why), -EBADMSG);
+	CHECK(strstr(why, "args cut short"));
+	CHECK_EQ(check(sizeof(struct ub_pevent), 1, &why), -EBADMSG); /* nr_args 0 */
+	CHECK(strstr(why, "bad number of args"));
+	((struct ub_pevent *)buf)->nr_args = UB_MAX_ARGS + 1;
+	CHECK_EQ(check(sizeof(struct ub_pevent), 1, &why), -EBADMSG);
+	((struct ub_pevent *)buf)->nr_args = UB_MAX_ARGS;
+	CHECK_EQ(check(sizeof(struct ub_pevent), 1, &why), 0);
+	CHECK_EQ(check(sizeof(struct ub_pevent) - 8, 1, &why), -EBADMSG);
 	event(UB_EV_USER, 0, 0, 1);
 	CHECK_EQ(check(sizeof(struct ub_event) - 1, 1, &why), -EBADMSG);
 	CHECK(strstr(why, "cut short"));
