@@ -1473,6 +1473,72 @@ int BPF_PROG(ustack_offcpu, _Bool preempt, struct task_struct *prev, struct task
 	return 0;
 }
 
+/* ---- probes: what every probe program shares ------------------------------- */
+
+/* probe hits unwound per second and CPU at most (0: no limit) */
+const volatile __u32 probe_rate_max = 0;
+
+struct prate {
+	__u64 window; /* start of the current second (ns) */
+	__u64 n;      /* hits admitted in it */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct prate);
+} prates SEC(".maps");
+
+/* A probe hit of a traced process: counted, and admitted (1) unless this
+ * CPU admitted probe_rate_max in the current second (0: counted as dropped,
+ * nothing else done: no walk, no record). A fixed one-second window per
+ * CPU: the bound holds whatever the hit rate, at two map lookups a hit. */
+static __always_inline __attribute__((unused)) int probe_admit(void)
+{
+	__u32 zero = 0;
+	struct prate *p;
+	__u64 now;
+
+	count(UB_C_PROBE_HITS, 1);
+	if (!probe_rate_max)
+		return 1;
+	p = bpf_map_lookup_elem(&prates, &zero);
+	if (!p)
+		return 1;
+	now = bpf_ktime_get_ns();
+	if (now - p->window >= 1000000000ull) {
+		p->window = now;
+		p->n = 0;
+	}
+	if (p->n >= probe_rate_max) {
+		count(UB_C_PROBE_RATE_DROPPED, 1);
+		return 0;
+	}
+	p->n++;
+	return 1;
+}
+
+/* Send @e (filled by collect() and finish() with regs_in.keep) with @n
+ * args (1..UB_MAX_ARGS) as a struct ub_pevent. */
+static __always_inline __attribute__((unused)) void send_pevent(const struct ub_event *e,
+							    const __u64 *args, __u32 n)
+{
+	struct ub_pevent *pe = bpf_ringbuf_reserve(&rb, sizeof(*pe), 0);
+
+	if (!pe) {
+		count(UB_C_LOST, 1);
+		return;
+	}
+	pe->e = *e;
+	pe->e.flags |= UB_EV_ARGS;
+	pe->nr_args = n > UB_MAX_ARGS ? UB_MAX_ARGS : n;
+	pe->pad = 0;
+	for (int i = 0; i < UB_MAX_ARGS; i++)
+		pe->args[i] = i < pe->nr_args ? args[i] : 0;
+	bpf_ringbuf_submit(pe, wake_flags());
+}
+
 /* Following the targets: children of a traced process, and a command
  * armed until its exec. */
 SEC("tp_btf/sched_process_fork")

@@ -227,6 +227,13 @@ enum ub_counter {
 	UB_C_OFFCPU_IN,       /* switch-ins that closed one */
 	UB_C_OFFCPU_SHORT,    /* of those, below offcpu_min_ns: not sent */
 	UB_C_OFFCPU_SHORT_NS, /* their total ns */
+	/* probes (uprobe, uretprobe, USDT programs, and the allocator's) */
+	UB_C_PROBE_HITS,      /* hits of traced processes */
+	UB_C_PROBE_RATE_DROPPED, /* of those, above the rate limit: not unwound */
+	/* allocation profiling */
+	UB_C_ALLOC_CALLS,     /* allocations returned (sampled or not) */
+	UB_C_ALLOC_BYTES,     /* their bytes */
+	UB_C_ALLOC_LIVE_DROPPED, /* sampled allocations the live map had no room for */
 	UB_NR_COUNTERS
 };
 

@@ -26,6 +26,7 @@
  * comes as a COPY record, as for any table not loaded yet.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,7 +64,7 @@
 	X(bpf_program__attach_kprobe_opts) X(bpf_program__set_autoload)                      \
 	X(bpf_link__destroy) X(ring_buffer__new) X(ring_buffer__free) X(ring_buffer__epoll_fd) \
 	X(ring_buffer__consume) X(btf__find_by_name_kind) X(btf__free) X(btf__load_vmlinux_btf)   \
-	X(btf__type_by_id)
+	X(btf__type_by_id) X(bpf_program__attach_uprobe_opts) X(bpf_object__find_program_by_name)
 DL_SYMS_STRUCT(libbpf, LIBBPF_FNS)
 DL_SYMS_LOAD(libbpf_load, libbpf, LIBBPF_FNS, "libbpf.so.1")
 #define libbpf_set_print (libbpf.libbpf_set_print)
@@ -86,6 +87,8 @@ DL_SYMS_LOAD(libbpf_load, libbpf, LIBBPF_FNS, "libbpf.so.1")
 #define bpf_program__attach_perf_event (libbpf.bpf_program__attach_perf_event)
 #define bpf_program__attach_kprobe_opts (libbpf.bpf_program__attach_kprobe_opts)
 #define bpf_program__set_autoload (libbpf.bpf_program__set_autoload)
+#define bpf_program__attach_uprobe_opts (libbpf.bpf_program__attach_uprobe_opts)
+#define bpf_object__find_program_by_name (libbpf.bpf_object__find_program_by_name)
 #define bpf_link__destroy (libbpf.bpf_link__destroy)
 #define ring_buffer__new (libbpf.ring_buffer__new)
 #define ring_buffer__free (libbpf.ring_buffer__free)
@@ -368,6 +371,8 @@ struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, 
 	/* its program is verified only where it is used */
 	bpf_program__set_autoload(b->skel->progs.ustack_kp, b->syscall_kprobes);
 	offcpu_opts(b, o);
+	if (o->sz >= offsetof(struct ustack_bpf_opts, probe_rate_max) + sizeof(o->probe_rate_max))
+		b->skel->rodata->probe_rate_max = o->probe_rate_max;
 	b->skel->rodata->trace_all = !!o->trace_all;
 	b->skel->rodata->self_tgid = o->self_tgid;
 	b->skel->rodata->sample_event = o->sample_event;
@@ -452,6 +457,25 @@ static int add_link(struct ustack_bpf *b, struct bpf_link *l, const char *what, 
 	}
 	b->links[b->nr_links++] = l;
 	return 0;
+}
+
+int ustack_bpf__attach_uprobe(struct ustack_bpf *b, const char *prog, int retprobe, int pid,
+			      const char *path, uint64_t offset, uint64_t ref_ctr_offset,
+			      uint64_t cookie, char *err, size_t errlen)
+{
+	struct bpf_program *p = bpf_object__find_program_by_name(b->skel->obj, prog);
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = !!retprobe, .ref_ctr_offset = ref_ctr_offset,
+		    .bpf_cookie = cookie);
+	char what[PATH_MAX + 64];
+
+	if (!p) {
+		snprintf(err, errlen, "BPF backend: no program %s in the object", prog);
+		return -ENOENT;
+	}
+	snprintf(what, sizeof(what), "%s %s+%#llx", retprobe ? "uretprobe" : "uprobe", path,
+		 (unsigned long long)offset);
+	return add_link(b, bpf_program__attach_uprobe_opts(p, pid, path, (size_t)offset, &uo), what,
+			err, errlen);
 }
 
 int ustack_bpf__attach_follow(struct ustack_bpf *b, char *err, size_t errlen)

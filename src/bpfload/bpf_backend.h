@@ -30,6 +30,14 @@ struct ustack_bpf_opts {
 	 * offcpu_min_ns are only counted */
 	uint32_t offcpu_sleep_event, offcpu_preempt_event;
 	uint64_t offcpu_min_ns;
+	/* probes: hits unwound per second and CPU at most (0: no limit) */
+	uint32_t probe_rate_max;
+	/* allocation profiling: the event indexes of "alloc" and "free"
+	 * (UB_NO_EVENT: not recorded; 0 in both: neither), the byte
+	 * sampling's mean and the live map's size */
+	uint32_t alloc_event, free_event;
+	uint64_t alloc_mean;
+	uint32_t alloc_live_max;
 };
 
 /**
@@ -55,6 +63,16 @@ int ustack_bpf__attach_sched(struct ustack_bpf *b, char *err, size_t errlen);
 void ustack_bpf__detach_sched(struct ustack_bpf *b);
 /** Run at every overflow of the perf event @fd (it writes no sample then). */
 int ustack_bpf__attach_perf(struct ustack_bpf *b, int fd, char *err, size_t errlen);
+/* Attach the program @prog (its name in record.bpf.c) as a uprobe
+ * (@retprobe: a uretprobe) at file offset @offset of @path, for process
+ * @pid only (-1: every process mapping the file), with the USDT semaphore
+ * at file offset @ref_ctr_offset (0: none) and @cookie as its
+ * bpf_get_attach_cookie(). Through perf's uprobe PMU (libbpf): the kernel
+ * removes the probe when the link's fd closes, also when ustack is killed.
+ * 0, or -errno with @err naming the file and offset. */
+int ustack_bpf__attach_uprobe(struct ustack_bpf *b, const char *prog, int retprobe, int pid,
+			      const char *path, uint64_t offset, uint64_t ref_ctr_offset,
+			      uint64_t cookie, char *err, size_t errlen);
 
 /** What loading a file's table did. */
 enum ustack_bpf_load {

@@ -43,6 +43,7 @@
 #include <linux/perf_event.h>
 
 #include <ustack/procmaps.h>
+#include "common/opts.h"
 #include "common/clock.h"
 #include "common/compiler.h"
 #include "common/grow.h"
@@ -122,6 +123,9 @@ static int bpf_open(struct rec *r, char *err, size_t errlen)
 	struct rec_bpf *b;
 	int sampling = 0, ret;
 
+	bo.probe_rate_max = OPTS_GET(o, probe_rate_max, 0);
+	bo.probe_rate_max = !bo.probe_rate_max ? REC_PROBE_RATE_DEFAULT
+			    : bo.probe_rate_max == UINT32_MAX ? 0 : bo.probe_rate_max;
 	ret = offcpu_events(r, &bo, err, errlen);
 	if (ret)
 		return ret;
