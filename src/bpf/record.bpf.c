@@ -1577,3 +1577,5 @@ int BPF_PROG(ustack_exec, struct task_struct *p)
 		bpf_map_update_elem(&targets, &tgid, &on, BPF_ANY);
 	return 0;
 }
+
+#include "alloc.bpf.h"
