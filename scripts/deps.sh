@@ -33,6 +33,7 @@ PKGS=(
   libdebuginfod-dev  # symbolizer: debuginfod client (headers; libdebuginfod.so.1 dlopen'ed)
   debuginfod         # test server for symbolize_debugsrc
   zstd               # zstd CLI: zstd-compressed fixtures (tests/integration/lib/zstd_sections.py)
+  systemtap-sdt-dev  # <sys/sdt.h>: test programs with USDT probes (record -e usdt:...)
   xz-utils           # xz CLI: MiniDebugInfo fixtures (symbolize_debugsrc)
   nodejs             # JIT code with frame pointers and a perf map (jit_perfmap test); its npm installs speedscope (report_viewers)
   chromium           # report_viewers (speedscope app), flamegraph_browser (the SVG): headless, DevTools protocol
