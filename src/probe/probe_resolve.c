@@ -148,7 +148,7 @@ static int name_better(const struct ustack_elf_symbol *s, const char *cur, uint8
 		return s->bind == STB_GLOBAL;
 	if (us != uc)
 		return us < uc;
-	return strcspn(s->name, "@") < strcspn(cur, "@");
+	return strcspn(s->name, "@") < strcspn(cur, "@+");
 }
 
 struct func_ctx {
@@ -158,10 +158,14 @@ struct func_ctx {
 	size_t nbinds;
 };
 
-static int set_symbol(struct ustack_probe_target *t, const char *name)
+/* NAME (without @VERSION), +0xOFF when the probe is inside it */
+static void set_symbol(struct ustack_probe_target *t, const char *name, uint64_t off)
 {
-	snprintf(t->symbol, sizeof(t->symbol), "%.*s", (int)strcspn(name, "@"), name);
-	return 0;
+	int n = snprintf(t->symbol, sizeof(t->symbol), "%.*s", (int)strcspn(name, "@"), name);
+
+	if (off && n > 0 && (size_t)n < sizeof(t->symbol))
+		snprintf(t->symbol + n, sizeof(t->symbol) - (size_t)n, "+0x%llx",
+			 (unsigned long long)off);
 }
 
 static int func_one(void *ctx, const struct ustack_elf_symbol *s)
@@ -192,7 +196,7 @@ static int func_one(void *ctx, const struct ustack_elf_symbol *s)
 			/* the same place under another name or from the other
 			 * table: one probe */
 			if (name_better(s, r->v[i].symbol, c->binds[i])) {
-				set_symbol(&r->v[i], s->name);
+				set_symbol(&r->v[i], s->name, spec->offset);
 				c->binds[i] = s->bind;
 			}
 			return 0;
@@ -210,10 +214,7 @@ static int func_one(void *ctx, const struct ustack_elf_symbol *s)
 		c->nbinds = r->cap;
 	}
 	t->offset = off;
-	set_symbol(t, s->name);
-	if (spec->offset)
-		snprintf(t->symbol + strlen(t->symbol), sizeof(t->symbol) - strlen(t->symbol),
-			 "+0x%llx", (unsigned long long)spec->offset);
+	set_symbol(t, s->name, spec->offset);
 	c->binds[r->nr - 1] = s->bind;
 	return 0;
 }
