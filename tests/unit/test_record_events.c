@@ -9,6 +9,7 @@
 #include <linux/perf_event.h>
 
 #include "bpf/record_abi.h"
+#include "probe/probe.h"
 #include "record/event.h"
 #include "test.h"
 
@@ -52,7 +53,8 @@ static void test_unknown(void)
 	CHECK_EQ(rec_event_parse("bogus", &ev, err, sizeof(err)), -ENOENT);
 	CHECK_STR(err, "unknown event 'bogus' (cpu-clock, task-clock, page-faults, "
 		  "context-switches, cycles, instructions, cache-misses, branch-misses, off-cpu, "
-		  "off-cpu-preempt, or "
+		  "off-cpu-preempt, alloc, free (record --alloc), uprobe:PATH:SYMBOL, "
+		  "uretprobe:PATH:SYMBOL, usdt:PATH:PROVIDER:NAME, or "
 		  "SUBSYSTEM:TRACEPOINT)");
 	memset(longname, 'x', sizeof(longname) - 1);
 	longname[sizeof(longname) - 1] = 0;
@@ -67,6 +69,51 @@ static void test_unknown(void)
 	/* a short buffer: cut, terminated */
 	CHECK_EQ(rec_event_parse("bogus", &ev, err, 20), -ENOENT);
 	CHECK_STR(err, "unknown event 'bogu");
+}
+
+/* Probe names go to the probe kind, never to the tracepoint kind that
+ * claims every "A:B"; alloc weighs sizes into unbiased bytes. */
+static void test_probe_alloc(void)
+{
+	struct ustack_record_opts o = { .sz = sizeof(o) };
+	struct ustack_trace_event_desc d;
+	struct ustack_trace_event out = { 0 };
+	struct rec_event ev;
+
+	CHECK_EQ(rec_event_parse("uretprobe:/bin/true:main", &ev, err, sizeof(err)), 0);
+	CHECK(ev.kind == &rec_event_probe);
+	CHECK_EQ(ev.kind->attach, REC_ATTACH_UPROBE);
+	CHECK_EQ(ev.probe, USTACK_PROBE_URETPROBE);
+	rec_event_describe(&ev, 1, &o, &d);
+	CHECK_EQ(d.type, USTACK_TRACE_EV_PROBE);
+	CHECK_EQ(d.flags & USTACK_TRACE_EV_UNIT_MASK, USTACK_TRACE_EV_UNIT_COUNT);
+	CHECK_EQ(rec_event_parse("usdt:/bin/true:prov:name", &ev, err, sizeof(err)), 0);
+	CHECK(ev.kind == &rec_event_probe && ev.probe == USTACK_PROBE_USDT);
+	CHECK(rec_event_parse("uprobe:/bin/true", &ev, err, sizeof(err)) < 0);
+
+	CHECK_EQ(rec_event_parse("alloc", &ev, err, sizeof(err)), 0);
+	CHECK(ev.kind == &rec_event_alloc && ev.alloc == REC_ALLOC_ALLOC);
+	ev.alloc_mean = 1000;
+	rec_event_describe(&ev, 2, &o, &d);
+	CHECK_EQ(d.type, USTACK_TRACE_EV_ALLOC);
+	CHECK_EQ(d.flags & USTACK_TRACE_EV_UNIT_MASK, USTACK_TRACE_EV_UNIT_BYTES);
+	CHECK_EQ_U64(d.period, 1000);
+	rec_event_weigh(&ev, 1000, &out);
+	CHECK(out.flags & USTACK_TRACE_EVENT_HAS_VALUE);
+	CHECK_EQ_U64(out.value, 1582); /* 1000 / (1 - e^-1) = 1581.98 */
+	/* small: about the mean plus half the size; large: the size */
+	CHECK_EQ_U64(rec_alloc_weight(1, 1000), 1001);   /* 1 / (1 - e^-0.001) = 1000.50008 */
+	CHECK_EQ_U64(rec_alloc_weight(8, 524288), 524292); /* 524292.0 */
+	CHECK_EQ_U64(rec_alloc_weight(50000, 1000), 50000);
+	CHECK_EQ_U64(rec_alloc_weight(3000, 1000), 3157); /* 3000 / (1 - e^-3) = 3157.2 */
+	CHECK_EQ_U64(rec_alloc_weight(777, 1), 777);      /* every allocation kept */
+	CHECK_EQ(rec_event_parse("free", &ev, err, sizeof(err)), 0);
+	CHECK(ev.kind == &rec_event_alloc && ev.alloc == REC_ALLOC_FREE);
+	rec_event_describe(&ev, 3, &o, &d);
+	CHECK_EQ(d.type, USTACK_TRACE_EV_FREE);
+	out = (struct ustack_trace_event){ 0 };
+	rec_event_weigh(&ev, 123, &out);
+	CHECK(!(out.flags & USTACK_TRACE_EVENT_HAS_VALUE));
 }
 
 static void test_tracepoint(void)
@@ -108,5 +155,6 @@ int main(void)
 	RUN(test_sampling);
 	RUN(test_unknown);
 	RUN(test_tracepoint);
+	RUN(test_probe_alloc);
 	TEST_EXIT();
 }
