@@ -1003,6 +1003,9 @@ int cmd_flamegraph(int argc, char **argv)
 			fprintf(stderr, "%llu", (unsigned long long)root.count); /* "N samples before, M after" */
 		else
 			put_weight(stderr, &wu, root.count, 0);
+		/* "(N bytes)" alone would read as the file's size */
+		if (wu.unit == USTACK_TRACE_EV_UNIT_BYTES && !wu.name)
+			fputs(" allocated", stderr);
 		fputs(diff_mode ? " after)\n" : ")\n", stderr);
 	}
 	ret = 0;
