@@ -618,7 +618,10 @@ static int render(FILE *out, const struct node *root, const char *title, const s
 		/* widths that are not samples say so under the title */
 		fprintf(out, "<text id=\"legend\" x=\"%.0f\" y=\"42\" text-anchor=\"middle\">"
 			     "widths: %s; ", WIDTH / 2,
-			wu->unit == USTACK_TRACE_EV_UNIT_NS ? "time" : "weight");
+			wu->unit == USTACK_TRACE_EV_UNIT_NS ? "time"
+			: wu->name ? "weight"
+			: wu->unit == USTACK_TRACE_EV_UNIT_BYTES ? "bytes allocated"
+			: wu->unit == REPORT_UNIT_OBJECTS ? "allocations (estimated count)" : "weight");
 		put_weight(out, wu, root->count, 1);
 		fputs(" in all</text>\n", out);
 	}
@@ -640,6 +643,7 @@ static void usage(FILE *f)
 		"                         [--inline] [--no-lines] [--debug-dir DIR] [--symfs DIR]\n"
 		"                         [--buildid-dir DIR]... [--no-buildid-cache]\n"
 		"                         [--event NAME[,NAME]] [--wall] [--countname NAME]\n"
+		"                         [--view VIEW] [--at TIME]\n"
 		"       ustack flamegraph --diff A B [--no-normalize] [-o OUT.svg] [--title TEXT] ...\n"
 		"\n"
 		"Write a self-contained, interactive SVG flame graph (click to zoom,\n"
@@ -667,6 +671,9 @@ static void usage(FILE *f)
 		"      --event NAME[,NAME]  a trace's events to draw (as 'ustack report --event')\n"
 		"      --wall          a trace's wall-clock view: per thread (NAME-TID, the\n"
 		"                      root frames), its time on CPU and off (report --wall)\n"
+		"      --view VIEW, --at TIME  a trace's allocations: alloc_space, alloc_objects,\n"
+		"                      inuse_space (default), inuse_objects, live at TIME\n"
+		"                      (as 'ustack report --view', '--at')\n"
 		"      --countname NAME  folded input: what its numbers count (flamegraph.pl's\n"
 		"                      option); 'ns' shows them as times (default: samples)\n"
 		"\n"
@@ -681,6 +688,7 @@ static void usage(FILE *f)
 
 struct trace_args {
 	int inline_frames, no_lines, wall;
+	const char *view, *at; /* --view, --at: for the report */
 	const char *events[MAX_EVENT_OPTS]; /* --event values, for the report */
 	int nevents;
 	const char *debug_dir;
@@ -708,7 +716,7 @@ static int looks_like_trace(const char *path)
  */
 static int load_input(const char *path, int trace, const struct trace_args *ta,
 		      struct node *root, int before, unsigned long *bad, unsigned long *deep,
-		      uint32_t *unit)
+		      uint32_t *unit, const char **view)
 {
 	char tmp[] = "/tmp/ustack-folded-XXXXXX";
 	FILE *in;
@@ -729,7 +737,7 @@ static int load_input(const char *path, int trace, const struct trace_args *ta,
 		 * are per function as without lines, and --folded input
 		 * written that way (perf's srcline) gets the same tooltips.
 		 */
-		char *rargv[16 + 2 * MAX_EVENT_OPTS + 1 + 2 * REPORT_BUILDID_DIRS_MAX + 3];
+		char *rargv[16 + 4 + 2 * MAX_EVENT_OPTS + 1 + 2 * REPORT_BUILDID_DIRS_MAX + 3];
 		struct report_result res = { 0 };
 		int rargc = 0, tmpfd;
 
@@ -752,6 +760,14 @@ static int load_input(const char *path, int trace, const struct trace_args *ta,
 		}
 		if (ta->wall)
 			rargv[rargc++] = "--wall";
+		if (ta->view) {
+			rargv[rargc++] = "--view";
+			rargv[rargc++] = (char *)ta->view;
+		}
+		if (ta->at) {
+			rargv[rargc++] = "--at";
+			rargv[rargc++] = (char *)ta->at;
+		}
 		if (ta->debug_dir) {
 			rargv[rargc++] = "--debug-dir";
 			rargv[rargc++] = (char *)ta->debug_dir;
@@ -767,6 +783,8 @@ static int load_input(const char *path, int trace, const struct trace_args *ta,
 		optind = 0;
 		ret = report_run(rargc, rargv, &res);
 		*unit = res.unit;
+		if (res.view && view)
+			*view = res.view;
 		if (ret) {
 			unlink(tmp);
 			close(tmpfd);
@@ -806,6 +824,8 @@ int cmd_flamegraph(int argc, char **argv)
 		{ "no-normalize", no_argument, NULL, 'N' },
 		{ "event", required_argument, NULL, 'e' },
 		{ "wall", no_argument, NULL, 'W' },
+		{ "view", required_argument, NULL, 'V' },
+		{ "at", required_argument, NULL, 'A' },
 		{ "countname", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -818,6 +838,7 @@ int cmd_flamegraph(int argc, char **argv)
 	uint32_t unit_a = USTACK_TRACE_EV_UNIT_COUNT, unit_b = USTACK_TRACE_EV_UNIT_COUNT;
 	int diff_mode = 0, no_normalize = 0, trace_a = 0, trace_b;
 	char titlebuf[512];
+	const char *view_b = NULL;
 	struct node root = { .name = "all" };
 	struct diff diff = { .fa = 1.0 };
 	unsigned long bad = 0, deep = 0;
@@ -845,6 +866,8 @@ int cmd_flamegraph(int argc, char **argv)
 		case 'd': diff_mode = 1; break;
 		case 'N': no_normalize = 1; break;
 		case 'W': ta.wall = 1; break;
+		case 'V': ta.view = optarg; break;
+		case 'A': ta.at = optarg; break;
 		case 'c': countname = optarg; break;
 		case 'e':
 			if (ta.nevents == MAX_EVENT_OPTS) {
@@ -898,7 +921,7 @@ int cmd_flamegraph(int argc, char **argv)
 			  "--no-buildid-cache apply to a trace, not to --folded input");
 		return 2;
 	}
-	if (!trace_a && !trace_b && (ta.nevents || ta.wall)) {
+	if (!trace_a && !trace_b && (ta.nevents || ta.wall || ta.view || ta.at)) {
 		cli_error("flamegraph: --event and --wall choose a trace's events; folded input "
 			  "has its numbers already");
 		return 2;
@@ -908,9 +931,9 @@ int cmd_flamegraph(int argc, char **argv)
 		cli_error("flamegraph: --countname names the numbers of folded input, not of a trace");
 		return 2;
 	}
-	if (diff_mode && (ret = load_input(path_a, trace_a, &ta, &root, 1, &bad, &deep, &unit_a)))
+	if (diff_mode && (ret = load_input(path_a, trace_a, &ta, &root, 1, &bad, &deep, &unit_a, NULL)))
 		goto out_free;
-	if ((ret = load_input(path_b, trace_b, &ta, &root, 0, &bad, &deep, &unit_b)))
+	if ((ret = load_input(path_b, trace_b, &ta, &root, 0, &bad, &deep, &unit_b, &view_b)))
 		goto out_free;
 	ret = 1;
 	/* an A without stacks (no unit seen) is said below */
@@ -951,7 +974,11 @@ int cmd_flamegraph(int argc, char **argv)
 		else
 			snprintf(titlebuf, sizeof(titlebuf), "%s -> %s", path_a, path_b);
 	} else {
-		snprintf(titlebuf, sizeof(titlebuf), "%s", title ? title : path_b);
+		/* an allocation trace says which of its four views is drawn */
+		if (!title && view_b)
+			snprintf(titlebuf, sizeof(titlebuf), "%s (%s)", path_b, view_b);
+		else
+			snprintf(titlebuf, sizeof(titlebuf), "%s", title ? title : path_b);
 	}
 	out = strcmp(output, "-") ? fopen(output, "we") : stdout;
 	if (!out) {
@@ -976,6 +1003,9 @@ int cmd_flamegraph(int argc, char **argv)
 			fprintf(stderr, "%llu", (unsigned long long)root.count); /* "N samples before, M after" */
 		else
 			put_weight(stderr, &wu, root.count, 0);
+		/* "(N bytes)" alone would read as the file's size */
+		if (wu.unit == USTACK_TRACE_EV_UNIT_BYTES && !wu.name)
+			fputs(" allocated", stderr);
 		fputs(diff_mode ? " after)\n" : ")\n", stderr);
 	}
 	ret = 0;

@@ -33,6 +33,7 @@
 #include "cli/report_lookup.h"
 #include "cli/out_viewers.h"
 #include "cli/out_pprof.h"
+#include "cli/report_alloc.h"
 #include "cli/report_weight.h"
 #include "common/clock.h"
 #include "symbolize/symbolize_internal.h"
@@ -227,8 +228,14 @@ struct report {
 	/* folded: the units of the events counted (a bit per unit >> 1), the
 	 * first event of each (the refusal names them), the one written */
 	uint32_t units_seen;
-	uint32_t unit_first_ev[4];
+	uint32_t unit_first_ev[5]; /* by unit >> 1; 4: REPORT_UNIT_OBJECTS */
 	uint32_t out_unit;
+	/* allocation views (report_alloc.h, docs/cli/report.md "Allocations") */
+	struct report_alloc *alloc;
+	enum report_view view;
+	int have_alloc;
+	int objects; /* an objects view: folded sums are doubles' bits */
+	struct report_at at;
 	int refused; /* an error was said: stop reading, exit 2 */
 	/* --wall folded: the threads (comm key << 32 | tid), numbered densely */
 	struct ustack_u64map *wthread_idx;
@@ -704,9 +711,16 @@ static void raw_event(struct report *rp, const struct ustack_trace_event *e)
 {
 	struct sbuf *b = &rp->line;
 
+	struct ustack_trace_event_desc d;
+	char args[REPORT_ARGS_MAX];
+
 	put_prefix(rp, b, e->tid, e->cpu, ".....", e->time);
 	sb_name(b, event_name(rp, e->event_id));
-	sb_printf(b, " cookie=%" PRIx64 "\n", e->cookie);
+	sb_printf(b, " cookie=%" PRIx64, e->cookie);
+	if (*report_fmt_args(args, ustack_trace_reader__event_desc(rp->r, e->event_id, &d) ? NULL : &d,
+			     e))
+		sb_printf(b, " %s", args);
+	sb_add(b, "\n", 1);
 	out_sb(rp, b);
 	out_rendered(rp, USTACK_TRACE_KSTACK, e->kstack_id, e->pid);
 }
@@ -816,7 +830,7 @@ static void file_content(struct report *rp, const struct ustack_trace_file_conte
 
 /* one more event of stack pair (kstack << 32 | ustack) in thread name @comm
  * (--wall: the thread, wall_thread()), of weight @w */
-static void folded_count(struct report *rp, uint64_t pair, uint64_t comm, uint64_t w)
+static void folded_count(struct report *rp, uint64_t pair, uint64_t comm, uint64_t w, double wd)
 {
 	int isnew;
 	uint64_t *idx = ustack_u64map__slot(rp->folded_pair_idx, pair, &isnew), *v;
@@ -828,10 +842,17 @@ static void folded_count(struct report *rp, uint64_t pair, uint64_t comm, uint64
 	if (isnew) /* pairs are never removed: 0, 1, 2 ... */
 		*idx = ustack_u64map__count(rp->folded_pair_idx) - 1;
 	v = ustack_u64map__slot(rp->folded, *idx << 32 | comm, NULL);
-	if (!v)
+	if (!v) {
 		rp->oom = 1;
-	else
+	} else if (rp->objects) { /* estimates: summed exactly, rounded at the output */
+		double d;
+
+		memcpy(&d, v, sizeof(d));
+		d += wd;
+		memcpy(v, &d, sizeof(d));
+	} else {
 		*v += w;
+	}
 }
 
 /* Folded: the dense number of user stack @id as seen in process @pid (the
@@ -879,9 +900,13 @@ static void note_unit(struct report *rp, uint32_t unit, uint32_t event_id)
 
 	if (rp->units_seen & bit)
 		return;
+	if (unit == REPORT_UNIT_OBJECTS)
+		bit = 1u << 4;
+	if (rp->units_seen & bit)
+		return;
 	if (!rp->units_seen) {
 		rp->units_seen = bit;
-		rp->unit_first_ev[unit >> 1] = event_id;
+		rp->unit_first_ev[unit == REPORT_UNIT_OBJECTS ? 4 : unit >> 1] = event_id;
 		rp->out_unit = unit;
 		return;
 	}
@@ -890,22 +915,53 @@ static void note_unit(struct report *rp, uint32_t unit, uint32_t event_id)
 	cli_error("report: %s: events in %s (%s) and in %s (%s): folded stacks carry one number "
 		  "each; choose events of one unit with --event NAME[,NAME], or the wall-clock "
 		  "time of each thread with --wall", rp->in_path,
-		  report_unit_name(first << 1), event_name(rp, rp->unit_first_ev[first]),
+		  report_unit_name(first == 4 ? REPORT_UNIT_OBJECTS : first << 1),
+		  event_name(rp, rp->unit_first_ev[first]),
 		  report_unit_name(unit), event_name(rp, event_id));
 	rp->refused = 1;
 }
 
+/* An allocation in the report's view: 0 when the view leaves it out (not
+ * live at the time of an inuse view, or without its size and address);
+ * an objects view weighs its estimated count (*@wd, rounded in *@w) */
+static int alloc_weight(struct report *rp, const struct ustack_trace_event *e, uint64_t *w,
+			double *wd, uint32_t *unit)
+{
+	uint64_t size, addr;
+
+	if (report_alloc_args(e, &size, &addr))
+		return 0;
+	/* pprof carries the four views: it weighs the event itself */
+	if (rp->fmt == FMT_PPROF)
+		return 1;
+	if (report_view_inuse(rp->view) && !report_alloc__live(rp->alloc, e->pid, addr, e->time))
+		return 0;
+	if (report_view_objects(rp->view)) {
+		*wd = report_alloc_objects(e);
+		*w = (uint64_t)(*wd + 0.5);
+		*unit = REPORT_UNIT_OBJECTS;
+	}
+	return 1;
+}
+
 /* What event @e adds to its stack in this report (--wall: its time), in
- * *@w and its unit in *@unit; 0: it is left out (--event, --wall). */
+ * *@w (*@wd the same as a double, exact for objects) and its unit in
+ * *@unit; 0: it is left out (--event, --wall, a free, an allocation out
+ * of the view). */
 static int event_weight(struct report *rp, const struct ustack_trace_event *e, uint64_t *w,
-			uint32_t *unit)
+			double *wd, uint32_t *unit)
 {
 	struct report_ev *x = ev_info(rp, e->event_id);
 
-	if (!x->keep)
+	/* a free only ends an allocation: it has no stack and weighs nothing */
+	if (!x->keep || x->d.type == USTACK_TRACE_EV_FREE)
 		return 0;
 	*w = report_weight(&x->d, e->value, rp->wall);
+	*wd = (double)*w;
 	*unit = rp->wall ? USTACK_TRACE_EV_UNIT_NS : report_unit(&x->d);
+	if (x->d.type == USTACK_TRACE_EV_ALLOC && !rp->wall && rp->alloc &&
+	    !alloc_weight(rp, e, w, wd, unit))
+		return 0;
 	/* a 0 ns interval has a time meaning (and adds nothing); a tracepoint none */
 	if (rp->wall && !*w && !report_wall_ns(&x->d, 1)) {
 		x->wall_left++;
@@ -940,8 +996,10 @@ static uint64_t wall_thread(struct report *rp, uint32_t tid)
 static void emit_stitched(struct report *rp, const struct ustack_trace_stitched *s)
 {
 	uint64_t w;
+	double wd;
 	uint32_t unit;
-	char wbuf[48];
+	char wbuf[48], args[REPORT_ARGS_MAX];
+	struct report_ev *x;
 
 	const struct ustack_trace_event *e = &s->event;
 	struct sbuf *b = &rp->line;
@@ -960,21 +1018,27 @@ static void emit_stitched(struct report *rp, const struct ustack_trace_stitched 
 		out_sb(rp, b);
 		return;
 	}
-	if (rp->refused || !event_weight(rp, e, &w, &unit))
+	if (rp->refused || !event_weight(rp, e, &w, &wd, &unit))
 		return;
+	x = ev_info(rp, e->event_id);
 	if (rp->fmt == FMT_PPROF) {
 		if (report_pprof__event(rp->pprof, s, (uint32_t)comm_key(rp, e->tid)))
 			rp->oom = 1;
 		return;
 	}
 	if (rp->viewer) {
-		if (cli_report_viewer__event(rp->viewer, s, comm_of(rp, e->tid)))
+		/* integer weights: an objects view rounds each event's estimate */
+		if (x->d.type == USTACK_TRACE_EV_ALLOC && !rp->wall
+			    ? cli_report_viewer__event_weighed(rp->viewer, s, comm_of(rp, e->tid), w,
+							       unit == REPORT_UNIT_OBJECTS ? "none"
+											   : "bytes")
+			    : cli_report_viewer__event(rp->viewer, s, comm_of(rp, e->tid)))
 			rp->oom = 1;
 		return;
 	}
 	if (rp->fmt == FMT_FOLDED) {
 		folded_count(rp, ((uint64_t)e->kstack_id << 32) | user_view(rp, s->ustack_id, e->pid),
-			     rp->wall ? wall_thread(rp, e->tid) : comm_key(rp, e->tid), w);
+			     rp->wall ? wall_thread(rp, e->tid) : comm_key(rp, e->tid), w, wd);
 		return;
 	}
 	if (rp->fmt != FMT_TEXT)
@@ -982,12 +1046,18 @@ static void emit_stitched(struct report *rp, const struct ustack_trace_stitched 
 	put_prefix(rp, b, e->tid, e->cpu, ".....", e->time);
 	sb_name(b, event_name(rp, e->event_id));
 	/* a count says nothing an event line does not: only other units */
-	if (rp->wall || unit != USTACK_TRACE_EV_UNIT_COUNT) {
+	if (unit == REPORT_UNIT_OBJECTS) {
+		sb_printf(b, " %.3f objects", wd);
+	} else if (rp->wall || unit != USTACK_TRACE_EV_UNIT_COUNT) {
 		sb_add(b, " ", 1);
 		sb_puts(b, report_fmt_weight(wbuf, sizeof(wbuf), unit, w));
 	}
 	sb_add(b, " cookie=", 8);
 	sb_add_hex(b, e->cookie);
+	if (*report_fmt_args(args, x->known ? &x->d : NULL, e)) {
+		sb_add(b, " ", 1);
+		sb_puts(b, args);
+	}
 	sb_add(b, "\n", 1);
 	out_rendered(rp, USTACK_TRACE_KSTACK, e->kstack_id, e->pid);
 	if (s->result == USTACK_TRACE_STITCH_OK) {
@@ -1071,7 +1141,14 @@ static void folded_finish(struct report *rp)
 			sb_add(&b, rd->text, rd->len);
 		}
 		/* the count rides behind a tab so that sorting groups equal stacks */
-		sb_printf(&b, "\t%" PRIu64, events);
+		if (rp->objects) {
+			double d;
+
+			memcpy(&d, &events, sizeof(d));
+			sb_printf(&b, "\t%.17g", d);
+		} else {
+			sb_printf(&b, "\t%" PRIu64, events);
+		}
 		if (b.oom || !(lines[n] = strdup(b.p))) {
 			rp->oom = 1;
 			break;
@@ -1083,15 +1160,21 @@ static void folded_finish(struct report *rp)
 		char *tab = strrchr(lines[i], '\t');
 		size_t klen = (size_t)(tab - lines[i]);
 		uint64_t count = strtoull(tab + 1, NULL, 10);
+		double dcount = strtod(tab + 1, NULL);
 		size_t j = i + 1;
 
 		/* different stack ids may name the same functions */
 		while (j < n && !strncmp(lines[j], lines[i], klen) && lines[j][klen] == '\t') {
 			count += strtoull(lines[j] + klen + 1, NULL, 10);
+			dcount += strtod(lines[j] + klen + 1, NULL);
 			j++;
 		}
-		fwrite(lines[i], 1, klen, rp->out);
-		fprintf(rp->out, " %" PRIu64 "\n", count);
+		if (rp->objects)
+			count = dcount > 0 ? (uint64_t)(dcount + 0.5) : 0;
+		if (count || !rp->objects) {
+			fwrite(lines[i], 1, klen, rp->out);
+			fprintf(rp->out, " %" PRIu64 "\n", count);
+		}
 		for (; i < j; i++)
 			free(lines[i]);
 	}
@@ -1251,6 +1334,35 @@ static void stats_contents(struct report *rp)
 	}
 }
 
+/* what one event of a count is: a sample of a sampling event, a hit of a
+ * probe, else an event (a tracepoint's, a free's) */
+static const char *count_word(const struct ustack_trace_event_desc *d)
+{
+	switch (d->type) {
+	case USTACK_TRACE_EV_SAMPLE:
+	case USTACK_TRACE_EV_SNAPSHOT: return "samples";
+	case USTACK_TRACE_EV_PROBE: return "hits";
+	default: return "events";
+	}
+}
+
+/* allocations: how the frees paired with them (report_alloc.c) */
+static void stats_alloc(struct report *rp)
+{
+	const struct report_alloc_stats *st;
+	char t[32];
+
+	if (!rp->alloc || !rp->have_alloc)
+		return;
+	st = report_alloc__stats(rp->alloc);
+	if (st->time)
+		fmt_time(t, st->time)[0] = 0;
+	fprintf(rp->out, "allocations: %" PRIu64 " kept, %" PRIu64 " frees, %" PRIu64
+		" live at %s%s, %" PRIu64 " without size and address\n",
+		st->allocs, st->frees, st->live, st->time ? "" : "the end", st->time ? t : "",
+		st->bad);
+}
+
 /* per event: "events of off-cpu: 3, weight 4000000 ns (4.000 ms)", in id order */
 static void stats_weights(struct report *rp)
 {
@@ -1274,7 +1386,8 @@ static void stats_weights(struct report *rp)
 		ustack_u64map__get(rp->ev_weight, ids[i], &w);
 		fputs("events of ", rp->out);
 		out_name_put(rp->out, OUT_NAME_LINE, x->d.name);
-		fprintf(rp->out, ": %" PRIu64 ", weight %" PRIu64 " %s", count, w, report_unit_name(unit));
+		fprintf(rp->out, ": %" PRIu64 ", weight %" PRIu64 " %s", count, w,
+			unit == USTACK_TRACE_EV_UNIT_COUNT ? count_word(&x->d) : report_unit_name(unit));
 		if (unit == USTACK_TRACE_EV_UNIT_NS)
 			fprintf(rp->out, " (%s)", report_fmt_ns(buf, sizeof(buf), w));
 		if (x->d.type == USTACK_TRACE_EV_OFFCPU && x->d.period)
@@ -1307,6 +1420,7 @@ static void stats_finish(struct report *rp, uint64_t file_size, int damaged)
 	fprintf(o, "records: %" PRIu64 "\n", rp->records);
 	fprintf(o, "events: %" PRIu64 "\n", rp->events);
 	stats_weights(rp);
+	stats_alloc(rp);
 	fprintf(o, "user stacks: %" PRIu64 "\n", rp->user_stacks);
 	fprintf(o, "distinct user stacks: %" PRIu64 "\n", rp->ustacks_distinct);
 	fprintf(o, "user stacks by stop reason:");
@@ -1555,6 +1669,11 @@ static void usage(FILE *f)
 		"                       Parca); needs -o or a pipe, never a terminal\n"
 		"      --event NAME[,NAME]  only these events (repeatable; names as --stats\n"
 		"                       lists them: cpu-clock, off-cpu, syscalls:sys_enter_futex)\n"
+		"      --view VIEW      allocations (record --alloc): alloc_space, alloc_objects,\n"
+		"                       inuse_space (default), inuse_objects (pprof's names)\n"
+		"      --at TIME        inuse views: live at TIME, SECONDS since the trace's\n"
+		"                       first event or @SECS.USECS as event lines print it\n"
+		"                       (default: the end of the trace)\n"
 		"      --wall           the wall-clock view, each thread's time on\n"
 		"                       CPU (cpu-clock/task-clock samples) and off (off-CPU\n"
 		"                       intervals) in ns, the thread (NAME-TID) as root frame\n"
@@ -1665,6 +1784,59 @@ static int check_weight_opts(const struct report *rp)
 	return 0;
 }
 
+/* --view and --at choose allocations for the outputs of events; --at
+ * also says when --stats counts them live */
+static int check_view_opts(const struct report *rp)
+{
+	const char *what = rp->view ? "--view" : "--at";
+
+	if (!rp->view && !rp->at.set)
+		return 0;
+	if (rp->fmt == FMT_RAW || rp->fmt == FMT_STACKMAP || rp->fmt == FMT_STACKMAP_BIN ||
+	    (rp->want_stats && rp->view)) {
+		cli_error("report: %s applies to %s, not to %s", what,
+			  "text, folded, pprof, speedscope and perf-script",
+			  rp->want_stats ? "--stats" : rp->fmt == FMT_RAW ? "raw" : "the stack maps");
+		return -1;
+	}
+	if (rp->at.set && rp->view && !report_view_inuse(rp->view)) {
+		cli_error("report: --at applies to the inuse views, not to %s",
+			  report_view_name(rp->view));
+		return -1;
+	}
+	if (rp->wall) {
+		cli_error("report: %s and --wall: allocations have no wall-clock time", what);
+		return -1;
+	}
+	return 0;
+}
+
+/* Pair the trace's allocations and frees (a pass of their own: a free may
+ * come before its allocation in the file). 0, or the exit status after
+ * saying why. */
+static int alloc_scan(struct report *rp)
+{
+	int ret;
+
+	if (!(rp->alloc = report_alloc__new())) {
+		cli_error("report: %s", strerror(ENOMEM));
+		return 1;
+	}
+	ret = report_alloc__scan(rp->alloc, rp->in_path, &rp->at);
+	if (ret < 0) {
+		cli_error("%s: %s", rp->in_path, strerror(-ret));
+		return 1;
+	}
+	rp->have_alloc = ret;
+	if (!ret && (rp->view || rp->at.set)) {
+		cli_error("report: %s: %s: the trace has no allocation events (record --alloc)",
+			  rp->in_path, rp->view ? "--view" : "--at");
+		return 2;
+	}
+	rp->objects = ret && report_view_objects(rp->view);
+	return 0;
+}
+
 /* --wall: the events left out, on one line ("2 events without a time
  * meaning left out: syscalls:sys_enter_futex 2") */
 static void wall_note(struct report *rp)
@@ -1754,6 +1926,22 @@ int report_run(int argc, char **argv, struct report_result *res)
 				status = 2;
 				goto out;
 			}
+		} else if ((v = opt_value(argc, argv, &i, "--view", NULL))) {
+			if (!*v)
+				return 2;
+			if (report_view_parse(v, &rp.view)) {
+				cli_error("report: --view '%s': not a view (alloc_space, alloc_objects, "
+					  "inuse_space, inuse_objects)", v);
+				return 2;
+			}
+		} else if ((v = opt_value(argc, argv, &i, "--at", NULL))) {
+			if (!*v)
+				return 2;
+			if (report_at_parse(v, &rp.at)) {
+				cli_error("report: --at '%s': not a time (SECONDS since the trace's first "
+					  "event, or @SECS.USECS as event lines print it)", v);
+				return 2;
+			}
 		} else if (!strcmp(a, "--wall")) {
 			rp.wall = 1;
 		} else if (!strcmp(a, "--stats")) {
@@ -1785,7 +1973,7 @@ int report_run(int argc, char **argv, struct report_result *res)
 		}
 	}
 
-	if (check_weight_opts(&rp)) {
+	if (check_weight_opts(&rp) || check_view_opts(&rp)) {
 		status = 2;
 		goto out;
 	}
@@ -1805,6 +1993,8 @@ int report_run(int argc, char **argv, struct report_result *res)
 	}
 	if (!stat(rp.in_path, &sb))
 		file_size = (uint64_t)sb.st_size;
+	if (rp.fmt != FMT_RAW && (status = alloc_scan(&rp)))
+		goto out;
 	rp.st = ustack_trace_stitcher__new();
 	/* plain folded stacks need names only: no DWARF is read for them */
 	if (rp.fmt == FMT_FOLDED && !rp.inline_frames && !rp.srcline)
@@ -1864,6 +2054,8 @@ int report_run(int argc, char **argv, struct report_result *res)
 			.r = rp.r, .sym = rp.sym, .jit = rp.jit, .in_path = rp.in_path,
 			.demangle = !no_demangle,
 			.lines = !(so.flags & USTACK_SYMBOLIZER_NO_LINES), .wall = rp.wall,
+			.alloc = rp.alloc,
+			.alloc_default = rp.view ? report_view_name(rp.view) : NULL,
 		};
 
 		if (!(rp.pprof = report_pprof__new(&po)))
@@ -1978,8 +2170,10 @@ int report_run(int argc, char **argv, struct report_result *res)
 		cli_error("%s: write error", out_path ? out_path : "standard output");
 		status = 1;
 	}
-	if (res)
+	if (res) {
 		res->unit = rp.wall ? USTACK_TRACE_EV_UNIT_NS : rp.out_unit;
+		res->view = rp.have_alloc ? report_view_name(rp.view) : NULL;
+	}
 out:
 	if (rp.out && rp.out != stdout)
 		fclose(rp.out);
@@ -2017,5 +2211,6 @@ out:
 #endif
 	ustack_trace_stitcher__free(rp.st);
 	ustack_trace_reader__close(rp.r);
+	report_alloc__free(rp.alloc);
 	return status;
 }

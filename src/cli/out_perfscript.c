@@ -167,6 +167,6 @@ int cli_perfscript__sample(struct cli_perfscript *p, const struct cli_perfscript
 		s->time % 1000000000u / 1000u, s->period);
 	/* the event is the header's last word */
 	out_name_put(p->out, OUT_NAME_PS_EVENT, s->event ? s->event : "event");
-	fprintf(p->out, ": \n%s\n", p->text[i]);
+	fprintf(p->out, ": %s\n%s\n", s->args ? s->args : "", p->text[i]);
 	return ferror(p->out) ? -EIO : 0;
 }

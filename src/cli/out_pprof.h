@@ -113,6 +113,7 @@ int pprof__write(struct pprof *p, FILE *f);
 /* ---- trace -> profile (ustack report --format pprof) ---------------------- */
 
 struct report_pprof;
+struct report_alloc;
 
 struct report_pprof_opts {
 	struct ustack_trace_reader *r;
@@ -124,6 +125,11 @@ struct report_pprof_opts {
 	/* --wall: one more sample type, wall/nanoseconds (the default), each
 	 * event weighing report_wall_ns() (cli/report_weight.h) */
 	int wall;
+	/* allocation events (trace format 1.4): which are live at the
+	 * report's time (report_alloc.h), and the default sample type
+	 * (alloc_space ... inuse_space: --view) */
+	const struct report_alloc *alloc;
+	const char *alloc_default;
 };
 
 struct report_pprof *report_pprof__new(const struct report_pprof_opts *o);

@@ -28,6 +28,7 @@
 #include <ustack/hashmap.h>
 #include "cli/cli.h"
 #include "cli/out_pprof.h"
+#include "cli/report_alloc.h"
 #include "cli/report_weight.h"
 
 #define MAX_CHAIN 64
@@ -56,6 +57,10 @@ struct report_pprof {
 	struct ustack_u64map *counts;
 	struct ustack_u64map *weights;   /* as counts: the sum of the values (units but count) */
 	struct ustack_u64map *walls;     /* --wall: row -> wall-clock ns */
+	/* allocation events, as weights: row << 32 | id -> alloc_objects and
+	 * inuse_objects (doubles' bits: rounded per sample at the end),
+	 * inuse_space (alloc_space is weights) */
+	struct ustack_u64map *aobj, *iobj, *ispace;
 	struct { int known, ok; struct ustack_trace_event_desc d; } desc[256];
 	struct ustack_trace_event_desc desc_other; /* ids from 256 up: read each time */
 	struct ustack_u64map *event_ids; /* event ids seen */
@@ -77,11 +82,14 @@ struct report_pprof *report_pprof__new(const struct report_pprof_opts *o)
 	rp->counts = ustack_u64map__new();
 	rp->weights = ustack_u64map__new();
 	rp->walls = ustack_u64map__new();
+	rp->aobj = ustack_u64map__new();
+	rp->iobj = ustack_u64map__new();
+	rp->ispace = ustack_u64map__new();
 	rp->event_ids = ustack_u64map__new();
 	rp->file_idx = ustack_u64map__new();
 	rp->demangled = ustack_u64map__new();
 	if (!rp->pp || !rp->row_idx || !rp->counts || !rp->weights || !rp->walls ||
-	    !rp->event_ids || !rp->file_idx || !rp->demangled) {
+	    !rp->aobj || !rp->iobj || !rp->ispace || !rp->event_ids || !rp->file_idx || !rp->demangled) {
 		report_pprof__free(rp);
 		errno = ENOMEM;
 		return NULL;
@@ -103,6 +111,9 @@ void report_pprof__free(struct report_pprof *rp)
 	ustack_u64map__free(rp->counts);
 	ustack_u64map__free(rp->weights);
 	ustack_u64map__free(rp->walls);
+	ustack_u64map__free(rp->aobj);
+	ustack_u64map__free(rp->iobj);
+	ustack_u64map__free(rp->ispace);
 	ustack_u64map__free(rp->event_ids);
 	ustack_u64map__free(rp->file_idx);
 	pprof__free(rp->pp);
@@ -170,6 +181,47 @@ static int map_add(struct ustack_u64map *m, uint64_t key, uint64_t v)
 	return 0;
 }
 
+/* add @v to the double stored (as its bits) at @key in @m; -ENOMEM */
+static int map_add_double(struct ustack_u64map *m, uint64_t key, double v)
+{
+	uint64_t *slot = ustack_u64map__slot(m, key, NULL);
+	double d;
+
+	if (!slot)
+		return -ENOMEM;
+	memcpy(&d, slot, sizeof(d)); /* a new slot's 0 is +0.0 */
+	d += v;
+	memcpy(slot, &d, sizeof(d));
+	return 0;
+}
+
+static int64_t map_get_rounded(const struct ustack_u64map *m, uint64_t key)
+{
+	uint64_t bits = 0;
+	double d;
+
+	ustack_u64map__get(m, key, &bits);
+	memcpy(&d, &bits, sizeof(d));
+	return d > 0 ? (int64_t)(d + 0.5) : 0;
+}
+
+/* an allocation: its objects (unbiased bytes / size) in both views, its
+ * bytes and objects again in the inuse ones when it is live at the
+ * report's time */
+static int weigh_alloc(struct report_pprof *rp, const struct ustack_trace_event *e, uint64_t key)
+{
+	uint64_t size, addr;
+	double obj = report_alloc_objects(e);
+
+	if (report_alloc_args(e, &size, &addr))
+		return 0;
+	if (map_add_double(rp->aobj, key, obj))
+		return -ENOMEM;
+	if (!rp->o.alloc || !report_alloc__live(rp->o.alloc, e->pid, addr, e->time))
+		return 0;
+	return map_add(rp->ispace, key, e->value) || map_add_double(rp->iobj, key, obj) ? -ENOMEM : 0;
+}
+
 /* what event @e weighs besides its count: its value in its unit (when that
  * is not a count) and, with --wall, its wall-clock ns */
 static int weigh(struct report_pprof *rp, const struct ustack_trace_event *e, uint64_t row)
@@ -181,6 +233,8 @@ static int weigh(struct report_pprof *rp, const struct ustack_trace_event *e, ui
 		return 0;
 	if (report_unit(d) != USTACK_TRACE_EV_UNIT_COUNT &&
 	    map_add(rp->weights, row << 32 | e->event_id, e->value))
+		return -ENOMEM;
+	if (d->type == USTACK_TRACE_EV_ALLOC && weigh_alloc(rp, e, row << 32 | e->event_id))
 		return -ENOMEM;
 	if (rp->o.wall && (w = report_wall_ns(d, e->value)) && map_add(rp->walls, row, w))
 		return -ENOMEM;
@@ -390,6 +444,7 @@ struct column {
 	size_t first, n;
 	int64_t ns;   /* clock events: nanoseconds per sample */
 	int weighted; /* the second type sums the events' values (not a count) */
+	int alloc;    /* the four types of allocations */
 };
 
 /* What the sample types of a weighted trace need: the type shown first
@@ -443,6 +498,43 @@ static void weighted_types(struct report_pprof *rp, const struct ustack_trace_ev
 		snprintf(lo->deflt, sizeof(lo->deflt), "%s", base);
 	if (!lo->have_period++)
 		pprof__set_period(rp->pp, name, "count", 1);
+}
+
+/*
+ * Allocations: the four sample types of Go's heap profiles, in their
+ * order (alloc_objects/count, alloc_space/bytes, inuse_objects/count,
+ * inuse_space/bytes), the period the sampling's mean in bytes
+ * (space/bytes, as Go's MemProfileRate), inuse_space the default unless
+ * --view chose another.
+ */
+static void alloc_types(struct report_pprof *rp, const struct ustack_trace_event_desc *d,
+			struct column *c, struct layout *lo)
+{
+	pprof__add_sample_type(rp->pp, "alloc_objects", "count");
+	pprof__add_sample_type(rp->pp, "alloc_space", "bytes");
+	pprof__add_sample_type(rp->pp, "inuse_objects", "count");
+	pprof__add_sample_type(rp->pp, "inuse_space", "bytes");
+	c->n = 4;
+	c->alloc = 1;
+	lo->weighted = 1;
+	snprintf(lo->deflt, sizeof(lo->deflt), "%s",
+		 rp->o.alloc_default ? rp->o.alloc_default : "inuse_space");
+	if (!lo->have_period++)
+		pprof__set_period(rp->pp, "space", "bytes", (int64_t)(d->period ? d->period : 1));
+}
+
+/* a row's values of allocation column @c */
+static void alloc_values(struct report_pprof *rp, const struct column *c, size_t row, int64_t *vals)
+{
+	uint64_t key = (uint64_t)row << 32 | c->id, w = 0;
+
+	vals[c->first] += map_get_rounded(rp->aobj, key);
+	ustack_u64map__get(rp->weights, key, &w);
+	vals[c->first + 1] += (int64_t)w;
+	vals[c->first + 2] += map_get_rounded(rp->iobj, key);
+	w = 0;
+	ustack_u64map__get(rp->ispace, key, &w);
+	vals[c->first + 3] += (int64_t)w;
 }
 
 /*
@@ -532,7 +624,11 @@ int report_pprof__write(struct report_pprof *rp, FILE *out,
 			d.name = "event";
 			d.type = USTACK_TRACE_EV_TRACEPOINT;
 		}
-		if (is_clock(&d)) {
+		if (d.type == USTACK_TRACE_EV_FREE) {
+			continue; /* ends an allocation: no sample, no type */
+		} else if (d.type == USTACK_TRACE_EV_ALLOC) {
+			alloc_types(rp, &d, c, &lo);
+		} else if (is_clock(&d)) {
 			uint64_t hz = (d.flags & USTACK_TRACE_EV_FREQ) ? d.period : 0;
 
 			/* the trace stores the frequency (EVENT_DESC, FREQ flag);
@@ -666,6 +762,12 @@ int report_pprof__write(struct report_pprof *rp, FILE *out,
 		for (size_t i = 0; i < k; i++) {
 			uint64_t cnt = 0;
 
+			if (!cols[i].n)
+				continue;
+			if (cols[i].alloc) {
+				alloc_values(rp, &cols[i], row, vals);
+				continue;
+			}
 			ustack_u64map__get(rp->counts, (uint64_t)row << 32 | cols[i].id, &cnt);
 			vals[cols[i].first] += (int64_t)cnt;
 			if (cols[i].weighted) {

@@ -60,6 +60,7 @@ struct cli_perfscript_sample {
 	uint64_t time;   /* ns */
 	uint64_t period; /* perf's period field: the sample's weight */
 	const char *event;
+	const char *args; /* the event's payload words (report_fmt_args()) or NULL */
 };
 
 struct cli_perfscript *cli_perfscript__new(FILE *out);
@@ -95,6 +96,11 @@ void cli_report_viewer__set_wall(struct cli_report_viewer *v, int wall);
 /* One stitched event of thread name @comm. 0 or -ENOMEM */
 int cli_report_viewer__event(struct cli_report_viewer *v, const struct ustack_trace_stitched *s,
 			     const char *comm);
+/* The same weighing @weight in @unit (speedscope's "bytes", "none"): an
+ * allocation in the view `ustack report --view` chose. */
+int cli_report_viewer__event_weighed(struct cli_report_viewer *v,
+				     const struct ustack_trace_stitched *s, const char *comm,
+				     uint64_t weight, const char *unit);
 /* After the last event: speedscope writes its file. 0, -ENOMEM, -EIO */
 int cli_report_viewer__finish(struct cli_report_viewer *v);
 

@@ -241,18 +241,39 @@ static const struct ev_info *event_info(struct cli_report_viewer *v, uint32_t id
 	return e;
 }
 
+static int viewer_event(struct cli_report_viewer *v, const struct ustack_trace_stitched *s,
+			const char *comm, uint64_t weight, const char *unit);
+
 int cli_report_viewer__event(struct cli_report_viewer *v, const struct ustack_trace_stitched *s,
 			     const char *comm)
 {
+	return viewer_event(v, s, comm, UINT64_MAX, NULL);
+}
+
+int cli_report_viewer__event_weighed(struct cli_report_viewer *v,
+				     const struct ustack_trace_stitched *s, const char *comm,
+				     uint64_t weight, const char *unit)
+{
+	return viewer_event(v, s, comm, weight, unit);
+}
+
+/* @unit NULL: the event's own weight */
+static int viewer_event(struct cli_report_viewer *v, const struct ustack_trace_stitched *s,
+			const char *comm, uint64_t weight, const char *unit)
+{
 	const struct ustack_trace_event *e = &s->event;
 	const struct ev_info *ei = event_info(v, e->event_id);
-	const char *ev_name = ei->name, *unit = ei->unit;
+	const char *ev_name = ei->name;
 	uint32_t uid = s->result == USTACK_TRACE_STITCH_OK ? s->ustack_id : USTACK_TRACE_NO_STACK;
-	uint64_t view = UINT32_MAX, key, weight;
+	uint64_t view = UINT32_MAX, key;
+	char args[REPORT_ARGS_MAX];
 	int ret;
 
 	/* a stored weight (its own period, an interval's ns) wins */
-	weight = e->flags & USTACK_TRACE_EVENT_HAS_VALUE ? e->value : ei->weight;
+	if (!unit) {
+		unit = ei->unit;
+		weight = e->flags & USTACK_TRACE_EVENT_HAS_VALUE ? e->value : ei->weight;
+	}
 	if (v->wall) {
 		weight = ei->has_desc ? report_wall_ns(&ei->d, e->value) : 0;
 		if (!weight)
@@ -295,6 +316,14 @@ int cli_report_viewer__event(struct cli_report_viewer *v, const struct ustack_tr
 			.comm = comm, .pid = e->pid, .tid = e->tid, .cpu = e->cpu, .time = e->time,
 			.period = weight, .event = ev_name,
 		};
+
+		/* a probe's payload after the event, as perf prints a
+		 * tracepoint's fields; an allocation's stays in raw: words
+		 * after the event would hide its weight (the period) from
+		 * stackcollapse-perf.pl */
+		if (!v->wall && ei->has_desc && ei->d.type == USTACK_TRACE_EV_PROBE &&
+		    *report_fmt_args(args, &ei->d, e))
+			smp.args = args;
 
 		return cli_perfscript__sample(v->ps, &smp, key);
 	}

@@ -11,6 +11,7 @@ const char *report_unit_name(uint32_t unit)
 	case USTACK_TRACE_EV_UNIT_COUNT: return "samples";
 	case USTACK_TRACE_EV_UNIT_NS: return "ns";
 	case USTACK_TRACE_EV_UNIT_BYTES: return "bytes";
+	case REPORT_UNIT_OBJECTS: return "objects";
 	default: return "unknown";
 	}
 }
@@ -59,5 +60,32 @@ char *report_fmt_weight(char *buf, size_t size, uint32_t unit, uint64_t w)
 	if (unit == USTACK_TRACE_EV_UNIT_NS)
 		return report_fmt_ns(buf, size, w);
 	snprintf(buf, size, "%" PRIu64 " %s", w, report_unit_name(unit));
+	return buf;
+}
+
+char *report_fmt_args(char *buf, const struct ustack_trace_event_desc *d,
+		      const struct ustack_trace_event *e)
+{
+	uint32_t n = e->nr_args, type = d ? d->type : USTACK_TRACE_EV_PROBE;
+	char *p = buf, *end = buf + REPORT_ARGS_MAX;
+
+	*buf = 0;
+	if (!(e->flags & USTACK_TRACE_EVENT_HAS_ARGS) || !n || n > USTACK_TRACE_MAX_ARGS)
+		return buf;
+	if (type == USTACK_TRACE_EV_ALLOC && n >= 2) {
+		snprintf(buf, REPORT_ARGS_MAX, "size=%" PRIu64 " addr=0x%" PRIx64, e->args[0], e->args[1]);
+		return buf;
+	}
+	if (type == USTACK_TRACE_EV_FREE) {
+		snprintf(buf, REPORT_ARGS_MAX, "addr=0x%" PRIx64, e->args[0]);
+		return buf;
+	}
+	if (d && d->name && !strncmp(d->name, "uretprobe:", 10)) {
+		snprintf(buf, REPORT_ARGS_MAX, "ret=0x%" PRIx64, e->args[0]);
+		return buf;
+	}
+	for (uint32_t i = 0; i < n && p < end; i++)
+		p += snprintf(p, (size_t)(end - p), "%sarg%" PRIu32 "=0x%" PRIx64, i ? " " : "", i,
+			      e->args[i]);
 	return buf;
 }

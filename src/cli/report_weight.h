@@ -20,8 +20,13 @@ static inline uint32_t report_unit(const struct ustack_trace_event_desc *d)
 	return d->flags & USTACK_TRACE_EV_UNIT_MASK;
 }
 
+/* Not a trace unit: an objects view's estimated number of allocations
+ * (report_alloc.h), named "objects"; folded never adds it to bytes or
+ * samples. */
+#define REPORT_UNIT_OBJECTS 0x8u
+
 /* The unit's name as folded output and docs spell it: "samples" (a count),
- * "ns", "bytes"; "unknown" for the reserved value. */
+ * "ns", "bytes", "objects"; "unknown" for the reserved value. */
 const char *report_unit_name(uint32_t unit);
 
 /* --wall: the ns one event of @d stands for, given its stored @value:
@@ -48,14 +53,28 @@ char *report_fmt_ns(char *buf, size_t size, uint64_t ns);
 char *report_fmt_weight(char *buf, size_t size, uint32_t unit, uint64_t w);
 
 /*
+ * An EVENT's payload as words for text, raw and perf-script lines
+ * (docs/cli/report.md, "Payloads"), without a leading blank: a uretprobe's
+ * "ret=0x2a", other probes' "arg0=0x1 arg1=0xffffffffffffffff" (the
+ * stored 64-bit values in hex: the trace keeps no C types), an
+ * allocation's "size=4096 addr=0x7f..", a free's "addr=0x7f..". Empty when
+ * the event carries no args. Returns @buf (REPORT_ARGS_MAX bytes).
+ */
+#define REPORT_ARGS_MAX (USTACK_TRACE_MAX_ARGS * 28 + 8)
+char *report_fmt_args(char *buf, const struct ustack_trace_event_desc *d,
+		      const struct ustack_trace_event *e);
+
+/*
  * `ustack report` run in-process by `ustack flamegraph`, saying what the
  * numbers of the folded stacks it wrote are: @unit is
- * USTACK_TRACE_EV_UNIT_NS with --wall or for events in ns, _COUNT for
- * samples (and for a trace without events). cmd_report() is this with
+ * USTACK_TRACE_EV_UNIT_NS with --wall or for events in ns, _BYTES for
+ * allocations' space views, REPORT_UNIT_OBJECTS for their objects views,
+ * _COUNT for samples (and for a trace without events). cmd_report() is this with
  * NULL. Returns the exit status.
  */
 struct report_result {
 	uint32_t unit;
+	const char *view; /* a trace with allocations: the view drawn, else NULL */
 };
 int report_run(int argc, char **argv, struct report_result *res);
 
