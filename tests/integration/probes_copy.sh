@@ -18,6 +18,9 @@
 #            args the program's); every pc:redzone hit carries no args
 #            (its operand is below sp, outside the copy) and the recorder
 #            says how many; --stats: 3 places, hits = kept = events
+#   entry    uprobe:pc_leaf alone: successive hits differ only in the
+#            deeper stack (no other event's hit between them): per path
+#            counts as in paths (each hit its own user-mode entry)
 #   ret      uretprobe:pc_leaf: the return values are exactly {7x + 1},
 #            their sum the program's; stacks from pc_mid per path
 #   gone/end gone/int gone/kill
@@ -60,8 +63,9 @@ cleanup() {
 }
 trap cleanup EXIT
 P=$TOP/tests/integration/progs
-# -fno-ipa-icf: path_a and path_b stay two functions
-if ! $CC -O2 -g -fno-ipa-icf -Wall -o "$tmp/pc" "$P/probe_copy.c" 2>"$tmp/build.log" ||
+# -fno-ipa-icf: path_a and path_b stay two functions; frame pointers: rbp
+# at pc_leaf's entry is pc_mid's frame, the same on both paths
+if ! $CC -O2 -g -fno-ipa-icf -fno-omit-frame-pointer -Wall -o "$tmp/pc" "$P/probe_copy.c" 2>"$tmp/build.log" ||
    ! $CC $BASE_CFLAGS $SAN_FLAGS -I"$TOP/include" -o "$tmp/events" "$P/probe_copy_events.c" \
 	"$TOP/$CHECK_DIR/libustack.a" $LIB_LDLIBS 2>>"$tmp/build.log"; then
 	fail build "$(head -5 "$tmp/build.log" | tr '\n' '|')"
@@ -123,7 +127,11 @@ def per_path(name, tail, want):
                    % (name, sum(other.values()), lost, list(other.items())[:3]))
     return got
 want = {"a": own["a"], "b": own["b"]}
-if case == "paths":
+if case == "entry":
+    per_path("uprobe:%s/pc:pc_leaf" % base.rsplit("/", 1)[0], "pc_mid;pc_leaf", want)
+    if int(stats["probe_hits"]) != len(ev):
+        bad.append("stats: hits %s, %d events" % (stats["probe_hits"], len(ev)))
+elif case == "paths":
     per_path("uprobe:%s/pc:pc_leaf" % base.rsplit("/", 1)[0], "pc_mid;pc_leaf", want)
     leaf = "usdt:%s/pc:pc:leaf" % base.rsplit("/", 1)[0]
     per_path(leaf, "pc_mid;pc_leaf", want)
@@ -173,6 +181,9 @@ PYEOF
 if rec paths -e "uprobe:$tmp/pc:pc_leaf" -e "usdt:$tmp/pc:pc:leaf" \
 	-e "usdt:$tmp/pc:pc:redzone" -- "$N"; then
 	judge paths paths
+fi
+if rec entry -e "uprobe:$tmp/pc:pc_leaf" -- "$N"; then
+	judge entry entry
 fi
 if rec ret -e "uretprobe:$tmp/pc:pc_leaf" -- "$N"; then
 	judge ret ret

@@ -3,8 +3,8 @@
  * The copy backend's probe target (probes_copy.sh): pc_leaf() reached
  * through two paths, path_a() and path_b(), whose frames are the same
  * size and that call pc_mid() from its one call site, so that at
- * pc_leaf's entry the registers and the word at sp are the same on both
- * paths: only the deeper stack tells them apart. A hit joined to the
+ * pc_leaf's entry ip, sp, the word at sp and (built with frame pointers)
+ * rbp are the same on both paths: only the deeper stack tells them apart. A hit joined to the
  * previous one (a probe sample taken for a kernel-mode one) gets the
  * other path's stack. pc_leaf() returns 7x + 1 and fires a USDT probe
  * pc:leaf with x, -x - 1 (signed 4 bytes) and a short kept in memory on
