@@ -18,6 +18,12 @@
 #             the sum of those as int (target returns an int: the upper half
 #             of rax is not the function's) equal to the program's own sum;
 #             the stacks are the callers' (main;path_a, ...), same counts
+#   usdt      usdt:PROG:ustack_test:tick, fired 500 times with (i, -3i, 5):
+#             operands in memory (DEREF), in a register (signed 64-bit) and a
+#             constant (the test program's note, whichever gcc chose: checked
+#             only through the values); each event has 3 args, their sums are
+#             the program's own, the third is 5 every time, the stacks end
+#             main;path_usdt
 #   rate      --probe-rate 1000 on target called as fast as it can be for
 #             2 s: probe_rate_dropped > 0 and hits = kept + dropped; the
 #             kept events, split per CPU into the kernel's windows (a window
@@ -177,6 +183,33 @@ EOF
 )
 	fi
 	[ "$r" = ok ] && pass uretprobe || fail uretprobe "$r"
+fi
+
+# ---- usdt -----------------------------------------------------------------------
+if record usdt -e "usdt:$PP:ustack_test:tick" -- usdt 500; then
+	r=$(python3 - "$tmp/usdt.out" "$tmp/usdt.args" "$tmp/usdt.folded" <<'EOF'
+import sys
+want = {l.split()[0]: int(l.split()[1]) for l in open(sys.argv[1])}
+n, s1, s2, bad = 0, 0, 0, 0
+for l in open(sys.argv[2]):
+    f = l.split()
+    if f[0] != "A":
+        continue
+    n += 1
+    if f[2] != "3" or f[5] != "5":
+        bad += 1
+        continue
+    s1 += int(f[3])
+    s2 += int(f[4])
+folded = [l.rsplit(" ", 1) for l in open(sys.argv[3])]
+on_path = sum(int(w) for st, w in folded if st.endswith(";main;path_usdt"))
+ok = (n == want["usdt"] and not bad and s1 == want["arg1"] and s2 == want["arg2"] and
+      on_path == n and len(folded) == 1)
+print("ok" if ok else f"{n} events ({bad} without 3 args or with arg3 != 5), sums {s1} {s2}, "
+      f"the program's {want}; {on_path} on main;path_usdt of {len(folded)} stacks")
+EOF
+)
+	[ "$r" = ok ] && pass usdt || fail usdt "$r"
 fi
 
 # ---- rate -----------------------------------------------------------------------

@@ -15,11 +15,16 @@
  *                             if its mappings have the [uprobes] page (the
  *                             kernel maps it at a process's first uprobe
  *                             hit that single-steps), else "uprobes 0"
+ *   probe_paths usdt N        fires USDT probe ustack_test:tick(i, -3i, 5) N
+ *                             times (i = 0..N-1; i from memory, -3i as a
+ *                             signed 64-bit value, 5 a constant) from path_usdt;
+ *                             prints "usdt N", "arg1 SUM", "arg2 SUM"
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/sdt.h>
 
 static volatile int sink;
 
@@ -76,6 +81,18 @@ __attribute__((noinline, noclone)) long long path_spin(double seconds)
 	return n;
 }
 
+__attribute__((noinline, noclone)) void path_usdt(int n, long long *s1, long long *s2)
+{
+	for (int i = 0; i < n; i++) {
+		volatile int vi = i; /* an operand in memory (the stack) */
+		long long neg = -3LL * i;
+
+		DTRACE_PROBE3(ustack_test, tick, vi, neg, 5);
+		*s1 += i;
+		*s2 += neg;
+	}
+}
+
 static int has_uprobes_page(void)
 {
 	char line[512];
@@ -113,6 +130,14 @@ int main(int argc, char **argv)
 		printf("uprobes %d\n", has_uprobes_page());
 		return 0;
 	}
-	fprintf(stderr, "usage: probe_paths paths A B C | spin SECONDS | maps N\n");
+	if (argc == 3 && !strcmp(argv[1], "usdt")) {
+		long long s1 = 0, s2 = 0;
+		int n = atoi(argv[2]);
+
+		path_usdt(n, &s1, &s2);
+		printf("usdt %d\narg1 %lld\narg2 %lld\n", n, s1, s2);
+		return 0;
+	}
+	fprintf(stderr, "usage: probe_paths paths A B C | spin SECONDS | maps N | usdt N\n");
 	return 2;
 }
