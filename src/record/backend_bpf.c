@@ -133,6 +133,9 @@ static void probe_entry(const struct rec_probe *p, struct ub_probe *e)
 		       UB_USDT_REG == USTACK_USDT_ARG_REG &&
 		       UB_USDT_DEREF == USTACK_USDT_ARG_DEREF, "USDT argument kinds");
 	_Static_assert(USTACK_USDT_MAX_ARGS == UB_MAX_ARGS, "USDT arguments");
+	/* the BPF compiler lays it out with no padding of its own either */
+	_Static_assert(sizeof(struct ub_usdt_arg) == 16 && sizeof(struct ub_probe) == 208,
+		       "struct ub_probe layout");
 	memset(e, 0, sizeof(*e));
 	e->event = (uint32_t)p->event;
 	e->kind = p->t.kind;
