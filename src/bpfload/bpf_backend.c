@@ -159,6 +159,9 @@ struct ustack_bpf {
 	int offcpu; /* the off-CPU program is loaded */
 	struct bpf_link *sched_link; /* and attached */
 	uint32_t nr_probes; /* the probe programs are loaded, the probes map this long */
+	/* uprobe links, apart: detached at the end of the recording */
+	struct bpf_link **plinks;
+	size_t nr_plinks, cap_plinks;
 	int stats_fd;       /* BPF_ENABLE_STATS: run times counted while open (-1) */
 	int stats_errno;    /* why not (0: on, or no probe) */
 	struct map_op *ops;
@@ -459,6 +462,8 @@ void ustack_bpf__close(struct ustack_bpf *b)
 		bpf_link__destroy(b->links[i]);
 	bpf_link__destroy(b->sched_link);
 	free(b->links);
+	ustack_bpf__detach_probes(b);
+	free(b->plinks);
 	if (b->stats_fd >= 0)
 		close(b->stats_fd);
 	ring_buffer__free(b->ring);
@@ -506,6 +511,8 @@ int ustack_bpf__attach_uprobe(struct ustack_bpf *b, const char *prog, int retpro
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = !!retprobe, .ref_ctr_offset = ref_ctr_offset,
 		    .bpf_cookie = cookie);
 	char what[PATH_MAX + 64];
+	struct bpf_link *l;
+	int ret;
 
 	if (!p) {
 		snprintf(err, errlen, "BPF backend: no program %s in the object", prog);
@@ -513,8 +520,27 @@ int ustack_bpf__attach_uprobe(struct ustack_bpf *b, const char *prog, int retpro
 	}
 	snprintf(what, sizeof(what), "%s %s+%#llx", retprobe ? "uretprobe" : "uprobe", path,
 		 (unsigned long long)offset);
-	return add_link(b, bpf_program__attach_uprobe_opts(p, pid, path, (size_t)offset, &uo), what,
-			err, errlen);
+	l = bpf_program__attach_uprobe_opts(p, pid, path, (size_t)offset, &uo);
+	if (!l) {
+		ret = -errno;
+		snprintf(err, errlen, "BPF backend: attaching to %s: %s", what, strerror(-ret));
+		return ret;
+	}
+	if (ustack_grow((void **)&b->plinks, &b->cap_plinks, b->nr_plinks + 1, sizeof(*b->plinks),
+			16)) {
+		bpf_link__destroy(l);
+		snprintf(err, errlen, "BPF backend: attaching to %s: out of memory", what);
+		return -ENOMEM;
+	}
+	b->plinks[b->nr_plinks++] = l;
+	return 0;
+}
+
+void ustack_bpf__detach_probes(struct ustack_bpf *b)
+{
+	for (size_t i = 0; i < b->nr_plinks; i++)
+		bpf_link__destroy(b->plinks[i]);
+	b->nr_plinks = 0;
 }
 
 int ustack_bpf__set_probe(struct ustack_bpf *b, uint32_t idx, const struct ub_probe *p)

@@ -81,6 +81,10 @@ int ustack_bpf__attach_perf(struct ustack_bpf *b, int fd, char *err, size_t errl
 int ustack_bpf__attach_uprobe(struct ustack_bpf *b, const char *prog, int retprobe, int pid,
 			      const char *path, uint64_t offset, uint64_t ref_ctr_offset,
 			      uint64_t cookie, char *err, size_t errlen);
+/** Remove every uprobe of ustack_bpf__attach_uprobe() (the end of the
+ *  recording: the probe counters stop moving, every hit they count is in
+ *  the ring or counted as dropped, and the processes run untrapped). */
+void ustack_bpf__detach_probes(struct ustack_bpf *b);
 
 /** What loading a file's table did. */
 enum ustack_bpf_load {

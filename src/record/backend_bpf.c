@@ -987,8 +987,12 @@ static void bpf_stats(const struct rec *r, struct ustack_record_stats *st)
  * read, and the counters would no longer add up. */
 static void bpf_drain(struct rec *r)
 {
-	if (B(r)->bpf)
+	if (B(r)->bpf) {
 		ustack_bpf__detach_sched(B(r)->bpf);
+		/* the same for probes: a hit after the drain was counted in
+		 * probe_hits and never written (kept < hits - dropped) */
+		ustack_bpf__detach_probes(B(r)->bpf);
+	}
 	while (!r->werr && bpf_poll(r, 0) > 0)
 		;
 }

@@ -34,6 +34,12 @@
 #             instructions after its admission, so events within 50 us of a
 #             boundary are counted in the earlier window (a full window
 #             keeps its 1000 at its start, far from its end)
+#   pid       record -p of a running process calling target (from path_spin)
+#             as fast as it can, stopped with SIGINT once its [uprobes] page
+#             shows the probe attached: probe_hits = probe_kept +
+#             probe_rate_dropped exactly (the probes are removed before the
+#             last read: no hit is counted that is not in the trace), lost
+#             0, every stack ends main;path_spin;target
 #   gone      ustack record -a with a uprobe on target, then killed (SIGKILL)
 #   gone-int  or stopped (SIGINT): a new process calling target afterwards
 #             gets no [uprobes] page (the kernel maps it at a process's first
@@ -258,6 +264,44 @@ EOF
 )
 	[ "$r" = ok ] && pass rate || fail rate "$r"
 fi
+
+# ---- pid ------------------------------------------------------------------------
+case_pid() {
+	local sp rp end st
+	"$PP" spin 120 >/dev/null &
+	sp=$!; pids+=("$sp")
+	"$USTACK" record -q --stats --backend bpf -e "uprobe:$PP:target" -p "$sp" -o "$tmp/pid.data" \
+		>/dev/null 2>"$tmp/pid.stats" &
+	rp=$!; pids+=("$rp")
+	end=$((SECONDS + 60))
+	until grep -q '\[uprobes\]' /proc/"$sp"/maps 2>/dev/null; do
+		if [ $SECONDS -ge $end ] || ! kill -0 "$rp" 2>/dev/null; then
+			fail pid "no probe hit within 60 s: $(grep -v '^stat' "$tmp/pid.stats" | head -2 | tr '\n' '|')"
+			kill -KILL "$sp" "$rp" 2>/dev/null
+			return
+		fi
+		sleep 0.1
+	done
+	sleep 0.5
+	kill -INT "$rp"
+	if ! wait "$rp"; then
+		fail pid "record -p failed: $(grep -v '^stat' "$tmp/pid.stats" | head -3 | tr '\n' '|')"
+		kill -KILL "$sp"
+		return
+	fi
+	kill -KILL "$sp"; wait "$sp" 2>/dev/null
+	"$USTACK" report -i "$tmp/pid.data" --format folded >"$tmp/pid.folded" 2>&1
+	local hits kept dropped lost other
+	hits=$(stat_of "$tmp/pid.stats" probe_hits) kept=$(stat_of "$tmp/pid.stats" probe_kept)
+	dropped=$(stat_of "$tmp/pid.stats" probe_rate_dropped) lost=$(stat_of "$tmp/pid.stats" lost)
+	other=$(grep -vc ';main;path_spin;target [0-9]*$' "$tmp/pid.folded")
+	if [ -z "$hits" ] || [ "$hits" -eq 0 ] || [ "$hits" -ne $((kept + dropped)) ] || [ "$lost" != 0 ] || [ "$other" -ne 0 ]; then
+		fail pid "hits $hits, kept $kept, dropped $dropped, lost $lost, $other stacks not main;path_spin;target"
+	else
+		pass pid
+	fi
+}
+case_pid
 
 # ---- gone, gone-int: no probe left behind ---------------------------------------
 # has_page: a new process calling target 10 times gets the [uprobes] page
