@@ -39,7 +39,7 @@
 const volatile __u32 alloc_event = UB_NO_EVENT; /* "alloc" */
 const volatile __u32 free_event = UB_NO_EVENT;  /* "free" */
 const volatile __u64 alloc_mean = 1;            /* sampling mean, bytes (<= 1: all) */
-const volatile __u64 alloc_lnm[UB_ALLOC_LN_N];  /* ub_alloc_lnm_fill() */
+const volatile __u64 alloc_lnm[UB_ALLOC_LN_N + 1]; /* ub_alloc_lnm_fill() */
 
 /* kept allocations not freed yet: tgid + address -> size (max_entries set
  * by user space; its exit purge removes a dead process's) */

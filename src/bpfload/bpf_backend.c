@@ -341,7 +341,7 @@ static void offcpu_opts(struct ustack_bpf *b, const struct ustack_bpf_opts *o)
 /* The allocation programs' rodata and live map; loaded only with --alloc. */
 static void alloc_opts(struct ustack_bpf *b, const struct ustack_bpf_opts *o)
 {
-	ub_u64 lnm[UB_ALLOC_LN_N];
+	ub_u64 lnm[UB_ALLOC_LN_N + 1];
 	int on = o->sz >= offsetof(struct ustack_bpf_opts, alloc_live_max) +
 				  sizeof(o->alloc_live_max) &&
 		 o->alloc_event != o->free_event && o->alloc_event != UB_NO_EVENT;
@@ -350,7 +350,7 @@ static void alloc_opts(struct ustack_bpf *b, const struct ustack_bpf_opts *o)
 	b->skel->rodata->free_event = on ? o->free_event : UB_NO_EVENT;
 	b->skel->rodata->alloc_mean = on ? o->alloc_mean : 1;
 	ub_alloc_lnm_fill(lnm);
-	for (size_t i = 0; i < UB_ALLOC_LN_N; i++)
+	for (size_t i = 0; i <= UB_ALLOC_LN_N; i++)
 		b->skel->rodata->alloc_lnm[i] = lnm[i];
 	bpf_map__set_max_entries(b->skel->maps.alloc_live,
 				 on && o->alloc_live_max ? o->alloc_live_max : 1);
