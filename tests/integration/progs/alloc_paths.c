@@ -18,7 +18,8 @@
  *           every 16th round
  *   path_c  posix_memalign, aligned_alloc, memalign, valloc, pvalloc(5000)
  *           (8192 bytes); the aligned_alloc ones freed
- * usage: alloc_paths [ROUNDS]   (default 300)
+ * usage: alloc_paths [ROUNDS [GO]]   (default 300; GO: a file whose first
+ * byte, read before the first round, says go: the recorder is attached)
  */
 #include <malloc.h>
 #include <stdint.h>
@@ -175,6 +176,15 @@ NOINLINE static void path_c(int round)
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 300;
+	char go;
+
+	if (argc > 2) {
+		FILE *f = fopen(argv[2], "r");
+
+		if (!f || fread(&go, 1, 1, f) != 1)
+			exit(1);
+		fclose(f);
+	}
 
 	for (int r = 0; r < rounds; r++) {
 		path_a(r);
