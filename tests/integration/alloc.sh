@@ -55,7 +55,7 @@ trap cleanup EXIT
 P=$TOP/tests/integration/progs
 CHECK=$TOP/tests/integration/lib/alloc_check.py
 
-if ! $CC -O2 -fomit-frame-pointer -Wall -o "$tmp/paths" "$P/alloc_paths.c" 2>"$tmp/build.log" ||
+if ! $CC -O2 -fno-builtin -fomit-frame-pointer -Wall -o "$tmp/paths" "$P/alloc_paths.c" 2>"$tmp/build.log" ||
    ! $CC $BASE_CFLAGS $SAN_FLAGS -I"$TOP/include" -o "$tmp/events" "$P/alloc_events.c" \
 	"$TOP/$CHECK_DIR/libustack.a" $LIB_LDLIBS 2>>"$tmp/build.log"; then
 	fail build "$(head -5 "$tmp/build.log" | tr '\n' '|')"
@@ -64,7 +64,7 @@ fi
 mkdir "$tmp/wrap"
 if ! $CC -O2 -fPIC -shared -fomit-frame-pointer -Wall -o "$tmp/wrap/libjemalloc.so.2" \
 	"$P/alloc_wrap.c" 2>"$tmp/build.log" ||
-   ! $CC -O2 -fomit-frame-pointer -Wall -o "$tmp/paths_wrap" "$P/alloc_paths.c" -L"$tmp/wrap" \
+   ! $CC -O2 -fno-builtin -fomit-frame-pointer -Wall -o "$tmp/paths_wrap" "$P/alloc_paths.c" -L"$tmp/wrap" \
 	-Wl,--no-as-needed -l:libjemalloc.so.2 -Wl,-rpath,"$tmp/wrap" 2>>"$tmp/build.log"; then
 	fail build "$(head -5 "$tmp/build.log" | tr '\n' '|')"
 	exit 1
