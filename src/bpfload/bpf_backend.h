@@ -86,6 +86,10 @@ int ustack_bpf__attach_uprobe(struct ustack_bpf *b, const char *prog, int retpro
  *  the ring or counted as dropped, and the processes run untrapped). */
 void ustack_bpf__detach_probes(struct ustack_bpf *b);
 
+/** record --alloc: forget the live allocations of the processes @tgids
+ *  (they exited). Entries removed. */
+int ustack_bpf__alloc_purge(struct ustack_bpf *b, const uint32_t *tgids, size_t n);
+
 /** What loading a file's table did. */
 enum ustack_bpf_load {
 	USTACK_BPF_LOADED = 0,   /* rows built, on their way into the kernel */

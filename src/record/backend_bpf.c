@@ -52,6 +52,7 @@
 #include "bpfload/bpf_backend.h"
 #include "bpfload/bpf_record.h"
 #include "record/backend.h"
+#include "record/backend_bpf_alloc.h"
 #include "record/rec.h"
 
 struct entry {
@@ -86,6 +87,7 @@ struct rec_bpf {
 	int efd; /* readable while pending is not empty */
 	uint32_t nr_uprobes;     /* r->probes entries of uprobe events (the probes map) */
 	uint64_t probe_attached; /* their links */
+	struct rec_bpf_alloc *alloc; /* record --alloc (backend_bpf_alloc.c) */
 };
 
 #define LOAD_BUDGET_NS 15000000ull
@@ -205,6 +207,8 @@ static int bpf_open(struct rec *r, char *err, size_t errlen)
 	bo.probe_rate_max = !bo.probe_rate_max ? REC_PROBE_RATE_DEFAULT
 			    : bo.probe_rate_max == UINT32_MAX ? 0 : bo.probe_rate_max;
 	ret = offcpu_events(r, &bo, err, errlen);
+	if (!ret)
+		ret = rec_bpf_alloc_opts(r, &bo, err, errlen);
 	if (ret)
 		return ret;
 	for (int i = 0; i < r->nr_events; i++) {
@@ -251,6 +255,7 @@ static void bpf_close(struct rec *r)
 	ustack_u64map__free(b->kstack_of);
 	ustack_u64map__free(b->entry_of);
 	ustack_u64map__free(b->copy_of);
+	rec_bpf_alloc_free(b->alloc);
 	free(b->entries);
 	free(b->pending);
 	if (b->efd >= 0)
@@ -578,6 +583,8 @@ static int bpf_start(struct rec *r, pid_t child, char *err, size_t errlen)
 	ret = attach_probes(r, child, err, errlen);
 	if (ret)
 		return ret;
+	if ((ret = rec_bpf_alloc_attach(r, B(r)->bpf, child, &B(r)->probe_attached, err, errlen)))
+		return ret;
 	/* the side-band (event 0, the dummy) wakes the poll too: its MMAP2s
 	 * load tables, and the ring wakes the reader only in batches */
 	ret = ustack_perf_session__for_each_fd(r->ps, 0, watch_fd, B(r)->bpf);
@@ -661,6 +668,7 @@ static void bpf_exit(struct rec *r, uint32_t tid)
 	if (!B(r)->bpf)
 		return;
 	close_entry(r, entry_of(r, tid, 0));
+	rec_bpf_alloc_exit(b->alloc, tid);
 	if (!ustack_u64map__delete(b->entry_of, tid, &i) || i >= b->nr_entries)
 		return;
 	last = --b->nr_entries;
@@ -797,8 +805,10 @@ static void count_event(struct rec *r, const struct ub_event *e)
 		r->st.probe_kept++;
 		break;
 	case REC_ATTACH_ALLOC:
-		if (ev->alloc == REC_ALLOC_ALLOC)
+		if (ev->alloc == REC_ALLOC_ALLOC) {
 			r->st.alloc_sampled++;
+			rec_bpf_alloc_seen(&B(r)->alloc, e->pid);
+		}
 		else
 			r->st.alloc_frees++;
 		break;
@@ -923,6 +933,7 @@ static int bpf_poll(struct rec *r, int timeout_ms)
 	ret = ustack_bpf__poll(B(r)->bpf, timeout_ms, on_ring_record, r);
 
 	lost_check(r);
+	rec_bpf_alloc_purge(B(r)->alloc, B(r)->bpf);
 	return ret;
 }
 
@@ -975,6 +986,7 @@ static void bpf_stats(const struct rec *r, struct ustack_record_stats *st)
 	st->probe_rate_dropped = bs.c[UB_C_PROBE_RATE_DROPPED];
 	st->probe_run_ns = bs.probe_run_ns;
 	st->probe_runs = bs.probe_runs;
+	rec_bpf_alloc_stats(&bs, st);
 	st->offcpu_short = bs.c[UB_C_OFFCPU_SHORT];
 	st->offcpu_short_ns = bs.c[UB_C_OFFCPU_SHORT_NS];
 	/* read one after the other while the program runs: never below 0 */
