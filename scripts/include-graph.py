@@ -34,8 +34,9 @@ LAYERS = [
     ["common"],
     # ELF file access, which every table source and the symbolizer read through
     ["elf"],
-    # the table parsers: independent of each other (DESIGN.md)
-    ["sframe", "cfi"],
+    # the table parsers: independent of each other (DESIGN.md); probe names
+    # resolved to file offsets (symbols, USDT notes, ld.so.cache) beside them
+    ["sframe", "cfi", "probe"],
     # VMAs of a live process (PROCMAP_QUERY, text fallback), file ids
     ["procmaps"],
     # the unwinder over sframe/cfi rows and procmaps' mappings
@@ -83,6 +84,9 @@ CLI_EXCEPTIONS = {
     ("src/cli/cmd_report.c", "symbolize/symbolize_internal.h"):
         "report announces its lookups in one batch (ustack_symbolizer__expect) "
         "and saves the line caches; neither is public API",
+    ("src/cli/cmd_probe.c", "probe/probe.h"):
+        "ustack probe prints what the recorder's probe resolver finds; the "
+        "resolver is internal (record -e is its public face)",
     ("src/cli/report_lookup.c", "symbolize/symbolize_internal.h"):
         "--symfs and archive contents (load_trace_contents, set_file_content) "
         "and why a file was refused (file_refusal, file_image_source)",

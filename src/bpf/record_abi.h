@@ -237,4 +237,10 @@ enum ub_counter {
 	UB_NR_COUNTERS
 };
 
+/* alloc_live (record --alloc): a kept allocation not freed yet -> its size */
+struct ub_alloc_key {
+	ub_u32 tgid, pad;
+	ub_u64 addr;
+};
+
 #endif

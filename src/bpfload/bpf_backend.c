@@ -49,6 +49,7 @@
 #include "bpfload/bpf_backend.h"
 #include "perf/perf_record.h"
 #include "bpf/rows_layout.h"
+#include "bpf/alloc_draw.h"
 
 /* libbpf (and the libelf it loads) opened by the first ustack_bpf__open():
  * commands that never load the BPF program do not load it either. The
@@ -64,7 +65,8 @@
 	X(bpf_program__attach_kprobe_opts) X(bpf_program__set_autoload)                      \
 	X(bpf_link__destroy) X(ring_buffer__new) X(ring_buffer__free) X(ring_buffer__epoll_fd) \
 	X(ring_buffer__consume) X(btf__find_by_name_kind) X(btf__free) X(btf__load_vmlinux_btf)   \
-	X(btf__type_by_id) X(bpf_program__attach_uprobe_opts) X(bpf_object__find_program_by_name)
+	X(btf__type_by_id) X(bpf_program__attach_uprobe_opts) X(bpf_object__find_program_by_name) \
+	X(bpf_map_get_next_key)
 DL_SYMS_STRUCT(libbpf, LIBBPF_FNS)
 DL_SYMS_LOAD(libbpf_load, libbpf, LIBBPF_FNS, "libbpf.so.1")
 #define libbpf_set_print (libbpf.libbpf_set_print)
@@ -89,6 +91,7 @@ DL_SYMS_LOAD(libbpf_load, libbpf, LIBBPF_FNS, "libbpf.so.1")
 #define bpf_program__set_autoload (libbpf.bpf_program__set_autoload)
 #define bpf_program__attach_uprobe_opts (libbpf.bpf_program__attach_uprobe_opts)
 #define bpf_object__find_program_by_name (libbpf.bpf_object__find_program_by_name)
+#define bpf_map_get_next_key (libbpf.bpf_map_get_next_key)
 #define bpf_link__destroy (libbpf.bpf_link__destroy)
 #define ring_buffer__new (libbpf.ring_buffer__new)
 #define ring_buffer__free (libbpf.ring_buffer__free)
@@ -335,6 +338,27 @@ static void offcpu_opts(struct ustack_bpf *b, const struct ustack_bpf_opts *o)
 	bpf_program__set_autoload(b->skel->progs.ustack_offcpu, b->offcpu);
 }
 
+/* The allocation programs' rodata and live map; loaded only with --alloc. */
+static void alloc_opts(struct ustack_bpf *b, const struct ustack_bpf_opts *o)
+{
+	ub_u64 lnm[UB_ALLOC_LN_N + 1];
+	int on = o->sz >= offsetof(struct ustack_bpf_opts, alloc_live_max) +
+				  sizeof(o->alloc_live_max) &&
+		 o->alloc_event != o->free_event && o->alloc_event != UB_NO_EVENT;
+
+	b->skel->rodata->alloc_event = on ? o->alloc_event : UB_NO_EVENT;
+	b->skel->rodata->free_event = on ? o->free_event : UB_NO_EVENT;
+	b->skel->rodata->alloc_mean = on ? o->alloc_mean : 1;
+	ub_alloc_lnm_fill(lnm);
+	for (size_t i = 0; i <= UB_ALLOC_LN_N; i++)
+		b->skel->rodata->alloc_lnm[i] = lnm[i];
+	bpf_map__set_max_entries(b->skel->maps.alloc_live,
+				 on && o->alloc_live_max ? o->alloc_live_max : 1);
+	bpf_program__set_autoload(b->skel->progs.ustack_alloc_enter, on);
+	bpf_program__set_autoload(b->skel->progs.ustack_alloc_ret, on);
+	bpf_program__set_autoload(b->skel->progs.ustack_alloc_free, on);
+}
+
 struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, size_t errlen)
 {
 	struct ustack_bpf *b = calloc(1, sizeof(*b));
@@ -371,6 +395,7 @@ struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, 
 	/* its program is verified only where it is used */
 	bpf_program__set_autoload(b->skel->progs.ustack_kp, b->syscall_kprobes);
 	offcpu_opts(b, o);
+	alloc_opts(b, o);
 	if (o->sz >= offsetof(struct ustack_bpf_opts, probe_rate_max) + sizeof(o->probe_rate_max))
 		b->skel->rodata->probe_rate_max = o->probe_rate_max;
 	b->skel->rodata->trace_all = !!o->trace_all;
@@ -1122,6 +1147,33 @@ int ustack_bpf__kstack(struct ustack_bpf *b, int32_t id, uint64_t *ips, uint32_t
 			ips[n++] = buf[i];
 	b->kstack_bytes += sizeof(buf);
 	return (int)n;
+}
+
+int ustack_bpf__alloc_purge(struct ustack_bpf *b, const uint32_t *tgids, size_t n)
+{
+	int fd = bpf_map__fd(b->skel->maps.alloc_live), removed = 0;
+	struct ub_alloc_key k, *dead = NULL;
+	size_t nr = 0, cap = 0;
+	const void *prev = NULL;
+
+	/* the keys first, then the deletes: a key deleted under
+	 * bpf_map_get_next_key() sends the walk back to the first bucket */
+	while (!bpf_map_get_next_key(fd, prev, &k)) {
+		for (size_t i = 0; i < n; i++) {
+			if (k.tgid != tgids[i])
+				continue;
+			if (ustack_grow((void **)&dead, &cap, nr + 1, sizeof(*dead), 256))
+				goto out;
+			dead[nr++] = k;
+			break;
+		}
+		prev = &k;
+	}
+out:
+	for (size_t i = 0; i < nr; i++)
+		removed += !bpf_map_delete_elem(fd, &dead[i]);
+	free(dead);
+	return removed;
 }
 
 uint64_t ustack_bpf__counter(struct ustack_bpf *b, unsigned int c)

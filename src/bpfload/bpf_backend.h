@@ -74,6 +74,10 @@ int ustack_bpf__attach_uprobe(struct ustack_bpf *b, const char *prog, int retpro
 			      const char *path, uint64_t offset, uint64_t ref_ctr_offset,
 			      uint64_t cookie, char *err, size_t errlen);
 
+/** record --alloc: forget the live allocations of the processes @tgids
+ *  (they exited). Entries removed. */
+int ustack_bpf__alloc_purge(struct ustack_bpf *b, const uint32_t *tgids, size_t n);
+
 /** What loading a file's table did. */
 enum ustack_bpf_load {
 	USTACK_BPF_LOADED = 0,   /* rows built, on their way into the kernel */

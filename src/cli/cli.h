@@ -17,6 +17,7 @@ int cmd_snapshot(int argc, char **argv);
 int cmd_sframe(int argc, char **argv);
 int cmd_maps(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
 
 /* Print "ustack: <message>" to stderr. */
 __attribute__((format(printf, 1, 2))) void cli_error(const char *fmt, ...);

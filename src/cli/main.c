@@ -23,6 +23,7 @@ static const struct {
 	{ "sframe", cmd_sframe, "dump an SFrame section or look up addresses" },
 	{ "maps", cmd_maps, "query the mappings of a process (PROCMAP_QUERY)" },
 	{ "symbolize", cmd_symbolize, "file offsets to function names" },
+	{ "probe", cmd_probe, "where a uprobe, uretprobe or USDT probe name attaches" },
 };
 
 static void usage(FILE *f)

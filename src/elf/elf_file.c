@@ -557,6 +557,37 @@ static int elf_sym_entry(const struct elf_symtab *t, uint64_t i, struct elf_sym_
 	return 1;
 }
 
+int ustack_elf__for_each_func(struct ustack_elf *elf,
+			      int (*fn)(void *ctx, const struct ustack_elf_symbol *sym), void *ctx)
+{
+	elf_symtabs_find(elf);
+	if (!elf->symtabs[0].data && !elf->symtabs[1].data)
+		return -ENOENT;
+	for (int k = 0; k < 2; k++) {
+		const struct elf_symtab *t = &elf->symtabs[k];
+
+		for (uint64_t i = 0; t->data && i < t->n; i++) {
+			struct ustack_elf_symbol s;
+			struct elf_sym_entry e;
+			Elf64_Sym sym;
+			int ret;
+
+			if (!elf_sym_entry(t, i, &e) || !e.name[0])
+				continue;
+			memcpy(&sym, t->data + i * sizeof(sym), sizeof(sym));
+			s = (struct ustack_elf_symbol){
+				.name = e.name, .value = e.start, .size = e.size,
+				.type = ELF64_ST_TYPE(sym.st_info),
+				.bind = ELF64_ST_BIND(sym.st_info), .table = (uint8_t)k,
+			};
+			ret = fn(ctx, &s);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
 /* (value, size) covers vaddr: without short-circuit, one branch */
 static inline int sym_covers(uint64_t value, uint64_t size, uint64_t vaddr)
 {

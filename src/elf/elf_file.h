@@ -156,6 +156,24 @@ void ustack_elf__expect_addrs(struct ustack_elf *elf, const uint64_t *vaddrs, si
 int ustack_elf__symbolize_zero_size(struct ustack_elf *elf, uint64_t vaddr, const char **name,
 				    uint64_t *sym_start, uint64_t *nearest);
 
+/** A defined function symbol (ustack_elf__for_each_func()). */
+struct ustack_elf_symbol {
+	const char *name;    /* as stored ("name@VERSION" where the table has it) */
+	uint64_t value, size;
+	uint8_t type, bind;  /* STT_FUNC or STT_GNU_IFUNC; STB_* */
+	uint8_t table;       /* 0: .symtab, 1: .dynsym */
+};
+
+/**
+ * Call @fn for every defined, named function symbol (STT_FUNC,
+ * STT_GNU_IFUNC) of .symtab, then of .dynsym, in table order: a lookup by
+ * name (probes), where the symbolizer's index looks up by address.
+ * @return 0 when every symbol was offered, the first non-zero value @fn
+ *         returned, -ENOENT when the file has neither table
+ */
+int ustack_elf__for_each_func(struct ustack_elf *elf,
+			      int (*fn)(void *ctx, const struct ustack_elf_symbol *sym), void *ctx);
+
 /** Format a build ID as lowercase hex into @out (2*len+1 bytes). */
 void ustack_hex(const uint8_t *bytes, size_t len, char *out);
 

@@ -52,6 +52,7 @@
 #include "bpfload/bpf_backend.h"
 #include "bpfload/bpf_record.h"
 #include "record/backend.h"
+#include "record/backend_bpf_alloc.h"
 #include "record/rec.h"
 
 struct entry {
@@ -84,6 +85,7 @@ struct rec_bpf {
 	struct pending_load { uint32_t pid; uint64_t start; } *pending;
 	size_t pending_head, nr_pending, cap_pending;
 	int efd; /* readable while pending is not empty */
+	struct rec_bpf_alloc *alloc; /* record --alloc (backend_bpf_alloc.c) */
 };
 
 #define LOAD_BUDGET_NS 15000000ull
@@ -127,6 +129,8 @@ static int bpf_open(struct rec *r, char *err, size_t errlen)
 	bo.probe_rate_max = !bo.probe_rate_max ? REC_PROBE_RATE_DEFAULT
 			    : bo.probe_rate_max == UINT32_MAX ? 0 : bo.probe_rate_max;
 	ret = offcpu_events(r, &bo, err, errlen);
+	if (!ret)
+		ret = rec_bpf_alloc_opts(r, &bo, err, errlen);
 	if (ret)
 		return ret;
 	for (int i = 0; i < r->nr_events; i++) {
@@ -170,6 +174,7 @@ static void bpf_close(struct rec *r)
 	ustack_u64map__free(b->kstack_of);
 	ustack_u64map__free(b->entry_of);
 	ustack_u64map__free(b->copy_of);
+	rec_bpf_alloc_free(b->alloc);
 	free(b->entries);
 	free(b->pending);
 	if (b->efd >= 0)
@@ -494,6 +499,8 @@ static int bpf_start(struct rec *r, pid_t child, char *err, size_t errlen)
 				return ret;
 			break; /* one program for both kinds */
 		}
+	if ((ret = rec_bpf_alloc_attach(r, B(r)->bpf, child, err, errlen)))
+		return ret;
 	/* the side-band (event 0, the dummy) wakes the poll too: its MMAP2s
 	 * load tables, and the ring wakes the reader only in batches */
 	ret = ustack_perf_session__for_each_fd(r->ps, 0, watch_fd, B(r)->bpf);
@@ -577,6 +584,7 @@ static void bpf_exit(struct rec *r, uint32_t tid)
 	if (!B(r)->bpf)
 		return;
 	close_entry(r, entry_of(r, tid, 0));
+	rec_bpf_alloc_exit(b->alloc, tid);
 	if (!ustack_u64map__delete(b->entry_of, tid, &i) || i >= b->nr_entries)
 		return;
 	last = --b->nr_entries;
@@ -713,8 +721,10 @@ static void count_event(struct rec *r, const struct ub_event *e)
 		r->st.probe_kept++;
 		break;
 	case REC_ATTACH_ALLOC:
-		if (ev->alloc == REC_ALLOC_ALLOC)
+		if (ev->alloc == REC_ALLOC_ALLOC) {
 			r->st.alloc_sampled++;
+			rec_bpf_alloc_seen(&B(r)->alloc, e->pid);
+		}
 		else
 			r->st.alloc_frees++;
 		break;
@@ -839,6 +849,7 @@ static int bpf_poll(struct rec *r, int timeout_ms)
 	ret = ustack_bpf__poll(B(r)->bpf, timeout_ms, on_ring_record, r);
 
 	lost_check(r);
+	rec_bpf_alloc_purge(B(r)->alloc, B(r)->bpf);
 	return ret;
 }
 
@@ -886,6 +897,7 @@ static void bpf_stats(const struct rec *r, struct ustack_record_stats *st)
 	st->table_bytes = bs.table_bytes;
 	st->tables_evicted = bs.tables_evicted;
 	st->table_seconds = bs.load_ns / 1e9;
+	rec_bpf_alloc_stats(&bs, st);
 	st->offcpu_short = bs.c[UB_C_OFFCPU_SHORT];
 	st->offcpu_short_ns = bs.c[UB_C_OFFCPU_SHORT_NS];
 	/* read one after the other while the program runs: never below 0 */
