@@ -1539,6 +1539,135 @@ static __always_inline __attribute__((unused)) void send_pevent(const struct ub_
 	bpf_ringbuf_submit(pe, wake_flags());
 }
 
+/* ---- probes: uprobes, uretprobes and USDT probes ------------------------------- */
+
+/* Filled by user space before the links are made (bpf_backend.c), one
+ * entry per link; sized to the probes recorded (1 when none). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ub_probe);
+} probes SEC(".maps");
+
+/* @v's low |size| bytes, sign-extended when size is negative. */
+static __always_inline __u64 usdt_extend(__u64 v, __s8 size)
+{
+	switch (size) {
+	case -1: return (__u64)(__s64)(__s8)v;
+	case 1: return (__u8)v;
+	case -2: return (__u64)(__s64)(__s16)v;
+	case 2: return (__u16)v;
+	case -4: return (__u64)(__s64)(__s32)v;
+	case 4: return (__u32)v;
+	default: return v;
+	}
+}
+
+/* One USDT argument from the probed thread's registers @ctx (the user
+ * registers: a uprobe runs at the user instruction) and its memory. 0
+ * where the spec is out of bounds or the memory cannot be read (the event
+ * is still recorded: its stack does not depend on the argument). */
+static __always_inline __u64 usdt_arg(struct pt_regs *ctx, const struct ub_usdt_arg *a)
+{
+	__u64 v = 0, reg = 0, n;
+	__u32 off = a->reg;
+	__s8 size = (__s8)a->size;
+
+	if (a->kind == UB_USDT_CONST)
+		return a->val;
+	if (off > UB_PT_REGS_SIZE - 8 || (off & 7))
+		return 0;
+	bpf_probe_read_kernel(&reg, 8, (void *)ctx + off);
+	if (a->kind == UB_USDT_REG)
+		return usdt_extend(reg, size);
+	if (a->kind != UB_USDT_DEREF)
+		return 0;
+	n = size < 0 ? -size : size;
+	if (n == 0 || n > 8)
+		return 0;
+	if (bpf_probe_read_user(&v, n, (void *)(reg + a->val)))
+		return 0;
+	return usdt_extend(v, size);
+}
+
+/* A hit of probe @cookie: the event with the stack of the probed thread
+ * at the probed instruction (for a uretprobe: at the caller's instruction
+ * after the call), and its payload. */
+static __always_inline void probe_hit(struct pt_regs *ctx, __u64 cookie)
+{
+	struct regs_in r = { .slot = SLOT_TP, .user_mode = 1, .keep = 1 };
+	__u32 key = (__u32)cookie, tgid = bpf_get_current_pid_tgid() >> 32, n = 0;
+	struct ub_event e = {};
+	struct uctx u = {};
+	struct ub_probe *p;
+	__u64 args[UB_MAX_ARGS];
+
+	if (!traced(tgid) || !probe_admit())
+		return;
+	p = bpf_map_lookup_elem(&probes, &key);
+	if (!p)
+		return;
+	/* the event is its own user context: the probed instruction, nothing
+	 * of a kernel entry; no kernel stack */
+	u.ip = ctx->rip;
+	u.sp = ctx->rsp;
+	u.bp = ctx->rbp;
+	u.bx = ctx->rbx;
+	u.have = 1;
+	if (!collect(ctx, &u, p->event, 0, &e, &r))
+		return;
+	/* SLOT_TP is this CPU's: uprobe programs run with migration off only
+	 * on recent kernels, as system-call tracepoints on 7.x (tp_event) */
+	if (bpf_preempt_disable)
+		bpf_preempt_disable();
+	finish(&e, &r);
+	if (bpf_preempt_enable)
+		bpf_preempt_enable();
+	if (p->kind == UB_PROBE_URETPROBE) {
+		args[0] = ctx->rax;
+		n = 1;
+	} else if (p->kind == UB_PROBE_USDT) {
+		n = p->nr_args < UB_MAX_ARGS ? p->nr_args : UB_MAX_ARGS;
+		for (__u32 i = 0; i < UB_MAX_ARGS; i++) {
+			if (i >= n)
+				break;
+			args[i] = usdt_arg(ctx, &p->args[i]);
+		}
+	}
+	if (n) {
+		send_pevent(&e, args, n);
+		return;
+	}
+	/* no payload: the plain 56-byte record */
+	{
+		struct ub_event *ev = bpf_ringbuf_reserve(&rb, sizeof(*ev), 0);
+
+		if (!ev) {
+			count(UB_C_LOST, 1);
+			return;
+		}
+		*ev = e;
+		bpf_ringbuf_submit(ev, wake_flags());
+	}
+}
+
+/* Loaded only when a probe event is recorded (bpf_backend.c); the attach
+ * cookie is the probe's index in the probes map. */
+SEC("uprobe")
+int ustack_uprobe(struct pt_regs *ctx)
+{
+	probe_hit(ctx, bpf_get_attach_cookie(ctx));
+	return 0;
+}
+
+SEC("uretprobe")
+int ustack_uretprobe(struct pt_regs *ctx)
+{
+	probe_hit(ctx, bpf_get_attach_cookie(ctx));
+	return 0;
+}
+
 /* Following the targets: children of a traced process, and a command
  * armed until its exec. */
 SEC("tp_btf/sched_process_fork")

@@ -101,6 +101,32 @@ struct ub_pevent {
 	ub_u64 args[UB_MAX_ARGS];
 };
 
+/* The probes map (array, key: a uprobe link's attach cookie): what a hit
+ * of that link records. kind as enum ustack_probe_kind (src/probe/probe.h),
+ * args as struct ustack_usdt_arg (kind CONST 1 / REG 2 / DEREF 3; size 1, 2,
+ * 4, 8, negative: signed; reg: byte offset in the uapi struct pt_regs). */
+#define UB_PROBE_UPROBE 1
+#define UB_PROBE_URETPROBE 2
+#define UB_PROBE_USDT 3
+#define UB_USDT_CONST 1
+#define UB_USDT_REG 2
+#define UB_USDT_DEREF 3
+#define UB_PT_REGS_SIZE 168 /* uapi x86-64 struct pt_regs: 21 registers */
+struct ub_usdt_arg {
+	ub_u8 kind;
+	ub_u8 size;     /* as a signed byte: negative, sign-extended */
+	ub_u16 reg;
+	ub_u32 pad;
+	ub_u64 val;     /* CONST: the value; DEREF: the displacement */
+};
+struct ub_probe {
+	ub_u32 event;   /* index in the recorder's list */
+	ub_u32 kind;    /* UB_PROBE_* */
+	ub_u32 nr_args; /* USDT: 0..UB_MAX_ARGS */
+	ub_u32 pad;
+	struct ub_usdt_arg args[UB_MAX_ARGS];
+};
+
 /* A stack's frames, sent once, before the first event that names it:
  * 16 + 16 * capacity bytes, capacity one of UB_STACK_CLASSES. words[2i],
  * words[2i+1] are ustack_trace_pack_frame()'s two words. */

@@ -66,7 +66,7 @@
 	X(bpf_link__destroy) X(ring_buffer__new) X(ring_buffer__free) X(ring_buffer__epoll_fd) \
 	X(ring_buffer__consume) X(btf__find_by_name_kind) X(btf__free) X(btf__load_vmlinux_btf)   \
 	X(btf__type_by_id) X(bpf_program__attach_uprobe_opts) X(bpf_object__find_program_by_name) \
-	X(bpf_map_get_next_key)
+	X(bpf_map_get_next_key) X(bpf_enable_stats)
 DL_SYMS_STRUCT(libbpf, LIBBPF_FNS)
 DL_SYMS_LOAD(libbpf_load, libbpf, LIBBPF_FNS, "libbpf.so.1")
 #define libbpf_set_print (libbpf.libbpf_set_print)
@@ -101,6 +101,7 @@ DL_SYMS_LOAD(libbpf_load, libbpf, LIBBPF_FNS, "libbpf.so.1")
 #define btf__free (libbpf.btf__free)
 #define btf__load_vmlinux_btf (libbpf.btf__load_vmlinux_btf)
 #define btf__type_by_id (libbpf.btf__type_by_id)
+#define bpf_enable_stats (libbpf.bpf_enable_stats)
 
 #include "record.skel.h"
 #include <ustack/ustack.h>
@@ -159,6 +160,9 @@ struct ustack_bpf {
 	int syscall_kprobes;
 	int offcpu; /* the off-CPU program is loaded */
 	struct bpf_link *sched_link; /* and attached */
+	uint32_t nr_probes; /* the probe programs are loaded, the probes map this long */
+	int stats_fd;       /* BPF_ENABLE_STATS: run times counted while open (-1) */
+	int stats_errno;    /* why not (0: on, or no probe) */
 	struct map_op *ops;
 	size_t ops_head, ops_len, ops_cap;
 };
@@ -359,6 +363,35 @@ static void alloc_opts(struct ustack_bpf *b, const struct ustack_bpf_opts *o)
 	bpf_program__set_autoload(b->skel->progs.ustack_alloc_free, on);
 }
 
+/* The probe programs and their map; loaded (verified) only where used. */
+static void probe_opts(struct ustack_bpf *b, const struct ustack_bpf_opts *o)
+{
+	if (o->sz >= offsetof(struct ustack_bpf_opts, nr_probes) + sizeof(o->nr_probes))
+		b->nr_probes = o->nr_probes;
+	bpf_program__set_autoload(b->skel->progs.ustack_uprobe, b->nr_probes > 0);
+	bpf_program__set_autoload(b->skel->progs.ustack_uretprobe, b->nr_probes > 0);
+	if (b->nr_probes)
+		bpf_map__set_max_entries(b->skel->maps.probes, b->nr_probes);
+}
+
+/* The kernel counts a program's run time and runs only while BPF stats
+ * are on (kernel.bpf_stats_enabled, or an fd of BPF_ENABLE_STATS, which
+ * keeps them on until it is closed: nothing left behind when ustack is
+ * killed). Probe recordings turn them on for their cost per hit; it costs
+ * every BPF program of the machine two clock reads per run meanwhile. */
+static void probe_stats_on(struct ustack_bpf *b)
+{
+	if (!b->nr_probes)
+		return;
+	b->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (b->stats_fd < 0) {
+		b->stats_errno = errno ? errno : -b->stats_fd;
+		b->stats_fd = -1;
+		pr_debug("BPF backend: BPF_ENABLE_STATS: %s: the probes' in-kernel time per hit "
+			 "is not measured (probe_run_ns 0)\n", strerror(b->stats_errno));
+	}
+}
+
 struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, size_t errlen)
 {
 	struct ustack_bpf *b = calloc(1, sizeof(*b));
@@ -379,6 +412,7 @@ struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, 
 		errno = ENOSYS;
 		return NULL;
 	}
+	b->stats_fd = -1;
 	pthread_mutex_init(&b->lock, NULL);
 	pthread_cond_init(&b->cond, NULL);
 	libbpf_set_print(libbpf_print);
@@ -396,6 +430,7 @@ struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, 
 	bpf_program__set_autoload(b->skel->progs.ustack_kp, b->syscall_kprobes);
 	offcpu_opts(b, o);
 	alloc_opts(b, o);
+	probe_opts(b, o);
 	if (o->sz >= offsetof(struct ustack_bpf_opts, probe_rate_max) + sizeof(o->probe_rate_max))
 		b->skel->rodata->probe_rate_max = o->probe_rate_max;
 	b->skel->rodata->trace_all = !!o->trace_all;
@@ -415,6 +450,7 @@ struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, 
 		load_error(ret, err, errlen);
 		goto fail;
 	}
+	probe_stats_on(b);
 	return b;
 fail:
 	ustack_bpf__close(b);
@@ -447,6 +483,8 @@ void ustack_bpf__close(struct ustack_bpf *b)
 		bpf_link__destroy(b->links[i]);
 	bpf_link__destroy(b->sched_link);
 	free(b->links);
+	if (b->stats_fd >= 0)
+		close(b->stats_fd);
 	ring_buffer__free(b->ring);
 	if (b->epfd > 0)
 		close(b->epfd);
@@ -501,6 +539,13 @@ int ustack_bpf__attach_uprobe(struct ustack_bpf *b, const char *prog, int retpro
 		 (unsigned long long)offset);
 	return add_link(b, bpf_program__attach_uprobe_opts(p, pid, path, (size_t)offset, &uo), what,
 			err, errlen);
+}
+
+int ustack_bpf__set_probe(struct ustack_bpf *b, uint32_t idx, const struct ub_probe *p)
+{
+	if (idx >= b->nr_probes)
+		return -ERANGE;
+	return bpf_map_update_elem(bpf_map__fd(b->skel->maps.probes), &idx, p, BPF_ANY) ? -errno : 0;
 }
 
 int ustack_bpf__attach_follow(struct ustack_bpf *b, char *err, size_t errlen)
@@ -1187,6 +1232,28 @@ uint64_t ustack_bpf__counter(struct ustack_bpf *b, unsigned int c)
 	return sum;
 }
 
+/* The probe programs' own run time and runs (counted while stats are on) */
+static void probe_prog_stats(struct ustack_bpf *b, struct ustack_bpf_stats *st)
+{
+	struct bpf_program *progs[] = { b->skel->progs.ustack_uprobe,
+					 b->skel->progs.ustack_uretprobe };
+
+	st->probe_stats_errno = b->stats_errno;
+	if (!b->nr_probes)
+		return;
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+
+		memset(&info, 0, sizeof(info));
+		if (!bpf_obj_get_info_by_fd(bpf_program__fd(progs[i]), &info, &len)) {
+			st->probe_run_ns += info.run_time_ns;
+			st->probe_runs += info.run_cnt;
+			st->skipped += info.recursion_misses;
+		}
+	}
+}
+
 void ustack_bpf__stats(struct ustack_bpf *b, struct ustack_bpf_stats *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -1217,5 +1284,6 @@ void ustack_bpf__stats(struct ustack_bpf *b, struct ustack_bpf_stats *st)
 				st->skipped += info.recursion_misses;
 		}
 	}
+	probe_prog_stats(b, st);
 }
 

@@ -38,6 +38,11 @@ struct ustack_bpf_opts {
 	uint32_t alloc_event, free_event;
 	uint64_t alloc_mean;
 	uint32_t alloc_live_max;
+	/* probes: entries of the probes map (one per uprobe link, filled with
+	 * ustack_bpf__set_probe() before attaching); 0: the probe programs
+	 * are not loaded. Non-zero also turns BPF run-time stats on while the
+	 * backend is open (probe_run_ns) */
+	uint32_t nr_probes;
 };
 
 /**
@@ -50,6 +55,9 @@ void ustack_bpf__close(struct ustack_bpf *b);
 
 /** Trace process @tgid (armed: only from its next exec on). 0 or -errno */
 int ustack_bpf__add_target(struct ustack_bpf *b, uint32_t tgid, int armed);
+/** Entry @idx (< nr_probes) of the probes map: what a hit of the link
+ *  attached with cookie @idx records. 0 or -errno */
+int ustack_bpf__set_probe(struct ustack_bpf *b, uint32_t idx, const struct ub_probe *p);
 /** Follow forks and execs of the targets (not needed with trace_all). */
 int ustack_bpf__attach_follow(struct ustack_bpf *b, char *err, size_t errlen);
 /** Run at every hit of tracepoint SYS:NAME, reporting event index @event. */
@@ -142,6 +150,9 @@ struct ustack_bpf_stats {
 				       (another BPF program running on that CPU:
 				       the events are not recorded, bpf_prog_info
 				       recursion_misses) */
+	uint64_t probe_run_ns, probe_runs; /* the probe programs' bpf_prog_info run
+					      time and runs (0 without BPF stats) */
+	int probe_stats_errno;      /* why BPF stats could not be turned on (0: on) */
 };
 void ustack_bpf__stats(struct ustack_bpf *b, struct ustack_bpf_stats *st);
 /** One counter (enum ub_counter) summed over CPUs: one map lookup. */

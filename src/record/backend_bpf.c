@@ -86,6 +86,8 @@ struct rec_bpf {
 	size_t pending_head, nr_pending, cap_pending;
 	int efd; /* readable while pending is not empty */
 	struct rec_bpf_alloc *alloc; /* record --alloc (backend_bpf_alloc.c) */
+	uint32_t nr_uprobes;     /* r->probes entries of uprobe events (the probes map) */
+	uint64_t probe_attached; /* their links */
 };
 
 #define LOAD_BUDGET_NS 15000000ull
@@ -113,6 +115,79 @@ static int offcpu_events(struct rec *r, struct ustack_bpf_opts *bo, char *err, s
 			return -EINVAL;
 		}
 		*idx = (uint32_t)i;
+	}
+	return 0;
+}
+
+static int is_uprobe(const struct rec *r, const struct rec_probe *p)
+{
+	return p->event >= 0 && p->event < r->nr_events &&
+	       r->events[p->event].kind->attach == REC_ATTACH_UPROBE;
+}
+
+/* The probes map's entry of @p: what its hits record. */
+static void probe_entry(const struct rec_probe *p, struct ub_probe *e)
+{
+	_Static_assert(UB_PROBE_UPROBE == USTACK_PROBE_UPROBE &&
+		       UB_PROBE_URETPROBE == USTACK_PROBE_URETPROBE &&
+		       UB_PROBE_USDT == USTACK_PROBE_USDT, "probe kinds");
+	_Static_assert(UB_USDT_CONST == USTACK_USDT_ARG_CONST &&
+		       UB_USDT_REG == USTACK_USDT_ARG_REG &&
+		       UB_USDT_DEREF == USTACK_USDT_ARG_DEREF, "USDT argument kinds");
+	_Static_assert(USTACK_USDT_MAX_ARGS == UB_MAX_ARGS, "USDT arguments");
+	memset(e, 0, sizeof(*e));
+	e->event = (uint32_t)p->event;
+	e->kind = p->t.kind;
+	e->nr_args = p->t.kind == USTACK_PROBE_USDT && p->t.nr_args <= UB_MAX_ARGS ? p->t.nr_args
+										   : 0;
+	for (uint32_t i = 0; i < e->nr_args; i++)
+		e->args[i] = (struct ub_usdt_arg){ .kind = p->t.args[i].kind,
+						   .size = (uint8_t)p->t.args[i].size,
+						   .reg = p->t.args[i].reg,
+						   .val = (uint64_t)p->t.args[i].val };
+}
+
+/* Every uprobe event's place, attached for its process (a probe's filter
+ * is per process: other processes mapping the file are not trapped), its
+ * probes map entry first. Any place that cannot be attached is an error:
+ * a recording that silently misses part of what was asked for would
+ * report wrong counts. */
+static int attach_probes(struct rec *r, pid_t child, char *err, size_t errlen)
+{
+	struct rec_bpf *b = B(r);
+	uint32_t k = 0;
+	int ret;
+
+	for (size_t i = 0; i < r->probes.nr; i++) {
+		const struct rec_probe *p = &r->probes.v[i];
+		int retprobe = p->t.kind == USTACK_PROBE_URETPROBE;
+		struct ub_probe e;
+		int pid = p->pid > 0 ? p->pid : p->pid < 0 ? -1 : child;
+
+		if (!is_uprobe(r, p))
+			continue;
+		if (p->pid == 0 && child <= 0) {
+			snprintf(err, errlen, "BPF backend: %s: probe for a command that was not "
+				 "started", p->t.shown);
+			return -EINVAL;
+		}
+		probe_entry(p, &e);
+		ret = ustack_bpf__set_probe(b->bpf, k, &e);
+		if (ret) {
+			snprintf(err, errlen, "BPF backend: probes map: %s", strerror(-ret));
+			return ret;
+		}
+		ret = ustack_bpf__attach_uprobe(b->bpf, retprobe ? "ustack_uretprobe" : "ustack_uprobe",
+						retprobe, pid, p->t.path, p->t.offset,
+						p->t.ref_ctr_offset, k, err, errlen);
+		if (ret)
+			return ret;
+		pr_debug("BPF backend: %s on %s:%s (%s+%#llx) for %s%d\n",
+			 retprobe ? "uretprobe" : p->t.kind == USTACK_PROBE_USDT ? "usdt" : "uprobe",
+			 p->t.shown, p->t.symbol, p->t.path, (unsigned long long)p->t.offset,
+			 pid < 0 ? "every process " : "pid ", pid);
+		b->probe_attached++;
+		k++;
 	}
 	return 0;
 }
@@ -159,6 +234,9 @@ static int bpf_open(struct rec *r, char *err, size_t errlen)
 		return -errno;
 	}
 	bo.table_bytes = o->table_memory; /* o: the recorder's full-size copy */
+	for (size_t i = 0; i < r->probes.nr; i++)
+		b->nr_uprobes += is_uprobe(r, &r->probes.v[i]);
+	bo.nr_probes = b->nr_uprobes;
 	b->bpf = ustack_bpf__open(&bo, err, errlen);
 	return b->bpf ? 0 : -errno;
 }
@@ -500,6 +578,9 @@ static int bpf_start(struct rec *r, pid_t child, char *err, size_t errlen)
 			break; /* one program for both kinds */
 		}
 	if ((ret = rec_bpf_alloc_attach(r, B(r)->bpf, child, err, errlen)))
+		return ret;
+	ret = attach_probes(r, child, err, errlen);
+	if (ret)
 		return ret;
 	/* the side-band (event 0, the dummy) wakes the poll too: its MMAP2s
 	 * load tables, and the ring wakes the reader only in batches */
@@ -898,6 +979,11 @@ static void bpf_stats(const struct rec *r, struct ustack_record_stats *st)
 	st->tables_evicted = bs.tables_evicted;
 	st->table_seconds = bs.load_ns / 1e9;
 	rec_bpf_alloc_stats(&bs, st);
+	st->probe_attached = b->probe_attached;
+	st->probe_hits = bs.c[UB_C_PROBE_HITS];
+	st->probe_rate_dropped = bs.c[UB_C_PROBE_RATE_DROPPED];
+	st->probe_run_ns = bs.probe_run_ns;
+	st->probe_runs = bs.probe_runs;
 	st->offcpu_short = bs.c[UB_C_OFFCPU_SHORT];
 	st->offcpu_short_ns = bs.c[UB_C_OFFCPU_SHORT_NS];
 	/* read one after the other while the program runs: never below 0 */
