@@ -17,6 +17,12 @@ Each command prints notes, then "RESULT ok" or "RESULT fail WHY".
       gdb's backtraces (lib/gdb_frames.py, one per breakpoint hit) against
       the events' stacks, frame by frame from the probed function to main:
       the two sets of stacks are equal
+  notes PROG LISTING
+      readelf -n's stapsdt notes of PROG (Location and Semaphore turned into
+      file offsets through readelf -lW's PT_LOADs) against `ustack probe`'s
+      LISTING: each note has a line naming provider:name, its file offset
+      (0xHEX) and ref_ctr=0xHEX (its semaphore's file offset), and the
+      listing has no other usdt line
   byte PID PATH SYMBOL
       prints "int3" when the first byte of SYMBOL of PATH, as PID maps it,
       is a breakpoint (0xcc) where the file has another byte, "orig" when it
@@ -160,6 +166,43 @@ def cmd_gdb(gdb_out, events, event_re):
     return result(gdb_stacks == ours, "the stacks differ from gdb's")
 
 
+def vaddr_to_offset(path, addr):
+    out = subprocess.run(["readelf", "-lW", path], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        p = line.split()
+        if p and p[0] == "LOAD":
+            off, vaddr, filesz = int(p[1], 16), int(p[2], 16), int(p[4], 16)
+            if vaddr <= addr < vaddr + filesz:
+                return addr - vaddr + off
+    raise SystemExit("%s: 0x%x outside every PT_LOAD" % (path, addr))
+
+
+def cmd_notes(prog, listing):
+    out = subprocess.run(["readelf", "-n", prog], capture_output=True, text=True).stdout
+    notes, prov, name = [], None, None
+    for line in out.splitlines():
+        m = re.search(r"Provider: (\S+)", line)
+        prov = m.group(1) if m else prov
+        m = re.search(r"^\s*Name: (\S+)", line)
+        name = m.group(1) if m else name
+        m = re.search(r"Location: (0x[0-9a-f]+), Base: 0x[0-9a-f]+, Semaphore: (0x[0-9a-f]+)", line)
+        if m:
+            loc, sem = int(m.group(1), 16), int(m.group(2), 16)
+            notes.append(("%s:%s" % (prov, name), vaddr_to_offset(prog, loc),
+                          vaddr_to_offset(prog, sem) if sem else 0))
+    lines = [l for l in open(listing) if l.startswith("usdt ")]
+    for l in lines:
+        print("  ustack probe: " + l.rstrip())
+    if len(notes) != 2:
+        return result(False, "readelf -n shows %d stapsdt notes, want 2" % len(notes))
+    for pn, off, sem in notes:
+        want = re.compile(r"\s0x0*%x\s.*\b%s\b.*ref_ctr=0x0*%x\b" % (off, re.escape(pn), sem))
+        print("  readelf: %s at file offset 0x%x, semaphore at 0x%x" % (pn, off, sem))
+        if not any(want.search(l) for l in lines):
+            return result(False, "%s (file offset 0x%x, semaphore 0x%x) not listed" % (pn, off, sem))
+    return result(len(lines) == len(notes), "%d usdt lines listed, %d notes" % (len(lines), len(notes)))
+
+
 def elf_symbol_offset(path, symbol):
     """The file offset of SYMBOL in PATH, from nm (.symtab or .dynsym) and
     the program headers (readelf -lW)."""
@@ -216,6 +259,8 @@ def main(argv):
         return cmd_paths(argv[2], argv[3], argv[4:])
     if cmd == "gdb" and len(argv) == 5:
         return cmd_gdb(*argv[2:])
+    if cmd == "notes" and len(argv) == 4:
+        return cmd_notes(*argv[2:])
     if cmd == "byte" and len(argv) == 5:
         return cmd_byte(*argv[2:])
     sys.stderr.write(__doc__)
