@@ -55,8 +55,20 @@ static int locate_file(const struct ustack_probe_spec *spec, pid_t pid, char *op
 	char root[32] = "";
 	int ret;
 
-	if (pid > 0)
+	if (pid > 0) {
+		struct stat st;
+
 		snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+		/* a process that is gone (or not ours to look into) has no
+		 * root: say so, rather than that its file is missing */
+		if (stat(root, &st)) {
+			int e = errno;
+
+			snprintf(err, errlen, "process %d: %s", (int)pid,
+				 e == ENOENT ? "no such process" : strerror(e));
+			return -e;
+		}
+	}
 	if (!strchr(spec->path, '/')) {
 		ret = ustack_lib_find(spec->path, pid, root, shown, PATH_MAX, err, errlen);
 		if (ret)

@@ -8,8 +8,13 @@
 #include <stddef.h>
 #include <string.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "probe/probe.h"
 #include "probe/probe_internal.h"
+#include "record/core.h"
+#include "record/rec.h"
 #include "test.h"
 
 /* the uapi x86-64 struct pt_regs, as <asm/ptrace.h> lays it out */
@@ -341,6 +346,155 @@ static void test_lib_names(void)
 	CHECK(!ustack_lib_name_matches("libc-foo.so", "libc"));
 }
 
+/* ---- rec_probes_resolve: the recorder's places -------------------------- */
+
+static struct rec rr; /* large: not on the stack */
+static char rec_err[512];
+
+/* a recording of @names (a name "alloc" is --alloc's event) for @pid (0:
+ * a command; -1: -a) */
+static int rec_with(const char *const *names, int n, int *pid)
+{
+	rec_probes_free(&rr);
+	memset(&rr, 0, sizeof(rr));
+	rr.o = &rr.opts;
+	rr.opts.sz = sizeof(rr.opts);
+	rr.opts.errbuf = rec_err;
+	rr.opts.errbuf_sz = sizeof(rec_err);
+	rec_err[0] = 0;
+	if (pid && *pid > 0) {
+		rr.opts.pids = pid;
+		rr.opts.nr_pids = 1;
+	} else if (pid) {
+		rr.opts.system_wide = 1;
+	}
+	for (int i = 0; i < n; i++) {
+		struct rec_event *e = &rr.events[rr.nr_events++];
+
+		snprintf(e->perf.name, sizeof(e->perf.name), "%s", names[i]);
+		e->kind = strcmp(names[i], "alloc") ? &rec_event_probe : &rec_event_alloc;
+		e->alloc = REC_ALLOC_ALLOC;
+	}
+	return rec_probes_resolve(&rr);
+}
+
+/* the libc this process maps (its path in /proc/self/maps) */
+static int self_libc(char *path, size_t sz, struct stat *st)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096];
+	int found = 0;
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/'), *b;
+
+		if (!p)
+			continue;
+		p[strcspn(p, "\n")] = 0;
+		b = strrchr(p, '/') + 1;
+		if (!strncmp(b, "libc.so.", 8) || !strncmp(b, "libc-", 5)) {
+			snprintf(path, sz, "%s", p);
+			found = !stat(p, st);
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static void test_rec_uprobe(void)
+{
+	static const char *const ev[] = { "uprobe:libc:malloc", "uretprobe:libc:free" };
+	char libc[4096];
+	struct stat st;
+	int self = getpid(), minus = -1;
+
+	if (!self_libc(libc, sizeof(libc), &st))
+		SKIP("this process maps no libc.so.* (static?)");
+	CHECK_EQ(rec_with(ev, 2, &self), 0);
+	CHECK_EQ(rr.probes.nr, 2);
+	for (int i = 0; i < 2; i++) {
+		const struct rec_probe *p = &rr.probes.v[i];
+
+		CHECK_EQ(p->event, i);
+		CHECK_EQ(p->pid, self);
+		CHECK_EQ(p->alloc_fn, 0);
+		CHECK_EQ(p->t.kind, i ? USTACK_PROBE_URETPROBE : USTACK_PROBE_UPROBE);
+		CHECK_STR(p->t.shown, libc);
+		CHECK_EQ_U64(p->t.dev, st.st_dev);
+		CHECK_EQ_U64(p->t.ino, st.st_ino);
+		CHECK_STR(p->t.symbol, i ? "free" : "malloc");
+	}
+	CHECK(rr.probes.v[0].t.offset != rr.probes.v[1].t.offset);
+	/* -a: every process; a command: pid 0 */
+	CHECK_EQ(rec_with(ev, 1, &minus), 0);
+	CHECK_EQ(rr.probes.nr, 1);
+	CHECK_EQ(rr.probes.v[0].pid, -1);
+	CHECK_EQ(rec_with(ev, 1, NULL), 0);
+	CHECK_EQ(rr.probes.v[0].pid, 0);
+	rec_probes_free(&rr);
+}
+
+static void test_rec_errors(void)
+{
+	static const char *const ev[] = { "uprobe:libc:malloc", "uprobe:libc:no_such_fn_here" };
+	static const char *const gone[] = { "uprobe:libc:malloc" };
+	int self = getpid(), nopid = 0x3ffffff0;
+
+	CHECK_EQ(rec_with(ev, 2, &self), -ENOENT);
+	CHECK_EQ(rr.probes.nr, 0); /* nothing half-resolved */
+	if (!strstr(rec_err, "event uprobe:libc:no_such_fn_here") ||
+	    !strstr(rec_err, "no function 'no_such_fn_here' in /")) {
+		printf("    message: %s\n", rec_err);
+		CHECK(0);
+	}
+	CHECK(rec_with(gone, 1, &nopid) < 0);
+	CHECK(strstr(rec_err, "no such process") != NULL);
+}
+
+/* --alloc: the malloc family of the libc this process maps, entries and
+ * returns, free at its entry only, each place once */
+static void test_rec_alloc(void)
+{
+	static const char *const ev[] = { "alloc" };
+	static const char *const ref[] = { "uprobe:libc:malloc" };
+	int self = getpid(), entries[REC_AF_NR] = { 0 }, rets[REC_AF_NR] = { 0 };
+	uint64_t malloc_off;
+	char libc[4096];
+	struct stat st;
+
+	if (!self_libc(libc, sizeof(libc), &st))
+		SKIP("this process maps no libc.so.* (static?)");
+	CHECK_EQ(rec_with(ref, 1, &self), 0);
+	malloc_off = rr.probes.v[0].t.offset;
+	CHECK_EQ(rec_with(ev, 1, &self), 0);
+	for (size_t i = 0; i < rr.probes.nr; i++) {
+		const struct rec_probe *p = &rr.probes.v[i];
+
+		CHECK(p->alloc_fn >= REC_AF_MALLOC && p->alloc_fn < REC_AF_NR);
+		CHECK_STR(p->t.shown, libc);
+		CHECK_EQ(p->pid, self);
+		if (p->t.kind == USTACK_PROBE_URETPROBE)
+			rets[p->alloc_fn]++;
+		else
+			entries[p->alloc_fn]++;
+		if (p->alloc_fn == REC_AF_MALLOC)
+			CHECK_EQ_U64(p->t.offset, malloc_off);
+		for (size_t j = 0; j < i; j++)
+			CHECK(!(rr.probes.v[j].t.offset == p->t.offset &&
+				rr.probes.v[j].t.kind == p->t.kind));
+	}
+	CHECK_EQ(entries[REC_AF_MALLOC], 1);
+	CHECK_EQ(rets[REC_AF_MALLOC], 1);
+	CHECK_EQ(entries[REC_AF_FREE], 1);
+	CHECK_EQ(rets[REC_AF_FREE], 0);
+	/* glibc has every one of them */
+	CHECK_EQ(entries[REC_AF_CALLOC] + rets[REC_AF_CALLOC], 2);
+	CHECK_EQ(entries[REC_AF_REALLOC] + rets[REC_AF_REALLOC], 2);
+	CHECK_EQ(entries[REC_AF_POSIX_MEMALIGN] + rets[REC_AF_POSIX_MEMALIGN], 2);
+	rec_probes_free(&rr);
+}
+
 int main(void)
 {
 	RUN(test_parse_good);
@@ -351,5 +505,8 @@ int main(void)
 	RUN(test_notes);
 	RUN(test_ldcache);
 	RUN(test_lib_names);
+	RUN(test_rec_uprobe);
+	RUN(test_rec_errors);
+	RUN(test_rec_alloc);
 	TEST_EXIT();
 }
