@@ -14,7 +14,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* Events of a recording (-e); a session opens at most
+ * USTACK_PERF_MAX_SESSION_EVENTS: a probe event opens one perf event per
+ * place it resolves to (the copy backend), beside the recording's others.
+ * 64: one bit each in the parser's masks. */
 #define USTACK_PERF_MAX_EVENTS 16
+#define USTACK_PERF_MAX_SESSION_EVENTS 64
 
 struct ustack_perf_event_spec {
 	char name[128];    /* as given: "cpu-clock", "syscalls:sys_enter_futex" */
@@ -25,12 +30,22 @@ struct ustack_perf_event_spec {
 	unsigned int flags;  /* USTACK_PERF_EV_* */
 	/* a tracepoint's filter (PERF_EVENT_IOC_SET_FILTER), "" for none */
 	char filter[128];
+	/* perf's uprobe PMU (USTACK_PERF_EV_PROBE, ustack_perf_uprobe()):
+	 * config1 the address of the file's path (a string the caller keeps
+	 * until the session is open), config2 the file offset */
+	uint64_t config1, config2;
+	/* opened only for the threads of this -p process (0: for every
+	 * target): a probe resolved in that process's mount namespace */
+	pid_t pid;
 };
 
 /* ustack_perf_event_spec.flags */
 #define USTACK_PERF_EV_RAW 0x1u      /* samples carry the tracepoint's fields (PERF_SAMPLE_RAW) */
 #define USTACK_PERF_EV_SWITCHES 0x2u /* PERF_RECORD_SWITCH(_CPU_WIDE) records (attr.context_switch) */
 #define USTACK_PERF_EV_NO_DEFER 0x4u /* never the kernel's deferred user callchain */
+/* a probe: every hit sampled, with every general-purpose user register
+ * (ustack_perf_sample.gpregs: USDT operands, a return value) */
+#define USTACK_PERF_EV_PROBE 0x8u
 
 /**
  * The perf event of a name of perf's: cpu-clock, task-clock, page-faults,
@@ -60,6 +75,23 @@ int ustack_perf_tracepoint(const char *name, struct ustack_perf_event_spec *out,
 int ustack_perf_tracepoint_field(const char *tp, const char *field, uint32_t *off, uint32_t *size,
 				 char *err, size_t errlen);
 
+/**
+ * The perf event of a uprobe on the instruction at file offset @offset of
+ * @path, through perf's uprobe PMU (/sys/bus/event_source/devices/uprobe:
+ * its type, and where its format files put the retprobe bit and the USDT
+ * semaphore's offset): no tracefs uprobe_events entry is made, and the
+ * kernel removes the probe with the event's last fd, also when the process
+ * holding it is killed. Sets type, config, config1, config2 and the
+ * USTACK_PERF_EV_PROBE flag of @out (name untouched). @path is read by the
+ * kernel when the session opens the event: it must stay valid until then.
+ * @param retprobe fire at the function's return instead
+ * @param ref_ctr_offset file offset of a USDT semaphore (0: none)
+ * @return 0, -ENODEV (no uprobe PMU: @err says so), -EOPNOTSUPP (a format
+ *         this code does not know: @err names the file), other -errno
+ */
+int ustack_perf_uprobe(const char *path, uint64_t offset, int retprobe, uint64_t ref_ctr_offset,
+		       struct ustack_perf_event_spec *out, char *err, size_t errlen);
+
 struct ustack_perf_opts {
 	size_t sz;
 	const struct ustack_perf_event_spec *events;
@@ -85,6 +117,18 @@ enum ustack_perf_rec_type {
 	USTACK_PREC_LOST,
 	USTACK_PREC_DEFERRED, /* PERF_RECORD_CALLCHAIN_DEFERRED (Linux 6.19+) */
 	USTACK_PREC_SWITCH,   /* PERF_RECORD_SWITCH, PERF_RECORD_SWITCH_CPU_WIDE */
+	USTACK_PREC_THROTTLE, /* PERF_RECORD_THROTTLE, PERF_RECORD_UNTHROTTLE */
+};
+
+/* The general-purpose user registers of a USTACK_PERF_EV_PROBE sample, in
+ * perf's order (arch/x86/include/uapi/asm/perf_regs.h, without the flags
+ * and segment registers). */
+enum ustack_perf_gpreg {
+	USTACK_PERF_AX, USTACK_PERF_BX, USTACK_PERF_CX, USTACK_PERF_DX, USTACK_PERF_SI,
+	USTACK_PERF_DI, USTACK_PERF_BP, USTACK_PERF_SP, USTACK_PERF_IP, USTACK_PERF_R8,
+	USTACK_PERF_R9, USTACK_PERF_R10, USTACK_PERF_R11, USTACK_PERF_R12, USTACK_PERF_R13,
+	USTACK_PERF_R14, USTACK_PERF_R15,
+	USTACK_PERF_NR_GPREGS
 };
 
 /* perf's deferred user callchains (Linux 6.19+; not in older uapi headers):
@@ -111,6 +155,8 @@ struct ustack_perf_sample {
 	uint64_t kcookie;       /* the kernel's cookie of its deferred user callchain */
 	const uint8_t *raw;     /* USTACK_PERF_EV_RAW: the tracepoint's fields, */
 	uint32_t raw_size;      /* raw_size bytes (padding included) */
+	int has_gpregs;         /* USTACK_PERF_EV_PROBE with user registers: */
+	uint64_t gpregs[USTACK_PERF_NR_GPREGS]; /* enum ustack_perf_gpreg */
 };
 
 struct ustack_perf_record {
@@ -150,6 +196,11 @@ struct ustack_perf_record {
 			int out;                /* 0: switched in; 1: out */
 			int preempt;            /* out while runnable (SWITCH_OUT_PREEMPT) */
 		} sw;
+		struct {
+			int event;      /* index into opts.events, -1: unknown id */
+			int on;         /* 1: throttled (samples stop until the next
+			                   tick), 0: unthrottled */
+		} throttle;
 	};
 };
 

@@ -159,7 +159,16 @@ static int parse_sample(struct ustack_perf_parser *p, const uint8_t *r, uint32_t
 	}
 	abi = take64(&c);
 	sm->has_uregs = abi != PERF_SAMPLE_REGS_ABI_NONE;
-	if (sm->has_uregs) {
+	if (sm->has_uregs && sm->event < 64 && (p->regs_events >> sm->event & 1)) {
+		/* a probe's: every general-purpose register, in mask bit order */
+		for (int i = 0; i < USTACK_PERF_NR_GPREGS; i++)
+			sm->gpregs[i] = take64(&c);
+		sm->has_gpregs = 1;
+		sm->ubx = sm->gpregs[USTACK_PERF_BX];
+		sm->ubp = sm->gpregs[USTACK_PERF_BP];
+		sm->usp = sm->gpregs[USTACK_PERF_SP];
+		sm->uip = sm->gpregs[USTACK_PERF_IP];
+	} else if (sm->has_uregs) {
 		/* registers in mask bit order: bx, bp, sp, ip */
 		sm->ubx = take64(&c);
 		sm->ubp = take64(&c);
@@ -317,6 +326,24 @@ static int parse_switch(const struct perf_event_header *h, const uint8_t *r, uin
 	return 0;
 }
 
+/* PERF_RECORD_THROTTLE and _UNTHROTTLE: time, id, stream_id (the event's
+ * id, then the sample_id) */
+static int parse_throttle(struct ustack_perf_parser *p, const struct perf_event_header *h,
+			  struct cur c, struct ustack_perf_record *out)
+{
+	uint64_t id;
+
+	out->type = USTACK_PREC_THROTTLE;
+	take64(&c);
+	id = take64(&c);
+	take64(&c);
+	if (c.bad || c.p != c.end)
+		return -EBADMSG;
+	out->throttle.event = p->event_of_id(p->ctx, id);
+	out->throttle.on = h->type == PERF_RECORD_THROTTLE;
+	return 0;
+}
+
 int ustack_perf_record__parse(struct ustack_perf_parser *p, const uint8_t *r, uint32_t len,
 			      struct ustack_perf_record *out)
 {
@@ -331,6 +358,7 @@ int ustack_perf_record__parse(struct ustack_perf_parser *p, const uint8_t *r, ui
 	case PERF_RECORD_FORK: case PERF_RECORD_EXIT: case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES: case USTACK_PERF_RECORD_CALLCHAIN_DEFERRED:
 	case PERF_RECORD_SWITCH: case PERF_RECORD_SWITCH_CPU_WIDE:
+	case PERF_RECORD_THROTTLE: case PERF_RECORD_UNTHROTTLE:
 		break;
 	default:
 		return -ENOENT; /* not ours: skip */
@@ -360,6 +388,9 @@ int ustack_perf_record__parse(struct ustack_perf_parser *p, const uint8_t *r, ui
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
 		return parse_switch(h, r, len, c, out);
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+		return parse_throttle(p, h, c, out);
 	default: /* PERF_RECORD_LOST, PERF_RECORD_LOST_SAMPLES */
 		return parse_lost(h, r, len, c, out);
 	}

@@ -3,8 +3,9 @@
  * Parser of the records a perf session reads from its ring buffers
  * (perf_events.c), in the one layout the session asks the kernel for:
  * sample_type = IDENTIFIER | IP | TID | TIME | CPU | PERIOD | CALLCHAIN |
- * REGS_USER (bp, sp, ip) | STACK_USER, RAW too for the events whose bit is
- * set in raw_events, and sample_id_all (TID, TIME, CPU,
+ * REGS_USER (bx, bp, sp, ip; every general-purpose register for the events
+ * whose bit is set in regs_events) | STACK_USER, RAW too for the events
+ * whose bit is set in raw_events, and sample_id_all (TID, TIME, CPU,
  * IDENTIFIER after every other record). Split out of the session so that it
  * can be tested and fuzzed without perf_event_open: the records are
  * untrusted input and every field is bounds-checked.
@@ -41,6 +42,9 @@ struct ustack_perf_parser {
 	/* bit i: the samples of event i carry PERF_SAMPLE_RAW (set by the
 	 * owner after init) */
 	uint64_t raw_events;
+	/* bit i: the samples of event i carry every general-purpose user
+	 * register (USTACK_PERF_EV_PROBE), not only bx, bp, sp, ip */
+	uint64_t regs_events;
 };
 
 /** Set up @p (no allocation yet). */

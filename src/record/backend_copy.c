@@ -23,7 +23,21 @@
  * is held, and a USER_STACK of a held cookie (its entry closed while the
  * thread was still off CPU: lost records, a full engine) waits for the
  * EVENT, which readers need first (docs/trace-format.md 4.2).
+ *
+ * Probe events (uprobe, uretprobe, usdt) open one perf event of perf's
+ * uprobe PMU per place (r->probes): never a tracefs uprobe_events entry,
+ * so the kernel removes each probe with its last fd, also when ustack is
+ * killed. A hit's sample is taken at the probed user instruction: a
+ * user-mode sample of its own, unwound from its copy like every sample.
+ * Its payload (a uretprobe's rax, a USDT probe's arguments) comes from the
+ * registers the sample carries and from the stack copy; an argument in
+ * memory outside the copy cannot be read, and such a hit is written
+ * without args (counted, said at the end), never with a made-up value.
+ * perf's own throttle (kernel.perf_event_max_sample_rate per second per
+ * event) is the only limit: there is no in-kernel --probe-rate here; its
+ * THROTTLE records of probe events are counted and said at the end.
  */
+#include <asm/ptrace.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,8 +65,15 @@ struct copy_state {
 	struct ustack_deferred_consumer consumer;
 	/* the kernel's deferred user callchains (NULL: not used) */
 	struct rec_kfp *kfp;
+	/* the perf session's events (copy_perf_opts), laid out by open: */
+	struct ustack_perf_event_spec specs[USTACK_PERF_MAX_SESSION_EVENTS];
+	int nr_specs;
 	/* the perf session's event index -> the recording's (-1: sched) */
-	int ev_of_perf[USTACK_PERF_MAX_EVENTS + 1];
+	int ev_of_perf[USTACK_PERF_MAX_SESSION_EVENTS];
+	/* -> the probe place (index in r->probes.v), -1: not a probe */
+	int probe_of_perf[USTACK_PERF_MAX_SESSION_EVENTS];
+	uint64_t args_unread; /* USDT hits written without args */
+	uint64_t throttled;   /* perf's THROTTLE records of probe events */
 	/* ---- off-CPU (oc NULL: not recorded) ---- */
 	struct rec_offcpu_pair *oc;
 	int sched_perf;            /* perf index of sched:sched_switch */
@@ -305,13 +326,84 @@ static void on_user_stack(struct ustack_deferred_consumer *c, uint64_t cookie,
 	rec_write_user_stack(r, &u, stack->frames, stack->nr, stack->nr_requests);
 }
 
+/* ---- probes: a hit's payload ----------------------------------------------- */
+
+/* The stack copy as the memory a USDT operand is read from. */
+struct copy_mem {
+	uint64_t sp;
+	const uint8_t *p;
+	uint64_t n;
+};
+
+static int copy_mem_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct copy_mem *m = ctx;
+
+	if (addr < m->sp || addr - m->sp > m->n || len > m->n - (addr - m->sp))
+		return -EFAULT;
+	memcpy(buf, m->p + (addr - m->sp), len);
+	return 0;
+}
+
+/* perf's registers as the uapi struct pt_regs USDT operands index. */
+static void sample_pt_regs(const struct ustack_perf_sample *s, struct pt_regs *pr)
+{
+	const uint64_t *g = s->gpregs;
+
+	memset(pr, 0, sizeof(*pr));
+	pr->rax = g[USTACK_PERF_AX], pr->rbx = g[USTACK_PERF_BX], pr->rcx = g[USTACK_PERF_CX];
+	pr->rdx = g[USTACK_PERF_DX], pr->rsi = g[USTACK_PERF_SI], pr->rdi = g[USTACK_PERF_DI];
+	pr->rbp = g[USTACK_PERF_BP], pr->rsp = g[USTACK_PERF_SP], pr->rip = g[USTACK_PERF_IP];
+	pr->r8 = g[USTACK_PERF_R8], pr->r9 = g[USTACK_PERF_R9], pr->r10 = g[USTACK_PERF_R10];
+	pr->r11 = g[USTACK_PERF_R11], pr->r12 = g[USTACK_PERF_R12], pr->r13 = g[USTACK_PERF_R13];
+	pr->r14 = g[USTACK_PERF_R14], pr->r15 = g[USTACK_PERF_R15];
+}
+
+/* The USDT arguments of a hit, all of them or none (0: none readable). */
+static uint32_t usdt_args(const struct ustack_probe_target *t, const struct ustack_perf_sample *s,
+			  uint64_t *args)
+{
+	struct copy_mem m = { .sp = s->usp, .p = s->stack, .n = s->stack ? s->stack_size : 0 };
+	struct pt_regs pr;
+	uint32_t n = t->nr_args < USTACK_TRACE_MAX_ARGS ? t->nr_args : USTACK_TRACE_MAX_ARGS;
+
+	sample_pt_regs(s, &pr);
+	for (uint32_t i = 0; i < n; i++)
+		if (ustack_usdt_arg_value(&t->args[i], &pr, copy_mem_read, &m, &args[i]))
+			return 0;
+	return n;
+}
+
+/* A hit's payload into @ev: a uretprobe's return value, the USDT
+ * arguments; a plain uprobe has none. */
+static void probe_payload(struct rec *r, const struct rec_probe *p,
+			  const struct ustack_perf_sample *s, struct ustack_trace_event *ev)
+{
+	struct copy_state *cs = r->be_state;
+
+	if (p->t.kind == USTACK_PROBE_UPROBE || (p->t.kind == USTACK_PROBE_USDT && !p->t.nr_args))
+		return;
+	if (!s->has_gpregs) {
+		cs->args_unread++;
+		return;
+	}
+	if (p->t.kind == USTACK_PROBE_URETPROBE) {
+		ev->args[0] = s->gpregs[USTACK_PERF_AX];
+		ev->nr_args = 1;
+	} else if (!(ev->nr_args = usdt_args(&p->t, s, ev->args))) {
+		cs->args_unread++;
+		return;
+	}
+	ev->flags |= USTACK_TRACE_EVENT_HAS_ARGS;
+}
+
 /* ---- perf records ------------------------------------------------------------- */
 
 static void on_sample(struct rec *r, const struct ustack_perf_record *rec)
 {
 	struct copy_state *cs = r->be_state;
 	const struct ustack_perf_sample *s = &rec->sample;
-	int evi = cs->ev_of_perf[s->event];
+	int evi = cs->ev_of_perf[s->event], probe = cs->probe_of_perf[s->event];
 	struct ustack_trace_event ev = {
 		.time = rec->time, .pid = s->pid, .tid = s->tid, .cpu = s->cpu,
 		.event_id = (uint32_t)evi, .kstack_id = USTACK_TRACE_NO_STACK,
@@ -323,13 +415,20 @@ static void on_sample(struct rec *r, const struct ustack_perf_record *rec)
 		on_switch_out(r, rec);
 		return;
 	}
+	if (probe >= 0) {
+		r->st.probe_hits++;
+		r->st.probe_kept++;
+		probe_payload(r, &r->probes.v[probe], s, &ev);
+	}
 	if (s->nr_kips &&
 	    ustack_stackmap__insert(r->kmap, s->kips, s->nr_kips, &ev.kstack_id) < 0)
 		ev.kstack_id = USTACK_TRACE_NO_STACK;
 	if (s->has_uregs && (s->uip || s->usp)) {
+		/* a probe's hit is taken at the probed user instruction: a
+		 * user-mode sample, its own entry, whatever cpumode perf says */
 		struct ustack_deferred_sample ds = {
 			.pid = s->pid, .tid = s->tid, .cpu = s->cpu,
-			.flags = s->kernel_mode ? USTACK_DEFERRED_KERNEL : 0,
+			.flags = s->kernel_mode && probe < 0 ? USTACK_DEFERRED_KERNEL : 0,
 			.time = rec->time, .ip = s->uip, .sp = s->usp, .bp = s->ubp,
 			.stack = s->stack, .stack_size = s->stack_size, .bx = s->ubx, .has_bx = 1,
 		};
@@ -411,6 +510,97 @@ static int open_offcpu(struct rec *r, struct copy_state *cs, char *err, size_t e
 	return 0;
 }
 
+/* Room for one more perf event in the session, or the refusal naming how
+ * many the probes need. */
+static int room(const struct rec *r, const struct copy_state *cs, int ev, char *err,
+		size_t errlen)
+{
+	size_t places = 0;
+
+	if (cs->nr_specs < USTACK_PERF_MAX_SESSION_EVENTS)
+		return 0;
+	for (size_t j = 0; j < r->probes.nr; j++)
+		places += r->events[r->probes.v[j].event].kind->attach == REC_ATTACH_UPROBE;
+	snprintf(err, errlen, "event %s: the probes name %zu places; the copy backend opens a perf "
+		 "event per place, at most %d with the other events: use --backend bpf, or name "
+		 "fewer functions", r->events[ev].perf.name, places, USTACK_PERF_MAX_SESSION_EVENTS);
+	return -E2BIG;
+}
+
+/* The perf events of probe event @ev: one of perf's uprobe PMU per place. */
+static int layout_probes(struct rec *r, struct copy_state *cs, int ev, char *err, size_t errlen)
+{
+	int ret;
+
+	for (size_t j = 0; j < r->probes.nr; j++) {
+		const struct rec_probe *p = &r->probes.v[j];
+		struct ustack_perf_event_spec *sp;
+
+		if (p->event != ev)
+			continue;
+		if ((ret = room(r, cs, ev, err, errlen)))
+			return ret;
+		sp = &cs->specs[cs->nr_specs];
+		memset(sp, 0, sizeof(*sp));
+		snprintf(sp->name, sizeof(sp->name), "%s", r->events[ev].perf.name);
+		/* the path stays in r->probes while the session opens */
+		ret = ustack_perf_uprobe(p->t.path, p->t.offset, p->t.kind == USTACK_PROBE_URETPROBE,
+					 p->t.ref_ctr_offset, sp, err, errlen);
+		if (ret)
+			return ret;
+		/* the copy at the hit is exact: nothing for the kernel to defer */
+		sp->flags |= USTACK_PERF_EV_NO_DEFER;
+		sp->pid = p->pid > 0 ? p->pid : 0;
+		cs->ev_of_perf[cs->nr_specs] = ev;
+		cs->probe_of_perf[cs->nr_specs++] = (int)j;
+		r->st.probe_attached++;
+	}
+	return 0;
+}
+
+/*
+ * The session's events: the recording's in order, a probe event as its
+ * places, the off-CPU events as one sched_switch event, last. Its samples
+ * take no deferred callchain of the kernel's even where it has them
+ * (6.19+): it would come at the return to user space, after the
+ * switch-in, frame pointers only, for a stack the copy at the switch-out
+ * already holds.
+ */
+static int layout_events(struct rec *r, struct copy_state *cs, char *err, size_t errlen)
+{
+	int ret;
+
+	for (int i = 0; i < USTACK_PERF_MAX_SESSION_EVENTS; i++)
+		cs->ev_of_perf[i] = cs->probe_of_perf[i] = -1;
+	for (int i = 0; i < r->nr_events; i++) {
+		enum rec_attach a = r->events[i].kind->attach;
+
+		if (a == REC_ATTACH_ALLOC) {
+			snprintf(err, errlen, "--alloc needs the bpf backend (its byte sampling runs "
+				 "in the kernel): use --backend bpf or auto");
+			return -EOPNOTSUPP;
+		}
+		if (a == REC_ATTACH_SCHED)
+			continue;
+		if (a == REC_ATTACH_UPROBE) {
+			if ((ret = layout_probes(r, cs, i, err, errlen)))
+				return ret;
+			continue;
+		}
+		if ((ret = room(r, cs, i, err, errlen)))
+			return ret;
+		cs->ev_of_perf[cs->nr_specs] = i;
+		cs->specs[cs->nr_specs++] = r->events[i].perf;
+	}
+	if (cs->oc) {
+		if ((ret = room(r, cs, 0, err, errlen)))
+			return ret;
+		cs->sched_perf = cs->nr_specs;
+		cs->specs[cs->nr_specs++] = cs->sched;
+	}
+	return 0;
+}
+
 /* The deferred engine, and the kernel's callchains where it has them
  * (6.19+) unless turned off. */
 static int copy_open(struct rec *r, char *err, size_t errlen)
@@ -425,9 +615,7 @@ static int copy_open(struct rec *r, char *err, size_t errlen)
 			 strerror(ENOMEM));
 		return -ENOMEM;
 	}
-	for (int i = 0; i <= USTACK_PERF_MAX_EVENTS; i++)
-		cs->ev_of_perf[i] = i < r->nr_events ? i : -1;
-	if ((ret = open_offcpu(r, cs, err, errlen)))
+	if ((ret = open_offcpu(r, cs, err, errlen)) || (ret = layout_events(r, cs, err, errlen)))
 		return ret;
 	if (!OPTS_GET(r->o, no_kernel_callchains, 0)) {
 		int k = ustack_perf_probe_defer_callchain();
@@ -456,44 +644,28 @@ static void copy_perf_opts(struct rec *r, struct ustack_perf_opts *po,
 			   struct ustack_perf_event_spec *scratch)
 {
 	struct copy_state *cs = r->be_state;
-	int n = 0;
 
+	(void)scratch; /* the layout is open's (layout_events): it may be longer */
 	po->defer_callchain = cs->kfp != NULL;
-	if (!cs->oc)
-		return;
-	/*
-	 * The off-CPU events are one sched_switch event, last; the others keep
-	 * their order (scratch is po->events: compacted in place). Its samples
-	 * take no deferred callchain of the kernel's even where it has them
-	 * (6.19+): it would come at the return to user space, after the
-	 * switch-in, frame pointers only, for a stack the copy at the
-	 * switch-out already holds.
-	 */
-	for (int i = 0; i < po->nr_events; i++) {
-		if (r->events[i].kind->attach == REC_ATTACH_SCHED)
-			continue;
-		scratch[n] = po->events[i];
-		cs->ev_of_perf[n++] = i;
-	}
-	cs->sched_perf = n;
-	scratch[n] = cs->sched;
-	cs->ev_of_perf[n++] = -1;
-	for (int i = n; i <= USTACK_PERF_MAX_EVENTS; i++)
-		cs->ev_of_perf[i] = -1;
-	po->events = scratch;
-	po->nr_events = n;
+	po->events = cs->specs;
+	po->nr_events = cs->nr_specs;
 	/* a switch-out is a 16 KiB copy, and a context-switch storm makes
 	 * thousands a second: 16 MiB per CPU rides out a reader kept off its
 	 * CPU for ~0.25 s at 4000 switches/s (lost records cost intervals) */
-	if (!po->pages && sysconf(_SC_NPROCESSORS_CONF) <= 16)
+	if (cs->oc && !po->pages && sysconf(_SC_NPROCESSORS_CONF) <= 16)
 		po->pages = 4096;
+}
+
+static int cs_nr_specs(const struct rec *r)
+{
+	return ((const struct copy_state *)r->be_state)->nr_specs;
 }
 
 static int copy_watch(struct rec *r, int (*add)(void *ctx, int fd), void *ctx)
 {
 	int ret;
 
-	for (int i = 0; i < USTACK_PERF_MAX_EVENTS + 1; i++)
+	for (int i = 0; i < cs_nr_specs(r); i++)
 		if ((ret = ustack_perf_session__for_each_fd(r->ps, i, add, ctx)))
 			return ret;
 	return 0;
@@ -519,6 +691,9 @@ static void copy_record(struct rec *r, const struct ustack_perf_record *rec)
 		on_switch(r, rec);
 	else if (rec->type == USTACK_PREC_DEFERRED && cs->kfp)
 		rec_kfp_deferred(r, cs->kfp, rec);
+	else if (rec->type == USTACK_PREC_THROTTLE && rec->throttle.on &&
+		 rec->throttle.event >= 0 && cs->probe_of_perf[rec->throttle.event] >= 0)
+		cs->throttled++;
 }
 
 /*
@@ -572,6 +747,15 @@ static void copy_finish(struct rec *r)
 	ustack_deferred__flush(cs->def);
 	if (cs->kfp)
 		rec_kfp_finish(r, cs->kfp);
+	if (cs->throttled)
+		pr_warn("perf throttled the probe events %llu times (more hits per second than "
+			"kernel.perf_event_max_sample_rate): their hits in those ticks were not "
+			"recorded; --backend bpf limits by --probe-rate and counts what it drops\n",
+			(unsigned long long)cs->throttled);
+	if (cs->args_unread)
+		pr_warn("%llu probe hits written without their arguments: an operand in memory "
+			"outside the stack copy (--stack-size), or no registers in the sample\n",
+			(unsigned long long)cs->args_unread);
 }
 
 static void copy_close(struct rec *r)

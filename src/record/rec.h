@@ -209,7 +209,8 @@ void rec_probes_free(struct rec *r);
 /* ---- sideband.c: the perf side-band ------------------------------------ */
 
 /* The perf record callback: COMM, MMAP2, FORK, EXIT, LOST applied here,
- * the rest (SAMPLE, SWITCH, CALLCHAIN_DEFERRED) handed to the backend. */
+ * the rest (SAMPLE, SWITCH, CALLCHAIN_DEFERRED, THROTTLE) handed to the
+ * backend. */
 void rec_on_record(void *ctx, const struct ustack_perf_record *rec);
 /* Drop the mapping pictures of exited processes whose time came. */
 void rec_exits_due(struct rec *r, uint64_t now);

@@ -81,6 +81,7 @@ void rec_on_record(void *ctx, const struct ustack_perf_record *rec)
 	case USTACK_PREC_SAMPLE:
 	case USTACK_PREC_DEFERRED:
 	case USTACK_PREC_SWITCH:
+	case USTACK_PREC_THROTTLE:
 		if (be->record)
 			be->record(r, rec);
 		break;

@@ -6,7 +6,8 @@
  * parsed one after the other by one parser, in the session's sample_type
  * layout. Each record is parsed from an exactly-sized heap copy so that any
  * read past its end is caught. Sample ids 0x1234 and 0x9999 (and a few
- * others) are events 0..3, event 3 (0xdeadbeef) with PERF_SAMPLE_RAW;
+ * others) are events 0..4, event 3 (0xdeadbeef) with PERF_SAMPLE_RAW,
+ * event 4 (0xfeedface) a probe's, with every general-purpose register;
  * tests/fuzz/make-corpus-perf_record.py writes the seed corpus.
  * Invariants after a successful parse: every pointer and length lies inside
  * the record (and a name ends before its sample_id), the callchain holds no
@@ -24,7 +25,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const uint64_t ids[] = { 1, 0x1234, 0x9999, 0xdeadbeef }; /* sorted */
+static const uint64_t ids[] = { 1, 0x1234, 0x9999, 0xdeadbeef, 0xfeedface }; /* sorted */
 
 static int event_of(void *ctx, uint64_t id)
 {
@@ -41,6 +42,7 @@ static int ours(uint32_t type)
 	case PERF_RECORD_FORK: case PERF_RECORD_EXIT: case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES: case USTACK_PERF_RECORD_CALLCHAIN_DEFERRED:
 	case PERF_RECORD_SWITCH: case PERF_RECORD_SWITCH_CPU_WIDE:
+	case PERF_RECORD_THROTTLE: case PERF_RECORD_UNTHROTTLE:
 		return 1;
 	}
 	return 0;
@@ -94,8 +96,25 @@ static void check(const struct ustack_perf_parser *p, const uint8_t *r, uint32_t
 			abort();
 		if (s->kernel_mode != ((h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL))
 			abort();
+		/* every register only for event 4, and the four the unwinder
+		 * takes are among them */
+		if (s->has_gpregs ? s->event != 4 || !s->has_uregs ||
+				    s->uip != s->gpregs[USTACK_PERF_IP] ||
+				    s->usp != s->gpregs[USTACK_PERF_SP] ||
+				    s->ubp != s->gpregs[USTACK_PERF_BP] ||
+				    s->ubx != s->gpregs[USTACK_PERF_BX]
+				  : s->event == 4 && s->has_uregs)
+			abort();
 		break;
 	}
+	case USTACK_PREC_THROTTLE:
+		/* time, id, stream_id, sample_id */
+		if ((h->type != PERF_RECORD_THROTTLE && h->type != PERF_RECORD_UNTHROTTLE) ||
+		    len != 8 + 24 + 32 || rec->time != t ||
+		    rec->throttle.on != (h->type == PERF_RECORD_THROTTLE) ||
+		    rec->throttle.event != event_of(NULL, ld_u64(r + 16)))
+			abort();
+		break;
 	case USTACK_PREC_COMM:
 		if (h->type != PERF_RECORD_COMM || rec->time != t || !rec->comm.comm ||
 		    !memchr(rec->comm.comm, 0, sizeof(p->comm)) ||
@@ -167,6 +186,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	ustack_perf_parser__init(&p, event_of, NULL);
 	p.raw_events = 1u << 3;
+	p.regs_events = 1u << 4;
 	while (pos < size) {
 		struct ustack_perf_record rec;
 		size_t left = size - pos, len = left;

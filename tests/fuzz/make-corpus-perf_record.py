@@ -5,7 +5,9 @@ out as the kernel writes them for the session's attributes (perf_events.c
 fill_attr: sample_type IDENTIFIER|IP|TID|TIME|CPU|PERIOD|CALLCHAIN|
 REGS_USER|STACK_USER with regs bx, bp, sp, ip; sample_id_all). Event
 0xdeadbeef (event 3 of the fuzz target) also samples RAW (sched_switch's
-fields), and SWITCH records come from it (attr.context_switch).
+fields), and SWITCH records come from it (attr.context_switch). Event
+0xfeedface (event 4) is a uprobe's: its samples carry the 17 general-purpose
+registers (ax..ip, r8..r15).
 
 usage: tests/fuzz/make-corpus-perf_record.py [DIR]   (default tests/fuzz/corpus/perf_record)
 """
@@ -14,9 +16,11 @@ import struct
 import sys
 
 SAMPLE, MMAP2, COMM, EXIT, THROTTLE, FORK, LOST, LOST_SAMPLES = 9, 10, 3, 4, 5, 7, 2, 13
+UNTHROTTLE = 6
 SWITCH, SWITCH_CPU_WIDE = 14, 15
 MISC_SWITCH_OUT, MISC_SWITCH_OUT_PREEMPT = 1 << 13, 1 << 14
 ID_RAW = 0xdeadbeef  # event 3 in the fuzz target: samples with PERF_SAMPLE_RAW
+ID_REGS = 0xfeedface  # event 4: a probe's samples, every general-purpose register
 MISC_KERNEL, MISC_USER = 1, 2
 MISC_COMM_EXEC = 1 << 13
 MISC_MMAP_BUILD_ID = 1 << 14
@@ -50,7 +54,9 @@ def sample(id_, ip, pid, tid, time, cpu, kips, regs, stack, dyn, misc=MISC_USER)
     body = u64(id_, ip) + pair(pid, tid) + u64(time) + pair(cpu, 0) + u64(1)
     chain = [CONTEXT_KERNEL] + kips if kips else []
     body += u64(len(chain), *chain)
-    if regs:
+    if regs and len(regs) == 17:
+        body += u64(ABI_64, *regs)  # ax, bx, cx, dx, si, di, bp, sp, ip, r8..r15
+    elif regs:
         body += u64(ABI_64, 0, *regs)  # bx (0 here), bp, sp, ip
     else:
         body += u64(ABI_NONE)
@@ -148,12 +154,17 @@ def main():
         "switch_out_preempt": switch(4242, 4243, t + 15, 1,
                                      MISC_SWITCH_OUT | MISC_SWITCH_OUT_PREEMPT),
         "switch_in_cpu_wide": switch(4242, 4243, t + 16, 0, cpu_wide=True),
+        "sample_probe": sample(ID_REGS, 0x401136, 4242, 4243, t + 17, 1, [],
+                               (0x2a, 0, 3, 4, 5, 6, sp + 0x30, sp, 0x401136)
+                               + tuple(range(8, 16)), user_stack(sp, 256), 256),
+        "unthrottle": rec(UNTHROTTLE, 0, u64(t + 18, ID_REGS, 0) + sample_id(0, 0, t + 18, 1)),
     }
     # one poll round as the session sees it
     files["round"] = b"".join(files[k] for k in ("comm_exec", "mmap2_inode", "mmap2_build_id",
                                                  "fork", "sample_user", "sample_syscall_kstack",
                                                  "lost", "sample_kernel_thread", "exit",
-                                                 "lost_samples", "throttle"))
+                                                 "lost_samples", "throttle", "sample_probe",
+                                                 "unthrottle"))
     # an interval: the switch-out sample, the switch-out, the switch-in
     files["round_offcpu"] = b"".join(files[k] for k in ("sched_switch_sleep",
                                                         "switch_out_preempt", "switch_in"))

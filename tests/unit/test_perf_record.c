@@ -388,14 +388,87 @@ static void test_deferred_callchain(void)
 	free(copy);
 }
 
+/* A probe's sample (event 1 in regs_events): the 17 general-purpose
+ * registers in perf's mask order, the unwinder's four taken from them. */
+static void test_sample_gpregs(void)
+{
+	struct ustack_perf_record rec;
+	struct rb r;
+	uint8_t *copy;
+
+	parser.regs_events = 1u << 1;
+	sample_head(&r, PERF_RECORD_MISC_USER, ID1, 0x401234, 100, 101, 6000000000ull, 1);
+	put64(&r, 0); /* no callchain */
+	put64(&r, PERF_SAMPLE_REGS_ABI_64);
+	for (int i = 0; i < USTACK_PERF_NR_GPREGS; i++)
+		put64(&r, 0x1000 + i);
+	put64(&r, 16);
+	put64(&r, 0xaaaa);
+	put64(&r, 0xbbbb);
+	put64(&r, 16);
+	finish(&r);
+	CHECK_EQ(parse(&r, r.n, &rec, &copy), 0);
+	CHECK_EQ(rec.sample.has_gpregs, 1);
+	CHECK_EQ_U64(rec.sample.gpregs[USTACK_PERF_AX], 0x1000);
+	CHECK_EQ_U64(rec.sample.gpregs[USTACK_PERF_DI], 0x1005);
+	CHECK_EQ_U64(rec.sample.gpregs[USTACK_PERF_R8], 0x1009);
+	CHECK_EQ_U64(rec.sample.gpregs[USTACK_PERF_R15], 0x1010);
+	CHECK_EQ_U64(rec.sample.ubx, 0x1001);
+	CHECK_EQ_U64(rec.sample.ubp, 0x1006);
+	CHECK_EQ_U64(rec.sample.usp, 0x1007);
+	CHECK_EQ_U64(rec.sample.uip, 0x1008);
+	CHECK_EQ_U64(rec.sample.stack_size, 16);
+	CHECK_EQ_U64(ld_u64(rec.sample.stack), 0xaaaa);
+	free(copy);
+	check_prefixes(&r);
+	/* event 0 keeps the four-register layout */
+	user_sample(&r, ID0, 40);
+	CHECK_EQ(parse(&r, r.n, &rec, &copy), 0);
+	free(copy);
+	CHECK_EQ(rec.sample.has_gpregs, 0);
+	CHECK_EQ_U64(rec.sample.uip, 0x401230);
+	parser.regs_events = 0;
+}
+
+/* THROTTLE and UNTHROTTLE: time, id, stream_id, then the sample_id. */
+static void test_throttle(void)
+{
+	struct ustack_perf_record rec;
+	struct rb r;
+	uint8_t *copy;
+
+	begin(&r, PERF_RECORD_THROTTLE, 0);
+	put64(&r, 7000000000ull);
+	put64(&r, ID1);
+	put64(&r, ID1);
+	end_with_id(&r, 0, 0, 7000000000ull, 1);
+	finish(&r);
+	CHECK_EQ(parse(&r, r.n, &rec, &copy), 0);
+	free(copy);
+	CHECK_EQ(rec.type, USTACK_PREC_THROTTLE);
+	CHECK_EQ(rec.throttle.event, 1);
+	CHECK_EQ(rec.throttle.on, 1);
+	CHECK_EQ_U64(rec.time, 7000000000ull);
+	check_prefixes(&r);
+	r.b[0] = PERF_RECORD_UNTHROTTLE;
+	CHECK_EQ(parse(&r, r.n, &rec, &copy), 0);
+	free(copy);
+	CHECK_EQ(rec.throttle.on, 0);
+	/* an id no event has: parsed, its event unknown */
+	memcpy(r.b + 16, &(uint64_t){ 0x4242 }, 8);
+	CHECK_EQ(parse(&r, r.n, &rec, &copy), 0);
+	free(copy);
+	CHECK_EQ(rec.throttle.event, -1);
+}
+
 static void test_other_types(void)
 {
 	struct ustack_perf_record rec;
 	struct rb r;
 	uint8_t *copy;
 
-	/* THROTTLE: not ours, skipped, however short */
-	begin(&r, PERF_RECORD_THROTTLE, 0);
+	/* PERF_RECORD_READ: not ours, skipped, however short */
+	begin(&r, PERF_RECORD_READ, 0);
 	put64(&r, 1);
 	finish(&r);
 	CHECK_EQ(parse(&r, r.n, &rec, &copy), -ENOENT);
@@ -418,6 +491,8 @@ int main(void)
 	RUN(test_fork_exit);
 	RUN(test_lost);
 	RUN(test_other_types);
+	RUN(test_sample_gpregs);
+	RUN(test_throttle);
 	RUN(test_deferred_callchain);
 	ustack_perf_parser__fini(&parser);
 	TEST_EXIT();
