@@ -68,8 +68,13 @@ int main(int argc, char **argv)
 		fprintf(f, "dlopen failed: %s\n", dlerror());
 		return 1;
 	}
-	for (long i = 0; i < n; i++)
+	for (long i = 0; i < n; i++) {
 		late_caller(fn, i);
+		/* a stack-copying recorder's ring holds a few hundred hits: let its
+		 * reader drain it (what is still lost is counted, and allowed) */
+		if (i % 64 == 63)
+			nanosleep(&ts, NULL);
+	}
 	fprintf(f, "calls %ld\n", n);
 	return fclose(f) ? 1 : 0;
 }
