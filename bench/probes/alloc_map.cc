@@ -3,7 +3,8 @@
  * The allocation-heavy workload of bench/probes/run.sh: std::map<long,long>
  * insertions and erasures (one malloc and one free per node through
  * operator new/delete), R rounds of N keys, a quarter kept live across
- * rounds. Prints "NS total_ns" (the work alone) and "ALLOCS count".
+ * rounds. Prints "NS total_ns" (the work alone), "LIVE nodes" and "CALLS
+ * mallocs" (its operator new calls in the timed work).
  * With BENCH_STOP=1 it stops itself after printing (see probe_loop.c).
  * usage: alloc_map N R
  */
@@ -12,6 +13,34 @@
 #include <cstdlib>
 #include <ctime>
 #include <map>
+#include <new>
+
+/* operator new counted, then malloc as libstdc++'s own does: the workload
+ * states how many malloc calls its work made (CALLS) */
+static long new_calls;
+
+void *operator new(std::size_t n)
+{
+	void *p;
+
+	new_calls++;
+	while (!(p = std::malloc(n ? n : 1)))
+		if (std::new_handler h = std::get_new_handler())
+			h();
+		else
+			throw std::bad_alloc();
+	return p;
+}
+
+void operator delete(void *p) noexcept
+{
+	std::free(p);
+}
+
+void operator delete(void *p, std::size_t) noexcept
+{
+	std::free(p);
+}
 
 __attribute__((noinline)) static void churn(std::map<long, long> &m, long n, long r)
 {
@@ -27,11 +56,13 @@ int main(int argc, char **argv)
 	std::map<long, long> m;
 	timespec t0, t1;
 
+	new_calls = 0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (long r = 0; r < rounds; r++)
 		churn(m, n, r);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	std::printf("NS %.0f\nLIVE %zu\n", (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec), m.size());
+	std::printf("NS %.0f\nLIVE %zu\nCALLS %ld\n", (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec),
+		    m.size(), new_calls);
 	std::fflush(stdout);
 	if (std::getenv("BENCH_STOP"))
 		std::raise(SIGSTOP);

@@ -2,8 +2,8 @@
 /*
  * The probed-function workload of bench/probes/run.sh: main -> loop_a ->
  * loop_b -> loop_c -> bench_probed, N times, built without frame pointers.
- * Prints "RATE calls_per_second" and "NS total_ns" (CLOCK_MONOTONIC around
- * the loop alone). With BENCH_STOP=1 it stops itself (SIGSTOP) after
+ * Prints "RATE calls_per_second", "NS total_ns" (CLOCK_MONOTONIC around
+ * the loop alone) and "CALLS N". With BENCH_STOP=1 it stops itself (SIGSTOP) after
  * printing, so that a tool reading its maps at exit (bpftrace symbolizing
  * ustack) finds the process.
  * usage: probe_loop N
@@ -43,7 +43,7 @@ int main(int argc, char **argv)
 		loop_a(i);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ns = (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec);
-	printf("RATE %.0f\nNS %.0f\n", n / ns * 1e9, ns);
+	printf("RATE %.0f\nNS %.0f\nCALLS %ld\n", n / ns * 1e9, ns, n);
 	fflush(stdout);
 	if (getenv("BENCH_STOP"))
 		raise(SIGSTOP);

@@ -33,8 +33,11 @@
 #   work     the workload's own time (ms); slowdown: / bare's median
 #   hits     the probe's hits: ustack stat probe_hits (alloc: alloc_calls),
 #            bpftrace's counts, perf's samples
-#   us/hit   (work - bare work) / hits: the whole cost of a hit (trap,
-#            program, the tool's user space when it competes for the CPUs)
+#   us/hit   (work - bare work) / calls, calls the probed calls the
+#            workload made in its timed work (its own count: loop iterations,
+#            operator new calls; py: ustack's alloc_calls): the whole cost of
+#            a hit (trap, program, the tool's user space when it competes
+#            for the CPUs)
 #   kns/hit  kernel.bpf_stats_enabled: run_time_ns / run_cnt summed over
 #            the tool's BPF programs (its fds' prog_id), read while the
 #            workload is stopped at its end; copy and perf have none
@@ -184,13 +187,13 @@ one() {
 	if [ "${tool#bt}" != "$tool" ]; then
 		kill -INT "$tp"
 		wait "$tp"
-		kill -CONT "$wp"
+		kill -CONT "$wp" 2>/dev/null # bpftrace -c may have ended it
 	else
 		kill -CONT "$wp"
 		wait "$tp" || echo "$tool $wl: exit status $? $(grep -v '^stat ' "$f.stats" 2>/dev/null | head -2 | tr '\n' '|')" >&2
 	fi
 	printf '%s %s ' "$tool" "$wl"
-	awk '/^NS / { printf "ns=%s ", $2 }' "$f.out" "$f.bt" 2>/dev/null
+	cat "$f.out" "$f.bt" 2>/dev/null | awk '/^(NS|CALLS) / { printf "%s=%s ", tolower($1), $2 }'
 	awk '{ if ($2 > 0) printf "kns=%.0f ", $1 / $2 }' "$f.ns" 2>/dev/null
 	case $tool in
 	bpf | copy | alloc)

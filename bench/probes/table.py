@@ -58,11 +58,13 @@ def main(path):
             hits = [float(k["hits"]) for k in ks if k.get("hits", "0") != "0"]
             if t in ("bpf", "copy"):
                 hits = [float(k["probe_hits"]) for k in ks if "probe_hits" in k] or hits
-            per = [(float(k["ns"]) - b) / 1e3 / float(k.get("probe_hits") if t in ("bpf", "copy") and "probe_hits" in k else k["hits"])
-                   for k in ks if "ns" in k and float(k.get("hits", 0) or 0) > 0] if not t.startswith("bare") else []
+            per = [(float(k["ns"]) - b) / 1e3 / float(k.get("calls") or k["hits"])
+                   for k in ks if "ns" in k and float(k.get("calls") or k.get("hits") or 0) > 0
+                   ] if not t.startswith("bare") else []
             kns = [float(k["kns"]) for k in ks if "kns" in k]
             share = [float(k["share"]) for k in ks if "share" in k]
-            drop = sorted(set(" ".join("%s=%s" % (x, k[x]) for x in ("probe_rate_dropped", "lost", "alloc_sampled", "alloc_live_dropped") if x in k)
+            drop = sorted(set(" ".join("%s=%s" % (x, k[x]) for x in ("probe_rate_dropped", "lost", "alloc_sampled", "alloc_live_dropped")
+                                       if k.get(x, "0") != "0")
                               for k in ks))
             print("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 NAMES.get(t, t), fmt(work, "%.1f"), fmt(slow, "%.2f") if not t.startswith("bare") else "1",
