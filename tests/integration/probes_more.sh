@@ -190,6 +190,10 @@ case_stripped() {
 # host) or other (another build of the program there on the host)
 case_mntns() {
 	local b=$1 v=$2 name=mntns-$2.$1 n=300 dir=$tmp/mnt-$2-$1 ppid rpid
+	if ! unshare -m true 2>"$tmp/unshare.err"; then
+		skip "mntns-$v/$b" "unshare -m: $(head -1 "$tmp/unshare.err")"
+		return
+	fi
 	mkdir -p "$dir"
 	[ "$v" = other ] && cp "$tmp/target-O0" "$dir/ns_target"
 	rm -f "$tmp/$name.go"
