@@ -164,6 +164,7 @@ struct ustack_bpf {
 	/* uprobe links, apart: detached at the end of the recording */
 	struct bpf_link **plinks;
 	size_t nr_plinks, cap_plinks;
+	int alloc_on;       /* the allocation programs are loaded (record --alloc) */
 	int stats_fd;       /* BPF_ENABLE_STATS: run times counted while open (-1) */
 	int stats_errno;    /* why not (0: on, or no probe) */
 	struct map_op *ops;
@@ -363,7 +364,7 @@ static void probe_opts(struct ustack_bpf *b, const struct ustack_bpf_opts *o)
  * every BPF program of the machine two clock reads per run meanwhile. */
 static void probe_stats_on(struct ustack_bpf *b)
 {
-	if (!b->nr_probes)
+	if (!b->nr_probes && !b->alloc_on)
 		return;
 	b->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	if (b->stats_fd < 0) {
@@ -394,6 +395,7 @@ static void alloc_opts(struct ustack_bpf *b, const struct ustack_bpf_opts *o)
 	bpf_program__set_autoload(b->skel->progs.ustack_alloc_enter, on);
 	bpf_program__set_autoload(b->skel->progs.ustack_alloc_ret, on);
 	bpf_program__set_autoload(b->skel->progs.ustack_alloc_free, on);
+	b->alloc_on = on;
 }
 
 struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, size_t errlen)
@@ -1259,14 +1261,18 @@ uint64_t ustack_bpf__counter(struct ustack_bpf *b, unsigned int c)
 	return sum;
 }
 
-/* The probe programs' own run time and runs (counted while stats are on) */
+/* The probe programs' own run time and runs (counted while stats are on):
+ * the uprobe events' and the allocator's (those not loaded have no fd) */
 static void probe_prog_stats(struct ustack_bpf *b, struct ustack_bpf_stats *st)
 {
 	struct bpf_program *progs[] = { b->skel->progs.ustack_uprobe,
-					 b->skel->progs.ustack_uretprobe };
+					 b->skel->progs.ustack_uretprobe,
+					 b->skel->progs.ustack_alloc_enter,
+					 b->skel->progs.ustack_alloc_ret,
+					 b->skel->progs.ustack_alloc_free };
 
 	st->probe_stats_errno = b->stats_errno;
-	if (!b->nr_probes)
+	if (!b->nr_probes && !b->alloc_on)
 		return;
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
 		struct bpf_prog_info info;
