@@ -43,7 +43,7 @@ LIB_LDLIBS := -lpthread -ldl
 # linked at start it is static TLS, and dlopen() finds it already loaded.
 SAN_LDLIBS := -Wl,--push-state,--no-as-needed -lbpf -ldw -lelf -Wl,--pop-state
 
-LIB_SRCS := $(filter-out src/cli/% src/bpf/%,$(wildcard src/*/*.c))
+LIB_SRCS := $(filter-out src/cli/% src/bpf/% src/preload/%,$(wildcard src/*/*.c))
 CLI_SRCS := $(wildcard src/cli/*.c)
 HDRS     := $(wildcard include/ustack/*.h src/*/*.h)
 

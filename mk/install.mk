@@ -61,12 +61,15 @@ install: all man $(BUILD)/ustack.pc
 	$(INSTALL) -m 644 $(PUB_HDRS) $(DESTDIR)$(INCDIR)/ustack/
 	$(INSTALL) -m 644 $(BUILD)/ustack.pc $(DESTDIR)$(PCDIR)/ustack.pc
 	$(INSTALL) -m 755 $(BUILD)/ustack $(DESTDIR)$(BINDIR)/ustack
+	$(INSTALL) -d $(DESTDIR)$(LIBDIR)/ustack
+	$(INSTALL) -m 755 $(BUILD)/libustack-alloc.so $(DESTDIR)$(LIBDIR)/ustack/libustack-alloc.so
 	$(INSTALL) -m 644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man1/
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libustack.a $(DESTDIR)$(LIBDIR)/libustack.so.$(VERSION) \
 	    $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libustack.so \
 	    $(DESTDIR)$(PCDIR)/ustack.pc $(DESTDIR)$(BINDIR)/ustack \
+	    $(DESTDIR)$(LIBDIR)/ustack/libustack-alloc.so \
 	    $(patsubst include/ustack/%,$(DESTDIR)$(INCDIR)/ustack/%,$(PUB_HDRS)) \
 	    $(patsubst $(BUILD)/man/%,$(DESTDIR)$(MANDIR)/man1/%,$(MAN_PAGES))
-	-rmdir $(DESTDIR)$(INCDIR)/ustack 2>/dev/null
+	-rmdir $(DESTDIR)$(INCDIR)/ustack $(DESTDIR)$(LIBDIR)/ustack 2>/dev/null

@@ -52,8 +52,10 @@ LAYERS = [
     # perf_event_open plumbing; the BPF program and the ABI it shares with
     # user space (kernel code: includes nothing of the library)
     ["perf", "bpf"],
-    # the BPF program's loader: perf events to attach to, the unwinder's rows
-    ["bpfload"],
+    # the BPF program's loader: perf events to attach to, the unwinder's rows;
+    # libustack-alloc.so, preloaded into programs: the kernel's byte
+    # sampling (bpf/alloc_draw.h) run in the program
+    ["bpfload", "preload"],
     # the two programs of the library: the recorder and the snapshot
     ["record", "snapshot"],
     # the ustack command

@@ -20,7 +20,10 @@
 #   bpf    ustack record --backend bpf -e uprobe:BIN:bench_probed (loop),
 #          -e uprobe:libc:malloc (map)
 #   copy   the same with --backend copy (perf's uprobe PMU + stack copies)
-#   alloc  ustack record --alloc (bpf; default mean) (map, py)
+#   alloc  ustack record --alloc (bpf; default mean) (map, py): a command
+#          gets libustack-alloc.so (--alloc-via=preload, the default), which
+#          samples in the program
+#   allocu the same with --alloc-via=uprobes: every allocator call traps
 #   bt     bpftrace 'uprobe:...{ @[ustack] = count(); }' (frame pointers
 #          only), /pid == cpid/ for malloc (bpftrace attaches libc's malloc
 #          for every process)
@@ -157,8 +160,11 @@ one() {
 	bpf | copy)
 		"$USTACK" record -q --stats --backend "$tool" -e "$spec" -o "$f.data" -- $c >"$f.out" 2>"$f.stats" &
 		tp=$! ;;
-	alloc)
-		"$USTACK" record -q --stats --backend bpf --alloc -o "$f.data" -- $c >"$f.out" 2>"$f.stats" &
+	alloc | allocu)
+		local via=preload
+		[ $tool = allocu ] && via=uprobes
+		"$USTACK" record -q --stats --backend bpf --alloc --alloc-via=$via -o "$f.data" -- $c \
+			>"$f.out" 2>"$f.stats" &
 		tp=$! ;;
 	bt | btfp)
 		local prog="uprobe:$PWD/$OUT/loop:bench_probed { @[ustack] = count(); }"
@@ -196,14 +202,14 @@ one() {
 	cat "$f.out" "$f.bt" 2>/dev/null | awk '/^(NS|CALLS) / { printf "%s=%s ", tolower($1), $2 }'
 	awk '{ if ($2 > 0) printf "kns=%.0f ", $1 / $2 }' "$f.ns" 2>/dev/null
 	case $tool in
-	bpf | copy | alloc)
+	bpf | copy | alloc | allocu)
 		awk '$1 == "stat" && $2 ~ /^(probe_hits|probe_kept|probe_rate_dropped|lost|alloc_calls|alloc_sampled|alloc_live_dropped)$/ {
 			printf "%s=%s ", $2, $3 }' "$f.stats"
-		[ $tool = alloc ] && awk '$1 == "stat" && $2 == "alloc_calls" { printf "hits=%s ", $3 }' "$f.stats"
-		if [ $tool != alloc ] && "$OUT/events" "$f.data" >"$f.ev" 2>/dev/null; then
+		[ ${tool#alloc} != $tool ] && awk '$1 == "stat" && $2 == "alloc_calls" { printf "hits=%s ", $3 }' "$f.stats"
+		if [ ${tool#alloc} = $tool ] && "$OUT/events" "$f.data" >"$f.ev" 2>/dev/null; then
 			python3 bench/probes/share.py ustack "$f.ev" "$want" | tr '\n' ' '
 		fi
-		[ $tool = alloc ] || rm -f "$f.data" ;;
+		[ ${tool#alloc} != $tool ] || rm -f "$f.data" ;;
 	bt | btfp)
 		python3 bench/probes/share.py bt "$f.bt" "$want" | tr '\n' ' ' ;;
 	perf)
@@ -216,8 +222,8 @@ one() {
 }
 
 LOOP_TOOLS=${LOOP_TOOLS:-bare bpf copy bt btfp perf bare-small}
-MAP_TOOLS=${MAP_TOOLS:-bare alloc bpf copy bt perf bare-small}
-PY_TOOLS=${PY_TOOLS:-bare alloc}
+MAP_TOOLS=${MAP_TOOLS:-bare alloc allocu bpf copy bt perf bare-small}
+PY_TOOLS=${PY_TOOLS:-bare alloc allocu}
 command -v bpftrace >/dev/null || { echo "# bpftrace not installed: bt, btfp not measured"; LOOP_TOOLS=${LOOP_TOOLS//bt/}; MAP_TOOLS=${MAP_TOOLS//bt/}; }
 command -v perf >/dev/null || { echo "# perf not installed: perf not measured"; LOOP_TOOLS=${LOOP_TOOLS//perf/}; MAP_TOOLS=${MAP_TOOLS//perf/}; }
 : >"$OUT/results"

@@ -10,7 +10,8 @@ import sys
 NAMES = {
     "bare": "bare", "bare-small": "bare, perf's size",
     "bpf": "ustack record --backend bpf -e uprobe:", "copy": "ustack record --backend copy -e uprobe:",
-    "alloc": "ustack record --alloc (bpf, default mean)",
+    "alloc": "ustack record --alloc (preload, default mean)",
+    "allocu": "ustack record --alloc --alloc-via=uprobes",
     "bt": "bpftrace @[ustack] = count()", "btfp": "bpftrace, frame pointers",
     "perf": "perf probe + perf record --call-graph dwarf",
 }

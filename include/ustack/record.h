@@ -147,6 +147,24 @@ struct ustack_record_stats {
 	uint64_t alloc_frees;      /**< frees of kept allocations (EVENT "free") */
 	uint64_t alloc_live_dropped; /**< kept allocations not tracked (the live map was
 	                                  full): their frees are not seen */
+	uint64_t alloc_via;        /**< how allocations were seen: enum
+	                                ustack_record_alloc_via, _UPROBES or _PRELOAD
+	                                (0: no allocation profiling) */
+};
+
+/** ustack_record_opts.alloc_via, ustack_record_stats.alloc_via (since 0.3) */
+enum ustack_record_alloc_via {
+	/** a command ustack starts: _PRELOAD when its executable is dynamically
+	 *  linked and libustack-alloc.so is found, else _UPROBES; -p, -a:
+	 *  _UPROBES */
+	USTACK_ALLOC_VIA_AUTO = 0,
+	/** uprobes on the allocator's functions: every call traps into the
+	 *  kernel (microseconds each), whatever the sampling keeps */
+	USTACK_ALLOC_VIA_UPROBES = 1,
+	/** libustack-alloc.so LD_PRELOADed into the command: the sampling runs
+	 *  in the program, only kept allocations and their frees trap (a
+	 *  command ustack starts, dynamically linked) */
+	USTACK_ALLOC_VIA_PRELOAD = 2,
 };
 
 /** ustack_record_stats.kernel_callchains */
@@ -221,6 +239,12 @@ struct ustack_record_opts {
 	 *  UINT32_MAX: no limit); above it hits are counted in
 	 *  probe_rate_dropped, not unwound (since 0.3) */
 	uint32_t probe_rate_max;
+	/** how --alloc sees allocations: enum ustack_record_alloc_via (since
+	 *  0.3) */
+	unsigned int alloc_via;
+	/** libustack-alloc.so for USTACK_ALLOC_VIA_PRELOAD (NULL: beside the
+	 *  running program, then in ../lib/ustack/ from it; since 0.3) */
+	const char *alloc_preload;
 };
 
 /**

@@ -153,12 +153,11 @@ static __always_inline void alloc_forget(__u32 tgid, __u64 addr)
 
 /* A kept allocation: its stack (the caller's, from the registers at the
  * return), the event, and its entry in the live map. */
-static __always_inline void alloc_keep(struct pt_regs *ctx, __u32 tgid, __u64 addr, __u64 size)
+static __always_inline void alloc_keep(struct pt_regs *ctx, const struct uctx *u, __u32 tgid,
+				       __u64 addr, __u64 size)
 {
 	struct regs_in r = { .slot = SLOT_TP, .user_mode = 1, .keep = 1 };
 	struct ub_alloc_key k = { .tgid = tgid, .addr = addr };
-	struct uctx u = { .ip = ctx->rip, .sp = ctx->rsp, .bp = ctx->rbp, .bx = ctx->rbx,
-			  .have = 1 };
 	struct ub_event e = {};
 	__u64 args[2] = { size, addr };
 	long err;
@@ -170,7 +169,7 @@ static __always_inline void alloc_keep(struct pt_regs *ctx, __u32 tgid, __u64 ad
 	 * time before this event's */
 	if (bpf_map_lookup_elem(&alloc_live, &k))
 		alloc_forget(tgid, addr);
-	if (!collect(ctx, &u, alloc_event, 0, &e, &r))
+	if (!collect(ctx, u, alloc_event, 0, &e, &r))
 		return;
 	/* SLOT_TP is this CPU's; uprobe programs run preemptibly */
 	if (bpf_preempt_disable)
@@ -212,8 +211,12 @@ int ustack_alloc_ret(struct pt_regs *ctx)
 		return 0;
 	count(UB_C_ALLOC_CALLS, 1);
 	count(UB_C_ALLOC_BYTES, size);
-	if (ub_alloc_take(&at->left, size, alloc_mean, alloc_lnm))
-		alloc_keep(ctx, tgid, addr, size);
+	if (ub_alloc_take(&at->left, size, alloc_mean, alloc_lnm)) {
+		struct uctx u = { .ip = ctx->rip, .sp = ctx->rsp, .bp = ctx->rbp, .bx = ctx->rbx,
+				  .have = 1 };
+
+		alloc_keep(ctx, &u, tgid, addr, size);
+	}
 	return 0;
 }
 
@@ -231,5 +234,52 @@ int ustack_alloc_free(struct pt_regs *ctx)
 	if (at && at->depth && ctx->rsp < at->sp)
 		return 0;
 	alloc_forget(tgid, addr);
+	return 0;
+}
+
+/* record --alloc-via=preload: the functions of libustack-alloc.so
+ * (src/preload/alloc.c), which samples in the program; the attach cookie
+ * says which (enum rec_alloc_fn).
+ *
+ * ustack_alloc_hit(ret, addr, size, calls, bytes, flags), a kept
+ * allocation, is reached by a tail call from the allocator function: at
+ * its entry the word at rsp is the return address into the allocator's
+ * caller and rbp, rbx are the caller's, the registers a uretprobe on the
+ * allocator would see, so the walk starts in the caller.
+ * ustack_free_hit(addr): the free of a kept block. ustack_alloc_tally(
+ * calls, bytes): a thread's allocations since its last hit, at its exit. */
+#define AF_HIT 10
+#define AF_HIT_FREE 11
+#define AF_HIT_TALLY 12
+#define UB_ALLOC_UNTRACKED 1 /* USTACK_ALLOC_UNTRACKED (preload/alloc_hit.h) */
+
+SEC("uprobe")
+int ustack_alloc_hit(struct pt_regs *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 fn = bpf_get_attach_cookie(ctx);
+	struct uctx u = { .sp = ctx->rsp + 8, .bp = ctx->rbp, .bx = ctx->rbx, .have = 1 };
+
+	if (!traced(tgid))
+		return 0;
+	if (fn == AF_HIT_FREE) {
+		if (ctx->rdi)
+			alloc_forget(tgid, ctx->rdi);
+		return 0;
+	}
+	if (fn == AF_HIT_TALLY) {
+		count(UB_C_ALLOC_CALLS, ctx->rdi);
+		count(UB_C_ALLOC_BYTES, ctx->rsi);
+		return 0;
+	}
+	if (fn != AF_HIT)
+		return 0;
+	count(UB_C_ALLOC_CALLS, ctx->rcx);
+	count(UB_C_ALLOC_BYTES, ctx->r8);
+	if (ctx->r9 & UB_ALLOC_UNTRACKED)
+		count(UB_C_ALLOC_LIVE_DROPPED, 1);
+	if (bpf_probe_read_user(&u.ip, sizeof(u.ip), (void *)ctx->rsp))
+		return 0;
+	alloc_keep(ctx, &u, tgid, ctx->rsi, ctx->rdx);
 	return 0;
 }

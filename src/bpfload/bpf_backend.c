@@ -395,6 +395,7 @@ static void alloc_opts(struct ustack_bpf *b, const struct ustack_bpf_opts *o)
 	bpf_program__set_autoload(b->skel->progs.ustack_alloc_enter, on);
 	bpf_program__set_autoload(b->skel->progs.ustack_alloc_ret, on);
 	bpf_program__set_autoload(b->skel->progs.ustack_alloc_free, on);
+	bpf_program__set_autoload(b->skel->progs.ustack_alloc_hit, on);
 	b->alloc_on = on;
 }
 
@@ -1269,7 +1270,8 @@ static void probe_prog_stats(struct ustack_bpf *b, struct ustack_bpf_stats *st)
 					 b->skel->progs.ustack_uretprobe,
 					 b->skel->progs.ustack_alloc_enter,
 					 b->skel->progs.ustack_alloc_ret,
-					 b->skel->progs.ustack_alloc_free };
+					 b->skel->progs.ustack_alloc_free,
+					 b->skel->progs.ustack_alloc_hit };
 
 	st->probe_stats_errno = b->stats_errno;
 	if (!b->nr_probes && !b->alloc_on)

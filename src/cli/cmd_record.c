@@ -56,7 +56,23 @@ static void usage(FILE *f)
 		"  -e, --event EVENT     cpu-clock (default), task-clock, page-faults,\n"
 		"                        context-switches, cycles, instructions (need a PMU),\n"
 		"                        or any tracepoint SUBSYSTEM:NAME (e.g.\n"
-		"                        syscalls:sys_enter_futex); repeat for several\n"
+		"                        syscalls:sys_enter_futex), or a probe:\n"
+		"                        uprobe:LIB:FUNC[+OFF], uretprobe:LIB:FUNC,\n"
+		"                        usdt:LIB:[PROVIDER:]NAME (see 'ustack probe');\n"
+		"                        repeat for several\n"
+		"      --probe-rate N    probe hits recorded per second and CPU at most\n"
+		"                        (default 200000; 0: no limit)\n"
+		"      --alloc           record who allocates memory and who holds it: the\n"
+		"                        allocations a byte sampling keeps (event alloc,\n"
+		"                        weighing bytes) and their frees (event free)\n"
+		"      --alloc-mean SIZE  mean bytes between kept allocations (default 512K;\n"
+		"                        1: every allocation)\n"
+		"      --alloc-live-max N  kept allocations tracked until freed (default 1Mi)\n"
+		"      --alloc-via W     how allocations are seen: preload (a command ustack\n"
+		"                        starts gets libustack-alloc.so, which samples in the\n"
+		"                        program: a few ns a call), uprobes (the allocator's\n"
+		"                        functions probed: microseconds a call; -p, -a),\n"
+		"                        auto (default: preload where it can)\n"
 		"      --off-cpu         record where threads wait: every interval a thread\n"
 		"                        spends switched out asleep (event off-cpu), weighing\n"
 		"                        its length in ns, with the stacks it blocked in\n"
@@ -167,6 +183,9 @@ static void print_stats(const struct ustack_record_stats *st)
 		fprintf(stderr, "stat frames_%s %llu\n", methods[m],
 			(unsigned long long)st->frames_by_method[m]);
 	fprintf(stderr, "stat capture_cpu_seconds %.3f\n", st->capture_seconds);
+	if (st->alloc_via)
+		fprintf(stderr, "stat alloc_via %s\n",
+			st->alloc_via == USTACK_ALLOC_VIA_PRELOAD ? "preload" : "uprobes");
 	if (st->probe_runs)
 		fprintf(stderr, "stat probe_ns_per_hit %.0f\n",
 			(double)st->probe_run_ns / (double)st->probe_runs);
@@ -244,6 +263,7 @@ static const struct option longopts[] = {
 	{ "alloc", no_argument, NULL, 'A' },
 	{ "alloc-mean", required_argument, NULL, 'x' },
 	{ "alloc-live-max", required_argument, NULL, 'L' },
+	{ "alloc-via", required_argument, NULL, 'W' },
 	{ "probe-rate", required_argument, NULL, 'r' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -320,6 +340,18 @@ static int parse_number_opt(struct record_cli *rc, int c)
 			return 2;
 		}
 		o->alloc_live_max = (uint32_t)v;
+		return -1;
+	case 'W':
+		if (!strcmp(optarg, "auto"))
+			o->alloc_via = USTACK_ALLOC_VIA_AUTO;
+		else if (!strcmp(optarg, "uprobes"))
+			o->alloc_via = USTACK_ALLOC_VIA_UPROBES;
+		else if (!strcmp(optarg, "preload"))
+			o->alloc_via = USTACK_ALLOC_VIA_PRELOAD;
+		else {
+			cli_error("record: --alloc-via takes preload, uprobes or auto");
+			return 2;
+		}
 		return -1;
 	case 'r':
 		if (cli_parse_u64(optarg, 10, &v) || v >= UINT32_MAX) {

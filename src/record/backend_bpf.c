@@ -418,23 +418,6 @@ static void preload_path(struct rec *r, const char *path)
 	ustack_modtab__put(m);
 }
 
-/* The file execvp() would run for @cmd. */
-static int find_command(const char *cmd, char *out, size_t len)
-{
-	const char *path = getenv("PATH");
-
-	if (strchr(cmd, '/'))
-		return snprintf(out, len, "%s", cmd) < (int)len && !access(out, X_OK) ? 0 : -ENOENT;
-	for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin"; *p;) {
-		size_t n = strcspn(p, ":");
-
-		if (snprintf(out, len, "%.*s/%s", (int)n, p, cmd) < (int)len && !access(out, X_OK))
-			return 0;
-		p += n + (p[n] == ':');
-	}
-	return -ENOENT;
-}
-
 /* @path starts as an ELF file does (a script, as pyenv's shims are, does
  * not: opening it as ELF only printed a warning about it) */
 static int is_elf(const char *path)
@@ -468,7 +451,7 @@ static void preload_command(struct rec *r, const char *cmd)
 	pid_t pid;
 	FILE *f;
 
-	if (find_command(cmd, exe, sizeof(exe)) || !is_elf(exe))
+	if (rec_find_command(cmd, exe, sizeof(exe)) || !is_elf(exe))
 		return; /* a script (#!): its program's tables come with its MMAP2s */
 	preload_path(r, exe);
 	elf = ustack_elf__open(exe);

@@ -56,6 +56,8 @@ int rec_bpf_alloc_opts(const struct rec *r, struct ustack_bpf_opts *bo, char *er
 
 static const char *prog_of(const struct rec_probe *p)
 {
+	if (p->alloc_fn >= REC_AF_HIT)
+		return "ustack_alloc_hit"; /* --alloc-via=preload */
 	if (p->alloc_fn == REC_AF_FREE)
 		return "ustack_alloc_free";
 	return p->t.kind == USTACK_PROBE_URETPROBE ? "ustack_alloc_ret" : "ustack_alloc_enter";

@@ -5,12 +5,22 @@
  * process inside its own mount namespace; -a and a command in ustack's),
  * and --alloc's malloc family found in the allocator each process maps.
  */
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "common/log.h"
+#include "common/opts.h"
+#include "preload/alloc_hit.h"
 #include "probe/probe_internal.h"
+#include "record/event.h"
 #include "record/core.h"
 #include "record/rec.h"
 
@@ -190,9 +200,221 @@ static int alloc_for(struct rec *r, int i, pid_t in, pid_t for_pid, char *err, s
 	return ret;
 }
 
+/* ---- --alloc-via=preload ---------------------------------------------------------- */
+
+/* @path's first bytes: 1 an ELF file without PT_INTERP (static), 0 one with
+ * it or a script (its interpreter is: a #! line names a dynamic program in
+ * practice), -errno when unreadable */
+static int command_is_static(const char *path)
+{
+	Elf64_Ehdr eh;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = 1;
+
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64) {
+		close(fd);
+		return 0;
+	}
+	for (unsigned int i = 0; i < eh.e_phnum && i < 4096; i++) {
+		Elf64_Phdr ph;
+
+		if (eh.e_phentsize < sizeof(ph) ||
+		    pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) !=
+			    (ssize_t)sizeof(ph))
+			break;
+		if (ph.p_type == PT_INTERP) {
+			ret = 0;
+			break;
+		}
+	}
+	close(fd);
+	return ret;
+}
+
+/* libustack-alloc.so: the one the options name, else beside the running
+ * program (the build tree) or in ../lib/ustack/ from it (make install).
+ * ustack runs as root and puts this file into the command: not one that
+ * others than its owner may write. */
+static int find_preload(const struct ustack_record_opts *o, char *out, size_t sz, char *err,
+			size_t errlen)
+{
+	const char *given = OPTS_GET(o, alloc_preload, (const char *)NULL);
+	char exe[PATH_MAX] = "", *dir = exe;
+	ssize_t n;
+	struct stat st;
+
+	out[0] = 0;
+	if (given && *given) {
+		if (snprintf(out, sz, "%s", given) >= (int)sz) {
+			snprintf(err, errlen, "%s: path too long", given);
+			return -ENAMETOOLONG;
+		}
+	} else {
+		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n <= 0) {
+			snprintf(err, errlen, "/proc/self/exe: %s", strerror(errno));
+			return -ENOENT;
+		}
+		exe[n] = 0;
+		dir = dirname(exe);
+		snprintf(out, sz, "%s/%s", dir, USTACK_ALLOC_PRELOAD_NAME);
+		if (access(out, R_OK))
+			snprintf(out, sz, "%s/../lib/ustack/%s", dir, USTACK_ALLOC_PRELOAD_NAME);
+	}
+	if (stat(out, &st)) {
+		int e = errno;
+
+		if (given && *given)
+			snprintf(err, errlen, "%s: %s", out, strerror(e));
+		else
+			snprintf(err, errlen, "%s not found beside ustack (%s) nor in "
+				 "%s/../lib/ustack/", USTACK_ALLOC_PRELOAD_NAME, exe, dir);
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode) || (st.st_mode & 022) ||
+	    (st.st_uid != 0 && st.st_uid != geteuid())) {
+		snprintf(err, errlen, "%s: not a regular file owned by root (or you), "
+			 "writable by its owner alone: not preloaded", out);
+		return -EPERM;
+	}
+	if (out[0] != '/' && !realpath(out, exe)) {
+		snprintf(err, errlen, "%s: %s", out, strerror(errno));
+		return -errno;
+	} else if (out[0] != '/') {
+		snprintf(out, sz, "%s", exe);
+	}
+	return 0;
+}
+
+/* the command's environment: ustack's, LD_PRELOAD with @lib first (an
+ * allocator already there stays, after it: the preload's malloc calls
+ * the next one), the sampling's mean and table size */
+static int preload_env(struct rec *r, const char *lib, uint64_t mean)
+{
+	extern char **environ;
+	const char *old = getenv("LD_PRELOAD");
+	uint32_t live = OPTS_GET(r->o, alloc_live_max, 0);
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	env = calloc(n + 4, sizeof(*env));
+	if (!env)
+		return -ENOMEM;
+	r->probes.child_env = env;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "LD_PRELOAD=", 11) &&
+		    strncmp(environ[i], "USTACK_ALLOC_MEAN=", 18) &&
+		    strncmp(environ[i], "USTACK_ALLOC_LIVE_MAX=", 22))
+			env[k++] = environ[i]; /* borrowed */
+	if (asprintf(&r->probes.env_own[0], "LD_PRELOAD=%s%s%s", lib, old && *old ? ":" : "",
+		     old ? old : "") < 0)
+		r->probes.env_own[0] = NULL;
+	if (asprintf(&r->probes.env_own[1], "USTACK_ALLOC_MEAN=%llu", (unsigned long long)mean) < 0)
+		r->probes.env_own[1] = NULL;
+	if (asprintf(&r->probes.env_own[2], "USTACK_ALLOC_LIVE_MAX=%u",
+		     live ? live : (unsigned int)REC_ALLOC_LIVE_DEFAULT) < 0)
+		r->probes.env_own[2] = NULL;
+	for (int j = 0; j < 3; j++) {
+		if (!r->probes.env_own[j])
+			return -ENOMEM;
+		env[k++] = r->probes.env_own[j];
+	}
+	return 0;
+}
+
+/* How --alloc sees a command's allocations; @err says why not preload
+ * where it was asked for (negative return) or where auto chose uprobes
+ * (the line printed). */
+static int choose_via(struct rec *r, char *lib, size_t sz, char *err, size_t errlen)
+{
+	const struct ustack_record_opts *o = r->o;
+	unsigned int via = OPTS_GET(o, alloc_via, USTACK_ALLOC_VIA_AUTO);
+	char exe[PATH_MAX];
+	int ret;
+
+	if (via == USTACK_ALLOC_VIA_UPROBES)
+		return USTACK_ALLOC_VIA_UPROBES;
+	if (via != USTACK_ALLOC_VIA_AUTO && via != USTACK_ALLOC_VIA_PRELOAD) {
+		snprintf(err, errlen, "record --alloc-via: %u is no way (1 uprobes, 2 preload)", via);
+		return -EINVAL;
+	}
+	if (o->nr_pids > 0 || o->system_wide || !o->argv || !o->argv[0]) {
+		if (via == USTACK_ALLOC_VIA_AUTO)
+			return USTACK_ALLOC_VIA_UPROBES;
+		snprintf(err, errlen, "record --alloc-via=preload: only for a command ustack "
+			 "starts (-- CMD), not -p or -a (use --alloc-via=uprobes)");
+		return -EINVAL;
+	}
+	ret = rec_find_command(o->argv[0], exe, sizeof(exe)) ? 0 : command_is_static(exe);
+	if (ret == 1) {
+		snprintf(err, errlen, "%s is statically linked: LD_PRELOAD cannot load into it",
+			 exe);
+		ret = -ENOEXEC;
+	} else {
+		ret = find_preload(o, lib, sz, err, errlen);
+	}
+	if (!ret)
+		return USTACK_ALLOC_VIA_PRELOAD;
+	if (via == USTACK_ALLOC_VIA_PRELOAD)
+		return ret;
+	pr_warn("record --alloc: %s; the allocator's functions get uprobes instead (every "
+		"call traps into the kernel)\n", err);
+	return USTACK_ALLOC_VIA_UPROBES;
+}
+
+static const struct {
+	const char *sym;
+	uint32_t fn;
+} preload_fns[] = {
+	{ USTACK_ALLOC_HIT_SYM, REC_AF_HIT },
+	{ USTACK_FREE_HIT_SYM, REC_AF_HIT_FREE },
+	{ USTACK_ALLOC_TALLY_SYM, REC_AF_HIT_TALLY },
+};
+
+/* the preload's three functions, attached for every process (-1): the
+ * command's children, which inherit LD_PRELOAD, are recorded as the
+ * command is (the kernel program keeps the traced ones) */
+static int preload_probes(struct rec *r, int i, const char *lib, char *err, size_t errlen)
+{
+	struct ustack_probe_spec spec = { .kind = USTACK_PROBE_UPROBE };
+	int ret = 0;
+
+	snprintf(spec.path, sizeof(spec.path), "%s", lib);
+	for (size_t f = 0; !ret && f < sizeof(preload_fns) / sizeof(preload_fns[0]); f++) {
+		snprintf(spec.symbol, sizeof(spec.symbol), "%s", preload_fns[f].sym);
+		ret = resolve_spec(r, i, &spec, preload_fns[f].fn, 0, -1, err, errlen);
+	}
+	if (!ret)
+		ret = preload_env(r, lib, r->events[i].alloc_mean);
+	return ret;
+}
+
 static int alloc_event(struct rec *r, int i)
 {
-	char err[PATH_MAX + 256];
+	char err[PATH_MAX * 2 + 256], lib[PATH_MAX];
+	int via = choose_via(r, lib, sizeof(lib), err, sizeof(err));
+
+	if (via < 0) {
+		rec_set_err(r, "%s%s",
+			    OPTS_GET(r->o, alloc_via, 0) == USTACK_ALLOC_VIA_PRELOAD &&
+					    strncmp(err, "record --alloc-via", 18)
+				    ? "record --alloc-via=preload: "
+				    : "",
+			    err);
+		return via;
+	}
+	r->probes.alloc_via = (unsigned int)via;
+	if (via == USTACK_ALLOC_VIA_PRELOAD) {
+		int ret = preload_probes(r, i, lib, err, sizeof(err));
+
+		if (ret)
+			probe_err(r, "alloc", 0, err);
+		return ret;
+	}
 
 	for (int k = 0; k < nr_targets(r); k++) {
 		pid_t in, for_pid;
@@ -231,4 +453,11 @@ void rec_probes_free(struct rec *r)
 	free(r->probes.v);
 	r->probes.v = NULL;
 	r->probes.nr = 0;
+	/* the array borrows environ's strings, and owns the three added */
+	free(r->probes.child_env);
+	r->probes.child_env = NULL;
+	for (int j = 0; j < 3; j++) {
+		free(r->probes.env_own[j]);
+		r->probes.env_own[j] = NULL;
+	}
 }

@@ -51,6 +51,11 @@ enum rec_alloc_fn {
 	REC_AF_MEMALIGN,           /* memalign(align, size) */
 	REC_AF_VALLOC,             /* valloc(size) */
 	REC_AF_PVALLOC,            /* pvalloc(size): size rounded up to pages */
+	/* record --alloc-via=preload: libustack-alloc.so's functions
+	 * (src/preload/alloc.c; the same numbers in src/bpf/alloc.bpf.h) */
+	REC_AF_HIT = 10,           /* ustack_alloc_hit: a kept allocation */
+	REC_AF_HIT_FREE,           /* ustack_free_hit: its free */
+	REC_AF_HIT_TALLY,          /* ustack_alloc_tally: a thread's counts at its exit */
 	REC_AF_NR
 };
 
@@ -138,6 +143,12 @@ struct rec {
 	struct {
 		struct rec_probe *v;
 		size_t nr;
+		/* --alloc: enum ustack_record_alloc_via used (0: none); with
+		 * _PRELOAD the command's environment (LD_PRELOAD and the
+		 * sampling's settings added; NULL: ustack's) */
+		unsigned int alloc_via;
+		char **child_env;
+		char *env_own[3]; /* its strings not environ's */
 	} probes;
 	/* capture into the build-ID cache (capture_files.c; NULL: off) */
 	struct rec_capture *cap;
@@ -204,6 +215,8 @@ int rec_unwind_copy(struct rec *r, uint32_t pid, uint64_t ip, uint64_t sp, uint6
  * else its libc. 0, or -errno with the message set (rec_set_err): a probe
  * that names nothing is an error, never an empty recording. */
 int rec_probes_resolve(struct rec *r);
+/* the file execvp() would run for @cmd: 0, or -ENOENT */
+int rec_find_command(const char *cmd, char *out, size_t len);
 void rec_probes_free(struct rec *r);
 
 /* ---- sideband.c: the perf side-band ------------------------------------ */

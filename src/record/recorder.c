@@ -46,6 +46,7 @@ static void fill_stats(const struct rec *r, struct ustack_record_stats *st)
 	if (r->be && r->be->stats)
 		r->be->stats(r, st);
 	rec_capture_stats(r, st);
+	st->alloc_via = r->probes.alloc_via;
 	st->seconds = (ustack_mono_ns() - r->t0) / 1e9;
 }
 

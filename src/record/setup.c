@@ -111,10 +111,28 @@ static int synthesize_all(struct rec *r)
 
 /* ---- the command --------------------------------------------------------------- */
 
+/* The file execvp() would run for @cmd. */
+int rec_find_command(const char *cmd, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(cmd, '/'))
+		return snprintf(out, len, "%s", cmd) < (int)len && !access(out, X_OK) ? 0 : -ENOENT;
+	for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin"; *p;) {
+		size_t n = strcspn(p, ":");
+
+		if (snprintf(out, len, "%.*s/%s", (int)n, p, cmd) < (int)len && !access(out, X_OK))
+			return 0;
+		p += n + (p[n] == ':');
+	}
+	return -ENOENT;
+}
+
 /* Fork the command, stopped on a pipe until the events are open. *report_fd
  * reads 0 bytes once exec succeeded (close-on-exec), else the child's errno.
  * Returns the pid, or a negative errno with @err filled. */
-static pid_t spawn_child(char *const *argv, int *go_fd, int *report_fd, char *err, size_t errlen)
+static pid_t spawn_child(char *const *argv, char **env, int *go_fd, int *report_fd, char *err,
+			 size_t errlen)
 {
 	int go[2], report[2];
 	pid_t pid;
@@ -150,7 +168,7 @@ static pid_t spawn_child(char *const *argv, int *go_fd, int *report_fd, char *er
 		close(report[0]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
-		execvp(argv[0], argv);
+		execvpe(argv[0], argv, env ? env : environ);
 		e = errno;
 		if (write(report[1], &e, sizeof(e)) < 0)
 			_exit(127);
@@ -373,7 +391,7 @@ static int setup_targets(struct rec *r)
 	int ret;
 
 	if (o->argv && o->argv[0]) {
-		r->run.child = spawn_child(o->argv, &r->run.go_fd, &r->run.report_fd, err, sizeof(err));
+		r->run.child = spawn_child(o->argv, r->probes.child_env, &r->run.go_fd, &r->run.report_fd, err, sizeof(err));
 		if (r->run.child < 0) {
 			rec_set_err(r, "%s%s", err, "");
 			ret = r->run.child;

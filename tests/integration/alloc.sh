@@ -24,6 +24,18 @@
 #            (the allocator found in the process's mappings) and a command
 #            that starts the program's rounds once the probes are attached:
 #            as exact, each realloc(NULL, n) counted once
+#   exact-uprobes, sampled-uprobes  exact and sampled with
+#            --alloc-via=uprobes (a command gets libustack-alloc.so by
+#            default: exact and sampled judge that way, stat alloc_via says
+#            which was used)
+#   children exact, the program a child of the command (sh -c 'PROG; true'):
+#            the preload's probes serve every process, the kernel program
+#            keeps the traced ones
+#   refused  --alloc-via=preload with -p, and for a statically linked
+#            command: refused with one line naming why
+#   tailcalls scripts/check-tail-calls.sh passes the built
+#            libustack-alloc.so and fails one built at -O0 (no tail calls:
+#            the library's frames would be on the stacks)
 #   sampled  --alloc-mean 8192, 2000 rounds: per path the estimates of
 #            bytes, allocations and live bytes within 5.5 standard
 #            deviations of the estimator (derived in lib/alloc_record_check.py
@@ -42,7 +54,7 @@ fails=0
 pass() { echo "PASS $T/$1"; }
 fail() { echo "FAIL $T/$1: $2"; fails=$((fails + 1)); }
 skip() { echo "SKIP $T/$1: $2"; }
-CASES="exact exact-nest sampled"
+CASES="exact exact-uprobes exact-nest children refused tailcalls sampled sampled-uprobes"
 skip_all() { for c in $CASES; do skip "$c" "$1"; done; exit 0; }
 
 [ -x "$USTACK" ] || { fail setup "no $USTACK"; exit 1; }
@@ -73,10 +85,15 @@ fi
 # run NAME MEAN ROUNDS: the program under `ustack record --alloc`; its
 # figures, events and stats in $tmp/NAME.*. 1: judged (or failed), 2: the
 # recorder cannot probe the allocator here (SKIP printed). NEST_PID: record
-# that process (-p) instead, started by a command writing to $tmp/go.
+# that process (-p) instead, started by a command writing to $tmp/go. VIA:
+# --alloc-via's value (the default: none given), WANT_VIA the stat
+# alloc_via expected; CHILD=1: the program a child of the command.
 run() {
-	local name=$1 mean=$2 rounds=$3 target
-	if [ -n "${NEST_PID:-}" ]; then
+	local name=$1 mean=$2 rounds=$3 target via=() want_via=${WANT_VIA:-preload}
+	[ -n "${VIA:-}" ] && via=(--alloc-via "$VIA")
+	if [ -n "${CHILD:-}" ]; then
+		target=(-- sh -c "'$tmp/paths' $rounds; true")
+	elif [ -n "${NEST_PID:-}" ]; then
 		# its rounds start when the command runs, after the attachment;
 		# the command ends when the program has exited (a zombie: ours)
 		target=(-p "$NEST_PID" -- sh -c "echo go > '$tmp/go'; while [ -e /proc/$NEST_PID ] &&
@@ -84,7 +101,7 @@ run() {
 	else
 		target=(-- "$tmp/paths" "$rounds")
 	fi
-	if ! "$USTACK" record -q --stats --backend bpf --alloc --alloc-mean "$mean" \
+	if ! "$USTACK" record -q --stats --backend bpf --alloc --alloc-mean "$mean" "${via[@]}" \
 		-o "$tmp/$name.data" "${target[@]}" >"$tmp/$name.rec" 2>"$tmp/$name.stats"; then
 		local why
 		why=$(grep -v '^stat ' "$tmp/$name.stats" | head -2 | tr '\n' '|')
@@ -93,6 +110,10 @@ run() {
 			skip "$name" "$why"; return 2 ;;
 		esac
 		fail "$name" "record failed: $why"
+		return 1
+	fi
+	if ! grep -qx "stat alloc_via $want_via" "$tmp/$name.stats"; then
+		fail "$name" "stat alloc_via: '$(grep '^stat alloc_via' "$tmp/$name.stats")', want $want_via"
 		return 1
 	fi
 	[ -n "${NEST_PID:-}" ] || mv "$tmp/$name.rec" "$tmp/$name.out"
@@ -111,13 +132,58 @@ run() {
 }
 
 run exact 1 300
-[ $? -eq 2 ] && { skip exact-nest "as exact"; skip sampled "as exact"; exit 0; }
+[ $? -eq 2 ] && { for c in $CASES; do [ $c = exact ] || skip $c "as exact"; done; exit 0; }
+VIA=uprobes WANT_VIA=uprobes run exact-uprobes 1 300
 mkfifo "$tmp/go"
 "$tmp/paths_wrap" 300 "$tmp/go" >"$tmp/exact-nest.out" &
 NEST_PID=$!
-run exact-nest 1 300
+WANT_VIA=uprobes run exact-nest 1 300
 kill -KILL "$NEST_PID" 2>/dev/null
 wait "$NEST_PID" 2>/dev/null
 NEST_PID=
+CHILD=1 run children 1 300
+
+# refused: one line each, naming why; nothing recorded
+refused_ok=1
+sleep 30 &
+sleeper=$!
+"$USTACK" record -q --alloc --alloc-via preload -p "$sleeper" -o "$tmp/r1.data" -- true \
+	>/dev/null 2>"$tmp/r1.err"
+r1=$?
+kill "$sleeper" 2>/dev/null
+wait "$sleeper" 2>/dev/null
+if [ $r1 -eq 0 ] || ! grep -q "alloc-via=preload: only for a command" "$tmp/r1.err"; then
+	fail refused "-p: status $r1, $(head -2 "$tmp/r1.err" | tr '\n' '|')"
+	refused_ok=0
+fi
+if printf 'int main(void) { return 0; }\n' | $CC -static -o "$tmp/static" -x c - 2>/dev/null; then
+	"$USTACK" record -q --alloc --alloc-via preload -o "$tmp/r2.data" -- "$tmp/static" \
+		>/dev/null 2>"$tmp/r2.err"
+	r2=$?
+	if [ $r2 -eq 0 ] || ! grep -q "static is statically linked: LD_PRELOAD cannot load" "$tmp/r2.err" ||
+	   [ "$(wc -l <"$tmp/r2.err")" -ne 1 ]; then
+		fail refused "static: status $r2, $(head -2 "$tmp/r2.err" | tr '\n' '|')"
+		refused_ok=0
+	fi
+else
+	echo "# no static libc: the static command not tried"
+fi
+[ $refused_ok -eq 1 ] && pass refused
+
+# tailcalls: the check passes what the build made and fails a build
+# without tail calls
+so=$(dirname "$USTACK")/libustack-alloc.so
+if ! bash "$TOP/scripts/check-tail-calls.sh" "$so" 2>"$tmp/tc.err"; then
+	fail tailcalls "the built $so: $(head -2 "$tmp/tc.err" | tr '\n' '|')"
+elif ! $CC -std=gnu11 -O0 -fPIC -shared -D_GNU_SOURCE -I"$TOP/src" -I"$TOP/include" \
+	-o "$tmp/O0.so" "$TOP/src/preload/alloc.c" 2>"$tmp/tc.err"; then
+	fail tailcalls "building at -O0: $(head -2 "$tmp/tc.err" | tr '\n' '|')"
+elif bash "$TOP/scripts/check-tail-calls.sh" "$tmp/O0.so" 2>"$tmp/tc.err"; then
+	fail tailcalls "the -O0 build, which calls the hit, passed the check"
+else
+	pass tailcalls
+fi
+
 run sampled 8192 2000
+VIA=uprobes WANT_VIA=uprobes run sampled-uprobes 8192 2000
 [ "$fails" -eq 0 ]

@@ -39,7 +39,7 @@ if ! make -s --no-print-directory install DESTDIR="$stage" PREFIX=/usr >"$tmp/in
 fi
 want="usr/bin/ustack usr/include/ustack/ustack.h usr/include/ustack/unwind.h
 usr/lib/libustack.a usr/lib/libustack.so.$v usr/lib/$so usr/lib/libustack.so
-usr/lib/pkgconfig/ustack.pc usr/share/man/man1/ustack.1"
+usr/lib/pkgconfig/ustack.pc usr/share/man/man1/ustack.1 usr/lib/ustack/libustack-alloc.so"
 for f in docs/cli/*.md; do want="$want usr/share/man/man1/ustack-$(basename "$f" .md).1"; done
 missing=
 for f in $want; do [ -e "$stage/$f" ] || missing="$missing $f"; done
