@@ -112,6 +112,9 @@ static void *boot_calloc(size_t n, size_t size);
 static void *boot_realloc(void *old, size_t n);
 static int boot_posix_memalign(void **out, size_t align, size_t n);
 static void *boot_aligned_alloc(size_t align, size_t n);
+static void *boot_memalign(size_t align, size_t n);
+static void *boot_valloc(size_t n);
+static void *boot_pvalloc(size_t n);
 
 /* The next definitions (RTLD_NEXT: libc's, or an allocator preloaded after
  * this file); until init() has them, functions that take allocations from
@@ -121,15 +124,14 @@ static struct {
 	void (*free)(void *);
 	void *(*calloc)(size_t, size_t);
 	void *(*realloc)(void *, size_t);
-	void *(*reallocarray)(void *, size_t, size_t);
 	int (*posix_memalign)(void **, size_t, size_t);
 	void *(*aligned_alloc)(size_t, size_t);
 	void *(*memalign)(size_t, size_t);
 	void *(*valloc)(size_t);
 	void *(*pvalloc)(size_t);
 } real = {
-	boot_malloc, boot_free, boot_calloc, boot_realloc, NULL, boot_posix_memalign,
-	boot_aligned_alloc, boot_aligned_alloc, NULL, NULL,
+	boot_malloc, boot_free, boot_calloc, boot_realloc, boot_posix_memalign,
+	boot_aligned_alloc, boot_memalign, boot_valloc, boot_pvalloc,
 };
 #define REAL(f) __atomic_load_n(&real.f, __ATOMIC_RELAXED)
 
@@ -170,6 +172,14 @@ static void table_atfork_prepare(void)
 static void table_atfork_after(void)
 {
 	unlock();
+}
+
+/* the child's counts since the last hit are the parent's, told by it */
+static void table_atfork_child(void)
+{
+	unlock();
+	ts.calls = 0;
+	ts.given = ts.left;
 }
 
 static size_t slot_of(uintptr_t a, size_t cap)
@@ -389,7 +399,7 @@ static int init(void)
 	ub_alloc_lnm_fill(lnm);
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
 		seed = (ub_u64)(uintptr_t)&seed ^ (ub_u64)getpid() << 32;
-	pthread_atfork(table_atfork_prepare, table_atfork_after, table_atfork_after);
+	pthread_atfork(table_atfork_prepare, table_atfork_after, table_atfork_child);
 	have_key = !pthread_key_create(&exit_key, thread_exit);
 #define NEXT(f)                                                                            \
 	do {                                                                               \
@@ -402,7 +412,6 @@ static int init(void)
 	NEXT(free);
 	NEXT(calloc);
 	NEXT(realloc);
-	NEXT(reallocarray);
 	NEXT(posix_memalign);
 	NEXT(aligned_alloc);
 	NEXT(memalign);
@@ -457,6 +466,21 @@ static int boot_posix_memalign(void **out, size_t align, size_t n)
 static void *boot_aligned_alloc(size_t align, size_t n)
 {
 	return init() ? REAL(aligned_alloc)(align, n) : arena_alloc(n, align);
+}
+
+static void *boot_memalign(size_t align, size_t n)
+{
+	return init() ? REAL(memalign)(align, n) : arena_alloc(n, align);
+}
+
+static void *boot_valloc(size_t n)
+{
+	return init() ? REAL(valloc)(n) : arena_alloc(n, 4096);
+}
+
+static void *boot_pvalloc(size_t n)
+{
+	return init() ? REAL(pvalloc)(n) : arena_alloc((n + 4095) & ~(size_t)4095, 4096);
 }
 
 static void thread_exit(void *unused)
@@ -516,6 +540,8 @@ static inline int take(ub_u64 n)
  * taken: that would stop the tail call) */
 static __attribute__((noinline)) int draw(uintptr_t a, ub_u64 n)
 {
+	if (in_arena((void *)a))
+		return 0; /* ld.so's, before the allocator: never freed, not kept */
 	if (!ts.keyed) {
 		ts.keyed = 1; /* before: pthread_setspecific() may allocate */
 		if (have_key)
@@ -619,16 +645,18 @@ EXPORT void *realloc(void *old, size_t n)
 	ALLOCATED(REAL(realloc)(old, n), n);
 }
 
+/* realloc's, the product checked (glibc's reallocarray calls realloc
+ * through its PLT: the next one's would count the call twice) */
 EXPORT void *reallocarray(void *old, size_t n, size_t size)
 {
 	if (size && n > SIZE_MAX / size) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (__builtin_expect(in_arena(old) || !REAL(reallocarray), 0))
-		return realloc(old, n * size);
+	if (__builtin_expect(in_arena(old), 0))
+		return boot_realloc(old, n * size);
 	realloc_old(old);
-	ALLOCATED(REAL(reallocarray)(old, n, size), n * size);
+	ALLOCATED(REAL(realloc)(old, n * size), n * size);
 }
 
 EXPORT int posix_memalign(void **out, size_t align, size_t n)
@@ -655,16 +683,10 @@ EXPORT void *memalign(size_t align, size_t n)
 
 EXPORT void *valloc(size_t n)
 {
-	if (__builtin_expect(!REAL(valloc), 0))
-		return boot_aligned_alloc(4096, n);
 	ALLOCATED(REAL(valloc)(n), n);
 }
 
 EXPORT void *pvalloc(size_t n)
 {
-	size_t page = 4096;
-
-	if (__builtin_expect(!REAL(pvalloc), 0))
-		return boot_aligned_alloc(page, (n + page - 1) & ~(page - 1));
-	ALLOCATED(REAL(pvalloc)(n), (n + page - 1) & ~(page - 1));
+	ALLOCATED(REAL(pvalloc)(n), (n + 4095) & ~(size_t)4095); /* x86-64's page */
 }

@@ -33,6 +33,14 @@
 #            keeps the traced ones
 #   refused  --alloc-via=preload with -p, and for a statically linked
 #            command: refused with one line naming why
+#   stress   progs/alloc_stress.c (4 threads, every function of the family,
+#            blocks freed by another thread, realloc keeping the bytes, a
+#            fork now and then whose child allocates and _exit()s) under
+#            --alloc-mean 1 with a table of 64 kept blocks (full: counted in
+#            alloc_live_dropped) and under the default mean: the program's
+#            checks hold, and alloc_calls is its count plus the 40 children's
+#            mallocs (they are recorded) within 200 of libc's own, the same
+#            both ways (counts told at hits, thread exits and _exit)
 #   tailcalls scripts/check-tail-calls.sh passes the built
 #            libustack-alloc.so and fails one built at -O0 (no tail calls:
 #            the library's frames would be on the stacks)
@@ -54,7 +62,7 @@ fails=0
 pass() { echo "PASS $T/$1"; }
 fail() { echo "FAIL $T/$1: $2"; fails=$((fails + 1)); }
 skip() { echo "SKIP $T/$1: $2"; }
-CASES="exact exact-uprobes exact-nest children refused tailcalls sampled sampled-uprobes"
+CASES="exact exact-uprobes exact-nest children refused stress tailcalls sampled sampled-uprobes"
 skip_all() { for c in $CASES; do skip "$c" "$1"; done; exit 0; }
 
 [ -x "$USTACK" ] || { fail setup "no $USTACK"; exit 1; }
@@ -169,6 +177,30 @@ else
 	echo "# no static libc: the static command not tried"
 fi
 [ $refused_ok -eq 1 ] && pass refused
+
+# stress
+stress_ok=1
+if ! $CC -O2 -pthread -Wall -o "$tmp/stress" "$P/alloc_stress.c" 2>"$tmp/stress.build"; then
+	fail stress "build: $(head -3 "$tmp/stress.build" | tr '\n' '|')"
+	stress_ok=0
+fi
+for how in "1 64" "524288 1048576"; do
+	[ $stress_ok -eq 1 ] || break
+	set -- $how
+	"$USTACK" record -q --stats --alloc --alloc-mean "$1" --alloc-live-max "$2" -o "$tmp/stress.data" \
+		-- "$tmp/stress" 4 20000 >"$tmp/stress.out" 2>"$tmp/stress.stats"
+	rc=$?
+	calls=$(awk '$2 == "alloc_calls" { print $3 }' "$tmp/stress.stats")
+	dropped=$(awk '$2 == "alloc_live_dropped" { print $3 }' "$tmp/stress.stats")
+	want=$(( $(awk '$1 == "ok" { print $2 }' "$tmp/stress.out" 2>/dev/null || echo 0) + 40 ))
+	if [ $rc -ne 0 ] || ! grep -q '^ok ' "$tmp/stress.out" || [ -z "$calls" ] ||
+	   [ "$calls" -lt "$want" ] || [ "$calls" -gt $((want + 200)) ] ||
+	   { [ "$2" = 64 ] && [ "${dropped:-0}" -eq 0 ]; }; then
+		fail stress "mean $1 live-max $2: status $rc, alloc_calls '$calls' (want $want..+200), live_dropped '$dropped', $(grep -v '^stat ' "$tmp/stress.stats" | head -2 | tr '\n' '|')"
+		stress_ok=0
+	fi
+done
+[ $stress_ok -eq 1 ] && pass stress
 
 # tailcalls: the check passes what the build made and fails a build
 # without tail calls
