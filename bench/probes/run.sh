@@ -13,6 +13,8 @@
 #   map    bench/probes/alloc_map.cc: std::map<long,long> insertions and
 #          erasures (operator new/delete -> malloc/free), MAP_ARGS; probes
 #          on libc's malloc (every process's libc is the same file)
+#   mapl   the same at ALLOC_MAP_ARGS, ten times the work: --alloc's
+#          slowdown there is a few percent, which map's ~25 ms cannot resolve
 #   py     python3 building dicts of strings (PY_N keys, PY_R rounds):
 #          CPython's own allocator serves small objects, libc's the rest
 # Tools:
@@ -52,13 +54,16 @@
 #
 #   bash bench/probes/run.sh [ROUNDS]   (default 3; root; bpftool; bpftrace,
 #   perf for their columns)
-#   env: LOOP_N (default 30000), MAP_ARGS ("20000 5"), PY_N (200000),
+#   env: LOOP_N (default 30000), MAP_ARGS ("20000 5"), ALLOC_MAP_ARGS
+#   ("200000 5"), LOOP_TOOLS, MAP_TOOLS, MAPL_TOOLS, PY_TOOLS (which tools,
+#   space-separated; "none" for none), PY_N (200000),
 #   PY_R (5), PERF_LOOP_N (5000), PERF_MAP_ARGS ("1500 4"), USTACK, TOOLS
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=${1:-3}
 LOOP_N=${LOOP_N:-30000}
 MAP_ARGS=${MAP_ARGS:-20000 5}
+ALLOC_MAP_ARGS=${ALLOC_MAP_ARGS:-200000 5}
 PY_N=${PY_N:-200000}
 PY_R=${PY_R:-5}
 PERF_LOOP_N=${PERF_LOOP_N:-5000}
@@ -139,6 +144,7 @@ cmd() {
 	loopfp.full) echo "$OUT/loop-fp $LOOP_N" ;;
 	map.full) echo "$OUT/map $MAP_ARGS" ;;
 	map.small) echo "$OUT/map $PERF_MAP_ARGS" ;;
+	mapl.full) echo "$OUT/map $ALLOC_MAP_ARGS" ;;
 	py.full) echo "python3 $OUT/py_dicts.py $PY_N $PY_R" ;;
 	esac
 }
@@ -205,11 +211,11 @@ one() {
 	bpf | copy | alloc | allocu)
 		awk '$1 == "stat" && $2 ~ /^(probe_hits|probe_kept|probe_rate_dropped|lost|alloc_calls|alloc_sampled|alloc_live_dropped)$/ {
 			printf "%s=%s ", $2, $3 }' "$f.stats"
-		[ ${tool#alloc} != $tool ] && awk '$1 == "stat" && $2 == "alloc_calls" { printf "hits=%s ", $3 }' "$f.stats"
-		if [ ${tool#alloc} = $tool ] && "$OUT/events" "$f.data" >"$f.ev" 2>/dev/null; then
+		[ "${tool#alloc}" != "$tool" ] && awk '$1 == "stat" && $2 == "alloc_calls" { printf "hits=%s ", $3 }' "$f.stats"
+		if [ "${tool#alloc}" = "$tool" ] && "$OUT/events" "$f.data" >"$f.ev" 2>/dev/null; then
 			python3 bench/probes/share.py ustack "$f.ev" "$want" | tr '\n' ' '
 		fi
-		[ ${tool#alloc} != $tool ] || rm -f "$f.data" ;;
+		[ "${tool#alloc}" != "$tool" ] || rm -f "$f.data" ;;
 	bt | btfp)
 		python3 bench/probes/share.py bt "$f.bt" "$want" | tr '\n' ' ' ;;
 	perf)
@@ -223,18 +229,20 @@ one() {
 
 LOOP_TOOLS=${LOOP_TOOLS:-bare bpf copy bt btfp perf bare-small}
 MAP_TOOLS=${MAP_TOOLS:-bare alloc allocu bpf copy bt perf bare-small}
+MAPL_TOOLS=${MAPL_TOOLS:-bare alloc}
 PY_TOOLS=${PY_TOOLS:-bare alloc allocu}
 command -v bpftrace >/dev/null || { echo "# bpftrace not installed: bt, btfp not measured"; LOOP_TOOLS=${LOOP_TOOLS//bt/}; MAP_TOOLS=${MAP_TOOLS//bt/}; }
 command -v perf >/dev/null || { echo "# perf not installed: perf not measured"; LOOP_TOOLS=${LOOP_TOOLS//perf/}; MAP_TOOLS=${MAP_TOOLS//perf/}; }
 : >"$OUT/results"
 for r in $(seq "$ROUNDS"); do
 	echo "round $r of $ROUNDS ..." >&2
-	for t in $LOOP_TOOLS; do one "$t" loop "$r" | tee -a "$OUT/results" >&2; done
-	for t in $MAP_TOOLS; do one "$t" map "$r" | tee -a "$OUT/results" >&2; done
-	for t in $PY_TOOLS; do one "$t" py "$r" | tee -a "$OUT/results" >&2; done
+	for t in $LOOP_TOOLS; do [ "$t" = none ] || one "$t" loop "$r" | tee -a "$OUT/results" >&2; done
+	for t in $MAP_TOOLS; do [ "$t" = none ] || one "$t" map "$r" | tee -a "$OUT/results" >&2; done
+	for t in $MAPL_TOOLS; do [ "$t" = none ] || one "$t" mapl "$r" | tee -a "$OUT/results" >&2; done
+	for t in $PY_TOOLS; do [ "$t" = none ] || one "$t" py "$r" | tee -a "$OUT/results" >&2; done
 done
 
-echo "command: bash $me $ROUNDS   (LOOP_N=$LOOP_N MAP_ARGS=\"$MAP_ARGS\" PY_N=$PY_N PY_R=$PY_R PERF_LOOP_N=$PERF_LOOP_N PERF_MAP_ARGS=\"$PERF_MAP_ARGS\")"
+echo "command: bash $me $ROUNDS   (LOOP_N=$LOOP_N MAP_ARGS=\"$MAP_ARGS\" ALLOC_MAP_ARGS=\"$ALLOC_MAP_ARGS\" PY_N=$PY_N PY_R=$PY_R PERF_LOOP_N=$PERF_LOOP_N PERF_MAP_ARGS=\"$PERF_MAP_ARGS\")"
 echo "CPU $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), kernel $(uname -r), $(nproc) CPUs;" \
 	"$(bpftrace --version 2>/dev/null); $(perf --version 2>/dev/null); $($USTACK --version | head -1); $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

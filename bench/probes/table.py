@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The tables of bench/probes/run.sh from its results file (one line per
 measurement: "TOOL WORKLOAD key=value ..."): per workload and tool, medians
-[min-max] over the rounds. us/hit = (work - the bare work's median) / hits,
+[min-max] over the rounds; slowdown: each round's work over the bare work
+of the same round, where every round has both. us/hit = (work - the bare work's median) / hits,
 against bare-small for perf (run at the smaller size)."""
 import collections
 import statistics
@@ -17,6 +18,7 @@ NAMES = {
 }
 TITLES = {"loop": "loop: a probed function (no frame pointers)",
           "map": "map: std::map churn, probes on malloc",
+          "mapl": "mapl: the same churn, ten times longer (--alloc alone)",
           "py": "py: python3 building dicts"}
 
 
@@ -40,7 +42,7 @@ def main(path):
         if (p[1], p[0]) not in rows:
             order.append((p[1], p[0]))
         rows[(p[1], p[0])].append(kv)
-    for wl in ("loop", "map", "py"):
+    for wl in ("loop", "map", "mapl", "py"):
         tools = [t for w, t in order if w == wl]
         if not tools:
             continue
@@ -55,7 +57,14 @@ def main(path):
             ks = rows[(wl, t)]
             b = base["bare-small" if t in ("perf", "bare-small") else "bare"]
             work = [float(k["ns"]) / 1e6 for k in ks if "ns" in k]
-            slow = [float(k["ns"]) / b for k in ks if "ns" in k and b]
+            # paired: round i's work over the bare work of round i (the
+            # machine's drift between rounds cancels); the bare median
+            # where a round is missing
+            bk = rows[(wl, "bare-small" if t in ("perf", "bare-small") else "bare")]
+            if len(bk) == len(ks) and all("ns" in k for k in bk + ks):
+                slow = [float(k["ns"]) / float(x["ns"]) for k, x in zip(ks, bk)]
+            else:
+                slow = [float(k["ns"]) / b for k in ks if "ns" in k and b]
             hits = [float(k["hits"]) for k in ks if k.get("hits", "0") != "0"]
             if t in ("bpf", "copy"):
                 hits = [float(k["probe_hits"]) for k in ks if "probe_hits" in k] or hits

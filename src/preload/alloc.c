@@ -271,7 +271,11 @@ static int forget(uintptr_t a)
 /* ---- the hits: ustack's uprobes are on these -------------------------------------- */
 
 /* Each a few instructions of its own, in assembly: the compiler can neither
- * fold nor inline them, and their CFI is the plain entry one. */
+ * fold nor inline them. Each starts with push %rbp, the instruction the
+ * uprobe replaces: the x86 kernel emulates a push at a uprobe where most
+ * instructions are single-stepped out of line, a second trap (an
+ * allocation and its free recorded at --alloc-mean 1: 5 us against 19 us
+ * with a mov first, and 30 us with a 5-byte nop, on Linux 6.18 here). */
 __asm__(".text\n"
 	".globl ustack_alloc_hit\n"
 	".type ustack_alloc_hit, @function\n"
@@ -284,7 +288,11 @@ __asm__(".text\n"
 	".hidden ustack_alloc_hit_ptr\n"
 	"ustack_alloc_hit_ptr:\n"
 	".cfi_startproc\n"
+	"	push %rbp\n"
+	".cfi_adjust_cfa_offset 8\n"
 	"	mov %rdi, %rax\n"
+	"	pop %rbp\n"
+	".cfi_adjust_cfa_offset -8\n"
 	"	ret\n"
 	".cfi_endproc\n"
 	".size ustack_alloc_hit, .-ustack_alloc_hit\n"
@@ -293,7 +301,10 @@ __asm__(".text\n"
 	".p2align 4\n"
 	"ustack_free_hit:\n"
 	".cfi_startproc\n"
-	"	nop\n"
+	"	push %rbp\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"	pop %rbp\n"
+	".cfi_adjust_cfa_offset -8\n"
 	"	ret\n"
 	".cfi_endproc\n"
 	".size ustack_free_hit, .-ustack_free_hit\n"
@@ -302,7 +313,10 @@ __asm__(".text\n"
 	".p2align 4\n"
 	"ustack_alloc_tally:\n"
 	".cfi_startproc\n"
-	"	nop\n"
+	"	push %rbp\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"	pop %rbp\n"
+	".cfi_adjust_cfa_offset -8\n"
 	"	ret\n"
 	".cfi_endproc\n"
 	".size ustack_alloc_tally, .-ustack_alloc_tally\n");
