@@ -85,16 +85,6 @@ $CC -O2 -g -fno-omit-frame-pointer -o "$OUT/loop-fp" bench/probes/probe_loop.c |
 $CXX -O2 -g -fomit-frame-pointer -o "$OUT/map" bench/probes/alloc_map.cc || exit 1
 $CC -std=gnu11 -O2 -D_GNU_SOURCE -Iinclude -o "$OUT/events" tests/integration/progs/probes_more_events.c \
 	build/libustack.a -lpthread -ldl -lbpf -ldw -lelf || exit 1
-cat >"$OUT/py_dicts.py" <<'EOF'
-import os, signal, sys, time
-n, r = int(sys.argv[1]), int(sys.argv[2])
-t0 = time.monotonic_ns()
-for k in range(r):
-    d = {i: str(i + k) for i in range(n)}
-print("NS %d" % (time.monotonic_ns() - t0), flush=True)
-if os.environ.get("BENCH_STOP"):
-    os.kill(os.getpid(), signal.SIGSTOP)
-EOF
 
 old=$(sysctl -n kernel.bpf_stats_enabled)
 cleanup() {
@@ -145,7 +135,7 @@ cmd() {
 	map.full) echo "$OUT/map $MAP_ARGS" ;;
 	map.small) echo "$OUT/map $PERF_MAP_ARGS" ;;
 	mapl.full) echo "$OUT/map $ALLOC_MAP_ARGS" ;;
-	py.full) echo "python3 $OUT/py_dicts.py $PY_N $PY_R" ;;
+	py.full) echo "python3 bench/probes/py_dicts.py $PY_N $PY_R" ;;
 	esac
 }
 
