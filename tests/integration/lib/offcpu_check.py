@@ -31,9 +31,17 @@ What is checked (the program's clock reads are the oracle; no number is tuned):
   not block (busy).
 - coverage: per path, the calls' wall time minus their CPU time (what the
   thread spent switched out in them) minus the intervals recorded inside
-  them (off-cpu + off-cpu-preempt) must be at most
+  them (off-cpu + off-cpu-preempt), summed with its sign over the calls
+  (the skew of the two clocks lengthens one call's interval and shortens
+  the next's: a sum of the shortfalls alone counted that skew as missing,
+  0.6-0.7 ms over 20 pipe calls whose signed sum was 0.02 ms), must be at
+  most
       short_ns + steal + (lost + unpaired) * max_call + calls * EPS
           + intervals * EPS_SWITCH
+  and no call may fall short by more than CALL_JITTER (200 us; plus the
+  run's steal, lost and unpaired as above, and its irq for busy; every
+  blocking call blocks 1 ms or more, so a missed or cut interval is seen
+  in its own call)
   short_ns: --stats offcpu_short_ns (intervals below --off-cpu-min); steal:
   the steal time of all CPUs during the run (a vCPU stolen while the thread
   runs is neither CPU time nor an interval); lost records, each at most a
@@ -69,6 +77,10 @@ import sys
 
 EPS = 20000
 EPS_SWITCH = 5000
+# one call's shortfall beyond which an interval is missing or cut short:
+# every blocking call here blocks 1 ms or more; the clock skew of the two
+# reads (EPS) moves a few tens of us between neighbouring calls
+CALL_JITTER = 200000
 CLONE = re.compile(r"^(__GI_)?_*clone3?$")
 OFFCPU = ("off-cpu", "off-cpu-preempt")
 WAIT = {
@@ -230,10 +242,10 @@ class Checker:
                 ivs = self.inside.get((tid, i), [])
                 got = sum(e - s for _, _, s, e, _ in ivs)
                 sleep = sum(e - s for k, _, s, e, _ in ivs if k == "off-cpu")
-                a = per.setdefault(p, [0, 0, 0, 0, 0, 0, 0])
+                a = per.setdefault(p, [0, 0, 0, 0, 0, 0, 0, 0])
                 a[0] += 1; a[1] += t1 - t0 - cpu; a[2] += sleep; a[3] += got - sleep
-                a[4] += max(0, t1 - t0 - cpu - got); a[5] = max(a[5], t1 - t0)
-                a[6] += len(ivs)
+                a[4] += t1 - t0 - cpu - got; a[5] = max(a[5], t1 - t0)
+                a[6] += len(ivs); a[7] = max(a[7], t1 - t0 - cpu - got)
                 if p in must_block and not any(k == "off-cpu" for k, *_ in ivs):
                     unseen.append(f"call {i} of tid {tid} in {p} ({(t1 - t0) / 1e6:.3f} ms, it "
                                   f"blocks every time) has no off-cpu interval")
@@ -246,13 +258,23 @@ class Checker:
             if p not in per:
                 self.err(f"no call of path {p} in the log")
                 continue
-            n, off, sleep, pre, missing, maxcall, nivs = per[p]
+            n, off, sleep, pre, missing, maxcall, nivs, worst = per[p]
+            # signed: the two clocks' skew makes one call's interval a few
+            # us longer and the next one's shorter; a call short by more
+            # than CALL_JITTER is an error of its own (below)
+            missing = max(0, missing)
             irq = self.log.irq if busy else 0
             allowed = (short_ns + self.log.steal + irq + (self.evs.lost + unpaired) * maxcall +
                        n * EPS + nivs * EPS_SWITCH)
             self.notes.append(f"path {p}: {n} calls, switched out {off / 1e6:.3f} ms (wall - CPU), "
                               f"recorded off-cpu {sleep / 1e6:.3f} ms + preempt {pre / 1e6:.3f} ms, "
                               f"missing {missing / 1e6:.3f} ms, allowed {allowed / 1e6:.3f} ms")
+            irq = self.log.irq if busy else 0
+            # irq: a busy call's interrupts are neither its CPU time nor an
+            # interval (the run's whole irq time bounds one call's)
+            if worst > CALL_JITTER + irq + self.log.steal + (self.evs.lost + unpaired) * maxcall:
+                self.err(f"path {p}: a call's off-CPU time {worst / 1e6:.3f} ms short of its "
+                         f"wall - CPU time (at most {CALL_JITTER / 1e6:.3f} ms of clock skew)")
             if missing > allowed:
                 self.err(f"path {p}: {missing / 1e6:.3f} ms of the calls' off-CPU time not recorded "
                          f"(allowed {allowed / 1e6:.3f} ms: short {short_ns} ns, steal "
@@ -286,12 +308,19 @@ def case_xcpu(c, a):
         c.err("no p-xcpu rounds in the log")
         return
     moved = 0
+    unseen_ok = c.stats.get("offcpu_unpaired", 0) + c.evs.lost
     for rnd, (t, before, after) in sorted(c.log.x.items()):
         t_s, t_w = c.log.w[rnd]
         ivs = [iv for iv in c.inside.get((tid, rnd), []) if iv[0] == "off-cpu"]
         whole = [iv for iv in ivs if iv[2] <= t_s and iv[3] >= t_w]
         if before == after:
             c.err(f"round {rnd}: the program woke on CPU {after}, where it blocked (not moved)")
+        elif not whole and not ivs and unseen_ok > 0:
+            # its switch-out or switch-in is one the recorder says it never
+            # paired (the kernel's sched_switch stream misses a few under
+            # load) or lost: as many rounds as it says may lack theirs
+            unseen_ok -= 1
+            c.notes.append(f"round {rnd}: no interval, within offcpu_unpaired + lost")
         elif len(whole) != 1:
             c.err(f"round {rnd}: {len(whole)} off-cpu intervals cover its whole blocked time "
                   f"[{t_s}, {t_w}] (of {len(ivs)} in the call), want 1")
