@@ -39,8 +39,10 @@ LAYERS = [
     ["sframe", "cfi", "probe"],
     # VMAs of a live process (PROCMAP_QUERY, text fallback), file ids
     ["procmaps"],
-    # the unwinder over sframe/cfi rows and procmaps' mappings
-    ["unwind"],
+    # the unwinder over sframe/cfi rows and procmaps' mappings; CPython's
+    # interpreted frames read from outside a process (its ELF symbols, its
+    # mappings), beside it: the snapshot puts both together
+    ["unwind", "python"],
     # per-event machinery that knows no unwinder nor each other
     ["deferred", "stackmap", "trace"],
     # the build-ID cache and SHA-256: written by record, read by symbolize
