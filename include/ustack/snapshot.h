@@ -14,6 +14,13 @@
  * with process_vm_readv, a page at a time), and resumed at once. The target
  * is never left stopped: signals that would end ustack are held during each
  * short stop, and the kernel detaches the tracee if ustack dies anyway.
+ *
+ * A process that runs CPython 3.11-3.13 also gets each thread's Python
+ * frames (since 0.3; USTACK_SNAPSHOT_NO_PYTHON turns them off), read from
+ * the interpreter's memory in the same stop or blocked window as the
+ * thread's native stack, and placed under the _PyEval_EvalFrameDefault
+ * native frame that runs them (py_frames[].native_index). A CPython that
+ * is not read says why in the stats (py_status, python).
  */
 #ifndef USTACK_SNAPSHOT_H
 #define USTACK_SNAPSHOT_H
@@ -54,6 +61,30 @@ struct ustack_snapshot_line {
 	uint32_t column;      /**< 0 when unknown */
 };
 
+/**
+ * One interpreted frame of a CPython thread (since 0.3): an element of
+ * ustack_snapshot_thread.py_frames[], so frozen like the other arrays'.
+ */
+struct ustack_snapshot_pyframe {
+	const char *func;     /**< co_qualname: "Class.method", "<lambda>", "<module>" */
+	const char *file;     /**< co_filename, as the interpreter has it */
+	uint32_t line;        /**< from the code's location table; 0 when unknown */
+	uint32_t flags;       /**< enum ustack_snapshot_pyframe_flags */
+	/** index in frames[] of the _PyEval_EvalFrameDefault native frame that
+	 *  runs it, -1 when it cannot be placed (py_note says why) */
+	int32_t native_index;
+};
+
+/** Marks of a Python frame. */
+enum ustack_snapshot_pyframe_flags {
+	/** the first frame its C-level _PyEval_EvalFrameDefault call ran: it
+	 *  and the newer frames up to the previous such one are that native
+	 *  frame's */
+	USTACK_SNAPSHOT_PYFRAME_ENTRY = 1u << 0,
+	/** the line could not be read (line is 0) */
+	USTACK_SNAPSHOT_PYFRAME_LINE_UNKNOWN = 1u << 1,
+};
+
 /** The stack of one thread, passed to the callback. */
 struct ustack_snapshot_thread {
 	int tid;
@@ -78,6 +109,19 @@ struct ustack_snapshot_thread {
 	const uint32_t *line_decls;
 	/** enum ustack_snapshot_thread_flags (since 0.3) */
 	unsigned int thread_flags;
+	/* appended in 0.3, with Python frames (pointers first: the old
+	 * struct's tail padding stays padding): */
+	/** the thread's CPython frames, innermost first, read while the thread
+	 *  was stopped or known not to run (as its frames[] were); nr_py_frames
+	 *  entries */
+	const struct ustack_snapshot_pyframe *py_frames;
+	/** one line when py_frames[] is not the whole chain or could not be
+	 *  placed ("Python frames not placed: 3 runs of Python frames, 2
+	 *  _PyEval_EvalFrameDefault frames"), NULL when all is well */
+	const char *py_note;
+	/** entries of py_frames[] (0: not a thread of a supported CPython, or
+	 *  USTACK_SNAPSHOT_NO_PYTHON) */
+	int nr_py_frames;
 };
 
 /** How a thread of a snapshot was read. */
@@ -124,6 +168,13 @@ enum ustack_snapshot_flags {
 	 * rbx included. hold_ms implies it.
 	 */
 	USTACK_SNAPSHOT_STOP_ALL = 1u << 3,
+	/**
+	 * Do not look for CPython (since 0.3). Without it, a process that runs
+	 * a supported CPython (3.11-3.13) gets each thread's Python frames
+	 * (py_frames[]), read while the thread is stopped or blocked, as its
+	 * native stack; the stats say which CPython, or why it was not read.
+	 */
+	USTACK_SNAPSHOT_NO_PYTHON = 1u << 4,
 };
 
 struct ustack_snapshot_opts {
@@ -161,6 +212,21 @@ struct ustack_snapshot_stats {
 	 *  then stopped and unwound as the others (or, when ptrace is refused,
 	 *  reported with error -EPERM: another tracer holds the thread) */
 	unsigned int restopped;
+	/* since 0.3 (Python frames): */
+	/** 1: the process runs a supported CPython, read (python says
+	 *  which); 0: no CPython in it, or not looked for
+	 *  (USTACK_SNAPSHOT_NO_PYTHON, a core); a negative errno: a CPython
+	 *  not read, python says why (-ENOTSUP: "CPython 3.10 is not
+	 *  supported (3.11-3.13)"; others: finding it or its threads failed) */
+	int py_status;
+	/** threads given Python frames */
+	unsigned int py_threads;
+	/** of those, threads whose Python frames could not be placed among
+	 *  their native frames (native_index -1, py_note says why) */
+	unsigned int py_unplaced;
+	/** "CPython 3.11.2 (/usr/bin/python3.11)", or why it was not read;
+	 *  empty when py_status is 0 */
+	char python[256];
 	/* new fields are appended here; callers pass sizeof(struct ...) */
 };
 
