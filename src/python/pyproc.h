@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The found interpreter (struct ustack_py_proc), shared by the finder
+ * (pyframes.c) and the walk (pywalk.c), and a constructor without a
+ * process for the fuzz target and tests: a layout and addresses given.
+ */
+#ifndef USTACK_PYTHON_PYPROC_H
+#define USTACK_PYTHON_PYPROC_H
+
+#include <stdint.h>
+
+#include "python/pyframes.h"
+#include "python/pylayout.h"
+
+struct ustack_py_proc {
+	struct ustack_py_layout lay;
+	uint32_t py_version;           /* Py_Version: 0x030b02f0 is 3.11.2 final */
+	uint64_t runtime;              /* &_PyRuntime in the process */
+	/* the type objects a code object, its strings and its line table
+	 * must point to (0: not checked) */
+	uint64_t code_type, str_type, bytes_type;
+	uint64_t eval_lo, eval_hi;
+	char desc[160];
+};
+
+/* A proc from a layout and addresses, no process looked at (malloc'd,
+ * ustack_py_proc__free()); NULL with errno ENOMEM */
+struct ustack_py_proc *ustack_py_proc__new(const struct ustack_py_layout *lay, uint32_t py_version,
+					   uint64_t runtime, uint64_t code_type, uint64_t str_type,
+					   uint64_t bytes_type);
+
+/* The line of byte offset @addrq in a 3.11+ location table (@tab, @len
+ * bytes), counted from @firstlineno: 0 when the range has no line (a
+ * "no location" entry), -ENOENT when @addrq is past the table, -EBADMSG
+ * when the table is cut inside an entry */
+int ustack_py_line_of(const uint8_t *tab, size_t len, int firstlineno, int64_t addrq, int *line);
+
+#endif

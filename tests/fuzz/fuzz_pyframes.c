@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer target: the CPython frame walk (src/python/pywalk.c) over a
+ * memory image made of the input, served at a fixed base address: the
+ * runtime, interpreters, thread states, frames, code objects, str and
+ * bytes objects are whatever the input holds there. Header (20 bytes):
+ *   u8  layout: 0 3.11's table, 1 3.12's, 2 3.13 from the _Py_DebugOffsets
+ *       the image holds at the runtime (as a 3.13 process does)
+ *   u8  pad[3]
+ *   u32 offset of _PyRuntime, of PyCode_Type, PyUnicode_Type, PyBytes_Type
+ *       from the start of the input (0xffffffff: the type is not checked)
+ * Whatever the input: no crash, no read outside it, no hang (the walk's
+ * bounds), every thread's stop one of the reasons pyframes.h names, every
+ * name NUL-terminated within its buffer. The location-table decoder is fed
+ * the input too.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ustack/ustack.h>
+#include "python/pyproc.h"
+
+#define BASE 0x7f0000010000ULL
+
+struct image {
+	const uint8_t *data;
+	size_t size;
+};
+
+static int read_image(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct image *im = ctx;
+
+	if (addr < BASE || addr - BASE > im->size || len > im->size - (addr - BASE))
+		return -EFAULT;
+	memcpy(buf, im->data + (addr - BASE), len);
+	return 0;
+}
+
+static uint64_t type_at(const uint8_t *hdr)
+{
+	uint32_t off;
+
+	memcpy(&off, hdr, 4);
+	return off == 0xffffffffu ? 0 : BASE + off;
+}
+
+static void check_threads(const struct ustack_py_thread *th, int nr)
+{
+	for (int i = 0; i < nr; i++) {
+		int s = th[i].stop;
+
+		if (th[i].nr < 0 || th[i].nr > USTACK_PY_MAX_FRAMES ||
+		    (s && s != -ELOOP && s != -E2BIG && s != -EFAULT && s != -EBADMSG))
+			abort();
+		for (int j = 0; j < th[i].nr; j++)
+			if (!memchr(th[i].frames[j].func, 0, USTACK_PY_NAME_MAX) ||
+			    !memchr(th[i].frames[j].file, 0, USTACK_PY_FILE_MAX))
+				abort();
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct image im = { data, size };
+	struct ustack_py_layout lay;
+	struct ustack_py_thread *th;
+	struct ustack_py_proc *p;
+	uint64_t runtime;
+	char err[256];
+	int nr, e, line;
+
+	ustack_set_print(NULL);
+	if (size < 20)
+		return 0;
+	ustack_py_line_of(data + 20, size - 20, data[1], (int64_t)data[2] * 2 - 2, &line);
+	runtime = type_at(data + 4);
+	if (data[0] % 3 < 2) {
+		if (ustack_py_layout__table(11 + data[0] % 3, &lay))
+			abort();
+	} else {
+		uint8_t dbg[USTACK_PY_DEBUG_OFFSETS_LEN];
+
+		if (!runtime || read_image(&im, runtime, dbg, sizeof(dbg)) ||
+		    ustack_py_layout__from_debug_offsets(dbg, sizeof(dbg), 0x030d00f0, &lay, err, sizeof(err)))
+			return 0;
+	}
+	p = ustack_py_proc__new(&lay, 0x03000000 | (uint32_t)lay.minor << 16, runtime ? runtime : BASE,
+				type_at(data + 8), type_at(data + 12), type_at(data + 16));
+	if (!p)
+		return 0;
+	e = ustack_py_proc__threads(p, read_image, &im, &th, &nr, err, sizeof(err));
+	if (e && (e != -EFAULT || th || nr))
+		abort();
+	if (!e)
+		check_threads(th, nr);
+	ustack_py_threads_free(th, nr);
+	ustack_py_proc__free(p);
+	return 0;
+}
