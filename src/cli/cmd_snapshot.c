@@ -17,6 +17,7 @@
 #include "cli/out_names.h"
 #include "cli/out_viewers.h"
 #include "cli/out_pprof.h"
+#include "cli/snapshot_py.h"
 
 enum snap_format { FMT_TEXT, FMT_RAW, FMT_FOLDED, FMT_JSON, FMT_SPEEDSCOPE, FMT_PPROF };
 
@@ -29,6 +30,7 @@ struct snap_out {
 	 * inlined frames marked "_[i]" */
 	int inline_frames, srcline, annotate;
 	int stats; /* --stats */
+	int python_only; /* --python-only: the Python frames alone */
 	/* folded: identical lines are merged with a count */
 	char **lines;
 	int *counts;
@@ -183,6 +185,53 @@ static int folded_frame(struct snap_out *o, char **line, size_t *len, size_t *ca
 	return 0;
 }
 
+/* Folded native frame @i of @t (and with --inline the functions inlined
+ * into it) onto the line: 0 or -1 (no memory) */
+static int add_folded_native(struct snap_out *o, const struct ustack_snapshot_thread *t, int i,
+			     char **line, size_t *len, size_t *cap)
+{
+	const struct ustack_snapshot_frame *f = &t->frames[i];
+	const struct ustack_perfmap_entry *je = jit_sym(o, f);
+	int nl;
+	const struct ustack_snapshot_line *ls = lines_of(t, i, &nl);
+	const char *pre = "", *name, *post = "";
+
+	if (je) { /* "_[j]": FlameGraph's mark of a JIT frame */
+		name = je->name;
+		post = "_[j]";
+		ls = NULL;
+	} else if (f->symbol) {
+		name = f->symbol;
+	} else {
+		pre = "[";
+		name = f->path ? base_name(f->path) : "unknown";
+		post = "]";
+		ls = NULL;
+	}
+	if (folded_frame(o, line, len, cap, pre, name, post, ls ? &ls[nl - 1] : NULL, 0))
+		return -1;
+	for (int j = nl - 2; ls && o->inline_frames && j >= 0; j--)
+		if (folded_frame(o, line, len, cap, "", ls[j].function ? ls[j].function : "??", "",
+				 &ls[j], 1))
+			return -1;
+	return 0;
+}
+
+/* One folded Python frame: ";py::QUALNAME (BASENAME:LINE)" */
+static int folded_py(char **line, size_t *len, size_t *cap, const struct ustack_snapshot_pyframe *pf)
+{
+	const char *name = pf->func && pf->func[0] ? pf->func : "??";
+	const char *base = pf->file && pf->file[0] ? base_name(pf->file) : "??";
+	char sl[24];
+
+	snprintf(sl, sizeof(sl), pf->line ? ":%u)" : ")", pf->line);
+	return line_add(line, len, cap, ";py::", 5, -1) ||
+	       line_add(line, len, cap, name, strlen(name), OUT_NAME_FOLDED) ||
+	       line_add(line, len, cap, " (", 2, -1) ||
+	       line_add(line, len, cap, base, strlen(base), OUT_NAME_FOLDED_SRC) ||
+	       line_add(line, len, cap, sl, strlen(sl), -1) ? -1 : 0;
+}
+
 /* One folded line per thread: comm;outermost;...;innermost; with
  * --inline, a frame is its function then the functions inlined into it
  * (root first), as in report's folded output */
@@ -198,30 +247,21 @@ static int add_folded(struct snap_out *o, const struct ustack_snapshot_thread *t
 	if (line_add(&line, &len, &cap, t->comm[0] ? t->comm : "?", strlen(t->comm[0] ? t->comm : "?"),
 		     OUT_NAME_FOLDED))
 		goto oom;
-	for (int i = t->nr_frames - 1; i >= 0; i--) {
-		const struct ustack_snapshot_frame *f = &t->frames[i];
-		const struct ustack_perfmap_entry *je = jit_sym(o, f);
-		int nl;
-		const struct ustack_snapshot_line *ls = lines_of(t, i, &nl);
-		const char *pre = "", *name, *post = "";
+	/* Python frames after the native frame that runs them; those not
+	 * placed after all the native frames (--python-only: alone) */
+	for (int i = o->python_only ? -1 : t->nr_frames - 1, j = t->nr_py_frames - 1;; i--) {
+		const struct ustack_snapshot_pyframe *pf;
 
-		if (je) { /* "_[j]": FlameGraph's mark of a JIT frame */
-			name = je->name;
-			post = "_[j]";
-			ls = NULL;
-		} else if (f->symbol) {
-			name = f->symbol;
-		} else {
-			pre = "[";
-			name = f->path ? base_name(f->path) : "unknown";
-			post = "]";
-			ls = NULL;
+		if (i < 0) {
+			for (; j >= 0; j--)
+				if (folded_py(&line, &len, &cap, &t->py_frames[j]))
+					goto oom;
+			break;
 		}
-		if (folded_frame(o, &line, &len, &cap, pre, name, post, ls ? &ls[nl - 1] : NULL, 0))
+		if (add_folded_native(o, t, i, &line, &len, &cap))
 			goto oom;
-		for (int j = nl - 2; ls && o->inline_frames && j >= 0; j--)
-			if (folded_frame(o, &line, &len, &cap, "", ls[j].function ? ls[j].function : "??",
-					 "", &ls[j], 1))
+		while ((pf = snap_py_after(t, i, &j)))
+			if (folded_py(&line, &len, &cap, pf))
 				goto oom;
 	}
 	for (int i = 0; i < o->nr_lines; i++) {
@@ -273,19 +313,54 @@ static void json_line_fields(const struct ustack_snapshot_line *l)
 	       l && l->inlined ? "true" : "false");
 }
 
+/* json: Python frame @pf, after a comma unless it is the first of its list */
+static void json_py_frame(const struct ustack_snapshot_pyframe *pf, int *printed)
+{
+	printf("%s\n      {\"python\": true, \"function\": ", (*printed)++ ? "," : "");
+	json_str_or_null(pf->func);
+	printf(", \"file\": ");
+	json_str_or_null(pf->file);
+	printf(", \"line\": %u, \"entry\": %s}", pf->line,
+	       pf->flags & USTACK_SNAPSHOT_PYFRAME_ENTRY ? "true" : "false");
+}
+
+/* json: the thread's Python frames not placed (--python-only: all of them,
+ * in "frames"), and why */
+static void json_py_rest(struct snap_out *o, const struct ustack_snapshot_thread *t, int j)
+{
+	int printed = 0;
+
+	if (!o->python_only && j < t->nr_py_frames) {
+		printf(", \"python_unplaced\": [");
+		for (; j < t->nr_py_frames; j++)
+			json_py_frame(&t->py_frames[j], &printed);
+		printf("\n    ]");
+	}
+	if (t->py_note) {
+		printf(", \"python_note\": ");
+		out_name_json(stdout, t->py_note);
+	}
+}
+
 static void print_json_thread(struct snap_out *o, const struct ustack_snapshot_thread *t)
 {
-	int k = 0, nl, printed = 0;
+	int k = 0, nl, printed = 0, pj = 0;
 
 	printf("%s\n    {\"tid\": %d, \"comm\": ", o->printed++ ? "," : "", t->tid);
 	out_name_json(stdout, t->comm);
 	printf(", \"stopped\": %s, \"stopped_us\": %.1f, \"stop_reason\": \"%s\", \"frames\": [",
 	       t->thread_flags & USTACK_SNAPSHOT_THREAD_NOT_STOPPED ? "false" : "true",
 	       t->stopped_ns / 1e3, ustack_stop_reason_name(t->stop_reason));
-	for (int i = 0; i < t->nr_frames; i++) {
+	for (; o->python_only && pj < t->nr_py_frames; pj++)
+		json_py_frame(&t->py_frames[pj], &printed);
+	for (int i = 0; i < t->nr_frames && !o->python_only; i++) {
 		const struct ustack_snapshot_frame *f = &t->frames[i];
 		const struct ustack_snapshot_line *ls = t->lines ? frame_lines(t, i, &k, &nl) : NULL;
 		const struct ustack_perfmap_entry *je = jit_sym(o, f);
+		const struct ustack_snapshot_pyframe *pf;
+
+		while ((pf = snap_py_before(t, i, &pj)))
+			json_py_frame(pf, &printed);
 
 		/* the functions inlined at this pc, innermost first, as frames
 		 * of their own with the same pc */
@@ -309,7 +384,9 @@ static void print_json_thread(struct snap_out *o, const struct ustack_snapshot_t
 		json_line_fields(ls ? &ls[nl - 1] : NULL);
 		putchar('}');
 	}
-	printf("%s]}", t->nr_frames ? "\n    " : "");
+	printf("%s]", printed ? "\n    " : "");
+	json_py_rest(o, t, pj);
+	putchar('}');
 }
 
 static void usage(FILE *f)
@@ -319,6 +396,7 @@ static void usage(FILE *f)
 		"                       [--format text|raw|folded|json|pprof|speedscope]\n"
 		"                       [-o FILE] [--max-depth N] [--methods] [--lines] [--stats]\n"
 		"                       [--inline] [--srcline] [--annotate] [--stop-all]\n"
+		"                       [--no-python | --python-only]\n"
 		"\n"
 		"Print the user stack of every thread of process PID, right now. A thread\n"
 		"blocked in the kernel (futex, read, poll, sleep) is read without a stop,\n"
@@ -353,10 +431,17 @@ static void usage(FILE *f)
 		"                      to stderr\n"
 		"      --stop-all      stop every thread, also those blocked in the kernel\n"
 		"      --debug-dir DIR root of separate debug files (default /usr/lib/debug)\n"
+		"      --no-python     do not read CPython's frames\n"
+		"      --python-only   the Python frames alone (text, folded, json), as\n"
+		"                      py-spy dump shows them\n"
 		"\n"
 		"Frame 0 is the exact pc; every later pc is a return address (as eu-stack).\n"
 		"Frames in JIT code are named from /tmp/perf-PID.map when the process writes\n"
-		"one (node --perf-basic-prof, python3 -X perf, JVM perf agents).\n");
+		"one (node --perf-basic-prof, python3 -X perf, JVM perf agents).\n"
+		"A process running CPython 3.11-3.13 gets its Python frames too, each\n"
+		"'#N py  QUALNAME (FILE:LINE)' right above the _PyEval_EvalFrameDefault\n"
+		"frame that runs it (folded: 'py::QUALNAME (FILE:LINE)'); a CPython that\n"
+		"is not read says why on stderr.\n");
 }
 
 static const struct ustack_perfmap_entry *jit_sym_cb(void *ctx,
@@ -511,9 +596,43 @@ static void print_text_frame(struct snap_out *o, const struct ustack_snapshot_fr
 	putchar_unlocked('\n');
 }
 
+/* text: Python frame @pf as frame @num: "#N py  QUALNAME (FILE:LINE)" */
+static void print_text_py(const struct ustack_snapshot_pyframe *pf, int num)
+{
+	char b[32], *p = b;
+
+	*p++ = '#';
+	p = fmt_dec(p, (uint32_t)num, 1);
+	memcpy(p, " py  ", 5);
+	put_buf(stdout, b, p + 5);
+	put_name(pf->func && pf->func[0] ? pf->func : "??");
+	put_str(stdout, " (");
+	put_name(pf->file && pf->file[0] ? pf->file : "??");
+	if (pf->line)
+		printf(":%u", pf->line);
+	put_str(stdout, ")\n");
+}
+
+/* text: the Python frames not placed among the native ones (all of them
+ * with --python-only), numbered from @num on, after why (py_note) */
+static void print_text_py_rest(struct snap_out *o, const struct ustack_snapshot_thread *t, int j,
+			       int num)
+{
+	if (t->py_note) {
+		put_str(stdout, "# ");
+		put_name(t->py_note);
+		putchar_unlocked('\n');
+	}
+	for (; j < t->nr_py_frames; j++)
+		if (o->python_only || t->py_frames[j].native_index < 0)
+			print_text_py(&t->py_frames[j], num++);
+}
+
 /* text and raw: "TID N comm", the frames, and why the walk ended */
 static void print_text_thread(struct snap_out *o, const struct ustack_snapshot_thread *t)
 {
+	int num = 0, j = 0;
+
 	/* the per-frame lines are written in place (cli_fmt.h): printf was a
 	 * fifth of a text snapshot's instructions */
 	if (o->printed++)
@@ -528,16 +647,24 @@ static void print_text_thread(struct snap_out *o, const struct ustack_snapshot_t
 		put_name(t->comm);
 		putchar_unlocked('\n');
 	}
+	if (o->python_only) {
+		print_text_py_rest(o, t, 0, 0);
+		return;
+	}
 	for (int i = 0, k = 0, nl = 0; i < t->nr_frames; i++) {
 		const struct ustack_snapshot_frame *f = &t->frames[i];
 		const struct ustack_snapshot_line *ls =
 			t->lines && o->fmt == FMT_TEXT ? frame_lines(t, i, &k, &nl) : NULL;
+		const struct ustack_snapshot_pyframe *pf;
 
-		print_text_inlined(f, i, ls, nl);
-		print_text_frame(o, f, i, ls ? &ls[nl - 1] : NULL);
+		while ((pf = snap_py_before(t, i, &j)))
+			print_text_py(pf, num++);
+		print_text_inlined(f, num, ls, nl);
+		print_text_frame(o, f, num++, ls ? &ls[nl - 1] : NULL);
 	}
 	if (t->stop_reason != USTACK_STOP_OUTERMOST && o->fmt == FMT_TEXT)
 		printf("# stopped: %s\n", ustack_stop_reason_name(t->stop_reason));
+	print_text_py_rest(o, t, j, num);
 }
 
 static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
@@ -709,6 +836,12 @@ static int parse_option(struct snap_cmd *c, int opt, const char *arg)
 	case 'E':
 		c->exe = arg;
 		break;
+	case 'N':
+		c->opts.flags |= USTACK_SNAPSHOT_NO_PYTHON;
+		break;
+	case 'Y':
+		c->out.python_only = 1;
+		break;
 	case 'h':
 		usage(stdout);
 		return 0;
@@ -744,6 +877,13 @@ static int check_args(struct snap_cmd *c, int extra)
 	/* folded frames with their inlined functions or lines: read DWARF */
 	if (out->inline_frames || out->srcline)
 		c->opts.flags |= USTACK_SNAPSHOT_LINES;
+	if (out->python_only && ((c->opts.flags & USTACK_SNAPSHOT_NO_PYTHON) || c->core ||
+				 (out->fmt != FMT_TEXT && out->fmt != FMT_FOLDED &&
+				  out->fmt != FMT_JSON))) {
+		cli_error("snapshot: --python-only is for a live process (-p) in text, folded or "
+			  "json, and not with --no-python");
+		return 2;
+	}
 	if (c->core && out->fmt == FMT_PPROF) {
 		cli_error("snapshot: --format pprof is not available with --core (its mappings "
 			  "come from the live process)");
@@ -771,6 +911,8 @@ static int parse_args(struct snap_cmd *c, int argc, char **argv)
 		{ "debug-dir", required_argument, NULL, 'D' },
 		{ "core", required_argument, NULL, 'C' },
 		{ "exe", required_argument, NULL, 'E' },
+		{ "no-python", no_argument, NULL, 'N' },
+		{ "python-only", no_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -861,7 +1003,12 @@ static int live_setup(struct snap_cmd *c)
 	/* nothing is read that the output does not print: raw prints
 	 * addresses, folded source lines only with --inline or --srcline */
 	if (out->fmt == FMT_RAW)
-		c->opts.flags = (c->opts.flags & ~USTACK_SNAPSHOT_LINES) | USTACK_SNAPSHOT_NO_NAMES;
+		c->opts.flags = (c->opts.flags & ~USTACK_SNAPSHOT_LINES) | USTACK_SNAPSHOT_NO_NAMES |
+				USTACK_SNAPSHOT_NO_PYTHON;
+	/* Python frames are not in pprof's profile yet (text, folded, json
+	 * and speedscope have them) */
+	if (out->fmt == FMT_PPROF)
+		c->opts.flags |= USTACK_SNAPSHOT_NO_PYTHON;
 	if (out->fmt == FMT_FOLDED && !out->inline_frames && !out->srcline)
 		c->opts.flags &= ~USTACK_SNAPSHOT_LINES;
 	open_jit_map(out);
@@ -888,6 +1035,24 @@ static int live_status(struct snap_cmd *c, int ret, const struct ustack_snapshot
 		cli_error("pid %d: snapshot failed: %s", out->pid, strerror(-ret));
 		return 1;
 	}
+	/* a CPython there but not read: the one line saying why */
+	if (st->py_status < 0) {
+		/* names from the process (its paths): one line whatever they hold */
+		fprintf(stderr, "ustack: pid %d: Python frames not read: ", out->pid);
+		out_name_put(stderr, OUT_NAME_LINE, st->python);
+		fputc('\n', stderr);
+	}
+	if (out->python_only && st->py_status <= 0) {
+		if (st->py_status == 0)
+			cli_error("pid %d: --python-only: no CPython in the process", out->pid);
+		return 1;
+	}
+	if (out->stats && st->py_status > 0) {
+		fprintf(stderr, "ustack: pid %d: ", out->pid);
+		out_name_put(stderr, OUT_NAME_LINE, st->python);
+		fprintf(stderr, ": %u threads with Python frames, %u not placed\n", st->py_threads,
+			st->py_unplaced);
+	}
 	if (out->stats) {
 		fprintf(stderr, "ustack: pid %d: %u threads, %u unwound, %u vanished; %u without a stop "
 				"(blocked in the kernel; %u more blocked but needed one); "
@@ -901,6 +1066,20 @@ static int live_status(struct snap_cmd *c, int ret, const struct ustack_snapshot
 	return 0;
 }
 
+/* json: the process's CPython: null (none, or not looked for), or which
+ * one and how many threads had frames, or why it was not read */
+static void json_python(const struct ustack_snapshot_stats *st)
+{
+	printf(", \"python\": ");
+	if (!st->py_status) {
+		printf("null");
+		return;
+	}
+	printf("{\"read\": %s, \"message\": ", st->py_status > 0 ? "true" : "false");
+	out_name_json(stdout, st->python);
+	printf(", \"threads\": %u, \"unplaced\": %u}", st->py_threads, st->py_unplaced);
+}
+
 /* The live snapshot, and what the formats print after the last thread. */
 static int snapshot_live(struct snap_cmd *c)
 {
@@ -911,8 +1090,11 @@ static int snapshot_live(struct snap_cmd *c)
 	if (out->fmt == FMT_JSON)
 		printf("{\"pid\": %d, \"threads\": [", out->pid);
 	ret = ustack_snapshot(out->pid, &c->opts, print_thread, out, &st, sizeof(st));
-	if (out->fmt == FMT_JSON && !ret)
-		printf("\n  ]}\n");
+	if (out->fmt == FMT_JSON && !ret) {
+		printf("\n  ]");
+		json_python(&st);
+		printf("}\n");
+	}
 	ret = print_end(out, ret);
 	if (out->pprof && !ret && (ret = snapshot_pprof__write(out->pprof, stdout))) {
 		cli_error("%s: cannot write the profile: %s",

@@ -40,6 +40,7 @@
 #include <ustack/symbolize.h>
 #include "snapshot/lines.h"
 #include "snapshot/proc.h"
+#include "snapshot/snapshot_python.h"
 #include "common/clock.h"
 #include "common/grow.h"
 #include "common/log.h"
@@ -126,6 +127,8 @@ struct snap_pending {
 	struct ustack_snapshot_thread t;
 	int n;          /* frames, or -errno */
 	size_t first;
+	/* its Python frames, read with its native stack */
+	struct snap_py_thread py;
 };
 
 struct snap {
@@ -175,6 +178,10 @@ struct snap {
 	struct snap_pending *pend;
 	struct ustack_frame *gframes;
 	size_t gcap;
+	/* CPython, when the process runs one (and USTACK_SNAPSHOT_NO_PYTHON
+	 * is not set) */
+	struct snap_py py;
+	int no_python;
 };
 
 /* /proc/PID/task/TID/NAME, opened relative to /proc/PID/task (@task_dir,
@@ -289,11 +296,21 @@ static struct ustack_unwind_ops remote_ops(struct snap *s)
 	};
 }
 
+/* The Python frames of @tid, if it runs Python, into @py: called while
+ * the thread is stopped or known not to run, after its native unwind */
+static void read_python(struct snap *s, int tid, struct snap_py_thread *py)
+{
+	if (s->py.proc)
+		snap_py_read(&s->py, tid, vm_read, &s->reader, py);
+}
+
 /*
- * Stop @tid, unwind it, resume it. Returns the number of frames, or a
- * negative errno when the thread could not be stopped.
+ * Stop @tid, unwind it (and read its Python frames into @py), resume it.
+ * Returns the number of frames, or a negative errno when the thread could
+ * not be stopped.
  */
-static int unwind_thread(struct snap *s, int tid, unsigned int *stop, uint64_t *stopped_ns)
+static int unwind_thread(struct snap *s, int tid, unsigned int *stop, uint64_t *stopped_ns,
+			 struct snap_py_thread *py)
 {
 	struct ustack_unwind_ops ops = remote_ops(s);
 	struct ustack_walk_opts uopts = { .sz = sizeof(uopts), .max_depth = s->max_depth,
@@ -354,6 +371,7 @@ static int unwind_thread(struct snap *s, int tid, unsigned int *stop, uint64_t *
 	uopts.bx = regs.rbx; /* for the rare rbx-based CFA (CFI) */
 	uopts.has_bx = 1;
 	n = ustack_unwind(&ops, &uregs, &uopts, s->frames, s->max_depth, stop);
+	read_python(s, tid, py);
 	if (s->hold_ms) {
 		struct timespec ts = { s->hold_ms / 1000, (s->hold_ms % 1000) * 1000000l };
 
@@ -454,10 +472,11 @@ void (*ustack_snapshot_blocked_hook)(int tid);
  * walk that ends other than at the outermost frame or the depth limit, is
  * dropped too, and the thread is stopped instead, so that a thread is never
  * worse off than when every thread was stopped.
+ * Its Python frames are read into @py in the same window.
  * Returns the number of frames, or -EAGAIN (not blocked: stop it) or
  * -ESTALE (blocked, but the walk was dropped: stop it).
  */
-static int unwind_blocked(struct snap *s, int tid, unsigned int *stop)
+static int unwind_blocked(struct snap *s, int tid, unsigned int *stop, struct snap_py_thread *py)
 {
 	struct ustack_unwind_ops ops = remote_ops(s);
 	struct ustack_walk_opts uopts = { .sz = sizeof(uopts), .max_depth = s->max_depth,
@@ -493,6 +512,9 @@ static int unwind_blocked(struct snap *s, int tid, unsigned int *stop)
 	if (ustack_snapshot_blocked_hook)
 		ustack_snapshot_blocked_hook(tid);
 	n = ustack_unwind(&ops, &uregs, &uopts, s->frames, s->max_depth, &why);
+	/* before schedstat is read again: the chain is then proven of the
+	 * same moment as the stack */
+	read_python(s, tid, py);
 	if ((why != USTACK_STOP_OUTERMOST && why != USTACK_STOP_DEPTH) ||
 	    read_schedstat(sfd, after, sizeof(after)) < 0 || strcmp(before, after))
 		n = -ESTALE;
@@ -728,6 +750,7 @@ static void snap_set_opts(struct snap *s, int pid, const struct ustack_snapshot_
 	s->stop_all = (flags & USTACK_SNAPSHOT_STOP_ALL) || s->hold_ms;
 	s->want_lines = !!(flags & USTACK_SNAPSHOT_LINES);
 	s->no_names = (flags & USTACK_SNAPSHOT_NO_NAMES) && !s->want_lines;
+	s->no_python = !!(flags & USTACK_SNAPSHOT_NO_PYTHON);
 }
 
 /* The address space is read through a live thread: a leader that
@@ -807,7 +830,7 @@ static int snap_unwind_one(struct snap *s, struct snap_pending *p,
 			   struct ustack_snapshot_stats *st)
 {
 	int tid = p->t.tid;
-	int n = unwind_blocked(s, tid, &p->t.stop_reason);
+	int n = unwind_blocked(s, tid, &p->t.stop_reason, &p->py);
 
 	if (n >= 0) {
 		p->t.thread_flags = USTACK_SNAPSHOT_THREAD_NOT_STOPPED;
@@ -816,6 +839,8 @@ static int snap_unwind_one(struct snap *s, struct snap_pending *p,
 	} else {
 		int dropped = n == -ESTALE;
 
+		/* read in a window that did not hold: read again stopped */
+		snap_py_thread_free(&p->py);
 		st->restopped += dropped;
 		if (!s->preloaded) {
 			/* open every file's tables before any
@@ -823,7 +848,7 @@ static int snap_unwind_one(struct snap *s, struct snap_pending *p,
 			ustack_remote__preload(&s->remote);
 			s->preloaded = 1;
 		}
-		n = unwind_thread(s, tid, &p->t.stop_reason, &p->t.stopped_ns);
+		n = unwind_thread(s, tid, &p->t.stop_reason, &p->t.stopped_ns, &p->py);
 		/* many such in a row, and stopping works (not a
 		 * process another tracer holds): most likely code
 		 * whose frames all need rbp (built with frame
@@ -833,6 +858,8 @@ static int snap_unwind_one(struct snap *s, struct snap_pending *p,
 		    ++s->dropped_in_row >= SNAP_DROPS_BEFORE_STOPPING)
 			s->stop_all = 1;
 	}
+	if (n < 0)
+		snap_py_thread_free(&p->py);
 	if (n == -EPERM || n == -ESRCH) {
 		/* a zombie thread (exited, not yet reaped) has no stack,
 		 * and ptrace refuses it with EPERM: it has exited */
@@ -913,14 +940,21 @@ static int snap_unwind_group(struct snap *s, const struct ustack_snapshot_opts *
  * symbolizer first) and handed to @fn, every thread running again by
  * now. 1 when @fn asked to stop, else 0. */
 static int snap_name_group(struct snap *s, unsigned int ng, size_t nf, ustack_snapshot_fn fn,
-			   void *ctx)
+			   void *ctx, struct ustack_snapshot_stats *st)
 {
+	int stopped = 0;
+
 	if (!s->no_names)
 		expect_names(s, s->gframes, nf);
 	for (unsigned int g = 0; g < ng; g++) {
 		struct snap_pending *p = &s->pend[g];
 		int ret;
 
+		if (stopped) {
+			/* the rest of the group is not reported: only freed */
+			snap_py_thread_free(&p->py);
+			continue;
+		}
 		if (p->n >= 0) {
 			name_frames(s, s->gframes + p->first, p->n);
 			p->t.nr_frames = p->n;
@@ -930,13 +964,14 @@ static int snap_name_group(struct snap *s, unsigned int ng, size_t nf, ustack_sn
 				p->t.lines = s->lines;
 				p->t.line_decls = s->decls;
 			}
+			snap_py_name(&s->py, &p->py, s->gframes + p->first, p->n, &p->t, st);
 		}
 		ret = fn ? fn(&p->t, ctx) : 0;
 		unpin_frames(s);
-		if (ret)
-			return 1;
+		snap_py_thread_free(&p->py);
+		stopped = ret != 0;
 	}
-	return 0;
+	return stopped;
 }
 
 /* Threads are unwound in groups, then named and handed to @fn: the names
@@ -955,7 +990,7 @@ static int snap_run(struct snap *s, const struct ustack_snapshot_opts *opts,
 		ret = snap_unwind_group(s, opts, &i, &ng, &nf, st);
 		if (ret)
 			return ret;
-		if (snap_name_group(s, ng, nf, fn, ctx))
+		if (snap_name_group(s, ng, nf, fn, ctx, st))
 			break;
 	}
 	if (st->unwound == 0 && st->vanished == s->nr_tids) {
@@ -971,6 +1006,7 @@ static int snap_run(struct snap *s, const struct ustack_snapshot_opts *opts,
 static void snap_free(struct snap *s)
 {
 	ustack_symbolizer__free(s->sym);
+	snap_py_close(&s->py);
 	unpin_frames(s);
 	for (unsigned int i = 0; i < s->nr_sym_mods; i++)
 		ustack_modtab__put(s->sym_mods[i]);
@@ -1013,6 +1049,11 @@ USTACK_API int ustack_snapshot(int pid, const struct ustack_snapshot_opts *opts,
 	if (!ret) {
 		st.threads = s->nr_tids;
 		ret = snap_alloc_group(s);
+	}
+	if (!ret && !s->no_python) {
+		ret = snap_py_open(&s->py, s->reader.pid, vm_read, &s->reader, &st);
+		/* what it read is of before the first thread's stop */
+		vm_reader_flush(&s->reader);
 	}
 	if (!ret)
 		ret = snap_run(s, opts, fn, ctx, &st);

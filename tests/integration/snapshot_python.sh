@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Python frames in `ustack snapshot` (issue 32), against the program's own
+# view: tests/integration/progs/py_paths.py reaches a waiting point through
+# paths it knows (recursion, a class method, a generator, a lambda called
+# back by sorted(), a second thread waiting elsewhere), writes every
+# thread's frames as sys._current_frames() gives them, and waits (both
+# threads blocked in read(2): snapshots of it agree with each other).
+#
+#   snapshot_python_<version>  json: every thread's Python frames equal the
+#                              program's (qualname, file, line, innermost
+#                              first); each run of them right before a
+#                              native _PyEval_EvalFrameDefault frame, each
+#                              such frame after a run (or, for a build
+#                              without the symbol, none placed and the
+#                              reason given); the native frames the same
+#                              as --no-python's, in order. text: the same
+#                              frames as '#N py  QUALNAME (FILE:LINE)'
+#                              lines, and without them (renumbered) the
+#                              text of --no-python; --python-only: exactly
+#                              the Python frames. folded: the frames as
+#                              py::QUALNAME (BASE:LINE) after the eval
+#                              function. --stats names the CPython.
+#   snapshot_python_refused    CPython 3.10: the snapshot works, its native
+#                              frames are there, and one line says why no
+#                              Python frames ("not supported")
+# Versions: Debian's /usr/bin/python3.11 and pyenv's 3.12.1 and 3.13.0
+# where installed (SKIP naming each one that is not).
+set -u
+USTACK=${USTACK:-build/check/ustack}
+TOP=${TOP:-$PWD}
+fails=0
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
+skip() { echo "SKIP $1: $2"; }
+
+[ -x "$USTACK" ] || { fail snapshot_python "no $USTACK"; exit 1; }
+PY=/usr/bin/python3 # the checker; `python3` on PATH may be a pyenv shim
+[ -x "$PY" ] || { skip snapshot_python "no $PY for the checker"; exit 0; }
+if [ "$(id -u)" != 0 ] && [ "$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)" != 0 ]; then
+	skip snapshot_python "not root and yama ptrace_scope != 0: cannot trace a sibling"
+	exit 0
+fi
+
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+P=$TOP/tests/integration/progs
+CHECKER=$TOP/tests/integration/lib/snapshot_python_check.py
+
+# 1 when the interpreter (or the libpython it maps) has the eval function
+# among its symbols: the Python frames can then be placed
+has_eval() { # python
+	local f
+	for f in "$1" $(ldd "$1" 2>/dev/null | awk '/libpython/ { print $3 }'); do
+		readelf -Ws "$f" 2>/dev/null | grep -q ' _PyEval_EvalFrameDefault$' && { echo 1; return; }
+	done
+	echo 0
+}
+
+snap() { # name dir pid outfile args...: one snapshot, its stderr kept
+	local name=$1 d=$2 pid=$3 out=$4
+	shift 4
+	if ! "$USTACK" snapshot -p "$pid" "$@" >"$d/$out" 2>"$d/$out.err"; then
+		fail "snapshot_python_$name" "ustack snapshot $* exited non-zero: $(head -3 "$d/$out.err")"
+		return 1
+	fi
+}
+
+run_version() { # name python
+	local name=$1 py=$2 d=$tmp/$1 placed
+	mkdir -p "$d"
+	mkfifo "$d/fifo"
+	"$py" "$P/py_paths.py" "$d/dump" "$d/fifo" 2>"$d/py.err" &
+	local pid=$!
+	pids+=("$pid")
+	for _ in $(seq 3000); do [ -e "$d/dump" ] && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.01; done
+	if [ ! -e "$d/dump" ]; then
+		fail "snapshot_python_$name" "$py never reached its waiting point: $(tail -3 "$d/py.err")"
+		return
+	fi
+	placed=$(has_eval "$py")
+	snap "$name" "$d" "$pid" json -f json &&
+		snap "$name" "$d" "$pid" nopy.json -f json --no-python &&
+		snap "$name" "$d" "$pid" text --stats &&
+		snap "$name" "$d" "$pid" nopy.text --no-python &&
+		snap "$name" "$d" "$pid" only.text --python-only &&
+		snap "$name" "$d" "$pid" folded -f folded || return
+	echo x >"$d/fifo"
+	wait "$pid" 2>/dev/null
+	local prc=$?
+	if ! "$PY" "$CHECKER" "$d/dump" "$d" "$placed" >"$d/cmp"; then
+		fail "snapshot_python_$name" "the snapshot and the program disagree (placed=$placed)"
+		cat "$d/cmp"
+		sed 's/^/#   text: /' "$d/text"
+		return
+	fi
+	if ! grep -q "CPython 3\.[0-9]*\.[0-9]*.*threads with Python frames, 0 not placed" "$d/text.err" &&
+		[ "$placed" = 1 ]; then
+		fail "snapshot_python_$name" "--stats does not name the CPython: $(cat "$d/text.err")"
+		return
+	fi
+	[ "$prc" = 0 ] || fail "snapshot_python_$name" "$py exited $prc after the snapshots: $(tail -3 "$d/py.err")"
+	pass "snapshot_python_$name ($(grep -o 'CPython [^:]*' "$d/text.err" | head -1); $(grep -c '^F ' "$d/dump") Python frames in $(grep -c '^T ' "$d/dump") threads, placed=$placed)"
+}
+
+for v in 3.11_debian:/usr/bin/python3.11 3.12.1:/root/.pyenv/versions/3.12.1/bin/python3.12 \
+	3.13.0:/root/.pyenv/versions/3.13.0/bin/python3.13; do
+	name=${v%%:*} py=${v#*:}
+	if [ ! -x "$py" ]; then
+		skip "snapshot_python_$name" "$py is not installed"
+		continue
+	fi
+	run_version "$name" "$py"
+done
+
+# --- an unsupported CPython: native frames as ever, one line why ----------------
+py310=/root/.pyenv/versions/3.10.13/bin/python3.10
+if [ ! -x "$py310" ]; then
+	skip snapshot_python_refused "$py310 is not installed (no unsupported CPython to try)"
+else
+	"$py310" -c 'import time; print("ready", flush=True); time.sleep(120)' >"$tmp/310.out" &
+	pid=$!
+	pids+=("$pid")
+	for _ in $(seq 3000); do grep -q ready "$tmp/310.out" 2>/dev/null && break; sleep 0.01; done
+	"$USTACK" snapshot -p "$pid" >"$tmp/310.text" 2>"$tmp/310.err"
+	rc=$?
+	if [ "$rc" = 0 ] && grep -q ' _PyEval_EvalFrameDefault+0x' "$tmp/310.text" &&
+		! grep -q '^#[0-9]* py  ' "$tmp/310.text" && [ "$(wc -l <"$tmp/310.err")" = 1 ] &&
+		grep -q "^ustack: pid $pid: Python frames not read: .*CPython 3\.10 is not supported" "$tmp/310.err"; then
+		pass "snapshot_python_refused ($(cat "$tmp/310.err"))"
+	else
+		fail snapshot_python_refused "exit $rc, stderr: $(cat "$tmp/310.err")"
+		sed 's/^/#   /' "$tmp/310.text"
+	fi
+fi
+[ "$fails" = 0 ]
