@@ -20,6 +20,8 @@
 #                              the Python frames. folded: the frames as
 #                              py::QUALNAME (BASE:LINE) after the eval
 #                              function. --stats names the CPython.
+#                              -d 1 (no eval frame left): every Python
+#                              frame unplaced, in order, with the reason
 #   snapshot_python_refused    CPython 3.10: the snapshot works, its native
 #                              frames are there, and one line says why no
 #                              Python frames ("not supported")
@@ -85,6 +87,7 @@ run_version() { # name python
 	placed=$(has_eval "$py")
 	snap "$name" "$d" "$pid" json -f json &&
 		snap "$name" "$d" "$pid" nopy.json -f json --no-python &&
+		snap "$name" "$d" "$pid" short.json -f json -d 1 &&
 		snap "$name" "$d" "$pid" text --stats &&
 		snap "$name" "$d" "$pid" nopy.text --no-python &&
 		snap "$name" "$d" "$pid" only.text --python-only &&

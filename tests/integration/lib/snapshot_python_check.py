@@ -5,8 +5,8 @@ the program's own dump (T <native tid>, then F <qualname>|<file>|<line>,
 innermost first).
 
 usage: snapshot_python_check.py DUMP DIR PLACED
-  DIR holds the outputs: json (default), nopy.json (--no-python), text,
-  nopy.text, only.text (--python-only), folded.
+  DIR holds the outputs: json (default), nopy.json (--no-python),
+  short.json (-d 1), text, nopy.text, only.text (--python-only), folded.
   PLACED: 1 when the interpreter has _PyEval_EvalFrameDefault among its
   symbols (every Python frame must then be placed under such a native
   frame), 0 when not (every one must be unplaced, with the reason).
@@ -91,6 +91,21 @@ def check_json(want, d, placed, bad):
             bad.append("thread %d: native frames differ from --no-python's" % t["tid"])
 
 
+def check_unplaced(want, d, bad):
+    """-d 1: one native frame, no eval frame, so no run can be placed:
+    every Python frame is in python_unplaced, in order, with the reason"""
+    doc = json.load(open(os.path.join(d, "short.json")))
+    threads = {t["tid"]: t for t in doc["threads"]}
+    for tid, frames in want.items():
+        th = threads.get(tid, {"frames": []})
+        got = [(f["function"], f["file"], f["line"]) for f in th.get("python_unplaced", [])]
+        if got != frames or any(f.get("python") for f in th["frames"]) or \
+                not th.get("python_note", "").startswith("Python frames not placed: "):
+            bad.append("-d 1: thread %d: unplaced %s, note %s" % (tid, got, th.get("python_note")))
+    if doc["python"].get("unplaced") != len(want):
+        bad.append("-d 1: python %s, want %d unplaced" % (doc["python"], len(want)))
+
+
 def renumber(text):
     """text output without its Python frames, the others numbered again"""
     out, n = [], 0
@@ -173,6 +188,7 @@ def main():
     if not want or not all(want.values()):
         bad.append("the program's dump is empty")
     check_json(want, d, placed, bad)
+    check_unplaced(want, d, bad)
     check_text(want, d, bad)
     check_folded(want, d, placed, bad)
     for b in bad:
