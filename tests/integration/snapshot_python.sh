@@ -22,6 +22,8 @@
 #                              function. --stats names the CPython.
 #                              -d 1 (no eval frame left): every Python
 #                              frame unplaced, in order, with the reason
+#                              speedscope: the Python frames (functions
+#                              with file and line) after the eval function
 #   snapshot_python_refused    CPython 3.10: the snapshot works, its native
 #                              frames are there, and one line says why no
 #                              Python frames ("not supported")
@@ -88,6 +90,7 @@ run_version() { # name python
 	snap "$name" "$d" "$pid" json -f json &&
 		snap "$name" "$d" "$pid" nopy.json -f json --no-python &&
 		snap "$name" "$d" "$pid" short.json -f json -d 1 &&
+		snap "$name" "$d" "$pid" speedscope.json -f speedscope &&
 		snap "$name" "$d" "$pid" text --stats &&
 		snap "$name" "$d" "$pid" nopy.text --no-python &&
 		snap "$name" "$d" "$pid" only.text --python-only &&

@@ -6,7 +6,7 @@ innermost first).
 
 usage: snapshot_python_check.py DUMP DIR PLACED
   DIR holds the outputs: json (default), nopy.json (--no-python),
-  short.json (-d 1), text, nopy.text, only.text (--python-only), folded.
+  short.json (-d 1), speedscope.json, text, nopy.text, only.text (--python-only), folded.
   PLACED: 1 when the interpreter has _PyEval_EvalFrameDefault among its
   symbols (every Python frame must then be placed under such a native
   frame), 0 when not (every one must be unplaced, with the reason).
@@ -106,6 +106,27 @@ def check_unplaced(want, d, bad):
         bad.append("-d 1: python %s, want %d unplaced" % (doc["python"], len(want)))
 
 
+def check_speedscope(want, d, bad):
+    """each thread's sample: its Python frames (the frames with a line in
+    a .py file, root first) are the program's, reversed, each right after
+    the eval function or another Python frame"""
+    doc = json.load(open(os.path.join(d, "speedscope.json")))
+    fr = doc["shared"]["frames"]
+    got = {}
+    for p in doc["profiles"]:
+        tid = int(p["name"].rsplit("(", 1)[1].rstrip(")"))
+        stack = [fr[i] for i in p["samples"][0]]
+        py = [k for k, f in enumerate(stack) if f.get("line") and f.get("file", "").endswith(".py")]
+        for k in py:
+            if k == 0 or not (k - 1 in py or stack[k - 1]["name"] == EVAL):
+                bad.append("speedscope: thread %d: %s after %s" % (tid, stack[k]["name"],
+                                                                   stack[k - 1]["name"]))
+        got[tid] = [(stack[k]["name"], stack[k]["file"], stack[k]["line"]) for k in reversed(py)]
+    for tid, frames in want.items():
+        if got.get(tid) != frames:
+            bad.append("speedscope: thread %d: %s" % (tid, got.get(tid)))
+
+
 def renumber(text):
     """text output without its Python frames, the others numbered again"""
     out, n = [], 0
@@ -189,6 +210,8 @@ def main():
         bad.append("the program's dump is empty")
     check_json(want, d, placed, bad)
     check_unplaced(want, d, bad)
+    if placed:
+        check_speedscope(want, d, bad)
     check_text(want, d, bad)
     check_folded(want, d, placed, bad)
     for b in bad:
