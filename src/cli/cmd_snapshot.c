@@ -1005,10 +1005,6 @@ static int live_setup(struct snap_cmd *c)
 	if (out->fmt == FMT_RAW)
 		c->opts.flags = (c->opts.flags & ~USTACK_SNAPSHOT_LINES) | USTACK_SNAPSHOT_NO_NAMES |
 				USTACK_SNAPSHOT_NO_PYTHON;
-	/* Python frames are not in pprof's profile yet (text, folded, json
-	 * and speedscope have them) */
-	if (out->fmt == FMT_PPROF)
-		c->opts.flags |= USTACK_SNAPSHOT_NO_PYTHON;
 	if (out->fmt == FMT_FOLDED && !out->inline_frames && !out->srcline)
 		c->opts.flags &= ~USTACK_SNAPSHOT_LINES;
 	open_jit_map(out);

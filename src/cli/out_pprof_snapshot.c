@@ -104,6 +104,46 @@ static uint64_t vma_mapping(struct snapshot_pprof *sp, uint64_t addr)
 	return pprof__mapping(sp->pp, vma.start, vma.start, vma.end, vma.pgoff, vma.name, hex, 1, 0);
 }
 
+/* A Python frame's location: no mapping, no address, one line of its
+ * function (name and file); keyed by that function and the line, apart
+ * from the native locations (keyed by address under 0) */
+static uint64_t py_location(struct snapshot_pprof *sp, const struct ustack_snapshot_pyframe *pf)
+{
+	struct pprof_line l = { .line = pf->line };
+	uint64_t loc;
+
+	l.function_id = pprof__function(sp->pp, pf->func, pf->func, pf->file ? pf->file : "", 0);
+	if (!l.function_id)
+		return 0;
+	loc = pprof__location_find(sp->pp, 1ull << 63 | l.function_id, pf->line);
+	return loc ? loc : pprof__location_add(sp->pp, 1ull << 63 | l.function_id, pf->line, 0, 0,
+					       &l, 1);
+}
+
+/* @t's locations innermost first: the Python frames before the native
+ * frame that runs them, those not placed at the leaf; @nat[i]: native
+ * frame i's. @out has room for every frame. Returns how many, 0 on no
+ * memory. */
+static size_t merge_locations(struct snapshot_pprof *sp, const struct ustack_snapshot_thread *t,
+			      const uint64_t *nat, uint64_t *out)
+{
+	size_t n = 0;
+	int j = 0;
+
+	for (int k = 0; k < t->nr_py_frames; k++)
+		if (t->py_frames[k].native_index < 0 && !(out[n++] = py_location(sp, &t->py_frames[k])))
+			return 0;
+	for (int i = 0; i < t->nr_frames; i++) {
+		while (j < t->nr_py_frames && t->py_frames[j].native_index < i)
+			j++;
+		for (; j < t->nr_py_frames && t->py_frames[j].native_index == i; j++)
+			if (!(out[n++] = py_location(sp, &t->py_frames[j])))
+				return 0;
+		out[n++] = nat[i];
+	}
+	return n;
+}
+
 int snapshot_pprof__thread(struct snapshot_pprof *sp, const struct ustack_snapshot_thread *t,
 			   const struct ustack_perfmap_entry *(*jit_name)(void *ctx,
 						const struct ustack_snapshot_frame *f),
@@ -182,8 +222,21 @@ int snapshot_pprof__thread(struct snapshot_pprof *sp, const struct ustack_snapsh
 		}
 	}
 	free(lines);
-	vals = pprof__sample(sp->pp, locs, (size_t)t->nr_frames, labels, 3);
-	free(locs);
+	if (t->nr_py_frames > 0) {
+		uint64_t *all = calloc((size_t)t->nr_frames + (size_t)t->nr_py_frames + 1, sizeof(*all));
+		size_t n = all ? merge_locations(sp, t, locs, all) : 0;
+
+		free(locs);
+		if (!n) {
+			free(all);
+			return -ENOMEM;
+		}
+		vals = pprof__sample(sp->pp, all, n, labels, 3);
+		free(all);
+	} else {
+		vals = pprof__sample(sp->pp, locs, (size_t)t->nr_frames, labels, 3);
+		free(locs);
+	}
 	if (!vals)
 		return -ENOMEM;
 	vals[0]++;

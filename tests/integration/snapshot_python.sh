@@ -24,6 +24,8 @@
 #                              frame unplaced, in order, with the reason
 #                              speedscope: the Python frames (functions
 #                              with file and line) after the eval function
+#                              pprof (go tool pprof -traces, where
+#                              installed): the same frames, in order
 #   snapshot_python_refused    CPython 3.10: the snapshot works, its native
 #                              frames are there, and one line says why no
 #                              Python frames ("not supported")
@@ -91,6 +93,7 @@ run_version() { # name python
 		snap "$name" "$d" "$pid" nopy.json -f json --no-python &&
 		snap "$name" "$d" "$pid" short.json -f json -d 1 &&
 		snap "$name" "$d" "$pid" speedscope.json -f speedscope &&
+		snap "$name" "$d" "$pid" snap.pb.gz -f pprof &&
 		snap "$name" "$d" "$pid" text --stats &&
 		snap "$name" "$d" "$pid" nopy.text --no-python &&
 		snap "$name" "$d" "$pid" only.text --python-only &&
@@ -98,6 +101,13 @@ run_version() { # name python
 	echo x >"$d/fifo"
 	wait "$pid" 2>/dev/null
 	local prc=$?
+	# pprof's reader, where installed (else that part is not checked: said)
+	if command -v go >/dev/null && go tool pprof -traces "$d/snap.pb.gz" >"$d/pprof.traces" 2>"$d/pprof.err"; then
+		:
+	else
+		rm -f "$d/pprof.traces"
+		echo "# $name: go tool pprof not available: pprof's Python frames not checked"
+	fi
 	if ! "$PY" "$CHECKER" "$d/dump" "$d" "$placed" >"$d/cmp"; then
 		fail "snapshot_python_$name" "the snapshot and the program disagree (placed=$placed)"
 		cat "$d/cmp"

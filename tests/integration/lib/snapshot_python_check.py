@@ -127,6 +127,35 @@ def check_speedscope(want, d, bad):
             bad.append("speedscope: thread %d: %s" % (tid, got.get(tid)))
 
 
+def check_pprof(want, d, bad):
+    """`go tool pprof -traces` of the profile: each thread's Python frames
+    in order among its frames (pprof shows a name in <...>, as <module>,
+    as <unknown>: C++ template arguments to it), each run followed by the
+    eval function"""
+    path = os.path.join(d, "pprof.traces")
+    if not os.path.exists(path):
+        return
+    blocks, cur = {}, None
+    for line in open(path):
+        m = re.match(r"\s+thread:\s+(\d+)", line)
+        if m:
+            cur = blocks.setdefault(int(m.group(1)), [])
+        elif cur is not None and line.strip() and not line.startswith("-") and ":" not in line:
+            cur.append(line.split()[-1] if line.split()[0].isdigit() else line.strip())
+    for tid, frames in want.items():
+        names = ["<unknown>" if f[0].startswith("<") and f[0].endswith(">") else f[0]
+                 for f in frames]
+        stack = blocks.get(tid, [])
+        got = [n for n in stack if n in set(names)]
+        if got != names:
+            bad.append("pprof: thread %d: %s, want %s" % (tid, got, names))
+            continue
+        for k, n in enumerate(stack):
+            if n in names and k + 1 < len(stack) and stack[k + 1] not in names and \
+                    stack[k + 1] != EVAL:
+                bad.append("pprof: thread %d: %s above %s" % (tid, n, stack[k + 1]))
+
+
 def renumber(text):
     """text output without its Python frames, the others numbered again"""
     out, n = [], 0
@@ -212,6 +241,7 @@ def main():
     check_unplaced(want, d, bad)
     if placed:
         check_speedscope(want, d, bad)
+        check_pprof(want, d, bad)
     check_text(want, d, bad)
     check_folded(want, d, placed, bad)
     for b in bad:
