@@ -440,7 +440,7 @@ static void usage(FILE *f)
 		"one (node --perf-basic-prof, python3 -X perf, JVM perf agents).\n"
 		"A process running CPython 3.11-3.13 gets its Python frames too, each\n"
 		"'#N py  QUALNAME (FILE:LINE)' right above the _PyEval_EvalFrameDefault\n"
-		"frame that runs it (folded: 'py::QUALNAME (FILE:LINE)'); a CPython that\n"
+		"frame that runs it (folded: 'py::QUALNAME (BASE:LINE)'); a CPython that\n"
 		"is not read says why on stderr.\n");
 }
 
