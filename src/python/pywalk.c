@@ -451,6 +451,16 @@ static int walk_interp(struct py_walk *w, uint64_t interp, int idx, struct ustac
 		ts = next;
 	}
 	free(threads_seen);
+	if (ts && n == USTACK_PY_MAX_THREADS) {
+		/* more thread states than are read: said by one entry without
+		 * frames, the first thread state left out, stop -E2BIG */
+		err = grow_threads(th, *nr, cap);
+		if (err)
+			return err;
+		(*th)[*nr].interp = idx;
+		(*th)[*nr].tstate = ts;
+		(*th)[(*nr)++].stop = -E2BIG;
+	}
 	return 0;
 }
 

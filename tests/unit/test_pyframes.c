@@ -209,6 +209,48 @@ static void test_pyframes_line_table(void)
 	CHECK_EQ(ustack_py_line_of(t, 7, 100, 4, &line), -EBADMSG);
 }
 
+static void put64(uint8_t *img, uint64_t off, uint64_t v)
+{
+	memcpy(img + off, &v, 8);
+}
+
+/* One thread state more than USTACK_PY_MAX_THREADS: each of the first
+ * read, the rest said by one entry with stop -E2BIG */
+static void test_pyframes_many_threads(void)
+{
+	enum { TS0 = 4096, TSZ = 176, N = USTACK_PY_MAX_THREADS + 1 };
+	struct image im = { calloc(1, TS0 + (size_t)N * TSZ), TS0 + (size_t)N * TSZ };
+	struct ustack_py_thread *th;
+	struct ustack_py_layout lay;
+	struct ustack_py_proc *p;
+	char err[256];
+	int nr;
+
+	CHECK(im.data);
+	CHECK_EQ(ustack_py_layout__table(11, &lay), 0);
+	put64(im.data, 40, BASE + 64);                /* runtime: the interpreter */
+	put64(im.data, 64 + 16, BASE + TS0);          /* its first thread state */
+	for (int i = 0; i < N; i++) {
+		uint64_t ts = TS0 + (uint64_t)i * TSZ;
+
+		put64(im.data, ts + 8, i + 1 < N ? BASE + ts + TSZ : 0);
+		put64(im.data, ts + 16, BASE + 64);
+		put64(im.data, ts + 160, 1000 + i);
+	}
+	p = ustack_py_proc__new(&lay, 0x030b00f0, BASE, 0, 0, 0);
+	CHECK(p);
+	CHECK_EQ(ustack_py_proc__threads(p, read_image, &im, &th, &nr, err, sizeof(err)), 0);
+	ustack_py_proc__free(p);
+	CHECK_EQ(nr, USTACK_PY_MAX_THREADS + 1);
+	CHECK_EQ(th[USTACK_PY_MAX_THREADS - 1].native_tid, 1000 + USTACK_PY_MAX_THREADS - 1);
+	CHECK_EQ(th[USTACK_PY_MAX_THREADS - 1].stop, 0);
+	CHECK_EQ(th[USTACK_PY_MAX_THREADS].stop, -E2BIG);
+	CHECK_EQ(th[USTACK_PY_MAX_THREADS].nr, 0);
+	CHECK_EQ_U64(th[USTACK_PY_MAX_THREADS].tstate, BASE + TS0 + (uint64_t)USTACK_PY_MAX_THREADS * TSZ);
+	ustack_py_threads_free(th, nr);
+	free(im.data);
+}
+
 int main(void)
 {
 	RUN(test_pyframes_311);
@@ -217,5 +259,6 @@ int main(void)
 	RUN(test_pyframes_loops);
 	RUN(test_pyframes_cut_table);
 	RUN(test_pyframes_line_table);
+	RUN(test_pyframes_many_threads);
 	TEST_EXIT();
 }
