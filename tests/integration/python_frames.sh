@@ -18,6 +18,7 @@
 set -u
 CC=${CC:-gcc}
 TOP=${TOP:-$PWD}
+. "$TOP/tests/integration/lib/python_versions.sh"
 CHECK_DIR=${CHECK_DIR:-build/check}
 : "${BASE_CFLAGS:=-std=gnu11 -g -O2 -D_GNU_SOURCE}" "${SAN_FLAGS:=-fsanitize=address,undefined}" "${LIB_LDLIBS:=-lpthread -ldl}"
 fails=0
@@ -116,10 +117,8 @@ run_version() { # name python
 	[ "$prc" = 0 ] || fail "python_frames_$name" "$py exited $prc after the read: $(tail -3 "$d/py.err")"
 }
 
-for v in debian:/usr/bin/python3.11 3.11.7:/root/.pyenv/versions/3.11.7/bin/python3.11 \
-	3.12.1:/root/.pyenv/versions/3.12.1/bin/python3.12 3.13.0:/root/.pyenv/versions/3.13.0/bin/python3.13; do
+for v in $PY_VERSIONS; do
 	name=${v%%:*} py=${v#*:}
-	[ "$name" = debian ] && name=3.11_debian
 	if [ ! -x "$py" ]; then
 		skip "python_frames_$name" "$py is not installed"
 		continue
@@ -128,14 +127,14 @@ for v in debian:/usr/bin/python3.11 3.11.7:/root/.pyenv/versions/3.11.7/bin/pyth
 done
 
 # --- an unsupported version: refused, one line naming it --------------------------
-py310=/root/.pyenv/versions/3.10.13/bin/python3.10
+py310=$PY_UNSUPPORTED
 if [ ! -x "$py310" ]; then
 	skip python_frames_refused "$py310 is not installed (no unsupported CPython to try)"
 else
 	"$py310" -c 'import sys, time; print("ready", flush=True); time.sleep(120)' >"$tmp/310.out" &
 	pid=$!
 	pids+=("$pid")
-	for _ in $(seq 3000); do grep -q ready "$tmp/310.out" 2>/dev/null && break; sleep 0.01; done
+	py_wait_ready "$tmp/310.out"
 	"$tmp/py_frames_dump" "$pid" >"$tmp/310.read" 2>"$tmp/310.err"
 	rc=$?
 	if [ "$rc" = 95 ] && [ "$(wc -l <"$tmp/310.err")" = 1 ] &&

@@ -34,6 +34,7 @@
 set -u
 USTACK=${USTACK:-build/check/ustack}
 TOP=${TOP:-$PWD}
+. "$TOP/tests/integration/lib/python_versions.sh"
 fails=0
 pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
@@ -123,8 +124,7 @@ run_version() { # name python
 	pass "snapshot_python_$name ($(grep -o 'CPython [^:]*' "$d/text.err" | head -1); $(grep -c '^F ' "$d/dump") Python frames in $(grep -c '^T ' "$d/dump") threads, placed=$placed)"
 }
 
-for v in 3.11_debian:/usr/bin/python3.11 3.12.1:/root/.pyenv/versions/3.12.1/bin/python3.12 \
-	3.13.0:/root/.pyenv/versions/3.13.0/bin/python3.13; do
+for v in $PY_VERSIONS; do
 	name=${v%%:*} py=${v#*:}
 	if [ ! -x "$py" ]; then
 		skip "snapshot_python_$name" "$py is not installed"
@@ -134,14 +134,14 @@ for v in 3.11_debian:/usr/bin/python3.11 3.12.1:/root/.pyenv/versions/3.12.1/bin
 done
 
 # --- an unsupported CPython: native frames as ever, one line why ----------------
-py310=/root/.pyenv/versions/3.10.13/bin/python3.10
+py310=$PY_UNSUPPORTED
 if [ ! -x "$py310" ]; then
 	skip snapshot_python_refused "$py310 is not installed (no unsupported CPython to try)"
 else
 	"$py310" -c 'import time; print("ready", flush=True); time.sleep(120)' >"$tmp/310.out" &
 	pid=$!
 	pids+=("$pid")
-	for _ in $(seq 3000); do grep -q ready "$tmp/310.out" 2>/dev/null && break; sleep 0.01; done
+	py_wait_ready "$tmp/310.out"
 	"$USTACK" snapshot -p "$pid" >"$tmp/310.text" 2>"$tmp/310.err"
 	rc=$?
 	if [ "$rc" = 0 ] && grep -q ' _PyEval_EvalFrameDefault+0x' "$tmp/310.text" &&

@@ -151,9 +151,15 @@ def check_pprof(want, d, bad):
             bad.append("pprof: thread %d: %s, want %s" % (tid, got, names))
             continue
         for k, n in enumerate(stack):
-            if n in names and k + 1 < len(stack) and stack[k + 1] not in names and \
-                    stack[k + 1] != EVAL:
-                bad.append("pprof: thread %d: %s above %s" % (tid, n, stack[k + 1]))
+            # the next location: functions inlined at its pc come first,
+            # marked "(inline)" (a build with DWARF: do_call_core inlined in
+            # the eval function), then the function that holds them
+            j = k + 1
+            while j < len(stack) and stack[j].endswith("(inline)"):
+                j += 1
+            if n in names and j < len(stack) and stack[k + 1] not in names and \
+                    stack[j] != EVAL:
+                bad.append("pprof: thread %d: %s above %s" % (tid, n, stack[j]))
 
 
 def renumber(text):
