@@ -279,10 +279,13 @@ static int find_preload(const struct ustack_record_opts *o, char *out, size_t sz
 			 "writable by its owner alone: not preloaded", out);
 		return -EPERM;
 	}
-	if (out[0] != '/' && !realpath(out, exe)) {
-		snprintf(err, errlen, "%s: %s", out, strerror(errno));
-		return -errno;
-	} else if (out[0] != '/') {
+	if (out[0] != '/') {
+		if (!realpath(out, exe)) {
+			int e = errno;
+
+			snprintf(err, errlen, "%s: %s", out, strerror(e));
+			return -e;
+		}
 		snprintf(out, sz, "%s", exe);
 	}
 	return 0;

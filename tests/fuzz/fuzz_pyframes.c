@@ -22,22 +22,7 @@
 #include <ustack/ustack.h>
 #include "python/pyproc.h"
 
-#define BASE 0x7f0000010000ULL
-
-struct image {
-	const uint8_t *data;
-	size_t size;
-};
-
-static int read_image(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	const struct image *im = ctx;
-
-	if (addr < BASE || addr - BASE > im->size || len > im->size - (addr - BASE))
-		return -EFAULT;
-	memcpy(buf, im->data + (addr - BASE), len);
-	return 0;
-}
+#include "py_image.h"
 
 static uint64_t type_at(const uint8_t *hdr)
 {
@@ -66,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct image im = { data, size };
+	struct image im = { (uint8_t *)data, size }; /* only read */
 	struct ustack_py_layout lay;
 	struct ustack_py_thread *th;
 	struct ustack_py_proc *p;

@@ -30,7 +30,11 @@
 #            which was used)
 #   children exact, the program a child of the command (sh -c 'PROG; true'):
 #            the preload's probes serve every process, the kernel program
-#            keeps the traced ones
+#            keeps the traced ones; the allocations the child makes before
+#            the recorder has read its new executable's mappings are in
+#            the trace with unnamed frames, and only that many may be
+#            missing from its paths (the BPF walk has no table for a file
+#            it has not been told of yet)
 #   refused  --alloc-via=preload with -p, and for a statically linked
 #            command: refused with one line naming why
 #   stress   progs/alloc_stress.c (4 threads, every function of the family,

@@ -117,24 +117,15 @@ run_version() { # name python
 	[ "$prc" = 0 ] || fail "python_frames_$name" "$py exited $prc after the read: $(tail -3 "$d/py.err")"
 }
 
-for v in $PY_VERSIONS; do
-	name=${v%%:*} py=${v#*:}
-	if [ ! -x "$py" ]; then
-		skip "python_frames_$name" "$py is not installed"
-		continue
-	fi
-	run_version "$name" "$py"
-done
+py_each_version python_frames run_version
 
 # --- an unsupported version: refused, one line naming it --------------------------
 py310=$PY_UNSUPPORTED
-if [ ! -x "$py310" ]; then
+if ! py_start_unsupported "$tmp/310.out"; then
 	skip python_frames_refused "$py310 is not installed (no unsupported CPython to try)"
 else
-	"$py310" -c 'import sys, time; print("ready", flush=True); time.sleep(120)' >"$tmp/310.out" &
-	pid=$!
+	pid=$PY_PID
 	pids+=("$pid")
-	py_wait_ready "$tmp/310.out"
 	"$tmp/py_frames_dump" "$pid" >"$tmp/310.read" 2>"$tmp/310.err"
 	rc=$?
 	if [ "$rc" = 95 ] && [ "$(wc -l <"$tmp/310.err")" = 1 ] &&

@@ -124,24 +124,15 @@ run_version() { # name python
 	pass "snapshot_python_$name ($(grep -o 'CPython [^:]*' "$d/text.err" | head -1); $(grep -c '^F ' "$d/dump") Python frames in $(grep -c '^T ' "$d/dump") threads, placed=$placed)"
 }
 
-for v in $PY_VERSIONS; do
-	name=${v%%:*} py=${v#*:}
-	if [ ! -x "$py" ]; then
-		skip "snapshot_python_$name" "$py is not installed"
-		continue
-	fi
-	run_version "$name" "$py"
-done
+py_each_version snapshot_python run_version
 
 # --- an unsupported CPython: native frames as ever, one line why ----------------
 py310=$PY_UNSUPPORTED
-if [ ! -x "$py310" ]; then
+if ! py_start_unsupported "$tmp/310.out"; then
 	skip snapshot_python_refused "$py310 is not installed (no unsupported CPython to try)"
 else
-	"$py310" -c 'import time; print("ready", flush=True); time.sleep(120)' >"$tmp/310.out" &
-	pid=$!
+	pid=$PY_PID
 	pids+=("$pid")
-	py_wait_ready "$tmp/310.out"
 	"$USTACK" snapshot -p "$pid" >"$tmp/310.text" 2>"$tmp/310.err"
 	rc=$?
 	if [ "$rc" = 0 ] && grep -q ' _PyEval_EvalFrameDefault+0x' "$tmp/310.text" &&

@@ -17,22 +17,7 @@
 #include "test.h"
 #include "python/pyproc.h"
 
-#define BASE 0x7f0000010000ULL
-
-struct image {
-	uint8_t *data;
-	size_t size;
-};
-
-static int read_image(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	const struct image *im = ctx;
-
-	if (addr < BASE || addr - BASE > im->size || len > im->size - (addr - BASE))
-		return -EFAULT;
-	memcpy(buf, im->data + (addr - BASE), len);
-	return 0;
-}
+#include "../fuzz/py_image.h"
 
 static uint64_t at(const uint8_t *p)
 {

@@ -16,3 +16,26 @@ py_wait_ready() {
 	done
 	return 1
 }
+
+# py_each_version TEST FUNC: FUNC NAME PATH for each installed interpreter,
+# "SKIP TEST_NAME: PATH is not installed" for the others
+py_each_version() {
+	local v name py
+	for v in $PY_VERSIONS; do
+		name=${v%%:*} py=${v#*:}
+		if [ ! -x "$py" ]; then
+			echo "SKIP $1_$name: $py is not installed"
+			continue
+		fi
+		"$2" "$name" "$py"
+	done
+}
+
+# py_start_unsupported OUT: the unsupported interpreter started, waiting,
+# its pid in PY_PID once it said "ready" into OUT; 1 when not installed
+py_start_unsupported() {
+	[ -x "$PY_UNSUPPORTED" ] || return 1
+	"$PY_UNSUPPORTED" -c 'import time; print("ready", flush=True); time.sleep(120)' >"$1" &
+	PY_PID=$!
+	py_wait_ready "$1" || true # not ready: the caller's checks fail on it
+}
