@@ -57,6 +57,7 @@ enum ustack_trace_record_type {
 	USTACK_TRACE_END = 10,
 	USTACK_TRACE_JITSYM = 11, /**< since 1.1 */
 	USTACK_TRACE_FILE_CONTENT = 12, /**< since 1.2 */
+	USTACK_TRACE_PYFUNC = 13, /**< since 1.5 */
 };
 
 /** Stack kinds: kernel and user stacks have separate id spaces. */
@@ -267,6 +268,49 @@ struct ustack_trace_file_content {
 	uint64_t size;     /**< the file's size in bytes */
 };
 
+/**
+ * Python frames (since 1.5). A recorded stack holds a CPython process's
+ * interpreted frames among its native ones, each under the
+ * _PyEval_EvalFrameDefault frame that ran it. Such a frame is a user frame
+ * whose file id has a FILE_MAP of kind USTACK_TRACE_FILE_KIND_PYTHON (path
+ * "[python]"; no build ID, dev or inode), its offset
+ * ustack_trace_py_offset(): the id of a PYFUNC record (the function) and
+ * the line. A reader that knows no kind 10 shows such frames as unknown
+ * ones, never as a wrong function.
+ */
+#define USTACK_TRACE_FILE_KIND_PYTHON 10u
+/** Bits of a Python frame's offset that hold the line (0: not known). */
+#define USTACK_TRACE_PY_LINE_BITS 24
+#define USTACK_TRACE_PY_LINE_MAX ((1u << USTACK_TRACE_PY_LINE_BITS) - 1)
+
+/** The offset of a Python frame: PYFUNC @id (1 .. 2^40-1) at @line
+ *  (above USTACK_TRACE_PY_LINE_MAX: written 0, not known). */
+static inline uint64_t ustack_trace_py_offset(uint64_t id, uint32_t line)
+{
+	return (id << USTACK_TRACE_PY_LINE_BITS) | (line > USTACK_TRACE_PY_LINE_MAX ? 0 : line);
+}
+
+static inline uint64_t ustack_trace_py_offset_func(uint64_t offset)
+{
+	return offset >> USTACK_TRACE_PY_LINE_BITS;
+}
+
+static inline uint32_t ustack_trace_py_offset_line(uint64_t offset)
+{
+	return (uint32_t)(offset & USTACK_TRACE_PY_LINE_MAX);
+}
+
+/** PYFUNC record (since 1.5): a Python function (one code object of
+ *  process @pid), named by the Python frames whose offset holds @id. Valid
+ *  for the whole file; a second PYFUNC of the same id must say the same. */
+struct ustack_trace_pyfunc {
+	uint64_t id;         /**< 1 .. 2^40-1, unique in the file */
+	uint32_t pid;        /**< process whose code object it was */
+	uint32_t first_line; /**< co_firstlineno (0: not known) */
+	const char *name;    /**< co_qualname ("Class.method", "<lambda>"), not empty */
+	const char *file;    /**< co_filename as the interpreter had it, not empty */
+};
+
 /** END record / writer totals. */
 struct ustack_trace_stats {
 	uint64_t events;
@@ -316,6 +360,7 @@ struct ustack_trace_record {
 		struct ustack_trace_stats end;
 		struct ustack_trace_jitsym jitsym;
 		struct ustack_trace_file_content file_content; /**< since 0.3 */
+		struct ustack_trace_pyfunc pyfunc; /**< since 0.3 (strings valid until the reader is closed) */
 	};
 };
 
@@ -454,6 +499,17 @@ USTACK_API int ustack_trace_writer__add_file_content(struct ustack_trace_writer 
 						     const struct ustack_trace_file_content *c);
 
 /**
+ * Write a PYFUNC record (since 0.3): the Python function of @f->id, before
+ * the first stack that names it is written (the recorder's way; a reader
+ * takes it from anywhere in the file).
+ * @param w the writer
+ * @param f the function (id 1 .. 2^40-1, name and file not empty)
+ * @return 0, -EINVAL, or a sticky I/O error
+ */
+USTACK_API int ustack_trace_writer__add_pyfunc(struct ustack_trace_writer *w,
+					       const struct ustack_trace_pyfunc *f);
+
+/**
  * End the current chunk now (write it out). A no-op when it is empty.
  * @param w the writer
  * @return 0 or negative errno (-ENOSPC, -EFBIG, -EIO ...)
@@ -490,7 +546,7 @@ struct ustack_trace_reader;
 #define USTACK_TRACE_READER_EXTRACT 0x1u
 
 /** Highest record type of this header (what max_type asks for). */
-#define USTACK_TRACE_RECORD_TYPE_MAX USTACK_TRACE_FILE_CONTENT
+#define USTACK_TRACE_RECORD_TYPE_MAX USTACK_TRACE_PYFUNC
 
 /** Reader options (set sz = sizeof(opts)). */
 struct ustack_trace_reader_opts {

@@ -807,6 +807,28 @@ int ustack_trace_writer__add_jitsym(struct ustack_trace_writer *w,
 	return group_end(w, rec_end(w, &e, USTACK_TRACE_JITSYM));
 }
 
+int ustack_trace_writer__add_pyfunc(struct ustack_trace_writer *w,
+				   const struct ustack_trace_pyfunc *f)
+{
+	struct enc e;
+	int err;
+
+	/* as JITSYM: a record the reader refuses would hide the rest */
+	if (!w || !f || !f->id || f->id >> (64 - USTACK_TRACE_PY_LINE_BITS) || !f->name ||
+	    !*f->name || !f->file || !*f->file)
+		return -EINVAL;
+	err = group_begin(w);
+	if (err)
+		return err;
+	e = rec_begin(w);
+	put_var(&e, f->id);
+	put_var(&e, f->pid);
+	put_var(&e, f->first_line);
+	put_str(&e, f->name);
+	put_str(&e, f->file);
+	return group_end(w, rec_end(w, &e, USTACK_TRACE_PYFUNC));
+}
+
 int ustack_trace_writer__add_file_content(struct ustack_trace_writer *w,
 					  const struct ustack_trace_file_content *c)
 {
