@@ -3,14 +3,21 @@
 # bench/container/run.sh: Debian 13 (trixie, another release than the
 # bookworm hosts), minbase, made once with debootstrap and cached at
 # build/rootfs/trixie (ROOTFS=DIR overrides). Needs root, debootstrap and the
-# network (~2 min, ~350 MB). `make check` never calls this: it uses the
+# network (~2 min, ~350 MB). It holds Debian 13's CPython (python3.13, from
+# python3-minimal) for tests/integration/python_container.sh; a root cached
+# before it did gets it added with the root's own apt-get. `make check` never calls this: it uses the
 # root file system only when it is already there (it needs no network).
 # Prints the seconds debootstrap took; exit 0 when the root is usable.
 set -u
 : "${TOP:=$(cd "$(dirname "$0")/../.." && pwd)}"
 ROOTFS=${ROOTFS:-$TOP/build/rootfs/trixie}
 SUITE=${SUITE:-trixie}
+PACKAGES=${PACKAGES:-python3-minimal}
 if [ -f "$ROOTFS/.ustack-complete" ]; then
+	if [ -n "$PACKAGES" ] && ! [ -x "$ROOTFS/usr/bin/python3" ]; then
+		chroot "$ROOTFS" apt-get install -y -q $PACKAGES >"$ROOTFS.log" 2>&1 ||
+			{ echo "rootfs: apt-get install $PACKAGES in $ROOTFS failed: $(tail -n1 "$ROOTFS.log")" >&2; exit 1; }
+	fi
 	echo "rootfs: $ROOTFS (cached)"
 	exit 0
 fi
@@ -19,7 +26,7 @@ command -v debootstrap >/dev/null || { echo "rootfs: debootstrap not installed (
 rm -rf "$ROOTFS.tmp"
 mkdir -p "$(dirname "$ROOTFS")"
 t0=$(date +%s.%N)
-if ! debootstrap --variant=minbase "$SUITE" "$ROOTFS.tmp" >"$ROOTFS.log" 2>&1; then
+if ! debootstrap --variant=minbase ${PACKAGES:+--include=${PACKAGES// /,}} "$SUITE" "$ROOTFS.tmp" >"$ROOTFS.log" 2>&1; then
 	echo "rootfs: debootstrap $SUITE failed (network?): $(tail -n1 "$ROOTFS.log")" >&2
 	rm -rf "$ROOTFS.tmp"
 	exit 1

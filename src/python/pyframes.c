@@ -22,7 +22,7 @@
 #define PY_MAPS_MAX (16u << 20)
 
 struct py_mapping {
-	uint64_t start, pgoff;
+	uint64_t start, end, pgoff;
 	int minor;
 	char path[4096];
 };
@@ -121,6 +121,7 @@ static int find_mapping(const char *maps, struct py_mapping *out)
 				if (minor >= 0 && 1 + is_lib > best) {
 					best = 1 + is_lib;
 					out->start = start;
+					out->end = end;
 					out->pgoff = pgoff;
 					out->minor = minor;
 					memcpy(out->path, path, plen + 1);
@@ -251,11 +252,22 @@ static int py_open(pid_t pid, const char *root, const struct py_mapping *m, stru
 	uint64_t vaddr;
 	int e;
 
-	if (!root || !*root)
-		snprintf(file, sizeof(file), "/proc/%d/root%s", (int)pid, m->path);
-	else
+	/* A live process's mapping is opened through map_files: the file it
+	 * really mapped, whatever its root (a chroot's maps paths are the
+	 * reader's, which its root does not have) or mount namespace says;
+	 * by path under its root only where map_files is refused (not root) */
+	elf = NULL;
+	if (!root || !*root) {
+		snprintf(file, sizeof(file), "/proc/%d/map_files/%llx-%llx", (int)pid,
+			 (unsigned long long)m->start, (unsigned long long)m->end);
+		elf = ustack_elf__open(file);
+		if (!elf)
+			snprintf(file, sizeof(file), "/proc/%d/root%s", (int)pid, m->path);
+	} else {
 		snprintf(file, sizeof(file), "%s%s", root, m->path);
-	elf = ustack_elf__open(file);
+	}
+	if (!elf)
+		elf = ustack_elf__open(file);
 	if (!elf) {
 		e = -errno;
 		snprintf(err, errlen, "%s: %s", m->path, strerror(-e));

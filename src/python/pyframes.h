@@ -77,8 +77,9 @@ struct ustack_py_proc; /* opaque: one process's interpreter, found */
 
 /*
  * Whether @pid runs a supported CPython, and where: its executable or
- * libpython3.X.so mapping (files opened under @root, "" or NULL for
- * "/proc/PID/root" as the snapshot does), _PyRuntime's address (the ELF
+ * libpython3.X.so mapping (a live process's through
+ * /proc/PID/map_files, the file it really mapped, else by path under
+ * "/proc/PID/root"; with a @root not "", under @root), _PyRuntime's address (the ELF
  * symbol + the mapping's load bias), its version (Py_Version read through
  * @read) and layout. The address range of _PyEval_EvalFrameDefault in the
  * process is kept for the caller (ustack_py_proc__eval_range()).

@@ -29,6 +29,15 @@
 #   snapshot_python_refused    CPython 3.10: the snapshot works, its native
 #                              frames are there, and one line says why no
 #                              Python frames ("not supported")
+#   snapshot_python_container_bind
+#                              the same checks, of pyenv's 3.13 run chrooted
+#                              in a mount namespace of its own at /opt/py, a
+#                              path the host does not have: the interpreter
+#                              is found and read through the files it mapped
+#   snapshot_python_container_trixie
+#                              the same, of Debian 13's python3.13 in its
+#                              own root (bench/container/rootfs.sh, cached in
+#                              build/rootfs; skipped when not there)
 # Versions: Debian's /usr/bin/python3.11 and pyenv's 3.12.1 and 3.13.0
 # where installed (SKIP naming each one that is not).
 set -u
@@ -77,11 +86,17 @@ snap() { # name dir pid outfile args...: one snapshot, its stderr kept
 	fi
 }
 
-run_version() { # name python
-	local name=$1 py=$2 d=$tmp/$1 placed
+run_version() { # name python [root python-in-root]: with a root, chrooted
+	local name=$1 py=$2 root=${3:-} d=$tmp/$1 placed
+	[ -z "$root" ] || d=$root/ustack-test
 	mkdir -p "$d"
 	mkfifo "$d/fifo"
-	"$py" "$P/py_paths.py" "$d/dump" "$d/fifo" 2>"$d/py.err" &
+	if [ -z "$root" ]; then
+		"$py" "$P/py_paths.py" "$d/dump" "$d/fifo" 2>"$d/py.err" &
+	else
+		cp "$P/py_paths.py" "$d/"
+		ct_start "$root" "$4" /ustack-test/py_paths.py /ustack-test/dump /ustack-test/fifo 2>"$d/py.err" &
+	fi
 	local pid=$!
 	pids+=("$pid")
 	for _ in $(seq 3000); do [ -e "$d/dump" ] && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.01; done
@@ -125,6 +140,44 @@ run_version() { # name python
 }
 
 py_each_version snapshot_python run_version
+
+# --- CPython in a container: its files are those of its own root ------------------
+# ct_start ROOT PYTHON ARGS...: PYTHON (a path inside ROOT) run chrooted in
+# ROOT in a mount namespace of its own, the same pid as this job's
+ct_start() {
+	local root=$1
+	shift
+	exec unshare -m --propagation private sh -c '
+		r=$1; shift
+		[ -d "$r/opt/py" ] && [ -n "$CT_PY_PREFIX" ] && { mount --bind "$CT_PY_PREFIX" "$r/opt/py" || exit 111; }
+		[ -d "$r/usr" ] && [ -n "$CT_BIND_USR" ] && { mount --rbind /usr "$r/usr" || exit 111; }
+		[ -n "$CT_PY_PREFIX" ] && export LD_LIBRARY_PATH=/opt/py/lib
+		exec chroot "$r" "$@"' ct "$root" "$@"
+}
+# "bind": a root of the host's /usr and pyenv's 3.13 at /opt/py, a path the
+# host does not have (names must come through /proc/PID/root, libpython too)
+py313=/root/.pyenv/versions/3.13.0
+if ! command -v unshare >/dev/null || ! command -v chroot >/dev/null; then
+	skip snapshot_python_container_bind "unshare or chroot not installed"
+elif [ ! -x "$py313/bin/python3.13" ]; then
+	skip snapshot_python_container_bind "$py313/bin/python3.13 is not installed"
+elif [ -e /opt/py/bin/python3.13 ]; then
+	skip snapshot_python_container_bind "the host has /opt/py/bin/python3.13: the container's path would not be its own"
+else
+	ct=$tmp/ct_bind
+	mkdir -p "$ct/usr" "$ct/opt/py" "$ct/tmp" "$ct/proc"
+	for l in bin lib lib64 sbin; do ln -s "usr/$l" "$ct/$l"; done
+	CT_BIND_USR=1 CT_PY_PREFIX=$py313 run_version container_bind "$py313/bin/python3.13" "$ct" /opt/py/bin/python3.13
+fi
+# "trixie": Debian 13's own python3.13 in its own root (bench/container/rootfs.sh)
+ROOTFS=${ROOTFS:-$TOP/build/rootfs/trixie}
+if [ ! -x "$ROOTFS/usr/bin/python3" ]; then
+	skip snapshot_python_container_trixie "no Debian 13 root with python3 at $ROOTFS (bench/container/rootfs.sh makes it; needs the network)"
+else
+	rm -rf "$ROOTFS/ustack-test"
+	CT_BIND_USR= CT_PY_PREFIX= run_version container_trixie "$ROOTFS/usr/bin/python3" "$ROOTFS" /usr/bin/python3
+	rm -rf "$ROOTFS/ustack-test"
+fi
 
 # --- an unsupported CPython: native frames as ever, one line why ----------------
 py310=$PY_UNSUPPORTED
