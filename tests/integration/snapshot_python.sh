@@ -157,7 +157,10 @@ ct_start() {
 # "bind": a root of the host's /usr and pyenv's 3.13 at /opt/py, a path the
 # host does not have (names must come through /proc/PID/root, libpython too)
 py313=/root/.pyenv/versions/3.13.0
-if ! command -v unshare >/dev/null || ! command -v chroot >/dev/null; then
+if [ "$(id -u)" != 0 ]; then
+	skip snapshot_python_container_bind "not root: no mount namespace or chroot"
+	skip snapshot_python_container_trixie "not root: no mount namespace or chroot"
+elif ! command -v unshare >/dev/null || ! command -v chroot >/dev/null; then
 	skip snapshot_python_container_bind "unshare or chroot not installed"
 elif [ ! -x "$py313/bin/python3.13" ]; then
 	skip snapshot_python_container_bind "$py313/bin/python3.13 is not installed"
@@ -171,7 +174,9 @@ else
 fi
 # "trixie": Debian 13's own python3.13 in its own root (bench/container/rootfs.sh)
 ROOTFS=${ROOTFS:-$TOP/build/rootfs/trixie}
-if [ ! -x "$ROOTFS/usr/bin/python3" ]; then
+if [ "$(id -u)" != 0 ]; then
+	:
+elif [ ! -x "$ROOTFS/usr/bin/python3" ]; then
 	skip snapshot_python_container_trixie "no Debian 13 root with python3 at $ROOTFS (bench/container/rootfs.sh makes it; needs the network)"
 else
 	rm -rf "$ROOTFS/ustack-test"
