@@ -27,6 +27,7 @@ PKGS=(
   libunwind-dev      # benchmark peer (unw_backtrace)
   linux-perf         # perf (record tests, benchmark peer)
   python3            # test helpers
+  python3.11-dbg     # CPython's gdb extension (py-bt): oracle of snapshot_python_gdb, peer of bench/python
   zlib1g-dev         # zlib crc32 as an outside check of the trace CRC (test_trace)
   liblzma-dev        # symbolizer: MiniDebugInfo (.gnu_debugdata) headers; liblzma.so.5 is dlopen'ed
   libzstd-dev        # symbolizer: zstd-compressed debug sections (headers; libzstd.so.1 dlopen'ed)
