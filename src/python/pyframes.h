@@ -63,7 +63,17 @@ enum ustack_py_frame_flags {
 struct ustack_py_thread {
 	uint64_t native_tid;  /* PyThreadState.native_thread_id (the kernel tid) */
 	uint64_t tstate;      /* the PyThreadState's address */
-	int interp;           /* index of its interpreter (0: the main one) */
+	int interp;           /* index of its interpreter in the runtime's list
+				 (newest first: the main one is the last) */
+	/* an address on the C stack of the thread running this chain, where
+	 * its innermost C-level eval call keeps its state (3.11, 3.12: the
+	 * tstate's cframe; 3.13: the newest entry frame, owner CSTACK); 0:
+	 * not known. A thread state's native_thread_id is the thread that
+	 * made it, which is not always the one running it (a 3.12
+	 * sub-interpreter's first thread state, made by the thread that
+	 * created it, runs in any thread that calls into it): this says
+	 * whose stack the chain is on, and nested chains' order */
+	uint64_t cstack;
 	int nr;               /* frames[] entries, innermost first */
 	struct ustack_py_frame *frames;
 	/* why the chain ended before its outermost frame: 0 (it did not),

@@ -324,6 +324,8 @@ static int walk_one(struct py_walk *w, struct ustack_py_thread *t, int *cap, uin
 		 * frame it runs (3.12+) */
 		if (t->nr)
 			t->frames[t->nr - 1].flags |= USTACK_PY_FRAME_ENTRY;
+		if (!t->cstack)
+			t->cstack = f; /* a local of that C-level call */
 		return 0;
 	}
 	if (owner < 0 || owner > 3)
@@ -402,6 +404,9 @@ static int read_thread(struct py_walk *w, uint64_t ts, uint64_t interp, struct u
 			return t->stop = -EFAULT;
 		if (!cf)
 			f = 0;
+		/* a local of the innermost eval call (the tstate's own
+		 * root_cframe when none runs: then no frame either) */
+		t->cstack = cf;
 	}
 	walk_frames(w, t, f);
 	return 0;

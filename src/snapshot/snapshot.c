@@ -298,10 +298,10 @@ static struct ustack_unwind_ops remote_ops(struct snap *s)
 
 /* The Python frames of @tid, if it runs Python, into @py: called while
  * the thread is stopped or known not to run, after its native unwind */
-static void read_python(struct snap *s, int tid, struct snap_py_thread *py)
+static void read_python(struct snap *s, int tid, int n, struct snap_py_thread *py)
 {
 	if (s->py.proc)
-		snap_py_read(&s->py, tid, vm_read, &s->reader, py);
+		snap_py_read(&s->py, tid, s->frames, n < 0 ? 0 : n, vm_read, &s->reader, py);
 }
 
 /*
@@ -371,7 +371,7 @@ static int unwind_thread(struct snap *s, int tid, unsigned int *stop, uint64_t *
 	uopts.bx = regs.rbx; /* for the rare rbx-based CFA (CFI) */
 	uopts.has_bx = 1;
 	n = ustack_unwind(&ops, &uregs, &uopts, s->frames, s->max_depth, stop);
-	read_python(s, tid, py);
+	read_python(s, tid, n, py);
 	if (s->hold_ms) {
 		struct timespec ts = { s->hold_ms / 1000, (s->hold_ms % 1000) * 1000000l };
 
@@ -514,7 +514,7 @@ static int unwind_blocked(struct snap *s, int tid, unsigned int *stop, struct sn
 	n = ustack_unwind(&ops, &uregs, &uopts, s->frames, s->max_depth, &why);
 	/* before schedstat is read again: the chain is then proven of the
 	 * same moment as the stack */
-	read_python(s, tid, py);
+	read_python(s, tid, n, py);
 	if ((why != USTACK_STOP_OUTERMOST && why != USTACK_STOP_DEPTH) ||
 	    read_schedstat(sfd, after, sizeof(after)) < 0 || strcmp(before, after))
 		n = -ESTALE;

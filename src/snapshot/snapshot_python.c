@@ -102,14 +102,38 @@ static const char *stop_text(int stop)
 	}
 }
 
-/* The one thread state of @tid with frames in @th (another one with frames
- * too: a thread in two interpreters, said in @t's note) */
-static const struct ustack_py_thread *pick_thread(const struct ustack_py_thread *th, int nr,
-						  int tid, struct snap_py_thread *t)
+/* Whether @t's chain runs on the C stack whose frames are @native: its
+ * C-level eval state lies between the innermost and outermost frames' sp */
+static int on_stack(const struct ustack_py_thread *t, const struct ustack_frame *native, int n)
+{
+	return t->nr > 0 && t->cstack && n > 1 && t->cstack >= native[0].sp &&
+	       t->cstack < native[n - 1].sp;
+}
+
+/* @tid's chains in @th, innermost first, into @pick (*@np of them): those
+ * on its C stack (several when a call entered another interpreter: the
+ * lower the address, the newer), else the one thread state of @tid with
+ * frames (another one with frames too: said in @t's note) */
+static int pick_threads(const struct ustack_py_thread *th, int nr, int tid,
+			const struct ustack_frame *native, int n,
+			const struct ustack_py_thread **pick, struct snap_py_thread *t)
 {
 	const struct ustack_py_thread *got = NULL;
-	int others = 0;
+	int np = 0, others = 0;
 
+	for (int i = 0; i < nr && np < SNAP_PY_MAX_CHAINS; i++) {
+		int j = np++;
+
+		if (!on_stack(&th[i], native, n)) {
+			np--;
+			continue;
+		}
+		for (; j > 0 && pick[j - 1]->cstack > th[i].cstack; j--)
+			pick[j] = pick[j - 1];
+		pick[j] = &th[i];
+	}
+	if (np)
+		return np;
 	for (int i = 0; i < nr; i++) {
 		if (th[i].native_tid != (uint64_t)tid)
 			continue;
@@ -119,19 +143,39 @@ static const struct ustack_py_thread *pick_thread(const struct ustack_py_thread 
 			others++;
 	}
 	if (others)
-		snprintf(t->note, sizeof(t->note), "thread states in %d interpreters: only "
-			 "interpreter %d's frames", others + 1, got->interp);
-	return got;
+		snprintf(t->note, sizeof(t->note), "thread states in %d interpreters, none "
+			 "found on the thread's stack: only one's frames", others + 1);
+	pick[0] = got;
+	return got ? 1 : 0;
 }
 
-void snap_py_read(struct snap_py *py, int tid, ustack_py_read_fn read, void *ctx,
-		  struct snap_py_thread *t)
+/* The frames of @np chains @pick into @t, the first's first */
+static int copy_chains(const struct ustack_py_thread **pick, int np, struct snap_py_thread *t)
 {
+	int total = 0;
+
+	for (int i = 0; i < np; i++)
+		total += pick[i]->nr;
+	if (!total)
+		return 0;
+	t->frames = malloc((size_t)total * sizeof(*t->frames));
+	if (!t->frames)
+		return -ENOMEM;
+	for (int i = 0; i < np; i++) {
+		memcpy(t->frames + t->nr, pick[i]->frames, (size_t)pick[i]->nr * sizeof(*t->frames));
+		t->nr += pick[i]->nr;
+	}
+	return 0;
+}
+
+void snap_py_read(struct snap_py *py, int tid, const struct ustack_frame *native, int n,
+		  ustack_py_read_fn read, void *ctx, struct snap_py_thread *t)
+{
+	const struct ustack_py_thread *pick[SNAP_PY_MAX_CHAINS];
 	struct ustack_py_thread *th = NULL;
-	const struct ustack_py_thread *mine;
 	uint64_t key = (uint64_t)tid;
 	char err[160] = "";
-	int nr = 0, ret;
+	int nr = 0, np, ret;
 
 	snap_py_thread_free(t);
 	if (!py->proc || !bsearch(&key, py->tids, (size_t)py->nr_tids, sizeof(key), cmp_u64))
@@ -142,21 +186,19 @@ void snap_py_read(struct snap_py *py, int tid, ustack_py_read_fn read, void *ctx
 			 err[0] ? err : strerror(-ret));
 		return;
 	}
-	mine = pick_thread(th, nr, tid, t);
-	if (mine && mine->nr > 0) {
-		t->frames = malloc((size_t)mine->nr * sizeof(*t->frames));
-		if (t->frames) {
-			memcpy(t->frames, mine->frames, (size_t)mine->nr * sizeof(*t->frames));
-			t->nr = mine->nr;
-		} else {
-			snprintf(t->note, sizeof(t->note), "Python frames not read: %s",
-				 strerror(ENOMEM));
-		}
-	}
-	if (mine && mine->stop)
+	np = pick_threads(th, nr, tid, native, n, pick, t);
+	if (copy_chains(pick, np, t))
+		snprintf(t->note, sizeof(t->note), "Python frames not read: %s", strerror(ENOMEM));
+	for (int i = 0; i < np; i++) {
+		if (!pick[i]->stop)
+			continue;
+		/* a chain cut short ends the frames there: an older chain's
+		 * frames after it would not be its callers */
 		snprintf(t->note + strlen(t->note), sizeof(t->note) - strlen(t->note),
 			 "%sPython frames end early: %s", t->note[0] ? "; " : "",
-			 stop_text(mine->stop));
+			 stop_text(pick[i]->stop));
+		break;
+	}
 	ustack_py_threads_free(th, nr);
 }
 

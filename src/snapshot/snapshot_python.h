@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include <ustack/snapshot.h>
+#include <ustack/ustack.h>
 #include "python/pyframes.h"
 
 /* One process's CPython, for one snapshot (zeroed: none) */
@@ -43,10 +44,14 @@ struct snap_py_thread {
 int snap_py_open(struct snap_py *py, int pid, ustack_py_read_fn read, void *ctx,
 		 struct ustack_snapshot_stats *st);
 
-/* Reads @tid's chain into @t (freed first) if @tid is a Python thread;
- * called while @tid is stopped or known not to run. */
-void snap_py_read(struct snap_py *py, int tid, ustack_py_read_fn read, void *ctx,
-		  struct snap_py_thread *t);
+/* Chains of one thread at most: a call into another interpreter nests one */
+#define SNAP_PY_MAX_CHAINS 8
+
+/* Reads @tid's chains into @t (freed first) if @tid is a Python thread:
+ * those on its C stack (@native, its @n frames, just unwound), innermost
+ * first; called while @tid is stopped or known not to run. */
+void snap_py_read(struct snap_py *py, int tid, const struct ustack_frame *native, int n,
+		  ustack_py_read_fn read, void *ctx, struct snap_py_thread *t);
 
 /* @t's frames into @th (nr_py_frames, py_frames, py_note), placed among
  * its @n native frames @native; counted in @st. The pointers stay valid

@@ -29,6 +29,13 @@
 #   snapshot_python_refused    CPython 3.10: the snapshot works, its native
 #                              frames are there, and one line says why no
 #                              Python frames ("not supported")
+#   snapshot_python_subinterp_<version>
+#                              progs/py_subinterp.py, a thread running code
+#                              in a sub-interpreter: --python-only shows for
+#                              each thread exactly the program's own view,
+#                              the sub-interpreter's frames above the main
+#                              interpreter's call into it; every run placed
+#                              (no note) where the eval function has a symbol
 #   snapshot_python_container_bind
 #                              the same checks, of pyenv's 3.13 run chrooted
 #                              in a mount namespace of its own at /opt/py, a
@@ -140,6 +147,39 @@ run_version() { # name python [root python-in-root]: with a root, chrooted
 }
 
 py_each_version snapshot_python run_version
+
+# --- a thread that entered a sub-interpreter: both interpreters' frames ---------
+# progs/py_subinterp.py: the sub-interpreter's frames, then those of the
+# main interpreter's call into it, on one thread (its thread state in the
+# sub-interpreter may name another thread); each run placed
+run_subinterp() { # name python
+	local name=$1 py=$2 d=$tmp/sub_$1 pid
+	mkdir -p "$d"
+	mkfifo "$d/fifo"
+	"$py" "$P/py_subinterp.py" "$d/dump" "$d/fifo" 2>"$d/py.err" &
+	pid=$!
+	pids+=("$pid")
+	for _ in $(seq 3000); do [ -e "$d/dump" ] && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.01; done
+	if [ ! -e "$d/dump" ]; then
+		fail "snapshot_python_subinterp_$name" "$py never reached its waiting point: $(tail -3 "$d/py.err")"
+		return
+	fi
+	snap "subinterp_$name" "$d" "$pid" only.text --python-only &&
+		snap "subinterp_$name" "$d" "$pid" text || return
+	echo x >"$d/fifo"
+	wait "$pid" 2>/dev/null
+	if ! "$PY" "$TOP/tests/integration/lib/py_dump_compare.py" "$d/dump" "$d/only.text" >"$d/cmp"; then
+		fail "snapshot_python_subinterp_$name" "the snapshot and the program disagree"
+		sed 's/^/#   /' "$d/cmp"
+		return
+	fi
+	if [ "$(has_eval "$py")" = 1 ] && grep -q '^# .*\(not placed\|interpreters\)' "$d/text"; then
+		fail "snapshot_python_subinterp_$name" "a note where every run should be placed: $(grep '^# ' "$d/text" | head -2)"
+		return
+	fi
+	pass "snapshot_python_subinterp_$name ($(grep -c '^F ' "$d/dump") Python frames, $(grep -c '<string>' "$d/dump") of them the sub-interpreter's)"
+}
+py_each_version snapshot_python_subinterp run_subinterp
 
 # --- CPython in a container: its files are those of its own root ------------------
 # ct_start ROOT PYTHON ARGS...: PYTHON (a path inside ROOT) run chrooted in
