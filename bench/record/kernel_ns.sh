@@ -148,6 +148,8 @@ else:
         if re.fullmatch(r"clone3;start_thread;storm_thread;f\d+;f\d+;f\d+;write", ";".join(frames)):
             whole += c
 top = sorted(depth.items(), key=lambda kv: -kv[1])[:3]
+if len(sys.argv) > 3:   # "mode": the most frequent depth alone
+    print(top[0][0]); sys.exit(0)
 print(", ".join("%d frames %.1f%%" % (n, 100.0 * c / total) for n, c in top) +
       ("; whole path %.1f%%" % (100.0 * whole / total) if kind != "bpftrace" else "") +
       " (%d events)" % total)' "$@"; }
@@ -159,3 +161,11 @@ echo "frames per event, last round (storm_thread -> fa -> fb -> fc -> write(), 7
 echo "  bpftrace ustack(127), frame pointers: $(depths bpftrace "$OUT/ustack-fp.out")"
 echo "  ustack, no frame pointers:            $(depths ustack "$OUT/ustack.folded")"
 echo "  ustack, frame-pointer build:          $(depths ustack "$OUT/ustack-fpbin.folded")"
+# the same binary, the same events: ustack against bpftrace's walk, whole
+# and above the counting floor, and per frame each walk returned
+med() { stat "$1" | cut -d' ' -f1; }
+awk -v u="$(med ustack-fpbin)" -v b="$(med ustack-fp)" -v f="$(med count)" \
+	-v ud="$(depths ustack "$OUT/ustack-fpbin.folded" mode)" -v bd="$(depths bpftrace "$OUT/ustack-fp.out" mode)" 'BEGIN {
+	printf "ustack / bpftrace ustack(127), the same binary: %.2fx (above the count floor: %.2fx); ", u / b, (u - f) / (b - f)
+	printf "per frame returned, above the floor: ustack %.0f ns (%d frames), bpftrace %.0f ns (%d frames)\n",
+		(u - f) / ud, ud, (b - f) / bd, bd }'
