@@ -12,6 +12,9 @@
 #   report    ustack report (text, line cache warm; folded) and perf script
 #             on the traces bench/record/run.sh left in build/bench/record
 #             (skipped with a reason when they are missing): per sample
+#   lines     ustack snapshot --lines and eu-stack -p -s -i (source lines,
+#             inlined frames) of snap_futex32 built -O2 -g, 33 threads, as
+#             bench/symbolize/run.sh times them (ustack's line cache warm)
 #   start-up  /bin/true, `ustack --version`, `eu-stack --version` and
 #             `perf --version`: what starting each process costs in
 #             instructions before any work (dynamic linking, libraries'
@@ -83,6 +86,28 @@ echo "eu-stack / ustack text: whole process $(ratio $e33 $u33)x ($n33 threads), 
 echo "work (whole minus the program's own --version), $n33 threads: ustack text $(fmt $((u33 - ver_ir))), raw $(fmt $((r33 - ver_ir)))," \
 	"eu-stack $(fmt $((e33 - euver_ir))): eu-stack / ustack text $(ratio $((e33 - euver_ir)) $((u33 - ver_ir)))x," \
 	"/ raw $(ratio $((e33 - euver_ir)) $((r33 - ver_ir)))x"
+
+# source lines and inlined frames: the program with debug information
+$CC -O2 -g -pthread -o "$OUT/snap_futex32_g" tests/integration/progs/snap_futex32.c
+"$OUT/snap_futex32_g" >"$OUT/target_g.out" &
+pg=$!
+trap 'kill -KILL $pid $pid2 $pg 2>/dev/null; wait $pid $pid2 $pg 2>/dev/null || true' EXIT
+for _ in $(seq 500); do grep -q ready "$OUT/target_g.out" 2>/dev/null && break; sleep 0.01; done
+sleep 0.2
+$USTACK snapshot -p $pg --lines >/dev/null # fills the line cache: the warm case
+ul=$(ir $USTACK snapshot -p $pg --lines)
+un=$(ir $USTACK snapshot -p $pg)
+el=$(ir eu-stack -p $pg -s -i)
+en=$(ir eu-stack -p $pg)
+echo
+echo "| snapshot of snap_futex32 -O2 -g, $(ls /proc/$pg/task | wc -l) threads | instructions | the work (minus --version) |"
+echo "|---|---:|---:|"
+echo "| ustack snapshot --lines | $(fmt $ul) | $(fmt $((ul - ver_ir))) |"
+echo "| ustack snapshot | $(fmt $un) | $(fmt $((un - ver_ir))) |"
+echo "| eu-stack -s -i | $(fmt $el) | $(fmt $((el - euver_ir))) |"
+echo "| eu-stack | $(fmt $en) | $(fmt $((en - euver_ir))) |"
+echo
+echo "eu-stack -s -i / ustack --lines: whole $(ratio $el $ul)x, the work $(ratio $((el - euver_ir)) $((ul - ver_ir)))x"
 
 R=build/bench/record
 if [ ! -f $R/ustack.data ] || [ ! -f $R/perf-dwarf.data ] || ! command -v perf >/dev/null; then
