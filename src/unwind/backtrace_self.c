@@ -541,6 +541,7 @@ struct row_entry { /* decoded */
 	uint8_t cfa_fp;   /* CFA based on fp */
 	uint8_t fp_saved; /* fp restored from CFA + fp_off */
 	uint8_t method;   /* USTACK_METHOD_SFRAME, _CFI or _PLT */
+	uint8_t outermost; /* the cursor stops here: USTACK_STOP_OUTERMOST */
 };
 
 struct row_packed {
@@ -550,10 +551,14 @@ struct row_packed {
 	uint32_t gen;
 	int16_t cfa_off;
 	int8_t fp_off;
-	uint8_t bits; /* ROW_CFA_FP | ROW_FP_SAVED | method << 2 */
+	uint8_t bits; /* ROW_CFA_FP | ROW_FP_SAVED | method << 2 | ROW_OUTERMOST */
 };
 #define ROW_CFA_FP 1u
 #define ROW_FP_SAVED 2u
+#define ROW_METHOD_MAX 31u
+/* Every walk ends at _start or clone's outermost row: kept here, such a
+ * row ends a walk in fast_step() instead of a table look-up each time */
+#define ROW_OUTERMOST 0x80u
 
 static struct row_bucket {
 	_Atomic uint32_t seq; /* odd while being written */
@@ -601,7 +606,8 @@ static inline int row_cache_get(uint32_t gen, uint64_t pc, struct row_entry *e)
 	e->fp_off = (int8_t)(d >> 48);
 	e->cfa_fp = (d >> 56) & ROW_CFA_FP;
 	e->fp_saved = (d >> 57) & 1;
-	e->method = (uint8_t)(d >> 58);
+	e->method = (uint8_t)(d >> 58) & ROW_METHOD_MAX;
+	e->outermost = (uint8_t)(d >> 63);
 	return 0;
 }
 
@@ -613,11 +619,16 @@ static void row_cache_put(uint32_t gen, uint64_t pc, const struct ustack_row *ro
 	unsigned int w;
 
 	/* (the packed form keeps no rbx rule: a step from it leaves rbx
-	 * unknown, and an rbx-based CFA is never packed) */
-	if (row->flags || row->cfa_reg > USTACK_CFA_FP || row->ra_rule != USTACK_RULE_OFFSET ||
-	    row->ra_off != -8 ||
-	    row->cfa_off < INT16_MIN || row->cfa_off > INT16_MAX || method > 63 ||
-	    (row->fp_rule == USTACK_RULE_OFFSET && (row->fp_off < INT8_MIN || row->fp_off > INT8_MAX)))
+	 * unknown, and an rbx-based CFA is never packed); an outermost row
+	 * (the cursor stops before using any of its rules) keeps no rule */
+	int outer = row->flags == USTACK_ROW_OUTERMOST;
+
+	if (method > ROW_METHOD_MAX)
+		return;
+	if (!outer &&
+	    (row->flags || row->cfa_reg > USTACK_CFA_FP || row->ra_rule != USTACK_RULE_OFFSET ||
+	     row->ra_off != -8 || row->cfa_off < INT16_MIN || row->cfa_off > INT16_MAX ||
+	     (row->fp_rule == USTACK_RULE_OFFSET && (row->fp_off < INT8_MIN || row->fp_off > INT8_MAX))))
 		return;
 	/* another writer owns the bucket: just do not cache */
 	if ((s & 1) || !atomic_compare_exchange_strong(&b->seq, &s, s + 1))
@@ -628,7 +639,9 @@ static void row_cache_put(uint32_t gen, uint64_t pc, const struct ustack_row *ro
 			break;
 	if (w == ROW_WAYS)
 		w = b->victim++ % ROW_WAYS;
-	b->e[w] = (struct row_packed){
+	b->e[w] = outer ? (struct row_packed){ .pc = pc, .gen = gen,
+					      .bits = (uint8_t)(ROW_OUTERMOST | method << 2) }
+		       : (struct row_packed){
 		.pc = pc, .gen = gen, .cfa_off = (int16_t)row->cfa_off,
 		.fp_off = row->fp_rule == USTACK_RULE_OFFSET ? (int8_t)row->fp_off : 0,
 		.bits = (uint8_t)((row->cfa_reg == USTACK_CFA_FP ? ROW_CFA_FP : 0) |
@@ -677,7 +690,10 @@ static int self_is_code(void *ctx, uint64_t pc)
 /*
  * One step of the fast path: the caller's registers from a cached compact
  * row, reading only inside the stack range already validated. Returns 1 on
- * success (*e: the row used), 0 when the generic cursor must take this step.
+ * success (*e: the row used), 0 when the generic cursor must take this step,
+ * -1 where the cursor would stop with USTACK_STOP_OUTERMOST: an outermost
+ * row, or a zero return address read after the same checks the cursor
+ * makes (every walk ends so; without this each paid a table look-up).
  */
 __attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, uint64_t *pcp,
 							  uint64_t *spp, uint64_t *fpp,
@@ -694,6 +710,8 @@ __attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, u
 	}
 	if (row_cache_get(c->mod.gen, pc, e))
 		return 0;
+	if (e->outermost)
+		return -1;
 	/*
 	 * Branch-free on what varies between frames (CFA from sp or fp, fp
 	 * saved or not): on stacks not seen before those branches would be
@@ -714,7 +732,7 @@ __attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, u
 		fp = (v & svm) | (*fpp & ~svm);
 	}
 	if (!ra)
-		return 0; /* let the cursor report the end of the chain */
+		return -1;
 	*pcp = ra;
 	*spp = cfa;
 	*fpp = fp;
@@ -1014,8 +1032,9 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 		if (!exact) {
 			/* ordinary frames, registers kept in locals */
 			uint64_t pc = regs.pc, sp = regs.sp, fpv = regs.fp;
+			int got = 0;
 
-			while (n < size && fast_step(&c, &pc, &sp, &fpv, &e)) {
+			while (n < size && (got = fast_step(&c, &pc, &sp, &fpv, &e)) > 0) {
 				f = (struct ustack_frame){ .pc = pc, .sp = sp, .method = e.method };
 				sink(arg, n++, &f);
 				if (rec.sl && !stk_record(&rec, &c, &e, pc))
@@ -1026,6 +1045,13 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 			regs.fp = fpv;
 			if (n >= size)
 				break;
+			if (got < 0) {
+				if (rec.sl)
+					stk_release(&rec, 1);
+				if (stop)
+					*stop = USTACK_STOP_OUTERMOST;
+				return n;
+			}
 		}
 		prev = regs;
 		/* the generic cursor from the current registers: its first
