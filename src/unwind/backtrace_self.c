@@ -702,11 +702,23 @@ __attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, u
 	uint64_t pc = *pcp - 1, sp = *spp, cfa, ra, fp;
 
 	if (__builtin_expect(!c->have_mod || pc < c->mod.map_start || pc >= c->mod.map_end, 0)) {
-		int got = module_find(pc, &c->mod, 0);
+		/* back in the main executable (a walk leaves it for libc and
+		 * comes back for _start): its identity, without a call */
+		if (atomic_load_explicit(&stk_main.state, memory_order_acquire) == 2 &&
+		    pc >= stk_main.start && pc < stk_main.end) {
+			c->mod.map_start = stk_main.start;
+			c->mod.map_end = stk_main.end;
+			c->mod.link_map = stk_main.link_map;
+			c->mod.bid_addr = 0;
+			c->mod.gen = MAIN_GEN;
+			c->have_mod = 1;
+		} else {
+			int got = module_find(pc, &c->mod, 0);
 
-		c->have_mod = got > 0 ? got : 0;
-		if (!c->have_mod)
-			return 0;
+			c->have_mod = got > 0 ? got : 0;
+			if (!c->have_mod)
+				return 0;
+		}
 	}
 	if (row_cache_get(c->mod.gen, pc, e))
 		return 0;
