@@ -978,7 +978,8 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 	struct stk_slot *sl = NULL;
 	struct stk_rec rec = { 0 };
 	uint32_t seq = 0;
-	int n = 0, exact = 0;
+	int n = 0, exact = 0, bx_known = 0;
+	uint64_t bx = 0;
 
 	c.have_mod = 0;
 	c.stack = self_stack;
@@ -1043,7 +1044,7 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 
 		if (!exact) {
 			/* ordinary frames, registers kept in locals */
-			uint64_t pc = regs.pc, sp = regs.sp, fpv = regs.fp;
+			uint64_t pc = regs.pc, sp = regs.sp, fpv = regs.fp, prev_pc = pc;
 			int got = 0;
 
 			while (n < size && (got = fast_step(&c, &pc, &sp, &fpv, &e)) > 0) {
@@ -1055,6 +1056,8 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 			regs.pc = pc;
 			regs.sp = sp;
 			regs.fp = fpv;
+			if (pc != prev_pc)
+				bx_known = 0; /* packed rows keep no rbx rule */
 			if (n >= size)
 				break;
 			if (got < 0) {
@@ -1075,8 +1078,12 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 			.is_code = self_is_code,
 			.ctx = &c,
 		};
+		/* rbx as the last step left it: a frame interrupted by a signal
+		 * (rbx from its context) may have an rbx-based CFA
+		 * (_dl_runtime_resolve, DRAP functions) */
 		struct ustack_walk_opts opts = {
 			.sz = sizeof(opts), .first_is_return = !exact, .stack_lo = regs.sp,
+			.bx = bx, .has_bx = bx_known,
 		};
 
 		ustack_unwind_begin(&cur, &ops, &regs, &opts);
@@ -1089,6 +1096,8 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 		}
 		regs = cur.cur;
 		exact = !cur.is_return;
+		bx = cur.bx;
+		bx_known = cur.bx_known;
 		sink(arg, n++, &f);
 		if (rec.sl) {
 			/* keep recording only a step the compact row reproduces */
