@@ -575,7 +575,9 @@ static inline struct row_bucket *row_bucket_of(uint64_t pc)
 	return &row_cache[(pc * 0x9e3779b97f4a7c15ull) >> 40 & (ROW_BUCKETS - 1)];
 }
 
-static inline int row_cache_get(uint32_t gen, uint64_t pc, struct row_entry *e)
+/* The packed second word of @pc's entry for @gen (gen in bits 0-31,
+ * cfa_off 32-47, fp_off 48-55, bits 56-63), or -ENOENT. */
+static inline int row_word_get(uint32_t gen, uint64_t pc, uint64_t *dp)
 {
 	const struct row_bucket *b = row_bucket_of(pc);
 	uint32_t s1 = atomic_load_explicit(&b->seq, memory_order_acquire);
@@ -602,12 +604,27 @@ static inline int row_cache_get(uint32_t gen, uint64_t pc, struct row_entry *e)
 	 * the seq unchanged, the pcs compared above were the entries' pcs */
 	if (atomic_load_explicit(&b->seq, memory_order_relaxed) != (s1 & ~1u) || (uint32_t)d != gen)
 		return -ENOENT;
+	*dp = d;
+	return 0;
+}
+
+static inline void row_word_decode(uint64_t d, struct row_entry *e)
+{
 	e->cfa_off = (int16_t)(d >> 32);
 	e->fp_off = (int8_t)(d >> 48);
 	e->cfa_fp = (d >> 56) & ROW_CFA_FP;
 	e->fp_saved = (d >> 57) & 1;
 	e->method = (uint8_t)(d >> 58) & ROW_METHOD_MAX;
 	e->outermost = (uint8_t)(d >> 63);
+}
+
+static inline int row_cache_get(uint32_t gen, uint64_t pc, struct row_entry *e)
+{
+	uint64_t d;
+
+	if (row_word_get(gen, pc, &d))
+		return -ENOENT;
+	row_word_decode(d, e);
 	return 0;
 }
 
@@ -687,42 +704,68 @@ static int self_is_code(void *ctx, uint64_t pc)
 	return !_dl_find_object((void *)(uintptr_t)pc, &o);
 }
 
+/* What fast steps keep in registers: the current module's range and
+ * generation (an empty range: look the module up) and the stack's end. */
+struct fast_regs {
+	uint64_t mod_lo, mod_hi, stack_hi;
+	uint32_t gen;
+};
+
+static inline void fast_regs_load(const struct self_ctx *c, struct fast_regs *fr)
+{
+	fr->mod_lo = c->have_mod ? c->mod.map_start : 1;
+	fr->mod_hi = c->have_mod ? c->mod.map_end : 0;
+	fr->gen = c->mod.gen;
+	fr->stack_hi = c->stack.hi;
+}
+
+/* The module of @pc into c->mod: 0, or -ENOENT. */
+__attribute__((noinline)) static int fast_module(struct self_ctx *c, uint64_t pc)
+{
+	/* back in the main executable (a walk leaves it for libc and comes
+	 * back for _start): its identity, without asking the loader */
+	if (atomic_load_explicit(&stk_main.state, memory_order_acquire) == 2 &&
+	    pc >= stk_main.start && pc < stk_main.end) {
+		c->mod.map_start = stk_main.start;
+		c->mod.map_end = stk_main.end;
+		c->mod.link_map = stk_main.link_map;
+		c->mod.bid_addr = 0;
+		c->mod.gen = MAIN_GEN;
+		c->have_mod = 1;
+	} else {
+		int got = module_find(pc, &c->mod, 0);
+
+		c->have_mod = got > 0 ? got : 0;
+	}
+	return c->have_mod ? 0 : -ENOENT;
+}
+
 /*
- * One step of the fast path: the caller's registers from a cached compact
- * row, reading only inside the stack range already validated. Returns 1 on
- * success (*e: the row used), 0 when the generic cursor must take this step,
+ * One step of the fast path: the caller's registers from a cached packed
+ * row (*dp), reading only inside the stack range already validated.
+ * Returns 1 on success, 0 when the generic cursor must take this step,
  * -1 where the cursor would stop with USTACK_STOP_OUTERMOST: an outermost
  * row, or a zero return address read after the same checks the cursor
  * makes (every walk ends so; without this each paid a table look-up).
+ * The module's range, generation and the stack's end stay in registers
+ * (@fr): through c they would be reloaded after every store of a frame.
  */
-__attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, uint64_t *pcp,
-							  uint64_t *spp, uint64_t *fpp,
-							  struct row_entry *e)
+__attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, struct fast_regs *fr,
+							  uint64_t *pcp, uint64_t *spp,
+							  uint64_t *fpp, uint64_t *dp)
 {
-	uint64_t pc = *pcp - 1, sp = *spp, cfa, ra, fp;
+	uint64_t pc = *pcp - 1, sp = *spp, cfa, ra, fp, d;
 
-	if (__builtin_expect(!c->have_mod || pc < c->mod.map_start || pc >= c->mod.map_end, 0)) {
-		/* back in the main executable (a walk leaves it for libc and
-		 * comes back for _start): its identity, without a call */
-		if (atomic_load_explicit(&stk_main.state, memory_order_acquire) == 2 &&
-		    pc >= stk_main.start && pc < stk_main.end) {
-			c->mod.map_start = stk_main.start;
-			c->mod.map_end = stk_main.end;
-			c->mod.link_map = stk_main.link_map;
-			c->mod.bid_addr = 0;
-			c->mod.gen = MAIN_GEN;
-			c->have_mod = 1;
-		} else {
-			int got = module_find(pc, &c->mod, 0);
-
-			c->have_mod = got > 0 ? got : 0;
-			if (!c->have_mod)
-				return 0;
-		}
+	/* (@fr stays out of the call: passing it would keep it in memory) */
+	if (__builtin_expect(pc < fr->mod_lo || pc >= fr->mod_hi, 0)) {
+		if (fast_module(c, pc))
+			return 0;
+		fast_regs_load(c, fr);
 	}
-	if (row_cache_get(c->mod.gen, pc, e))
+	if (row_word_get(fr->gen, pc, &d))
 		return 0;
-	if (e->outermost)
+	*dp = d;
+	if (d >> 63)
 		return -1;
 	/*
 	 * Branch-free on what varies between frames (CFA from sp or fp, fp
@@ -731,13 +774,13 @@ __attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, u
 	 * read for nothing.
 	 */
 	{
-		uint64_t fpm = -(uint64_t)e->cfa_fp, svm = -(uint64_t)e->fp_saved, at, v;
+		uint64_t fpm = -((d >> 56) & ROW_CFA_FP), svm = -((d >> 57) & 1), at, v;
 
-		cfa = ((*fpp & fpm) | (sp & ~fpm)) + (int64_t)e->cfa_off;
-		if (cfa <= sp || (cfa & 7) || cfa > c->stack.hi)
+		cfa = ((*fpp & fpm) | (sp & ~fpm)) + (int64_t)(int16_t)(d >> 32);
+		if (cfa <= sp || (cfa & 7) || cfa > fr->stack_hi)
 			return 0;
-		at = cfa - 8 + (((uint64_t)(int64_t)e->fp_off + 8) & svm);
-		if (at < sp || at > c->stack.hi - 8)
+		at = cfa - 8 + (((uint64_t)(int64_t)(int8_t)(d >> 48) + 8) & svm);
+		if (at < sp || at > fr->stack_hi - 8)
 			return 0;
 		__builtin_memcpy(&ra, (const void *)(uintptr_t)(cfa - 8), 8);
 		__builtin_memcpy(&v, (const void *)(uintptr_t)at, 8);
@@ -1044,14 +1087,25 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 
 		if (!exact) {
 			/* ordinary frames, registers kept in locals */
-			uint64_t pc = regs.pc, sp = regs.sp, fpv = regs.fp, prev_pc = pc;
+			uint64_t pc = regs.pc, sp = regs.sp, fpv = regs.fp, prev_pc = pc, d;
+			struct fast_regs fr;
 			int got = 0;
 
-			while (n < size && (got = fast_step(&c, &pc, &sp, &fpv, &e)) > 0) {
-				f = (struct ustack_frame){ .pc = pc, .sp = sp, .method = e.method };
-				sink(arg, n++, &f);
-				if (rec.sl && !stk_record(&rec, &c, &e, pc))
-					stk_release(&rec, 1);
+			fast_regs_load(&c, &fr);
+			/* locals of their own (ff, fe): f and e have their address
+			 * taken on the generic path, which would keep them in memory */
+			while (n < size && (got = fast_step(&c, &fr, &pc, &sp, &fpv, &d)) > 0) {
+				struct ustack_frame ff = { .pc = pc, .sp = sp,
+							   .method = (uint8_t)(d >> 58) & ROW_METHOD_MAX };
+
+				sink(arg, n++, &ff);
+				if (__builtin_expect(rec.sl != NULL, 0)) {
+					struct row_entry fe;
+
+					row_word_decode(d, &fe);
+					if (!stk_record(&rec, &c, &fe, pc))
+						stk_release(&rec, 1);
+				}
 			}
 			regs.pc = pc;
 			regs.sp = sp;
