@@ -242,7 +242,10 @@ static unsigned int slot_of(uint64_t map_start)
 	unsigned int n = ustack_self_module_slots - 1 < MODULE_SLOTS ? ustack_self_module_slots
 								   : MODULE_SLOTS;
 
-	return (unsigned int)((map_start >> 12) * 0x9e3779b97f4a7c15ull >> 58) % n;
+	unsigned int h = (unsigned int)((map_start >> 12) * 0x9e3779b97f4a7c15ull >> 58);
+
+	/* a division costs tens of cycles per module change: only for tests */
+	return n == MODULE_SLOTS ? h : h % n;
 }
 
 /* @full: copy the tables too, not only what identifies the module;
@@ -541,6 +544,7 @@ struct row_entry { /* decoded */
 	uint8_t cfa_fp;   /* CFA based on fp */
 	uint8_t fp_saved; /* fp restored from CFA + fp_off */
 	uint8_t method;   /* USTACK_METHOD_SFRAME, _CFI or _PLT */
+	uint8_t outermost; /* the cursor stops here: USTACK_STOP_OUTERMOST */
 };
 
 struct row_packed {
@@ -550,10 +554,14 @@ struct row_packed {
 	uint32_t gen;
 	int16_t cfa_off;
 	int8_t fp_off;
-	uint8_t bits; /* ROW_CFA_FP | ROW_FP_SAVED | method << 2 */
+	uint8_t bits; /* ROW_CFA_FP | ROW_FP_SAVED | method << 2 | ROW_OUTERMOST */
 };
 #define ROW_CFA_FP 1u
 #define ROW_FP_SAVED 2u
+#define ROW_METHOD_MAX 31u
+/* Every walk ends at _start or clone's outermost row: kept here, such a
+ * row ends a walk in fast_step() instead of a table look-up each time */
+#define ROW_OUTERMOST 0x80u
 
 static struct row_bucket {
 	_Atomic uint32_t seq; /* odd while being written */
@@ -570,7 +578,9 @@ static inline struct row_bucket *row_bucket_of(uint64_t pc)
 	return &row_cache[(pc * 0x9e3779b97f4a7c15ull) >> 40 & (ROW_BUCKETS - 1)];
 }
 
-static inline int row_cache_get(uint32_t gen, uint64_t pc, struct row_entry *e)
+/* The packed second word of @pc's entry for @gen (gen in bits 0-31,
+ * cfa_off 32-47, fp_off 48-55, bits 56-63), or -ENOENT. */
+static inline int row_word_get(uint32_t gen, uint64_t pc, uint64_t *dp)
 {
 	const struct row_bucket *b = row_bucket_of(pc);
 	uint32_t s1 = atomic_load_explicit(&b->seq, memory_order_acquire);
@@ -597,11 +607,27 @@ static inline int row_cache_get(uint32_t gen, uint64_t pc, struct row_entry *e)
 	 * the seq unchanged, the pcs compared above were the entries' pcs */
 	if (atomic_load_explicit(&b->seq, memory_order_relaxed) != (s1 & ~1u) || (uint32_t)d != gen)
 		return -ENOENT;
+	*dp = d;
+	return 0;
+}
+
+static inline void row_word_decode(uint64_t d, struct row_entry *e)
+{
 	e->cfa_off = (int16_t)(d >> 32);
 	e->fp_off = (int8_t)(d >> 48);
 	e->cfa_fp = (d >> 56) & ROW_CFA_FP;
 	e->fp_saved = (d >> 57) & 1;
-	e->method = (uint8_t)(d >> 58);
+	e->method = (uint8_t)(d >> 58) & ROW_METHOD_MAX;
+	e->outermost = (uint8_t)(d >> 63);
+}
+
+static inline int row_cache_get(uint32_t gen, uint64_t pc, struct row_entry *e)
+{
+	uint64_t d;
+
+	if (row_word_get(gen, pc, &d))
+		return -ENOENT;
+	row_word_decode(d, e);
 	return 0;
 }
 
@@ -613,11 +639,16 @@ static void row_cache_put(uint32_t gen, uint64_t pc, const struct ustack_row *ro
 	unsigned int w;
 
 	/* (the packed form keeps no rbx rule: a step from it leaves rbx
-	 * unknown, and an rbx-based CFA is never packed) */
-	if (row->flags || row->cfa_reg > USTACK_CFA_FP || row->ra_rule != USTACK_RULE_OFFSET ||
-	    row->ra_off != -8 ||
-	    row->cfa_off < INT16_MIN || row->cfa_off > INT16_MAX || method > 63 ||
-	    (row->fp_rule == USTACK_RULE_OFFSET && (row->fp_off < INT8_MIN || row->fp_off > INT8_MAX)))
+	 * unknown, and an rbx-based CFA is never packed); an outermost row
+	 * (the cursor stops before using any of its rules) keeps no rule */
+	int outer = row->flags == USTACK_ROW_OUTERMOST;
+
+	if (method > ROW_METHOD_MAX)
+		return;
+	if (!outer &&
+	    (row->flags || row->cfa_reg > USTACK_CFA_FP || row->ra_rule != USTACK_RULE_OFFSET ||
+	     row->ra_off != -8 || row->cfa_off < INT16_MIN || row->cfa_off > INT16_MAX ||
+	     (row->fp_rule == USTACK_RULE_OFFSET && (row->fp_off < INT8_MIN || row->fp_off > INT8_MAX))))
 		return;
 	/* another writer owns the bucket: just do not cache */
 	if ((s & 1) || !atomic_compare_exchange_strong(&b->seq, &s, s + 1))
@@ -628,7 +659,9 @@ static void row_cache_put(uint32_t gen, uint64_t pc, const struct ustack_row *ro
 			break;
 	if (w == ROW_WAYS)
 		w = b->victim++ % ROW_WAYS;
-	b->e[w] = (struct row_packed){
+	b->e[w] = outer ? (struct row_packed){ .pc = pc, .gen = gen,
+					      .bits = (uint8_t)(ROW_OUTERMOST | method << 2) }
+		       : (struct row_packed){
 		.pc = pc, .gen = gen, .cfa_off = (int16_t)row->cfa_off,
 		.fp_off = row->fp_rule == USTACK_RULE_OFFSET ? (int8_t)row->fp_off : 0,
 		.bits = (uint8_t)((row->cfa_reg == USTACK_CFA_FP ? ROW_CFA_FP : 0) |
@@ -674,26 +707,69 @@ static int self_is_code(void *ctx, uint64_t pc)
 	return !_dl_find_object((void *)(uintptr_t)pc, &o);
 }
 
-/*
- * One step of the fast path: the caller's registers from a cached compact
- * row, reading only inside the stack range already validated. Returns 1 on
- * success (*e: the row used), 0 when the generic cursor must take this step.
- */
-__attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, uint64_t *pcp,
-							  uint64_t *spp, uint64_t *fpp,
-							  struct row_entry *e)
-{
-	uint64_t pc = *pcp - 1, sp = *spp, cfa, ra, fp;
+/* What fast steps keep in registers: the current module's range and
+ * generation (an empty range: look the module up) and the stack's end. */
+struct fast_regs {
+	uint64_t mod_lo, mod_hi, stack_hi;
+	uint32_t gen;
+};
 
-	if (__builtin_expect(!c->have_mod || pc < c->mod.map_start || pc >= c->mod.map_end, 0)) {
+static inline void fast_regs_load(const struct self_ctx *c, struct fast_regs *fr)
+{
+	fr->mod_lo = c->have_mod ? c->mod.map_start : 1;
+	fr->mod_hi = c->have_mod ? c->mod.map_end : 0;
+	fr->gen = c->mod.gen;
+	fr->stack_hi = c->stack.hi;
+}
+
+/* The module of @pc into c->mod: 0, or -ENOENT. */
+__attribute__((noinline)) static int fast_module(struct self_ctx *c, uint64_t pc)
+{
+	/* back in the main executable (a walk leaves it for libc and comes
+	 * back for _start): its identity, without asking the loader */
+	if (atomic_load_explicit(&stk_main.state, memory_order_acquire) == 2 &&
+	    pc >= stk_main.start && pc < stk_main.end) {
+		c->mod.map_start = stk_main.start;
+		c->mod.map_end = stk_main.end;
+		c->mod.link_map = stk_main.link_map;
+		c->mod.bid_addr = 0;
+		c->mod.gen = MAIN_GEN;
+		c->have_mod = 1;
+	} else {
 		int got = module_find(pc, &c->mod, 0);
 
 		c->have_mod = got > 0 ? got : 0;
-		if (!c->have_mod)
-			return 0;
 	}
-	if (row_cache_get(c->mod.gen, pc, e))
+	return c->have_mod ? 0 : -ENOENT;
+}
+
+/*
+ * One step of the fast path: the caller's registers from a cached packed
+ * row (*dp), reading only inside the stack range already validated.
+ * Returns 1 on success, 0 when the generic cursor must take this step,
+ * -1 where the cursor would stop with USTACK_STOP_OUTERMOST: an outermost
+ * row, or a zero return address read after the same checks the cursor
+ * makes (every walk ends so; without this each paid a table look-up).
+ * The module's range, generation and the stack's end stay in registers
+ * (@fr): through c they would be reloaded after every store of a frame.
+ */
+__attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, struct fast_regs *fr,
+							  uint64_t *pcp, uint64_t *spp,
+							  uint64_t *fpp, uint64_t *dp)
+{
+	uint64_t pc = *pcp - 1, sp = *spp, cfa, ra, fp, d;
+
+	/* (@fr stays out of the call: passing it would keep it in memory) */
+	if (__builtin_expect(pc < fr->mod_lo || pc >= fr->mod_hi, 0)) {
+		if (fast_module(c, pc))
+			return 0;
+		fast_regs_load(c, fr);
+	}
+	if (row_word_get(fr->gen, pc, &d))
 		return 0;
+	*dp = d;
+	if (d >> 63)
+		return -1;
 	/*
 	 * Branch-free on what varies between frames (CFA from sp or fp, fp
 	 * saved or not): on stacks not seen before those branches would be
@@ -701,20 +777,20 @@ __attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, u
 	 * read for nothing.
 	 */
 	{
-		uint64_t fpm = -(uint64_t)e->cfa_fp, svm = -(uint64_t)e->fp_saved, at, v;
+		uint64_t fpm = -((d >> 56) & ROW_CFA_FP), svm = -((d >> 57) & 1), at, v;
 
-		cfa = ((*fpp & fpm) | (sp & ~fpm)) + (int64_t)e->cfa_off;
-		if (cfa <= sp || (cfa & 7) || cfa > c->stack.hi)
+		cfa = ((*fpp & fpm) | (sp & ~fpm)) + (int64_t)(int16_t)(d >> 32);
+		if (cfa <= sp || (cfa & 7) || cfa > fr->stack_hi)
 			return 0;
-		at = cfa - 8 + (((uint64_t)(int64_t)e->fp_off + 8) & svm);
-		if (at < sp || at > c->stack.hi - 8)
+		at = cfa - 8 + (((uint64_t)(int64_t)(int8_t)(d >> 48) + 8) & svm);
+		if (at < sp || at > fr->stack_hi - 8)
 			return 0;
 		__builtin_memcpy(&ra, (const void *)(uintptr_t)(cfa - 8), 8);
 		__builtin_memcpy(&v, (const void *)(uintptr_t)at, 8);
 		fp = (v & svm) | (*fpp & ~svm);
 	}
 	if (!ra)
-		return 0; /* let the cursor report the end of the chain */
+		return -1;
 	*pcp = ra;
 	*spp = cfa;
 	*fpp = fp;
@@ -948,7 +1024,8 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 	struct stk_slot *sl = NULL;
 	struct stk_rec rec = { 0 };
 	uint32_t seq = 0;
-	int n = 0, exact = 0;
+	int n = 0, exact = 0, bx_known = 0;
+	uint64_t bx = 0;
 
 	c.have_mod = 0;
 	c.stack = self_stack;
@@ -1013,19 +1090,40 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 
 		if (!exact) {
 			/* ordinary frames, registers kept in locals */
-			uint64_t pc = regs.pc, sp = regs.sp, fpv = regs.fp;
+			uint64_t pc = regs.pc, sp = regs.sp, fpv = regs.fp, prev_pc = pc, d;
+			struct fast_regs fr;
+			int got = 0;
 
-			while (n < size && fast_step(&c, &pc, &sp, &fpv, &e)) {
-				f = (struct ustack_frame){ .pc = pc, .sp = sp, .method = e.method };
-				sink(arg, n++, &f);
-				if (rec.sl && !stk_record(&rec, &c, &e, pc))
-					stk_release(&rec, 1);
+			fast_regs_load(&c, &fr);
+			/* locals of their own (ff, fe): f and e have their address
+			 * taken on the generic path, which would keep them in memory */
+			while (n < size && (got = fast_step(&c, &fr, &pc, &sp, &fpv, &d)) > 0) {
+				struct ustack_frame ff = { .pc = pc, .sp = sp,
+							   .method = (uint8_t)(d >> 58) & ROW_METHOD_MAX };
+
+				sink(arg, n++, &ff);
+				if (__builtin_expect(rec.sl != NULL, 0)) {
+					struct row_entry fe;
+
+					row_word_decode(d, &fe);
+					if (!stk_record(&rec, &c, &fe, pc))
+						stk_release(&rec, 1);
+				}
 			}
 			regs.pc = pc;
 			regs.sp = sp;
 			regs.fp = fpv;
+			if (pc != prev_pc)
+				bx_known = 0; /* packed rows keep no rbx rule */
 			if (n >= size)
 				break;
+			if (got < 0) {
+				if (rec.sl)
+					stk_release(&rec, 1);
+				if (stop)
+					*stop = USTACK_STOP_OUTERMOST;
+				return n;
+			}
 		}
 		prev = regs;
 		/* the generic cursor from the current registers: its first
@@ -1037,8 +1135,12 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 			.is_code = self_is_code,
 			.ctx = &c,
 		};
+		/* rbx as the last step left it: a frame interrupted by a signal
+		 * (rbx from its context) may have an rbx-based CFA
+		 * (_dl_runtime_resolve, DRAP functions) */
 		struct ustack_walk_opts opts = {
 			.sz = sizeof(opts), .first_is_return = !exact, .stack_lo = regs.sp,
+			.bx = bx, .has_bx = bx_known,
 		};
 
 		ustack_unwind_begin(&cur, &ops, &regs, &opts);
@@ -1051,6 +1153,8 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 		}
 		regs = cur.cur;
 		exact = !cur.is_return;
+		bx = cur.bx;
+		bx_known = cur.bx_known;
 		sink(arg, n++, &f);
 		if (rec.sl) {
 			/* keep recording only a step the compact row reproduces */
