@@ -107,6 +107,12 @@ static int find_mapping(const char *maps, struct py_mapping *out)
 
 		if (!eol)
 			eol = line + strlen(line);
+		/* most processes run no Python: a line without the name costs
+		 * a byte scan, not a sscanf() (a snapshot of any process asks) */
+		if (!memmem(line, (size_t)(eol - line), "python3.", 8)) {
+			line = *eol ? eol + 1 : eol;
+			continue;
+		}
 		if (sscanf(line, "%llx-%llx %7s %llx %15s %llu %n", &start, &end, perms, &pgoff, dev,
 			   &inode, &pos) >= 6 && pos > 0 && line + pos < eol && line[pos] == '/') {
 			plen = eol - (line + pos);
