@@ -716,9 +716,10 @@ static int snapshot_core(struct snap_out *out, const char *core, const char *exe
 	char err[512] = "";
 	struct ustack_snapshot_core_opts opts = {
 		.sz = sizeof(opts), .exe = exe, .max_depth = so->max_depth,
-		.flags = so->flags & USTACK_SNAPSHOT_LINES, .debug_dir = so->debug_dir,
-		.errbuf = err, .errbuf_sz = sizeof(err),
+		.flags = so->flags & (USTACK_SNAPSHOT_LINES | USTACK_SNAPSHOT_NO_PYTHON),
+		.debug_dir = so->debug_dir, .errbuf = err, .errbuf_sz = sizeof(err),
 	};
+	struct ustack_snapshot_stats st = { 0 };
 	int ret;
 
 	if (out->fmt == FMT_JSON) {
@@ -726,7 +727,7 @@ static int snapshot_core(struct snap_out *out, const char *core, const char *exe
 		out_name_json(stdout, core);
 		printf(", \"threads\": [");
 	}
-	ret = ustack_snapshot_core(core, &opts, print_thread, out, NULL, 0);
+	ret = ustack_snapshot_core(core, &opts, print_thread, out, &st, sizeof(st));
 	if (out->fmt == FMT_JSON)
 		printf("\n  ]}\n");
 	ret = print_end(out, ret);
@@ -736,6 +737,17 @@ static int snapshot_core(struct snap_out *out, const char *core, const char *exe
 			cli_error("%s", err);
 		else
 			cli_error("%s: %s", core, strerror(-ret));
+		return 1;
+	}
+	if (st.py_status < 0) {
+		/* the core's paths: one line whatever they hold */
+		fprintf(stderr, "ustack: core %s: Python frames not read: ", core);
+		out_name_put(stderr, OUT_NAME_LINE, st.python);
+		fputc('\n', stderr);
+	}
+	if (out->python_only && st.py_status <= 0) {
+		if (st.py_status == 0)
+			cli_error("core %s: --python-only: no CPython in the process", core);
 		return 1;
 	}
 	return 0;
@@ -877,11 +889,11 @@ static int check_args(struct snap_cmd *c, int extra)
 	/* folded frames with their inlined functions or lines: read DWARF */
 	if (out->inline_frames || out->srcline)
 		c->opts.flags |= USTACK_SNAPSHOT_LINES;
-	if (out->python_only && ((c->opts.flags & USTACK_SNAPSHOT_NO_PYTHON) || c->core ||
+	if (out->python_only && ((c->opts.flags & USTACK_SNAPSHOT_NO_PYTHON) ||
 				 (out->fmt != FMT_TEXT && out->fmt != FMT_FOLDED &&
 				  out->fmt != FMT_JSON))) {
-		cli_error("snapshot: --python-only is for a live process (-p) in text, folded or "
-			  "json, and not with --no-python");
+		cli_error("snapshot: --python-only is for text, folded or json, and not with "
+			  "--no-python");
 		return 2;
 	}
 	if (c->core && out->fmt == FMT_PPROF) {

@@ -263,14 +263,15 @@ static int py_open(pid_t pid, const char *root, const struct py_mapping *m, stru
 	 * reader's, which its root does not have) or mount namespace says;
 	 * by path under its root only where map_files is refused (not root) */
 	elf = NULL;
-	if (!root || !*root) {
+	if (pid > 0 && (!root || !*root)) {
 		snprintf(file, sizeof(file), "/proc/%d/map_files/%llx-%llx", (int)pid,
 			 (unsigned long long)m->start, (unsigned long long)m->end);
 		elf = ustack_elf__open(file);
 		if (!elf)
 			snprintf(file, sizeof(file), "/proc/%d/root%s", (int)pid, m->path);
 	} else {
-		snprintf(file, sizeof(file), "%s%s", root, m->path);
+		/* no process (a core): the file at the path it names */
+		snprintf(file, sizeof(file), "%s%s", root ? root : "", m->path);
 	}
 	if (!elf)
 		elf = ustack_elf__open(file);
@@ -298,27 +299,21 @@ static int py_open(pid_t pid, const char *root, const struct py_mapping *m, stru
 	return 0;
 }
 
-int ustack_py_proc__find(pid_t pid, const char *root, ustack_py_read_fn read, void *ctx,
-			 struct ustack_py_proc **out, char *err, size_t errlen)
+/* The CPython of the process whose mappings @maps lists (the text of
+ * /proc/PID/maps); @pid 0: none alive, its files opened by path */
+static int find_in(pid_t pid, const char *maps, const char *root, ustack_py_read_fn read,
+		   void *ctx, struct ustack_py_proc **out, char *err, size_t errlen)
 {
 	struct py_mapping *m = calloc(1, sizeof(*m));
 	struct ustack_py_proc *p = calloc(1, sizeof(*p));
 	struct py_syms s;
 	uint64_t bias;
-	size_t len;
-	char *maps = NULL;
 	int e;
 
 	*out = NULL;
 	if (!m || !p) {
 		e = -ENOMEM;
 		snprintf(err, errlen, "pid %d: out of memory", (int)pid);
-		goto out;
-	}
-	maps = read_maps(pid, &len);
-	if (!maps) {
-		e = -errno;
-		snprintf(err, errlen, "/proc/%d/maps: %s", (int)pid, strerror(-e));
 		goto out;
 	}
 	e = find_mapping(maps, m);
@@ -358,10 +353,33 @@ int ustack_py_proc__find(pid_t pid, const char *root, ustack_py_read_fn read, vo
 	*out = p;
 	p = NULL;
 out:
-	free(maps);
 	free(m);
 	free(p);
 	return e;
+}
+
+int ustack_py_proc__find(pid_t pid, const char *root, ustack_py_read_fn read, void *ctx,
+			 struct ustack_py_proc **out, char *err, size_t errlen)
+{
+	size_t len;
+	char *maps = read_maps(pid, &len);
+	int e;
+
+	*out = NULL;
+	if (!maps) {
+		e = -errno;
+		snprintf(err, errlen, "/proc/%d/maps: %s", (int)pid, strerror(-e));
+		return e;
+	}
+	e = find_in(pid, maps, root, read, ctx, out, err, errlen);
+	free(maps);
+	return e;
+}
+
+int ustack_py_proc__find_maps(const char *maps, const char *root, ustack_py_read_fn read,
+			      void *ctx, struct ustack_py_proc **out, char *err, size_t errlen)
+{
+	return find_in(0, maps, root, read, ctx, out, err, errlen);
 }
 
 const char *ustack_py_proc__describe(const struct ustack_py_proc *p)

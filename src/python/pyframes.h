@@ -103,6 +103,15 @@ struct ustack_py_proc; /* opaque: one process's interpreter, found */
 int ustack_py_proc__find(pid_t pid, const char *root, ustack_py_read_fn read, void *ctx,
 			 struct ustack_py_proc **out, char *err, size_t errlen);
 
+/*
+ * The same for a process that is not running (a core dump): its mappings
+ * as the text of /proc/PID/maps (START-END PERMS OFFSET DEV INODE PATH),
+ * its files opened at their paths (under @root when not NULL or ""),
+ * @read its memory. Errors name "pid 0".
+ */
+int ustack_py_proc__find_maps(const char *maps, const char *root, ustack_py_read_fn read,
+			      void *ctx, struct ustack_py_proc **out, char *err, size_t errlen);
+
 /* "CPython 3.11.2 (/usr/bin/python3.11)" for messages and --stats */
 const char *ustack_py_proc__describe(const struct ustack_py_proc *p);
 

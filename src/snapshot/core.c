@@ -21,6 +21,7 @@
 #include "common/grow.h"
 #include "common/log.h"
 #include "common/opts.h"
+#include "snapshot/snapshot_python.h"
 #include "snapshot/core_file.h"
 
 #define CORE_DEFAULT_DEPTH 256
@@ -37,7 +38,34 @@ struct core_snap {
 	uint32_t *decls; /* the thread's line_decls[]: parallel to lines[] */
 	int nr_lines;
 	size_t cap_lines, cap_decls;
+	struct snap_py py;      /* the core's CPython (py.proc NULL: none) */
+	struct snap_py_thread pyt;
 };
+
+/* The core's mappings as /proc/PID/maps text, for the CPython finder */
+static char *core_maps_text(const struct ustack_core *c)
+{
+	size_t cap = 1, n = 0;
+	char *out;
+
+	for (size_t i = 0; i < c->nr_maps; i++)
+		cap += 80 + strlen(c->maps[i].path ? c->maps[i].path : "");
+	out = malloc(cap);
+	if (!out)
+		return NULL;
+	out[0] = 0;
+	for (size_t i = 0; i < c->nr_maps; i++) {
+		const struct ustack_core_map *m = &c->maps[i];
+
+		if (!m->path || m->path[0] != '/')
+			continue;
+		n += (size_t)snprintf(out + n, cap - n, "%llx-%llx r%sp %llx 00:00 0 %s\n",
+				      (unsigned long long)m->start, (unsigned long long)m->end,
+				      m->flags & USTACK_MAPPING_EXEC ? "-x" : "--",
+				      (unsigned long long)m->file_offset, m->path);
+	}
+	return out;
+}
 
 /* The core's mappings into the unwinder: files with the build ID the
  * core recorded, and the vDSO as an image copied out of the core. */
@@ -191,7 +219,7 @@ lines:
  * @named: *@t as the callback gets it (t->error: it could not be). */
 static void core_thread(struct core_snap *s, const struct ustack_core_thread *ct,
 			struct ustack_frame *frames, struct ustack_snapshot_frame *named, int max,
-			struct ustack_snapshot_thread *t)
+			struct ustack_snapshot_thread *t, struct ustack_snapshot_stats *st)
 {
 	struct ustack_unwind_opts uo = { .sz = sizeof(uo), .read = ustack_core__read,
 					 .read_ctx = s->core, .bx = ct->bx, .has_bx = 1 };
@@ -209,6 +237,10 @@ static void core_thread(struct core_snap *s, const struct ustack_core_thread *ct
 		name_frame(s, k, &frames[k], &named[k]);
 	t->nr_frames = n;
 	t->frames = named;
+	if (s->py.proc) {
+		snap_py_read(&s->py, ct->tid, frames, n, ustack_core__read, s->core, &s->pyt);
+		snap_py_name(&s->py, &s->pyt, frames, n, t, st);
+	}
 	if (s->want_lines) {
 		t->nr_lines = s->nr_lines;
 		t->lines = s->lines;
@@ -264,11 +296,19 @@ USTACK_API int ustack_snapshot_core(const char *path, const struct ustack_snapsh
 	ret = add_mappings(&s);
 	if (ret)
 		goto out;
+	if (!(OPTS_GET(opts, flags, 0) & USTACK_SNAPSHOT_NO_PYTHON)) {
+		char *maps = core_maps_text(s.core);
+
+		ret = maps ? snap_py_open_maps(&s.py, maps, ustack_core__read, s.core, &st) : -ENOMEM;
+		free(maps);
+		if (ret)
+			goto out;
+	}
 	st.threads = s.core->nr_threads;
 	for (size_t i = 0; i < s.core->nr_threads; i++) {
 		struct ustack_snapshot_thread t;
 
-		core_thread(&s, &s.core->threads[i], frames, named, max, &t);
+		core_thread(&s, &s.core->threads[i], frames, named, max, &t, &st);
 		st.unwound += !t.error;
 		if (fn && fn(&t, ctx))
 			break;
@@ -284,6 +324,8 @@ out:
 	free(s.sym_paths);
 	ustack_symbolizer__free(s.sym);
 	ustack_unwinder__free(s.u);
+	snap_py_thread_free(&s.pyt);
+	snap_py_close(&s.py);
 	ustack_core__close(s.core);
 	return ret;
 }

@@ -590,8 +590,23 @@ int ustack_core__read(void *core, uint64_t addr, void *buf, size_t len)
 		const struct ustack_core_load *l = load_of(c, addr);
 		uint64_t in, n;
 
-		if (!l)
-			return -EFAULT;
+		if (!l) {
+			/* gdb's gcore leaves read-only file mappings out (no
+			 * PT_LOAD at all; the kernel writes one without file
+			 * bytes): what is there is the file's, never written
+			 * (a written private page would be in the core) */
+			const struct ustack_core_map *m = map_of(c, addr);
+
+			if (!m)
+				return -EFAULT;
+			n = m->end - addr < len ? m->end - addr : len;
+			if (read_file_backed(c, addr, out, n))
+				return -EFAULT;
+			out += n;
+			addr += n;
+			len -= n;
+			continue;
+		}
 		in = addr - l->vaddr;
 		n = l->memsz - in < len ? l->memsz - in : len;
 		if (in < l->filesz) {

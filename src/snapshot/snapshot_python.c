@@ -45,15 +45,13 @@ static int keep_tids(struct snap_py *py, const struct ustack_py_thread *th, int 
 	return 0;
 }
 
-int snap_py_open(struct snap_py *py, int pid, ustack_py_read_fn read, void *ctx,
-		 struct ustack_snapshot_stats *st)
+/* After the find (@ret): the tids of its thread states, the outcome in @st */
+static int py_opened(struct snap_py *py, int ret, ustack_py_read_fn read, void *ctx,
+		     struct ustack_snapshot_stats *st)
 {
 	struct ustack_py_thread *th = NULL;
-	int nr = 0, ret;
+	int nr = 0;
 
-	st->py_status = 0;
-	st->python[0] = 0;
-	ret = ustack_py_proc__find(pid, NULL, read, ctx, &py->proc, st->python, sizeof(st->python));
 	if (ret) {
 		/* no CPython: nothing to say */
 		st->py_status = ret == -ENOENT ? 0 : ret;
@@ -84,6 +82,26 @@ int snap_py_open(struct snap_py *py, int pid, ustack_py_read_fn read, void *ctx,
 	st->py_status = 1;
 	snprintf(st->python, sizeof(st->python), "%s", ustack_py_proc__describe(py->proc));
 	return 0;
+}
+
+int snap_py_open(struct snap_py *py, int pid, ustack_py_read_fn read, void *ctx,
+		 struct ustack_snapshot_stats *st)
+{
+	st->py_status = 0;
+	st->python[0] = 0;
+	return py_opened(py, ustack_py_proc__find(pid, NULL, read, ctx, &py->proc, st->python,
+						  sizeof(st->python)),
+			 read, ctx, st);
+}
+
+int snap_py_open_maps(struct snap_py *py, const char *maps, ustack_py_read_fn read, void *ctx,
+		      struct ustack_snapshot_stats *st)
+{
+	st->py_status = 0;
+	st->python[0] = 0;
+	return py_opened(py, ustack_py_proc__find_maps(maps, NULL, read, ctx, &py->proc, st->python,
+						       sizeof(st->python)),
+			 read, ctx, st);
 }
 
 static const char *stop_text(int stop)

@@ -47,6 +47,10 @@ int snap_py_open(struct snap_py *py, int pid, ustack_py_read_fn read, void *ctx,
 /* Chains of one thread at most: a call into another interpreter nests one */
 #define SNAP_PY_MAX_CHAINS 8
 
+/* The same for a core dump: its mappings as /proc/PID/maps text */
+int snap_py_open_maps(struct snap_py *py, const char *maps, ustack_py_read_fn read, void *ctx,
+		      struct ustack_snapshot_stats *st);
+
 /* Reads @tid's chains into @t (freed first) if @tid is a Python thread:
  * those on its C stack (@native, its @n frames, just unwound), innermost
  * first; called while @tid is stopped or known not to run. */

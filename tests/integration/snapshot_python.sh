@@ -29,6 +29,11 @@
 #   snapshot_python_refused    CPython 3.10: the snapshot works, its native
 #                              frames are there, and one line says why no
 #                              Python frames ("not supported")
+#   snapshot_python_core_<version>
+#                              gdb's gcore of the waiting program (Debian's
+#                              3.11 and pyenv's 3.13): `snapshot --core
+#                              --python-only` shows exactly the program's
+#                              own view; the whole text places every run
 #   snapshot_python_subinterp_<version>
 #                              progs/py_subinterp.py, a thread running code
 #                              in a sub-interpreter: --python-only shows for
@@ -147,6 +152,52 @@ run_version() { # name python [root python-in-root]: with a root, chrooted
 }
 
 py_each_version snapshot_python run_version
+
+# --- a core dump (gdb's gcore) of the same waiting program ------------------------
+# --python-only of the core: exactly the program's own view; the whole text
+# with every run placed where the eval function has a symbol. Two versions
+# (a table's and a debug_offsets'), each core deleted at once (~80 MB).
+run_core() { # name python
+	local name=$1 py=$2 d=$tmp/core_$1 pid
+	mkdir -p "$d"
+	mkfifo "$d/fifo"
+	"$py" "$P/py_paths.py" "$d/dump" "$d/fifo" 2>"$d/py.err" &
+	pid=$!
+	pids+=("$pid")
+	for _ in $(seq 3000); do [ -e "$d/dump" ] && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.01; done
+	if [ ! -e "$d/dump" ] || ! gcore -o "$d/core" "$pid" >"$d/gcore.log" 2>&1 || [ ! -f "$d/core.$pid" ]; then
+		fail "snapshot_python_core_$name" "no core of $py: $(tail -2 "$d/py.err" "$d/gcore.log" 2>/dev/null)"
+		return
+	fi
+	echo x >"$d/fifo"
+	wait "$pid" 2>/dev/null
+	"$USTACK" snapshot --core "$d/core.$pid" --python-only >"$d/only.text" 2>"$d/only.err" &&
+		"$USTACK" snapshot --core "$d/core.$pid" >"$d/text" 2>"$d/text.err"
+	local rc=$?
+	rm -f "$d/core.$pid"
+	if [ $rc != 0 ]; then
+		fail "snapshot_python_core_$name" "ustack snapshot --core exited $rc: $(cat "$d/only.err" "$d/text.err" | head -3)"
+		return
+	fi
+	if ! "$PY" "$TOP/tests/integration/lib/py_dump_compare.py" "$d/dump" "$d/only.text" >"$d/cmp"; then
+		fail "snapshot_python_core_$name" "the core's Python frames and the program's differ"
+		sed 's/^/#   /' "$d/cmp"
+		return
+	fi
+	if [ "$(has_eval "$py")" = 1 ] && grep -q '^# .*not placed' "$d/text"; then
+		fail "snapshot_python_core_$name" "a run not placed: $(grep '^# ' "$d/text" | head -2)"
+		return
+	fi
+	pass "snapshot_python_core_$name ($(grep -c '^#[0-9]* py ' "$d/text") Python frames among the native ones)"
+}
+if ! command -v gcore >/dev/null; then
+	skip snapshot_python_core "gcore (gdb) not installed"
+else
+	PY_VERSIONS_ALL=$PY_VERSIONS
+	PY_VERSIONS=$(printf '%s\n' $PY_VERSIONS_ALL | grep -E '^(3\.11_debian|3\.13\.0):' | tr '\n' ' ')
+	py_each_version snapshot_python_core run_core
+	PY_VERSIONS=$PY_VERSIONS_ALL
+fi
 
 # --- a thread that entered a sub-interpreter: both interpreters' frames ---------
 # progs/py_subinterp.py: the sub-interpreter's frames, then those of the
