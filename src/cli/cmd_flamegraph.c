@@ -101,6 +101,17 @@ static void split_frame(const char *tok, size_t len, size_t *name_len, const cha
 		e -= 4;
 	}
 	*name_len = e;
+	/* a Python frame of report's folded output: "py::NAME (BASE:LINE)" */
+	if (e > 4 && !memcmp(tok, "py::", 4) && tok[e - 1] == ')') {
+		for (sp = e - 1; sp > 4 && memcmp(tok + sp - 2, " (", 2); sp--)
+			;
+		if (sp > 4) {
+			*name_len = sp - 2;
+			*where = tok + sp;
+			*where_len = e - 1 - sp;
+		}
+		return;
+	}
 	for (d = e; d > 0 && tok[d - 1] >= '0' && tok[d - 1] <= '9'; d--)
 		;
 	if (d == e || d < 2 || tok[d - 1] != ':')
@@ -248,13 +259,21 @@ static size_t utf8_chars(const char *s)
 }
 
 /* FlameGraph's warm palette, stable per name; inlined frames in its aqua
- * (as flamegraph.pl --colors java paints "_[i]" frames) */
+ * (as flamegraph.pl --colors java paints "_[i]" frames); Python frames
+ * ("py::" from report) in its blue, a language's frames apart from the
+ * native code that runs them, as its java and js palettes do */
 static void color_of(const char *name, int inlined, int *r, int *g, int *b)
 {
 	uint32_t h = 2166136261u;
 
 	for (const char *p = name; *p; p++)
 		h = (h ^ (uint8_t)*p) * 16777619u;
+	if (!strncmp(name, "py::", 4)) {
+		*r = 80 + (int)(h % 55);
+		*g = 80 + (int)((h >> 8) % 60);
+		*b = 190 + (int)((h >> 16) % 55);
+		return;
+	}
 	if (inlined) {
 		*r = 50 + (int)(h % 60);
 		*g = 165 + (int)((h >> 8) % 55);

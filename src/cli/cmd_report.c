@@ -2184,7 +2184,7 @@ int report_run(int argc, char **argv, struct report_result *res)
 		rp.oom = 1;
 	if (rp.fmt == FMT_PPROF && !rp.want_stats && rp.sym) {
 		struct report_pprof_opts po = {
-			.r = rp.r, .sym = rp.sym, .jit = rp.jit, .in_path = rp.in_path,
+			.r = rp.r, .sym = rp.sym, .jit = rp.jit, .py = &rp.py, .in_path = rp.in_path,
 			.demangle = !no_demangle,
 			.lines = !(so.flags & USTACK_SYMBOLIZER_NO_LINES), .wall = rp.wall,
 			.alloc = rp.alloc,
@@ -2222,8 +2222,10 @@ int report_run(int argc, char **argv, struct report_result *res)
 		status = 1;
 		goto out;
 	}
-	if (rp.viewer)
+	if (rp.viewer) {
 		cli_report_viewer__set_wall(rp.viewer, rp.wall);
+		cli_report_viewer__set_python(rp.viewer, &rp.py);
+	}
 
 	/* a progress line only where it does not mix with the output */
 	pg.mode = progress_opt == 2 ? 2

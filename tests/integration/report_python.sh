@@ -80,3 +80,70 @@ same python_only_text "$S0" "$(r --python-only | sed -n '2,4p')"
 same stats "python functions: 3
 python frames: 5 in 2 distinct user stacks (2 of a function not defined before its stack)
 user stacks with python frames: 4" "$(r --stats | grep -i '^python\|python frames:')"
+
+chk() { python3 "$TOP/tests/integration/lib/report_python_check.py" "$@"; }
+P0='helper /srv/app/walk.py:33; Walker.step /srv/app/walk.py:12; <module> /srv/app/main.py:5'
+P2='?? [python]:0; Walker.step /srv/app/walk.py:0'
+if r -f speedscope -o "$tmp/s.json"; then
+	same speedscope "
+
+$P2
+$P0
+$P0
+$P0" "$(chk speedscope "$tmp/s.json" 2>&1)"
+else
+	echo "FAIL $T/speedscope: $(head -1 "$tmp/err")"
+fi
+
+# perf script: "\tADDR py::NAME (FILE)" lines, the trampolines gone
+same perf_script "	               0 py::helper (/srv/app/walk.py)
+	               0 py::Walker.step (/srv/app/walk.py)
+	               0 py::<module> (/srv/app/main.py)
+--
+	               0 py::?? ([python])
+	               0 py::Walker.step (/srv/app/walk.py)" \
+	"$(r -f perf-script | awk '/^python3/{n++} n==1||n==6' | grep 'py::' | sed '3a --')"
+# the JIT names of the trampolines ("py::NAME:FILE") nowhere, JS:other kept
+same xperf_dedup "0 2 1 2" "$(for f in text folded perf-script; do r -f $f; done | grep -c 'py::[^ ]*:/srv') $(for f in text folded perf-script; do r -f $f | grep -c 'JS:other'; done | tr '\n' ' ' | sed 's/ $//')"
+
+# pprof: Python functions with file and start line, one line per location,
+# no mapping and no address (BAD otherwise)
+if r -f pprof -o "$tmp/p.pb.gz"; then
+	same pprof "1: ?? [python]:0 s=0; Walker.step /srv/app/walk.py:0 s=10
+2: 
+3: helper /srv/app/walk.py:33 s=30; Walker.step /srv/app/walk.py:12 s=10; <module> /srv/app/main.py:5 s=1" \
+		"$(chk pprof "$tmp/p.pb.gz" 2>&1)"
+	if command -v go >/dev/null && timeout 120 go tool pprof -raw "$tmp/p.pb.gz" >"$tmp/raw" 2>/dev/null; then
+		same pprof_go "0x0 helper /srv/app/walk.py:33 s=30" "$(grep -o '0x0 helper .*' "$tmp/raw")"
+	else
+		echo "SKIP $T/pprof_go: go tool pprof not installed (the repo's decoder checked the profile)"
+	fi
+else
+	echo "FAIL $T/pprof: $(head -1 "$tmp/err")"
+fi
+
+# flame graph: every py:: box blue (FlameGraph's blue: b >= 190, r < 140),
+# no other box so; boxes per function, the line in the tooltip
+if "$USTACK" flamegraph -i "$tmp/p.data" -o "$tmp/f.svg" 2>"$tmp/err"; then
+	same flamegraph "py::<module> blue
+py::?? blue
+py::Walker.step blue
+py::helper blue
+JS:other_[j] warm
+[python3.11] warm
+all warm
+python3 warm" "$(python3 - "$tmp/f.svg" <<'PY'
+import re, sys
+seen = {}
+for g in re.findall(r'<g class="f"[^>]*><title>(.*?)</title><rect[^>]*fill="rgb\((\d+),(\d+),(\d+)\)', open(sys.argv[1]).read(), re.S):
+    name = g[0].split(" (")[0].replace("&lt;", "<").replace("&gt;", ">")
+    r, gr, b = map(int, g[1:])
+    seen.setdefault(name, set()).add("blue" if b >= 190 and r < 140 else "warm")
+for n in sorted(seen, key=lambda n: (0 if n.startswith("py::") else 1, n)):
+    print(n, "/".join(sorted(seen[n])))
+PY
+)"
+	same flamegraph_lines "at walk.py:33" "$(grep -A1 '<title>py::helper (' "$tmp/f.svg" | grep -o 'at walk.py:[0-9]*')"
+else
+	echo "FAIL $T/flamegraph: $(head -1 "$tmp/err")"
+fi
