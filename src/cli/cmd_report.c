@@ -2100,6 +2100,15 @@ int report_run(int argc, char **argv, struct report_result *res)
 		}
 	}
 
+	/* the formats that name no frame have no Python frames to keep */
+	if (rp.py.python_only && (rp.want_stats || rp.fmt == FMT_RAW || rp.fmt == FMT_STACKMAP ||
+				  rp.fmt == FMT_STACKMAP_BIN)) {
+		cli_error("report: --python-only is for the formats that name frames (text, folded, "
+			  "speedscope, perf-script, pprof), not %s",
+			  rp.want_stats ? "--stats" : rp.fmt == FMT_RAW ? "raw" : "the stack maps");
+		status = 2;
+		goto out;
+	}
 	if (check_weight_opts(&rp) || check_view_opts(&rp)) {
 		status = 2;
 		goto out;

@@ -147,3 +147,7 @@ PY
 else
 	echo "FAIL $T/flamegraph: $(head -1 "$tmp/err")"
 fi
+
+# --python-only where no frame is named: refused, status 2, one line
+"$USTACK" report -f raw --python-only "$tmp/p.data" >/dev/null 2>"$tmp/err"; st=$?
+same python_only_refused "2 ustack: report: --python-only is for the formats that name frames (text, folded, speedscope, perf-script, pprof), not raw" "$st $(cat "$tmp/err")"
