@@ -659,7 +659,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ustack flamegraph [-i TRACE | --folded FILE | FILE] [-o OUT.svg] [--title TEXT]\n"
-		"                         [--inline] [--no-lines] [--debug-dir DIR] [--symfs DIR]\n"
+		"                         [--inline] [--no-lines] [--python-only] [--debug-dir DIR]\n"
+		"                         [--symfs DIR]\n"
 		"                         [--buildid-dir DIR]... [--no-buildid-cache]\n"
 		"                         [--event NAME[,NAME]] [--wall] [--countname NAME]\n"
 		"                         [--view VIEW] [--at TIME]\n"
@@ -677,6 +678,8 @@ static void usage(FILE *f)
 		"  -t, --title TEXT    title (default: the input's name)\n"
 		"      --inline        inlined functions as frames of their own (tooltip: inlined)\n"
 		"      --no-lines      no source lines in the tooltips (no DWARF read; faster)\n"
+		"      --python-only   a trace's Python frames alone where a stack has them\n"
+		"                      (as 'ustack report --python-only'); they are blue\n"
 		"      --debug-dir DIR separate debug files (default /usr/lib/debug)\n"
 		"      --symfs DIR, --buildid-dir DIR, --no-buildid-cache\n"
 		"                      where the trace's files are looked for, as for\n"
@@ -706,7 +709,7 @@ static void usage(FILE *f)
 #define MAX_EVENT_OPTS 8
 
 struct trace_args {
-	int inline_frames, no_lines, wall;
+	int inline_frames, no_lines, wall, python_only;
 	const char *view, *at; /* --view, --at: for the report */
 	const char *events[MAX_EVENT_OPTS]; /* --event values, for the report */
 	int nevents;
@@ -773,6 +776,8 @@ static int load_input(const char *path, int trace, const struct trace_args *ta,
 		}
 		if (ta->inline_frames)
 			rargv[rargc++] = "--inline";
+		if (ta->python_only)
+			rargv[rargc++] = "--python-only";
 		for (int k = 0; k < ta->nevents; k++) {
 			rargv[rargc++] = "--event";
 			rargv[rargc++] = (char *)ta->events[k];
@@ -843,6 +848,7 @@ int cmd_flamegraph(int argc, char **argv)
 		{ "no-normalize", no_argument, NULL, 'N' },
 		{ "event", required_argument, NULL, 'e' },
 		{ "wall", no_argument, NULL, 'W' },
+		{ "python-only", no_argument, NULL, 'P' },
 		{ "view", required_argument, NULL, 'V' },
 		{ "at", required_argument, NULL, 'A' },
 		{ "countname", required_argument, NULL, 'c' },
@@ -871,6 +877,7 @@ int cmd_flamegraph(int argc, char **argv)
 		case 'o': output = optarg; break;
 		case 't': title = optarg; break;
 		case 'I': ta.inline_frames = 1; break;
+		case 'P': ta.python_only = 1; break;
 		case 'L': ta.no_lines = 1; break;
 		case 'D': ta.debug_dir = optarg; break;
 		case 'S': ta.lk.symfs = optarg; break;
@@ -933,11 +940,11 @@ int cmd_flamegraph(int argc, char **argv)
 			trace_b = !folded;
 		}
 	}
-	if (!trace_a && !trace_b && (ta.inline_frames || ta.no_lines || ta.debug_dir ||
+	if (!trace_a && !trace_b && (ta.inline_frames || ta.no_lines || ta.debug_dir || ta.python_only ||
 				     ta.lk.symfs || ta.lk.ngiven || ta.lk.no_buildid_cache)) {
 		/* folded input is already symbolized: these would do nothing */
-		cli_error("flamegraph: --inline, --no-lines, --debug-dir, --symfs, --buildid-dir and "
-			  "--no-buildid-cache apply to a trace, not to --folded input");
+		cli_error("flamegraph: --inline, --no-lines, --python-only, --debug-dir, --symfs, "
+			  "--buildid-dir and --no-buildid-cache apply to a trace, not to --folded input");
 		return 2;
 	}
 	if (!trace_a && !trace_b && (ta.nevents || ta.wall || ta.view || ta.at)) {

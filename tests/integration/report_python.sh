@@ -151,3 +151,11 @@ fi
 # --python-only where no frame is named: refused, status 2, one line
 "$USTACK" report -f raw --python-only "$tmp/p.data" >/dev/null 2>"$tmp/err"; st=$?
 same python_only_refused "2 ustack: report: --python-only is for the formats that name frames (text, folded, speedscope, perf-script, pprof), not raw" "$st $(cat "$tmp/err")"
+
+# flamegraph --python-only: the native boxes left are those of the stack
+# without Python frames (two [python3.11] boxes), the Python boxes all there
+if "$USTACK" flamegraph --python-only -i "$tmp/p.data" -o "$tmp/fp.svg" 2>"$tmp/err"; then
+	same flamegraph_python_only "2 5" "$(grep -c '<title>\[python3.11\] (' "$tmp/fp.svg") $(grep -c '<title>py::' "$tmp/fp.svg")"
+else
+	echo "FAIL $T/flamegraph_python_only: $(head -1 "$tmp/err")"
+fi
