@@ -91,6 +91,9 @@ CLI_EXCEPTIONS = {
     ("src/cli/cmd_probe.c", "probe/probe.h"):
         "ustack probe prints what the recorder's probe resolver finds; the "
         "resolver is internal (record -e is its public face)",
+    ("src/cli/report_python.c", "trace/trace.h"):
+        "report's first pass reads only the PYFUNC records "
+        "(ustack_trace_reader__skim), as ustack_jitsyms__load_trace() does for JITSYM",
     ("src/cli/report_lookup.c", "symbolize/symbolize_internal.h"):
         "--symfs and archive contents (load_trace_contents, set_file_content) "
         "and why a file was refused (file_refusal, file_image_source)",

@@ -101,6 +101,17 @@ static void split_frame(const char *tok, size_t len, size_t *name_len, const cha
 		e -= 4;
 	}
 	*name_len = e;
+	/* a Python frame of report's folded output: "py::NAME (BASE:LINE)" */
+	if (e > 4 && !memcmp(tok, "py::", 4) && tok[e - 1] == ')') {
+		for (sp = e - 1; sp > 4 && memcmp(tok + sp - 2, " (", 2); sp--)
+			;
+		if (sp > 4) {
+			*name_len = sp - 2;
+			*where = tok + sp;
+			*where_len = e - 1 - sp;
+		}
+		return;
+	}
 	for (d = e; d > 0 && tok[d - 1] >= '0' && tok[d - 1] <= '9'; d--)
 		;
 	if (d == e || d < 2 || tok[d - 1] != ':')
@@ -248,13 +259,21 @@ static size_t utf8_chars(const char *s)
 }
 
 /* FlameGraph's warm palette, stable per name; inlined frames in its aqua
- * (as flamegraph.pl --colors java paints "_[i]" frames) */
+ * (as flamegraph.pl --colors java paints "_[i]" frames); Python frames
+ * ("py::" from report) in its blue, a language's frames apart from the
+ * native code that runs them, as its java and js palettes do */
 static void color_of(const char *name, int inlined, int *r, int *g, int *b)
 {
 	uint32_t h = 2166136261u;
 
 	for (const char *p = name; *p; p++)
 		h = (h ^ (uint8_t)*p) * 16777619u;
+	if (!strncmp(name, "py::", 4)) {
+		*r = 80 + (int)(h % 55);
+		*g = 80 + (int)((h >> 8) % 60);
+		*b = 190 + (int)((h >> 16) % 55);
+		return;
+	}
 	if (inlined) {
 		*r = 50 + (int)(h % 60);
 		*g = 165 + (int)((h >> 8) % 55);
@@ -640,7 +659,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ustack flamegraph [-i TRACE | --folded FILE | FILE] [-o OUT.svg] [--title TEXT]\n"
-		"                         [--inline] [--no-lines] [--debug-dir DIR] [--symfs DIR]\n"
+		"                         [--inline] [--no-lines] [--python-only] [--debug-dir DIR]\n"
+		"                         [--symfs DIR]\n"
 		"                         [--buildid-dir DIR]... [--no-buildid-cache]\n"
 		"                         [--event NAME[,NAME]] [--wall] [--countname NAME]\n"
 		"                         [--view VIEW] [--at TIME]\n"
@@ -658,6 +678,8 @@ static void usage(FILE *f)
 		"  -t, --title TEXT    title (default: the input's name)\n"
 		"      --inline        inlined functions as frames of their own (tooltip: inlined)\n"
 		"      --no-lines      no source lines in the tooltips (no DWARF read; faster)\n"
+		"      --python-only   a trace's Python frames alone where a stack has them\n"
+		"                      (as 'ustack report --python-only'); they are blue\n"
 		"      --debug-dir DIR separate debug files (default /usr/lib/debug)\n"
 		"      --symfs DIR, --buildid-dir DIR, --no-buildid-cache\n"
 		"                      where the trace's files are looked for, as for\n"
@@ -687,7 +709,7 @@ static void usage(FILE *f)
 #define MAX_EVENT_OPTS 8
 
 struct trace_args {
-	int inline_frames, no_lines, wall;
+	int inline_frames, no_lines, wall, python_only;
 	const char *view, *at; /* --view, --at: for the report */
 	const char *events[MAX_EVENT_OPTS]; /* --event values, for the report */
 	int nevents;
@@ -754,6 +776,8 @@ static int load_input(const char *path, int trace, const struct trace_args *ta,
 		}
 		if (ta->inline_frames)
 			rargv[rargc++] = "--inline";
+		if (ta->python_only)
+			rargv[rargc++] = "--python-only";
 		for (int k = 0; k < ta->nevents; k++) {
 			rargv[rargc++] = "--event";
 			rargv[rargc++] = (char *)ta->events[k];
@@ -824,6 +848,7 @@ int cmd_flamegraph(int argc, char **argv)
 		{ "no-normalize", no_argument, NULL, 'N' },
 		{ "event", required_argument, NULL, 'e' },
 		{ "wall", no_argument, NULL, 'W' },
+		{ "python-only", no_argument, NULL, 'P' },
 		{ "view", required_argument, NULL, 'V' },
 		{ "at", required_argument, NULL, 'A' },
 		{ "countname", required_argument, NULL, 'c' },
@@ -852,6 +877,7 @@ int cmd_flamegraph(int argc, char **argv)
 		case 'o': output = optarg; break;
 		case 't': title = optarg; break;
 		case 'I': ta.inline_frames = 1; break;
+		case 'P': ta.python_only = 1; break;
 		case 'L': ta.no_lines = 1; break;
 		case 'D': ta.debug_dir = optarg; break;
 		case 'S': ta.lk.symfs = optarg; break;
@@ -914,11 +940,11 @@ int cmd_flamegraph(int argc, char **argv)
 			trace_b = !folded;
 		}
 	}
-	if (!trace_a && !trace_b && (ta.inline_frames || ta.no_lines || ta.debug_dir ||
+	if (!trace_a && !trace_b && (ta.inline_frames || ta.no_lines || ta.debug_dir || ta.python_only ||
 				     ta.lk.symfs || ta.lk.ngiven || ta.lk.no_buildid_cache)) {
 		/* folded input is already symbolized: these would do nothing */
-		cli_error("flamegraph: --inline, --no-lines, --debug-dir, --symfs, --buildid-dir and "
-			  "--no-buildid-cache apply to a trace, not to --folded input");
+		cli_error("flamegraph: --inline, --no-lines, --python-only, --debug-dir, --symfs, "
+			  "--buildid-dir and --no-buildid-cache apply to a trace, not to --folded input");
 		return 2;
 	}
 	if (!trace_a && !trace_b && (ta.nevents || ta.wall || ta.view || ta.at)) {

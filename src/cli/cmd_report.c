@@ -35,6 +35,7 @@
 #include "cli/out_pprof.h"
 #include "cli/report_alloc.h"
 #include "cli/report_weight.h"
+#include "cli/report_python.h"
 #include "common/clock.h"
 #include "symbolize/symbolize_internal.h"
 
@@ -200,6 +201,12 @@ struct report {
 	 * pass): frames with file id 0 of a process with a map are named
 	 * from it, so user stacks render per (map, stack id) */
 	struct ustack_jitsyms *jit;
+	/* Python frames (report_python.h): PYFUNCs read in a first pass */
+	struct report_py py;
+	uint64_t py_frames, py_stacks, py_events, py_unknown, py_tramp;
+	struct ustack_u64map *py_stack_ids; /* --stats: user stack ids with Python frames */
+	uint8_t *py_keep;                   /* report_py__select()'s, one stack */
+	size_t py_keep_cap;
 	struct report_pprof *pprof; /* --format pprof (out_pprof_report.c) */
 	/* folded: user stack "views" (map index << 32 | stack id) numbered
 	 * densely, with their stack id and a pid of that map */
@@ -529,6 +536,42 @@ static void folded_sym(struct report *rp, struct sbuf *b, const struct ustack_sy
 		sb_puts(b, "_[i]");
 }
 
+/* A Python frame: text " => py  QUALNAME (FILE:LINE)", as snapshot's
+ * "#N py  ..."; folded "py::QUALNAME (BASE:LINE)", as snapshot's folded */
+static void render_py_frame(struct report *rp, struct sbuf *b, const struct ustack_trace_frame *f,
+			    int folded)
+{
+	struct ustack_trace_pyfunc pf;
+	uint32_t line = ustack_trace_py_offset_line(f->offset);
+
+	if (report_py__func(&rp->py, f, &pf)) {
+		/* no PYFUNC of that id: unknown, and said to be so */
+		if (folded)
+			sb_puts(b, "py::??");
+		else
+			sb_printf(b, " => py  ?? (function %" PRIu64 ")\n",
+				  ustack_trace_py_offset_func(f->offset));
+		return;
+	}
+	if (folded) {
+		sb_puts(b, "py::");
+		sb_add_folded(b, pf.name);
+		sb_puts(b, " (");
+		sb_add_name(b, OUT_NAME_FOLDED_SRC, report_py__base(pf.file));
+		if (line)
+			sb_printf(b, ":%u", line);
+		sb_puts(b, ")");
+		return;
+	}
+	sb_puts(b, " => py  ");
+	sb_name(b, pf.name);
+	sb_puts(b, " (");
+	sb_name(b, pf.file);
+	if (line)
+		sb_printf(b, ":%u", line);
+	sb_puts(b, ")\n");
+}
+
 static void render_user_frame(struct report *rp, struct sbuf *b, const struct ustack_trace_frame *f,
 			      int folded, uint32_t pid)
 {
@@ -627,6 +670,18 @@ static void render_user_frame(struct report *rp, struct sbuf *b, const struct us
 	}
 }
 
+/* Which frames of user stack @st show (report_python.h), in a buffer
+ * reused from stack to stack; NULL when out of memory */
+static const uint8_t *py_keep(struct report *rp, const struct ustack_trace_stack *st, uint32_t pid)
+{
+	uint32_t npy;
+
+	if (cli_grow((void **)&rp->py_keep, &rp->py_keep_cap, st->nr))
+		return NULL;
+	report_py__select(&rp->py, st, pid, rp->py_keep, &npy);
+	return rp->py_keep;
+}
+
 /* Text of stack (kind, id) in the current format, rendered at first use;
  * user stacks of a process with a JIT map render apart (same id, other
  * names for its JIT frames). */
@@ -636,6 +691,7 @@ static const struct rendered *rendered_stack(struct report *rp, uint32_t kind, u
 	struct ustack_trace_stack st;
 	struct sbuf b = { 0 };
 	struct rendered *rd;
+	const uint8_t *keep = NULL;
 	int isnew, folded = rp->fmt == FMT_FOLDED;
 	uint64_t jit = kind == USTACK_TRACE_USTACK ? ustack_jitsyms__map_index(rp->jit, pid) : 0;
 	uint64_t *slot = ustack_u64map__slot(rp->rendered_idx, jit << 33 | stack_key(kind, id),
@@ -660,12 +716,20 @@ static const struct rendered *rendered_stack(struct report *rp, uint32_t kind, u
 		rp->rend = np;
 		rp->rend_cap = ncap;
 	}
-	for (uint32_t k = 0; k < st.nr; k++) {
+	if (kind == USTACK_TRACE_USTACK && rp->fmt != FMT_RAW && st.nr &&
+	    !(keep = py_keep(rp, &st, pid))) {
+		rp->oom = 1;
+		return NULL;
+	}
+	for (uint32_t k = 0, shown = 0; k < st.nr; k++) {
 		/* folded stacks go root first; the trace stores innermost first */
 		uint32_t i = folded ? st.nr - 1 - k : k;
 
-		if (folded && k)
+		if (keep && !keep[i])
+			continue;
+		if (folded && shown)
 			sb_add(&b, ";", 1);
+		shown++;
 		if (kind == USTACK_TRACE_KSTACK) {
 			if (rp->fmt == FMT_RAW)
 				sb_printf(&b, " => <0x%016" PRIx64 ">\n", st.ips[i]);
@@ -677,6 +741,8 @@ static const struct rendered *rendered_stack(struct report *rp, uint32_t kind, u
 			if (rp->fmt == FMT_RAW)
 				sb_printf(&b, " => <%016" PRIx64 "> : 0x%" PRIx64 "\n", f->offset,
 					  f->file_id);
+			else if (report_py__is_py(&rp->py, f))
+				render_py_frame(rp, &b, f, folded);
 			else
 				render_user_frame(rp, &b, f, folded, pid);
 		}
@@ -1284,8 +1350,12 @@ static void stats_symbol_sources(struct report *rp)
 		free(ids);
 		return;
 	}
-	for (size_t it = 0; k < n && ustack_u64map__next(rp->file_ids, &it, &id, &v);)
-		ids[k++] = id;
+	for (size_t it = 0; k < n && ustack_u64map__next(rp->file_ids, &it, &id, &v);) {
+		struct ustack_trace_frame f = { .file_id = id };
+
+		if (!report_py__is_py(&rp->py, &f)) /* no file: "python frames" says what */
+			ids[k++] = id;
+	}
 	qsort(ids, k, sizeof(*ids), cmp_u64);
 	for (size_t i = 0; i < k; i++) {
 		const char *from = NULL;
@@ -1398,6 +1468,40 @@ static void stats_weights(struct report *rp)
 	free(ids);
 }
 
+/* --stats: a new distinct user stack's Python frames, those of a function
+ * no PYFUNC read so far names (the PYFUNC may come later: counted again at
+ * the end), and the -X perf trampolines beside them */
+static void stats_py_stack(struct report *rp, const struct ustack_trace_stack *st)
+{
+	uint32_t npy = 0;
+
+	for (uint32_t i = 0; i < st->nr; i++)
+		npy += report_py__is_py(&rp->py, &st->frames[i]);
+	if (!npy)
+		return;
+	rp->py_stacks++;
+	rp->py_frames += npy;
+	if (ustack_u64map__put(rp->py_stack_ids, st->id, 1))
+		rp->oom = 1;
+	for (uint32_t i = 0; i < st->nr; i++)
+		if (report_py__is_py(&rp->py, &st->frames[i]) &&
+		    !ustack_u64map__get(rp->py_stack_ids,
+					1ull << 63 | ustack_trace_py_offset_func(st->frames[i].offset),
+					NULL))
+			rp->py_unknown++;
+}
+
+static void stats_python(struct report *rp)
+{
+	FILE *o = rp->out;
+
+	fprintf(o, "python functions: %zu\n", ustack_u64map__count(rp->py_stack_ids) - rp->py_stacks);
+	fprintf(o, "python frames: %" PRIu64 " in %" PRIu64 " distinct user stacks (%" PRIu64
+		   " of a function not defined before its stack)\n", rp->py_frames, rp->py_stacks,
+		rp->py_unknown);
+	fprintf(o, "user stacks with python frames: %" PRIu64 "\n", rp->py_events);
+}
+
 static void stats_finish(struct report *rp, uint64_t file_size, int damaged)
 {
 	FILE *o = rp->out;
@@ -1440,6 +1544,7 @@ static void stats_finish(struct report *rp, uint64_t file_size, int damaged)
 	stats_symbol_sources(rp);
 	stats_contents(rp);
 	fprintf(o, "jit symbols: %" PRIu64 "\n", rp->jitsyms);
+	stats_python(rp);
 	fprintf(o, "lost records: %" PRIu64 " (in %" PRIu64 " LOST records)\n", rp->lost,
 		rp->lost_records);
 	fprintf(o, "events with user stack: %" PRIu64 "\n", rp->stitched[USTACK_TRACE_STITCH_OK]);
@@ -1525,8 +1630,11 @@ static void handle_record(struct report *rp, const struct ustack_trace_record *r
 	case USTACK_TRACE_FILE_MAP:
 		rp->def_bytes += rec->size;
 		rp->file_maps++;
+		/* a Python file id's frames are named from PYFUNCs, never from
+		 * a file the symbolizer would look for under its path */
 		if (!ustack_u64map__slot(rp->file_ids, rec->file_map.file_id, NULL) ||
-		    (rp->sym && ustack_symbolizer__add_file(rp->sym, &rec->file_map) == -ENOMEM))
+		    (rp->sym && rec->file_map.kind != USTACK_TRACE_FILE_KIND_PYTHON &&
+		     ustack_symbolizer__add_file(rp->sym, &rec->file_map) == -ENOMEM))
 			rp->oom = 1;
 		break;
 	case USTACK_TRACE_FILE_CONTENT:
@@ -1542,6 +1650,13 @@ static void handle_record(struct report *rp, const struct ustack_trace_record *r
 		else if (isnew)
 			rec->stack.kind == USTACK_TRACE_KSTACK ? rp->kstacks_distinct++
 							       : rp->ustacks_distinct++;
+		if (v && isnew && rp->want_stats && rec->stack.kind == USTACK_TRACE_USTACK)
+			stats_py_stack(rp, &rec->stack);
+		break;
+	case USTACK_TRACE_PYFUNC:
+		rp->def_bytes += rec->size;
+		if (rp->want_stats && ustack_u64map__put(rp->py_stack_ids, 1ull << 63 | rec->pyfunc.id, 1))
+			rp->oom = 1;
 		break;
 	case USTACK_TRACE_JITSYM:
 		rp->jitsyms++;
@@ -1573,6 +1688,9 @@ static void handle_record(struct report *rp, const struct ustack_trace_record *r
 		rp->stops[rec->user_stack.stop_reason < 8 ? rec->user_stack.stop_reason : 8]++;
 		rp->user_stack_bytes += rec->size;
 		note_time(rp, rec->user_stack.time);
+		if (rp->want_stats && rec->user_stack.stack_id != USTACK_TRACE_NO_STACK &&
+		    ustack_u64map__get(rp->py_stack_ids, rec->user_stack.stack_id, NULL))
+			rp->py_events++;
 		if (rec->user_stack.stack_id != USTACK_TRACE_NO_STACK &&
 		    (v = ustack_u64map__slot(rp->stack_refs,
 					      stack_key(USTACK_TRACE_USTACK, rec->user_stack.stack_id),
@@ -1684,6 +1802,8 @@ static void usage(FILE *f)
 		"      --inline         folded: inlined functions as frames of their own\n"
 		"      --srcline        folded: 'func file.c:LINE' frames (source file base name)\n"
 		"      --annotate       folded: inlined frames end in '_[i]' (FlameGraph's mark)\n"
+		"      --python-only    of a stack that holds Python frames, those alone (a\n"
+		"                       stack without any shows its native frames)\n"
 		"      --debug-dir DIR  separate debug files (default /usr/lib/debug)\n"
 		"      --archive FILE   the trace's archive ('ustack archive'; default: FILE.archive\n"
 		"                       beside the trace, when there is one)\n"
@@ -1697,6 +1817,11 @@ static void usage(FILE *f)
 		"\n"
 		"Frames in JIT code are named from the perf maps (/tmp/perf-PID.map) the\n"
 		"recorder copied into the trace, marked [jit] (folded: NAME_[j]).\n"
+		"\n"
+		"Python frames (CPython 3.11-3.13, recorded with their functions) show\n"
+		"above the interpreter frame that runs them: ' => py  QUALNAME (FILE:LINE)'\n"
+		"(folded: 'py::QUALNAME (BASE:LINE)'); in a stack that holds them, the\n"
+		"'py::' trampolines of python -X perf are dropped (the same functions).\n"
 		"\n"
 		"A damaged file is printed up to the damage, then an error naming the byte\n"
 		"offset is printed and the exit status is 1.\n", report_lookup_usage);
@@ -1964,6 +2089,8 @@ int report_run(int argc, char **argv, struct report_result *res)
 			rp.srcline = 1;
 		} else if (!strcmp(a, "--annotate")) {
 			rp.annotate = 1;
+		} else if (!strcmp(a, "--python-only")) {
+			rp.py.python_only = 1;
 		} else if ((k = report_lookup__option(&rp.lk, "report", argc, argv, &i))) {
 			if (k < 0)
 				return 2;
@@ -1973,6 +2100,15 @@ int report_run(int argc, char **argv, struct report_result *res)
 		}
 	}
 
+	/* the formats that name no frame have no Python frames to keep */
+	if (rp.py.python_only && (rp.want_stats || rp.fmt == FMT_RAW || rp.fmt == FMT_STACKMAP ||
+				  rp.fmt == FMT_STACKMAP_BIN)) {
+		cli_error("report: --python-only is for the formats that name frames (text, folded, "
+			  "speedscope, perf-script, pprof), not %s",
+			  rp.want_stats ? "--stats" : rp.fmt == FMT_RAW ? "raw" : "the stack maps");
+		status = 2;
+		goto out;
+	}
 	if (check_weight_opts(&rp) || check_view_opts(&rp)) {
 		status = 2;
 		goto out;
@@ -2048,10 +2184,16 @@ int report_run(int argc, char **argv, struct report_result *res)
 		nj = rp.jit ? ustack_jitsyms__load_trace(rp.jit, rp.in_path) : -ENOMEM;
 		if (nj == -ENOMEM)
 			rp.oom = 1;
+		if (report_py__load(&rp.py, rp.in_path) == -ENOMEM)
+			rp.oom = 1;
 	}
+	rp.py.r = rp.r;
+	rp.py.jit = rp.jit;
+	if (!(rp.py_stack_ids = ustack_u64map__new()))
+		rp.oom = 1;
 	if (rp.fmt == FMT_PPROF && !rp.want_stats && rp.sym) {
 		struct report_pprof_opts po = {
-			.r = rp.r, .sym = rp.sym, .jit = rp.jit, .in_path = rp.in_path,
+			.r = rp.r, .sym = rp.sym, .jit = rp.jit, .py = &rp.py, .in_path = rp.in_path,
 			.demangle = !no_demangle,
 			.lines = !(so.flags & USTACK_SYMBOLIZER_NO_LINES), .wall = rp.wall,
 			.alloc = rp.alloc,
@@ -2089,8 +2231,10 @@ int report_run(int argc, char **argv, struct report_result *res)
 		status = 1;
 		goto out;
 	}
-	if (rp.viewer)
+	if (rp.viewer) {
 		cli_report_viewer__set_wall(rp.viewer, rp.wall);
+		cli_report_viewer__set_python(rp.viewer, &rp.py);
+	}
 
 	/* a progress line only where it does not mix with the output */
 	pg.mode = progress_opt == 2 ? 2
@@ -2203,6 +2347,9 @@ out:
 	cli_report_viewer__free(rp.viewer);
 	report_pprof__free(rp.pprof);
 	ustack_jitsyms__free(rp.jit);
+	report_py__close(&rp.py);
+	ustack_u64map__free(rp.py_stack_ids);
+	free(rp.py_keep);
 	free(rp.line.p);
 	/* the symbolizer is left to the exit, but what it read is kept */
 	ustack_symbolizer__save_line_caches(rp.sym);

@@ -117,6 +117,8 @@ int cli_perfscript__add_stack(struct cli_perfscript *p, uint64_t key,
 			continue;
 		fprintf(m, "\t%16" PRIx64 " ", f->addr);
 		if (f->name) {
+			if (f->python)
+				fputs("py::", m);
 			put_name(m, f->name);
 			if (f->has_off)
 				fprintf(m, "+0x%" PRIx64, f->sym_off);

@@ -466,6 +466,20 @@ uint64_t pprof__location_find(struct pprof *p, uint64_t k1, uint64_t k2)
 	}
 }
 
+uint64_t pprof__py_location(struct pprof *p, const char *name, const char *file,
+			    int64_t start_line, uint32_t line)
+{
+	struct pprof_line l = { .line = line };
+	uint64_t loc;
+
+	l.function_id = pprof__function(p, name, name, file ? file : "", start_line);
+	if (!l.function_id)
+		return 0;
+	/* bit 63: no native key (an address, a file id) has it */
+	loc = pprof__location_find(p, 1ull << 63 | l.function_id, line);
+	return loc ? loc : pprof__location_add(p, 1ull << 63 | l.function_id, line, 0, 0, &l, 1);
+}
+
 uint64_t pprof__location_add(struct pprof *p, uint64_t k1, uint64_t k2, uint64_t mapping_id,
 			     uint64_t address, const struct pprof_line *lines, size_t nlines)
 {

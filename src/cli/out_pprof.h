@@ -96,6 +96,12 @@ uint64_t pprof__location_find(struct pprof *p, uint64_t k1, uint64_t k2);
  * functions were inlined at @address); @return its id, 0 on no memory */
 uint64_t pprof__location_add(struct pprof *p, uint64_t k1, uint64_t k2, uint64_t mapping_id,
 			     uint64_t address, const struct pprof_line *lines, size_t nlines);
+/* The location of a Python frame (snapshot's and report's alike): no
+ * mapping, no address, one line of the function (@name, @file,
+ * @start_line), keyed apart from native locations by that function and
+ * @line. Its id, 0 on no memory */
+uint64_t pprof__py_location(struct pprof *p, const char *name, const char *file,
+			    int64_t start_line, uint32_t line);
 /*
  * The values of the sample with these locations (leaf first) and labels,
  * created (zeroed) at first use: the caller adds to them. Samples with the
@@ -115,10 +121,13 @@ int pprof__write(struct pprof *p, FILE *f);
 struct report_pprof;
 struct report_alloc;
 
+struct report_py;
+
 struct report_pprof_opts {
 	struct ustack_trace_reader *r;
 	struct ustack_symbolizer *sym; /* opened with USTACK_SYMBOLIZER_NO_DEMANGLE */
 	struct ustack_jitsyms *jit;    /* or NULL */
+	struct report_py *py;          /* Python frames (report_python.h), or NULL */
 	int demangle;                  /* Function.name demangled (system_name never) */
 	int lines;                     /* DWARF lines read (no --no-lines) */
 	const char *in_path;

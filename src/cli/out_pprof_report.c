@@ -30,6 +30,7 @@
 #include "cli/out_pprof.h"
 #include "cli/report_alloc.h"
 #include "cli/report_weight.h"
+#include "cli/report_python.h"
 
 #define MAX_CHAIN 64
 #define SYNTH_BASE (1ull << 47)
@@ -50,6 +51,8 @@ struct row_key {
 struct report_pprof {
 	struct report_pprof_opts o;
 	struct pprof *pp;
+	uint8_t *keep; /* report_py__select()'s, one stack */
+	size_t keep_cap;
 	/* rows: distinct row_key, numbered; counts by row << 32 | event id */
 	struct row_key *rows;
 	size_t nrows, rows_cap;
@@ -107,6 +110,7 @@ void report_pprof__free(struct report_pprof *rp)
 		if (v != k)
 			free((void *)(uintptr_t)v);
 	ustack_u64map__free(rp->demangled);
+	free(rp->keep);
 	ustack_u64map__free(rp->row_idx);
 	ustack_u64map__free(rp->counts);
 	ustack_u64map__free(rp->weights);
@@ -406,6 +410,43 @@ static uint64_t user_location(struct report_pprof *rp, const struct ustack_trace
 	}
 	return pprof__location_add(rp->pp, f->file_id, look, map, map ? base + look : look, lines,
 				   (size_t)n);
+}
+
+/* A Python frame's location: its function (qualname, file, first line),
+ * one line, no mapping (out_pprof.c, as snapshot's) */
+static uint64_t py_location(struct report_pprof *rp, const struct ustack_trace_frame *f)
+{
+	struct ustack_trace_pyfunc pf;
+
+	if (report_py__func(rp->o.py, f, &pf))
+		/* no PYFUNC of its id: an unknown function, not another */
+		return pprof__py_location(rp->pp, "??", "[python]", 0, 0);
+	return pprof__py_location(rp->pp, pf.name, pf.file, pf.first_line,
+				  ustack_trace_py_offset_line(f->offset));
+}
+
+/* The locations of user stack @st from @locs[n] on (the frames that show:
+ * report_python.h); the new count */
+static size_t user_locations(struct report_pprof *rp, const struct ustack_trace_stack *st,
+			     uint32_t pid, uint64_t *locs, size_t n)
+{
+	uint32_t npy = 0;
+
+	if (rp->o.py && st->nr) {
+		if (cli_grow((void **)&rp->keep, &rp->keep_cap, st->nr)) {
+			rp->oom = 1;
+			return n;
+		}
+		report_py__select(rp->o.py, st, pid, rp->keep, &npy);
+	}
+	for (uint32_t i = 0; i < st->nr; i++) {
+		if (npy && !rp->keep[i])
+			continue;
+		locs[n++] = npy && report_py__is_py(rp->o.py, &st->frames[i])
+				    ? py_location(rp, &st->frames[i])
+				    : user_location(rp, &st->frames[i], pid);
+	}
+	return n;
 }
 
 /* ---- the profile ---------------------------------------------------------------- */
@@ -746,8 +787,7 @@ int report_pprof__write(struct report_pprof *rp, FILE *out,
 		}
 		if (nu) {
 			ustack_trace_reader__stack(rp->o.r, USTACK_TRACE_USTACK, rk->uid, &st);
-			for (uint32_t i = 0; i < nu; i++)
-				locs[n++] = user_location(rp, &st.frames[i], rk->pid);
+			n = user_locations(rp, &st, rk->pid, locs, n);
 		}
 		for (size_t i = 0; i < n; i++)
 			if (!locs[i])

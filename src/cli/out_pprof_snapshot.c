@@ -109,15 +109,7 @@ static uint64_t vma_mapping(struct snapshot_pprof *sp, uint64_t addr)
  * from the native locations (keyed by address under 0) */
 static uint64_t py_location(struct snapshot_pprof *sp, const struct ustack_snapshot_pyframe *pf)
 {
-	struct pprof_line l = { .line = pf->line };
-	uint64_t loc;
-
-	l.function_id = pprof__function(sp->pp, pf->func, pf->func, pf->file ? pf->file : "", 0);
-	if (!l.function_id)
-		return 0;
-	loc = pprof__location_find(sp->pp, 1ull << 63 | l.function_id, pf->line);
-	return loc ? loc : pprof__location_add(sp->pp, 1ull << 63 | l.function_id, pf->line, 0, 0,
-					       &l, 1);
+	return pprof__py_location(sp->pp, pf->func, pf->file, 0, pf->line);
 }
 
 /* @t's locations innermost first: the Python frames before the native

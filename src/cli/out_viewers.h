@@ -27,6 +27,9 @@ struct cli_frame {
 	uint64_t addr;     /* link-time address when known, else file offset / kernel ip */
 	uint64_t sym_off;  /* pc - function start (has_off) */
 	unsigned kernel : 1, inlined : 1, jit : 1, has_off : 1;
+	/* a Python function (name co_qualname, file co_filename): perf-script
+	 * prints it "py::NAME" in its file, as perf shows python -X perf's */
+	unsigned python : 1;
 };
 
 /* ---- speedscope (out_speedscope.c) ---- */
@@ -93,6 +96,10 @@ void cli_report_viewer__free(struct cli_report_viewer *v);
  * of all its events, perf-script one event kind for stackcollapse-perf.pl
  * to sum. Before the first event. */
 void cli_report_viewer__set_wall(struct cli_report_viewer *v, int wall);
+/* Python frames named from @py (report_python.h; borrowed), its rules for
+ * which frames show. Before the first event. */
+struct report_py;
+void cli_report_viewer__set_python(struct cli_report_viewer *v, struct report_py *py);
 /* One stitched event of thread name @comm. 0 or -ENOMEM */
 int cli_report_viewer__event(struct cli_report_viewer *v, const struct ustack_trace_stitched *s,
 			     const char *comm);

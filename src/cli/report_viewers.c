@@ -25,6 +25,7 @@
 #include "cli/cli.h"
 #include "cli/out_viewers.h"
 #include "cli/report_weight.h"
+#include "cli/report_python.h"
 
 #define MAX_CHAIN 64
 
@@ -49,6 +50,9 @@ struct cli_report_viewer {
 	struct ev_info ev[256];
 	int wall;
 	char jit_path[64];
+	struct report_py *py; /* or NULL */
+	uint8_t *keep;        /* report_py__select()'s, one stack */
+	size_t keep_cap;
 };
 
 struct cli_report_viewer *cli_report_viewer__new(enum cli_viewer_format fmt,
@@ -86,6 +90,7 @@ void cli_report_viewer__free(struct cli_report_viewer *v)
 	cli_speedscope__free(v->ss);
 	cli_perfscript__free(v->ps);
 	ustack_u64map__free(v->uview);
+	free(v->keep);
 	free(v->fr);
 	free(v);
 }
@@ -133,18 +138,58 @@ static int kernel_frames(struct cli_report_viewer *v, uint32_t id)
 	return 0;
 }
 
+void cli_report_viewer__set_python(struct cli_report_viewer *v, struct report_py *py)
+{
+	v->py = py;
+}
+
+/* A Python frame: its function with file and line, no address or dso */
+static int py_frame(struct cli_report_viewer *v, const struct ustack_trace_frame *tf)
+{
+	struct ustack_trace_pyfunc pf;
+	struct cli_frame *f = new_frame(v);
+
+	if (!f)
+		return -ENOMEM;
+	f->python = 1;
+	if (report_py__func(v->py, tf, &pf)) {
+		f->name = "??"; /* no PYFUNC of its id: unknown, not another */
+		f->dso = "[python]";
+		return 0;
+	}
+	f->name = pf.name;
+	f->file = pf.file;
+	f->dso = pf.file;
+	f->line = ustack_trace_py_offset_line(tf->offset);
+	return 0;
+}
+
 static int user_frames(struct cli_report_viewer *v, uint32_t id, uint32_t pid)
 {
 	struct ustack_trace_stack st;
 	struct ustack_sym chain[MAX_CHAIN];
+	uint32_t npy = 0;
 
 	if (id == USTACK_TRACE_NO_STACK || ustack_trace_reader__stack(v->r, USTACK_TRACE_USTACK, id, &st))
 		return 0;
+	if (v->py && st.nr) {
+		if (cli_grow((void **)&v->keep, &v->keep_cap, st.nr))
+			return -ENOMEM;
+		report_py__select(v->py, &st, pid, v->keep, &npy);
+	}
 	for (uint32_t i = 0; i < st.nr; i++) {
 		const struct ustack_trace_frame *tf = &st.frames[i];
 		const struct ustack_perfmap_entry *je;
 		struct cli_frame *f;
 		int n;
+
+		if (npy && !v->keep[i])
+			continue;
+		if (npy && report_py__is_py(v->py, tf)) {
+			if (py_frame(v, tf))
+				return -ENOMEM;
+			continue;
+		}
 
 		if (!tf->file_id && v->jit &&
 		    (je = ustack_jitsyms__lookup(v->jit, pid,

@@ -4,7 +4,7 @@
  * a script: a prelude (writer options, HEADER fields, the stacks, file maps
  * and kernel symbols the writer's callbacks hand out) and then writer calls
  * (event descriptions, threads, events, user stacks, lost records, explicit
- * KSYMs, chunk flushes). The trace goes to a memfd and is read back (from
+ * KSYMs, chunk flushes, PYFUNCs). The trace goes to a memfd and is read back (from
  * memory or through the fd path). Any difference from what was written
  * aborts:
  *  - every call's return value is the one the model predicts (-EINVAL for
@@ -325,7 +325,7 @@ static void run_op(struct ustack_trace_writer *w, struct in *in)
 	int ret, want = 0;
 
 	memset(&r, 0, sizeof(r));
-	switch (u8(in) % 8) {
+	switch (u8(in) % 9) {
 	case 0: { /* event description */
 		struct ustack_trace_event_desc *d = &r.event_desc;
 		struct mdesc *m;
@@ -455,6 +455,27 @@ static void run_op(struct ustack_trace_writer *w, struct in *in)
 		if (ustack_trace_writer__flush(w))
 			abort();
 		return;
+	case 8: { /* Python function (1.5): its fields follow from its id, so
+		   * that the same id written twice agrees, as the format wants */
+		static const char *const names[] = { "f", "Walker.step", "<lambda>" };
+		struct ustack_trace_pyfunc *f = &r.pyfunc;
+		uint8_t b = u8(in) % 6;
+
+		/* 0 and 2^40: refused ids; 3: refused, an empty name */
+		f->id = b == 5 ? UINT64_C(1) << 40 : b == 4 ? (UINT64_C(1) << 40) - 1 : b;
+		f->pid = (uint32_t)(f->id * 100003);
+		f->first_line = (uint32_t)(f->id % 100000 * 1000 + 7);
+		f->name = b == 3 ? "" : names[f->id % 3];
+		f->file = "/srv/a.py";
+		want = !f->id || f->id >> 40 || !*f->name ? -EINVAL : 0;
+		if (ustack_trace_writer__add_pyfunc(w, f) != want)
+			abort();
+		if (want)
+			return;
+		r.type = USTACK_TRACE_PYFUNC;
+		log_rec(&r);
+		return;
+	}
 	default: {
 		struct ustack_trace_stats st;
 
@@ -569,6 +590,10 @@ static int same_primary(const struct ustack_trace_record *a, const struct ustack
 		return same_ksym(&a->ksym, &b->ksym);
 	case USTACK_TRACE_END:
 		return !memcmp(&a->end, &b->end, sizeof(a->end));
+	case USTACK_TRACE_PYFUNC:
+		return a->pyfunc.id == b->pyfunc.id && a->pyfunc.pid == b->pyfunc.pid &&
+		       a->pyfunc.first_line == b->pyfunc.first_line &&
+		       str_eq(a->pyfunc.name, b->pyfunc.name) && str_eq(a->pyfunc.file, b->pyfunc.file);
 	}
 	return 0;
 }
@@ -840,7 +865,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct in in = { data, size, 0 };
 	struct ustack_trace_writer_opts wo = { .sz = sizeof(wo), .get_stack = get_stack,
 					       .get_file_map = get_file_map };
-	struct ustack_trace_reader_opts ro = { .sz = sizeof(ro) };
+	/* every type, PYFUNC included */
+	struct ustack_trace_reader_opts ro = { .sz = sizeof(ro),
+					       .max_type = USTACK_TRACE_RECORD_TYPE_MAX };
 	struct ustack_trace_record hrec;
 	struct ustack_trace_header *h = &hrec.header;
 	struct ustack_trace_writer *w;

@@ -13,7 +13,7 @@ import sys
 NSTACKS, NFILES, NKSYMS, MAXF = 8, 7, 4, 24
 NO_STACK = 8          # pick_stack() index meaning "no stack"
 EV = {0: 0, 1: 1, 2: 2, 3: 3, 7: 4, 100: 5}  # event id -> index in event_ids[]
-OP_DESC, OP_THREAD, OP_EVENT, OP_USTACK, OP_LOST, OP_KSYM, OP_FLUSH, OP_STATS = range(8)
+OP_DESC, OP_THREAD, OP_EVENT, OP_USTACK, OP_LOST, OP_KSYM, OP_FLUSH, OP_STATS, OP_PYFUNC = range(9)
 
 
 def num(v):
@@ -168,6 +168,12 @@ def main():
         event(t + 6, 5, 5, 0, 1, cookie=4) + lost(t + 7, 1, 0xffffffff, 1) + \
         user_stack(t + 8, 5, 5, 0, 0, 4, stack=0) + event(t + 9, 5, 7, 0, 1, cookie=5) + \
         event(t + 9, 5, 7, 0, 1) + event(2, 5, 8, 0, 1, cookie=6)
+    # Python functions (1.5): ids 1..4 (2^40-1 as 4), one twice, and the
+    # refused ones: id 0, 2^40, an empty name (id 3)
+    scripts["pyfunc"] = prelude(ustacks=USTACKS, files=FILES) + desc(0, "cpu-clock") + \
+        b"".join(bytes([OP_PYFUNC, k]) for k in (1, 2, 1, 4, 0, 5, 3)) + \
+        event(t, 5, 5, 0, 0, cookie=1) + user_stack(t + 1, 5, 5, 0, 0, 1, stack=0) + \
+        bytes([OP_FLUSH, OP_PYFUNC, 2, OP_STATS])
     for k, v in scripts.items():
         with open(os.path.join(out, k), "wb") as f:
             f.write(v)
