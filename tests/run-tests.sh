@@ -115,11 +115,17 @@ explain() {
 	tail -n 40 "$1" | sed 's/^/    | /'
 }
 
-# report NAME: prints an ended test's output and adds up its counts
+# report NAME: prints an ended test's output and adds up its counts; a
+# test without them (its run_one killed) is a failure, never left out
 report() {
-	local p f s
-	cat "$log_dir/$1.out"
-	read -r p f s <"$log_dir/$1.tally"
+	local p=0 f=1 s=0
+	if [ -f "$log_dir/$1.tally" ]; then
+		cat "$log_dir/$1.out"
+		read -r p f s <"$log_dir/$1.tally"
+	else
+		echo "  [$1] FAIL $1: ended without a result (run-tests.sh's job for it was killed)"
+		printf '%-40s %3d passed %3d failed %3d skipped\n' "$1" 0 1 0
+	fi
 	pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
 	[ "$f" -eq 0 ] || failed_names+=("$1")
 }
@@ -192,7 +198,9 @@ while [ -n "$(jobs -pr)" ]; do
 	print_ended
 done
 wait
-print_ended
+for ((; printed < ${#together[@]}; printed++)); do
+	report "${names[${together[$printed]}]}"
+done
 
 # ---- the ALONE tests, one at a time, nothing else running ------------------
 for i in "${alone[@]}"; do
