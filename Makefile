@@ -130,10 +130,24 @@ $(CHECK)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(CHECK)/libustack.a
 
 check-build: deps $(CHECK)/ustack $(CHECK)/libustack.a $(UNIT_BINS) $(FUZZ_REPLAY) all
 
+# make check and check-build compile on every CPU unless told otherwise
+# (-j N, -j1): two builds of every source (ASan and release) and a program
+# per test take minutes one at a time.
+ifneq ($(filter check check-build,$(MAKECMDGOALS)),)
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+endif
+endif
+
 # ONLY=REGEX: only the tests whose name matches; passed as written ($(value):
-# make would expand "$|" in "^a$|^b$" as one of its own variables)
+# make would expand "$|" in "^a$|^b$" as one of its own variables).
+# JOBS=N: tests run at once (default: the CPUs; tests/run-tests.sh).
+# The tests get make's MAKEFLAGS without -j and the jobserver: a test that
+# runs make (install, abi_exports) would otherwise get "jobserver
+# unavailable" warnings in the output it reads.
 check: check-build
-	@ONLY='$(value ONLY)' CHECK_DIR=$(CHECK) CC=$(CC) GSFRAME="$(GSFRAME)" SAN_FLAGS="$(SAN_FLAGS)" \
+	@MAKEFLAGS='$(filter-out -j% --jobserver%,$(MAKEFLAGS))' \
+	    ONLY='$(value ONLY)' JOBS='$(JOBS)' CHECK_DIR=$(CHECK) CC=$(CC) GSFRAME="$(GSFRAME)" SAN_FLAGS="$(SAN_FLAGS)" \
 	    BASE_CFLAGS="$(BASE_CFLAGS)" LIB_LDLIBS="$(LIB_LDLIBS) $(SAN_LDLIBS)" \
 	    bash tests/run-tests.sh
 

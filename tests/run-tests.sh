@@ -17,25 +17,63 @@
 # TEST_TIMEOUT (seconds, default 900) ends a test that hangs; it is no
 # speed bound: a loaded machine makes the slowest tests (record_bpf_shapes:
 # 238 s seen under load) several times slower.
+#
+# JOBS (default: the number of CPUs, nproc) tests run at once; JOBS=1 runs
+# them one after the other. A test's output is held until it ends and is
+# printed whole, in the order of the list below, as soon as it and every
+# test before it ended: the same output, in the same order, for any JOBS
+# (only the seconds differ). The tests of ALONE run after the others, one
+# at a time, with nothing else of make check running, because they compete
+# with other tests for something other than a CPU share (docs/TESTING.md):
+ALONE=(
+	# changes the sysctl kernel.perf_event_paranoid (to 2, then back) for
+	# its "no permission" case: a test starting meanwhile reads the other value
+	record_errors
+	# record the whole machine (-a): every process of the other tests is
+	# recorded and named too (their hostile names, a million-line JIT map,
+	# binaries deleted as they exit), and the checks count what they saw
+	record_whole_machine # a busy loop's events and a 0.9..120 s wall time
+	record_bpf_more      # -a -e syscalls:sys_enter_getppid: counts system-wide
+	record_scale         # -a over 10,000 children, peak RSS and time bounds
+	container_names      # record -a -d 3, then names every libc frame it saw
+	# need a CPU of their own for what they bound
+	record_storm     # >= 99% of 80,000 write events, read as fast as they come
+	record_eventloop # no ustack_recorder__read() call over 100 ms
+	# refuses any line on the recorder's stderr, and the recorder says it
+	# waits for its capture of files into the build-ID cache when that
+	# outlasts the recording by 1 s (seen beside test_modrows at load 11)
+	record_bpf_shapes
+	# may npm install speedscope into build/npm, as report_viewers does:
+	# two installs into one directory at once break it
+	names_hostile
+)
 set -u
 : "${ONLY:=}"
 : "${CHECK_DIR:=build/check}"
+: "${JOBS:=$(nproc 2>/dev/null || echo 1)}"
 export CHECK_DIR USTACK="$PWD/$CHECK_DIR/ustack" TOP="$PWD"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+[[ $JOBS =~ ^[1-9][0-9]*$ ]] || { echo "run-tests: JOBS=$JOBS: want a number >= 1" >&2; exit 2; }
 pass=0 fail=0 skip=0
 failed_names=()
 log_dir="$CHECK_DIR/test-logs"
 mkdir -p "$log_dir"
 per_test_timeout=${TEST_TIMEOUT:-900}
 
-run_one() { # name, command...
+# run_one NAME COMMAND...: runs the test into $log_dir/NAME.log and writes
+# what it prints to NAME.out, its counts "P F S" to NAME.tally (written
+# last: its presence says the test ended). Runs in a subshell of its own
+# when tests run at once, so it keeps no state of this shell.
+run_one() {
 	local name=$1; shift
-	[ -z "$ONLY" ] || grep -qE -- "$ONLY" <<<"$name" || return 0
-	local log="$log_dir/$name.log"
-	local t0=$SECONDS
-	timeout -k 10 "$per_test_timeout" "$@" >"$log" 2>&1
-	local rc=$?
+	local log="$log_dir/$name.log" t0=$SECONDS tpid rc
+	timeout -k 10 "$per_test_timeout" "$@" >"$log" 2>&1 </dev/null &
+	tpid=$!
+	# the runner stopped (SIGTERM from its trap below): end the test too
+	trap 'kill -TERM $tpid 2>/dev/null' TERM
+	wait "$tpid"; rc=$?
+	[ "$rc" -le 128 ] || ! kill -0 "$tpid" 2>/dev/null || { wait "$tpid"; rc=$?; }
 	local p f s
 	# a shell error in a test script (an arithmetic syntax error, an
 	# unbound variable, a failed redirection) ends the command it is in:
@@ -55,42 +93,120 @@ run_one() { # name, command...
 			echo "FAIL $name: exited with status $rc (see $log)" >>"$log"
 		fi
 	fi
-	pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
-	grep -E '^(FAIL|SKIP) ' "$log" | sed "s|^|  [$name] |"
-	if [ "$f" -gt 0 ]; then
-		failed_names+=("$name")
-		# FAIL lines before the last 40: each with up to 4 lines before and
-		# 8 after it (PASS/SKIP lines left out), at most 60 lines in all
-		awk -v last=$(($(wc -l <"$log") - 40)) '
-			{ l[NR] = $0 }
-			/^FAIL / && NR <= last { for (i = NR - 4; i <= NR + 8; i++) if (i >= 1 && i <= last) want[i] = 1 }
-			END { for (i = 1; i <= last; i++) if ((i in want) && l[i] !~ /^(PASS|SKIP) /) {
-				if (prev && i > prev + 1) print "..."; print l[i]; prev = i } }' "$log" |
-			head -n 60 | sed 's/^/    | /'
-		echo "    | --- last 40 lines of $log:"
-		tail -n 40 "$log" | sed 's/^/    | /'
-	fi
-	printf '%-40s %3d passed %3d failed %3d skipped  (%ds)\n' "$name" "$p" "$f" "$s" $((SECONDS - t0))
+	{
+		grep -E '^(FAIL|SKIP) ' "$log" | sed "s|^|  [$name] |"
+		[ "$f" -eq 0 ] || explain "$log"
+		printf '%-40s %3d passed %3d failed %3d skipped  (%ds)\n' "$name" "$p" "$f" "$s" $((SECONDS - t0))
+	} >"$log_dir/$name.out"
+	echo "$p $f $s" >"$log_dir/$name.tally"
 }
 
+# explain LOG: FAIL lines before the last 40, each with up to 4 lines
+# before and 8 after it (PASS/SKIP lines left out), at most 60 lines in
+# all, then the last 40 lines
+explain() {
+	awk -v last=$(($(wc -l <"$1") - 40)) '
+		{ l[NR] = $0 }
+		/^FAIL / && NR <= last { for (i = NR - 4; i <= NR + 8; i++) if (i >= 1 && i <= last) want[i] = 1 }
+		END { for (i = 1; i <= last; i++) if ((i in want) && l[i] !~ /^(PASS|SKIP) /) {
+			if (prev && i > prev + 1) print "..."; print l[i]; prev = i } }' "$1" |
+		head -n 60 | sed 's/^/    | /'
+	echo "    | --- last 40 lines of $1:"
+	tail -n 40 "$1" | sed 's/^/    | /'
+}
+
+# report NAME: prints an ended test's output and adds up its counts; a
+# test without them (its run_one killed) is a failure, never left out
+report() {
+	local p=0 f=1 s=0
+	if [ -f "$log_dir/$1.tally" ]; then
+		cat "$log_dir/$1.out"
+		read -r p f s <"$log_dir/$1.tally"
+	else
+		echo "  [$1] FAIL $1: ended without a result (run-tests.sh's job for it was killed)"
+		printf '%-40s %3d passed %3d failed %3d skipped\n' "$1" 0 1 0
+	fi
+	pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
+	[ "$f" -eq 0 ] || failed_names+=("$1")
+}
+
+# ---- the list, in the order of the output -----------------------------------
+names=() cmds=()
+add() { # NAME COMMAND (one string, run by bash -c)
+	[ -z "$ONLY" ] || grep -qE -- "$ONLY" <<<"$1" || return 0
+	names+=("$1"); cmds+=("$2")
+}
 for t in "$CHECK_DIR"/tests/test_*; do
 	[ -x "$t" ] || continue
-	run_one "$(basename "$t")" "$t"
+	add "$(basename "$t")" "exec '$t'"
 done
-
 for z in "$CHECK_DIR"/fuzz/fuzz_*; do
 	[ -x "$z" ] || continue
 	n=$(basename "$z"); corpus="tests/fuzz/corpus/${n#fuzz_}"
 	if [ -d "$corpus" ]; then
-		run_one "$n-corpus" bash -c "'$z' '$corpus' && echo 'PASS $n corpus replay'"
+		add "$n-corpus" "'$z' '$corpus' && echo 'PASS $n corpus replay'"
 	else
-		echo "FAIL $n: no corpus at $corpus"; fail=$((fail + 1))
+		add "$n-corpus" "echo 'FAIL $n: no corpus at $corpus'; exit 1"
 	fi
 done
-
 for s in tests/integration/*.sh; do
 	[ -f "$s" ] || continue
-	run_one "$(basename "$s" .sh)" bash "$s"
+	add "$(basename "$s" .sh)" "exec bash '$s'"
+done
+
+is_alone() { local a; for a in "${ALONE[@]}"; do [ "$a" = "$1" ] && return 0; done; return 1; }
+together=() alone=()
+for i in "${!names[@]}"; do
+	rm -f "$log_dir/${names[$i]}.tally" "$log_dir/${names[$i]}.out"
+	if is_alone "${names[$i]}"; then alone+=("$i"); else together+=("$i"); fi
+done
+
+# Interrupted: the tests running are ended as well (each run_one passes
+# SIGTERM on to its test), not left to run on unseen.
+trap 'kill -TERM $(jobs -pr) 2>/dev/null; exit 130' INT TERM
+
+# ---- the others, JOBS at a time ---------------------------------------------
+# Printed in list order: a test that ended waits until every test before it
+# was printed. Started longest first (SLOW: the tests that took 25 s or more
+# on an idle 2-CPU machine, longest first), then in list order, so that no
+# long test starts last and keeps one CPU busy alone at the end.
+SLOW=(test_modrows report_viewers probe_resolve stack_switch probes_more offcpu
+	alloc snapshot_python)
+printed=0
+print_ended() {
+	while [ "$printed" -lt ${#together[@]} ] &&
+		[ -e "$log_dir/${names[${together[$printed]}]}.tally" ]; do
+		report "${names[${together[$printed]}]}"; printed=$((printed + 1))
+	done
+}
+start_order=()
+for n in "${SLOW[@]}"; do
+	for i in "${together[@]}"; do [ "${names[$i]}" = "$n" ] && start_order+=("$i"); done
+done
+for i in "${together[@]}"; do
+	[[ " ${start_order[*]} " == *" $i "* ]] || start_order+=("$i")
+done
+for i in "${start_order[@]}"; do
+	while [ "$(jobs -pr | wc -l)" -ge "$JOBS" ]; do
+		wait -n
+		print_ended
+	done
+	run_one "${names[$i]}" bash -c "${cmds[$i]}" &
+done
+while [ -n "$(jobs -pr)" ]; do
+	wait -n
+	print_ended
+done
+wait
+for ((; printed < ${#together[@]}; printed++)); do
+	report "${names[${together[$printed]}]}"
+done
+
+# ---- the ALONE tests, one at a time, nothing else running ------------------
+for i in "${alone[@]}"; do
+	run_one "${names[$i]}" bash -c "${cmds[$i]}" &
+	wait $!
+	report "${names[$i]}"
 done
 
 [ ${#failed_names[@]} -gt 0 ] && echo "failed: ${failed_names[*]}"

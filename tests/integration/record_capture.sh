@@ -260,7 +260,12 @@ record_root() {
 	local pid ret
 	chroot "$1" /spin long &
 	pid=$!
-	sleep 0.2
+	# recorded once chroot has become the program (10 s at most)
+	local end=$((SECONDS + 10)) want
+	want=$(realpath "$1")/spin
+	until [ "$(readlink /proc/$pid/exe 2>/dev/null)" = "$want" ] || [ $SECONDS -ge $end ]; do
+		sleep 0.01
+	done
 	record copy "$2" "$3" -d 1 -p "$pid"
 	ret=$?
 	kill "$pid" 2>/dev/null
