@@ -153,18 +153,26 @@ run_version() { # name python [root python-in-root]: with a root, chrooted
 
 py_each_version snapshot_python run_version
 
+# start_waiting DIR PYTHON PROG: PROG (progs/) run by PYTHON with DIR/dump and
+# DIR/fifo, its pid in WPID; 0 once it wrote its dump (its waiting point)
+start_waiting() {
+	mkdir -p "$1"
+	mkfifo "$1/fifo"
+	"$2" "$P/$3" "$1/dump" "$1/fifo" 2>"$1/py.err" &
+	WPID=$!
+	pids+=("$WPID")
+	for _ in $(seq 3000); do [ -e "$1/dump" ] && break; kill -0 "$WPID" 2>/dev/null || break; sleep 0.01; done
+	[ -e "$1/dump" ]
+}
+
 # --- a core dump (gdb's gcore) of the same waiting program ------------------------
 # --python-only of the core: exactly the program's own view; the whole text
 # with every run placed where the eval function has a symbol. Two versions
 # (a table's and a debug_offsets'), each core deleted at once (~80 MB).
 run_core() { # name python
 	local name=$1 py=$2 d=$tmp/core_$1 pid
-	mkdir -p "$d"
-	mkfifo "$d/fifo"
-	"$py" "$P/py_paths.py" "$d/dump" "$d/fifo" 2>"$d/py.err" &
-	pid=$!
-	pids+=("$pid")
-	for _ in $(seq 3000); do [ -e "$d/dump" ] && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.01; done
+	start_waiting "$d" "$py" py_paths.py
+	pid=$WPID
 	if [ ! -e "$d/dump" ] || ! gcore -o "$d/core" "$pid" >"$d/gcore.log" 2>&1 || [ ! -f "$d/core.$pid" ]; then
 		fail "snapshot_python_core_$name" "no core of $py: $(tail -2 "$d/py.err" "$d/gcore.log" 2>/dev/null)"
 		return
@@ -205,12 +213,8 @@ fi
 # sub-interpreter may name another thread); each run placed
 run_subinterp() { # name python
 	local name=$1 py=$2 d=$tmp/sub_$1 pid
-	mkdir -p "$d"
-	mkfifo "$d/fifo"
-	"$py" "$P/py_subinterp.py" "$d/dump" "$d/fifo" 2>"$d/py.err" &
-	pid=$!
-	pids+=("$pid")
-	for _ in $(seq 3000); do [ -e "$d/dump" ] && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.01; done
+	start_waiting "$d" "$py" py_subinterp.py
+	pid=$WPID
 	if [ ! -e "$d/dump" ]; then
 		fail "snapshot_python_subinterp_$name" "$py never reached its waiting point: $(tail -3 "$d/py.err")"
 		return

@@ -33,14 +33,19 @@ def text_threads(path):
     return threads
 
 
-want, got = dump_threads(sys.argv[1]), text_threads(sys.argv[2])
-ok = bool(want)
-for tid, frames in sorted(want.items()):
-    if got.get(tid) != frames:
-        ok = False
-        print("tid %d differs:" % tid)
-        for a, b in zip(frames + [None] * 99, got.get(tid, []) + [None] * 99):
-            if a is None and b is None:
-                break
-            print("  %s %-70s %s" % ("  " if a == b else "!=", a, b))
-sys.exit(0 if ok else 1)
+def main():
+    want, got = dump_threads(sys.argv[1]), text_threads(sys.argv[2])
+    ok = bool(want)
+    for tid, frames in sorted(want.items()):
+        if got.get(tid) != frames:
+            ok = False
+            print("tid %d differs:" % tid)
+            for a, b in zip(frames + [None] * 99, got.get(tid, []) + [None] * 99):
+                if a is None and b is None:
+                    break
+                print("  %s %-70s %s" % ("  " if a == b else "!=", a, b))
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

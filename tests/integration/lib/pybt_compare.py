@@ -6,8 +6,12 @@
 # ("step", "<lambda>"), ustack by co_qualname ("Walker.step",
 # "Walker.step.<locals>.<lambda>"): the qualname's last part is compared.
 # Exit 0 when every thread of either has the same frames in the other.
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from py_dump_compare import text_threads  # noqa: E402
 
 
 def gdb_threads(path):
@@ -24,16 +28,9 @@ def gdb_threads(path):
 
 
 def ustack_threads(path):
-    threads, cur = {}, None
-    for line in open(path, errors="replace"):
-        m = re.match(r"TID (\d+) ", line)
-        if m:
-            cur = threads.setdefault(int(m.group(1)), [])
-            continue
-        m = re.match(r"#\d+ py  (.*) \((.*):(\d+)\)$", line.rstrip("\n"))
-        if m and cur is not None:
-            cur.append((m.group(1).rsplit(".", 1)[-1], m.group(2), int(m.group(3))))
-    return {t: f for t, f in threads.items() if f}
+    # ustack's qualname cut to gdb's co_name
+    return {t: [(q.rsplit(".", 1)[-1], f, n) for q, f, n in fr]
+            for t, fr in text_threads(path).items() if fr}
 
 
 def main():
