@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 #define USTACK_TRACE_VERSION_MAJOR 1
-#define USTACK_TRACE_VERSION_MINOR 4
+#define USTACK_TRACE_VERSION_MINOR 5
 /** Default chunk payload size of the writer. */
 #define USTACK_TRACE_DEF_CHUNK_SIZE (256u * 1024)
 /** Largest chunk payload a reader accepts (and the writer produces). */
@@ -649,6 +649,20 @@ USTACK_API int ustack_trace_reader__file_map(const struct ustack_trace_reader *r
  */
 USTACK_API int ustack_trace_reader__event_desc(const struct ustack_trace_reader *r,
 					       uint32_t id, struct ustack_trace_event_desc *d);
+
+/**
+ * The Python function of PYFUNC @id (since 0.3), from the records read so
+ * far: a Python frame's ustack_trace_py_offset_func(offset). A PYFUNC may
+ * come after the stacks that name it; a reader that needs them all first
+ * reads the file once with ustack_trace_reader__skim() (see
+ * ustack_pyfuncs__load_trace()).
+ * @param r the reader
+ * @param id function id
+ * @param f receives it (strings valid until close)
+ * @return 0, -ENOENT, -EINVAL
+ */
+USTACK_API int ustack_trace_reader__pyfunc(const struct ustack_trace_reader *r, uint64_t id,
+					   struct ustack_trace_pyfunc *f);
 
 /**
  * The kernel symbol holding @ip, from the KSYM records read so far.

@@ -41,6 +41,9 @@ struct rksym {
 	const char *name, *module;
 };
 
+/* The widest PYFUNC id: the rest of a Python frame's offset is its line */
+#define PYFUNC_ID_MAX ((UINT64_C(1) << (64 - USTACK_TRACE_PY_LINE_BITS)) - 1)
+
 struct ustack_trace_reader {
 	const uint8_t *mem;   /* memory input, or NULL for fd */
 	int fd;
@@ -84,6 +87,9 @@ struct ustack_trace_reader {
 	struct ustack_u64map *content_idx;  /* file id -> index in contents */
 	struct ustack_trace_file_content *contents;
 	size_t ncontents, contents_cap;
+	struct ustack_u64map *pyfunc_idx;  /* PYFUNC id -> index in pyfuncs */
+	struct ustack_trace_pyfunc *pyfuncs;
+	size_t npyfuncs, pyfuncs_cap;
 	struct ustack_trace_header header;
 
 	/* per-record scratch */
@@ -197,7 +203,8 @@ static struct ustack_trace_reader *reader_new(const struct ustack_trace_reader_o
 	if (!(r->chunk_stacks = ustack_u64map__new()) || !(r->chunk_files = ustack_u64map__new()) ||
 	    !(r->chunk_descs = ustack_u64map__new()) || !(r->stacks = ustack_u64map__new()) ||
 	    !(r->files = ustack_u64map__new()) || !(r->descs = ustack_u64map__new()) ||
-	    !(r->ksym_idx = ustack_u64map__new()) || !(r->content_idx = ustack_u64map__new())) {
+	    !(r->ksym_idx = ustack_u64map__new()) || !(r->content_idx = ustack_u64map__new()) ||
+	    !(r->pyfunc_idx = ustack_u64map__new())) {
 		ustack_trace_reader__close(r);
 		errno = ENOMEM;
 		return NULL;
@@ -280,6 +287,8 @@ void ustack_trace_reader__close(struct ustack_trace_reader *r)
 	ustack_u64map__free(r->descs);
 	ustack_u64map__free(r->ksym_idx);
 	ustack_u64map__free(r->content_idx);
+	ustack_u64map__free(r->pyfunc_idx);
+	free(r->pyfuncs);
 	free(r->stk);
 	free(r->fms);
 	free(r->dsc);
@@ -751,6 +760,11 @@ static const char *dec_file_map(struct ustack_trace_reader *r, struct trace_cur 
 		return "file id 0";
 	if (!*fm->debuglink)
 		fm->debuglink = NULL;
+	/* a Python frame's offset names a PYFUNC, not a place in a file: a
+	 * build ID or inode here would send a symbolizer to an ELF file */
+	if (fm->kind == USTACK_TRACE_FILE_KIND_PYTHON &&
+	    (fm->build_id_size || fm->inode || fm->dev_major || fm->dev_minor || fm->debuglink))
+		return "Python file map (kind 10) with a build ID, device, inode or debuglink";
 	if (ustack_u64map__get(r->files, fm->file_id, &idx)) {
 		const struct ustack_file_map *o = &r->fms[idx];
 
@@ -841,6 +855,56 @@ static const char *dec_jitsym(struct ustack_trace_reader *r, struct trace_cur *c
 		return "symbol past the end of the address space";
 	if (!*j->name)
 		return "empty name";
+	return NULL;
+}
+
+/* A function is valid for the whole file: the format lets a writer put it
+ * anywhere, even after the stacks that name it. Kept so that a second record of one id is checked
+ * against the first and ustack_trace_reader__pyfunc() can answer. */
+static const char *dec_pyfunc(struct ustack_trace_reader *r, struct trace_cur *c,
+			      struct ustack_trace_record *rec, int *oom)
+{
+	struct ustack_trace_pyfunc *f = &rec->pyfunc;
+	uint64_t idx;
+
+	f->id = trace_get_varint(c);
+	f->pid = trace_get_u32v(c);
+	f->first_line = trace_get_u32v(c);
+	f->name = get_str(r, c, 0, oom);
+	f->file = get_str(r, c, 0, oom);
+	if (c->bad || *oom)
+		return "bad field";
+	if (!f->id || f->id > PYFUNC_ID_MAX)
+		return "id not in 1 .. 2^40-1";
+	if (!*f->name)
+		return "empty name";
+	if (!*f->file)
+		return "empty file";
+	if (ustack_u64map__get(r->pyfunc_idx, f->id, &idx)) {
+		const struct ustack_trace_pyfunc *o = &r->pyfuncs[idx];
+
+		if (o->pid != f->pid || o->first_line != f->first_line || strcmp(o->name, f->name) ||
+		    strcmp(o->file, f->file))
+			return "function id redefined differently";
+		*f = *o;
+		return NULL;
+	}
+	{
+		size_t nn = strlen(f->name) + 1, nf = strlen(f->file) + 1;
+		char *s = arena_alloc(r, nn + nf);
+
+		if (!s || grow((void **)&r->pyfuncs, &r->pyfuncs_cap, r->npyfuncs + 1,
+			       sizeof(*r->pyfuncs)) ||
+		    ustack_u64map__put(r->pyfunc_idx, f->id, r->npyfuncs)) {
+			*oom = 1;
+			return "out of memory";
+		}
+		memcpy(s, f->name, nn);
+		memcpy(s + nn, f->file, nf);
+		f->name = s;
+		f->file = s + nn;
+	}
+	r->pyfuncs[r->npyfuncs++] = *f;
 	return NULL;
 }
 
@@ -1038,6 +1102,7 @@ static int reader_next(struct ustack_trace_reader *r, struct ustack_trace_record
 		case USTACK_TRACE_LOST: why = dec_lost(r, &c, rec); break;
 		case USTACK_TRACE_KSYM: why = dec_ksym(r, &c, rec, &oom); break;
 		case USTACK_TRACE_JITSYM: why = dec_jitsym(r, &c, rec, &oom); break;
+		case USTACK_TRACE_PYFUNC: why = dec_pyfunc(r, &c, rec, &oom); break;
 		case USTACK_TRACE_FILE_CONTENT:
 			why = dec_file_content(r, &c, rec, &oom, &skip);
 			break;
@@ -1094,6 +1159,19 @@ int ustack_trace_reader__file_map(const struct ustack_trace_reader *r, uint64_t 
 	if (!ustack_u64map__get(r->files, file_id, &idx))
 		return -ENOENT;
 	*fm = r->fms[idx];
+	return 0;
+}
+
+int ustack_trace_reader__pyfunc(const struct ustack_trace_reader *r, uint64_t id,
+				struct ustack_trace_pyfunc *f)
+{
+	uint64_t idx;
+
+	if (!r || !f)
+		return -EINVAL;
+	if (!ustack_u64map__get(r->pyfunc_idx, id, &idx))
+		return -ENOENT;
+	*f = r->pyfuncs[idx];
 	return 0;
 }
 

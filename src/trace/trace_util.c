@@ -17,6 +17,7 @@ const char *ustack_trace_record_name(unsigned int type)
 		[USTACK_TRACE_END] = "END",
 		[USTACK_TRACE_JITSYM] = "JITSYM",
 		[USTACK_TRACE_FILE_CONTENT] = "FILE_CONTENT",
+		[USTACK_TRACE_PYFUNC] = "PYFUNC",
 	};
 
 	if (type < sizeof(names) / sizeof(names[0]) && names[type])

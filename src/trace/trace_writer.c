@@ -247,7 +247,7 @@ static int emit(struct ustack_trace_writer *w, uint8_t type, const struct tbuf *
 		break;
 	case USTACK_TRACE_STACK: case USTACK_TRACE_FILE_MAP:
 	case USTACK_TRACE_KSYM: case USTACK_TRACE_EVENT_DESC: case USTACK_TRACE_JITSYM:
-	case USTACK_TRACE_FILE_CONTENT:
+	case USTACK_TRACE_FILE_CONTENT: case USTACK_TRACE_PYFUNC:
 		w->st.def_bytes += w->chunk.len - before;
 		break;
 	}

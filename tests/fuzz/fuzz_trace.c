@@ -66,6 +66,18 @@ static void run(const uint8_t *data, size_t size, uint32_t flags)
 		case USTACK_TRACE_THREAD:
 			sum += strlen(rec.thread.comm);
 			break;
+		case USTACK_TRACE_PYFUNC: {
+			struct ustack_trace_pyfunc pf;
+
+			/* handed out only valid, and known to the lookup as read */
+			if (!rec.pyfunc.id || rec.pyfunc.id >> (64 - USTACK_TRACE_PY_LINE_BITS) ||
+			    !*rec.pyfunc.name || !*rec.pyfunc.file ||
+			    ustack_trace_reader__pyfunc(r, rec.pyfunc.id, &pf) ||
+			    strcmp(pf.name, rec.pyfunc.name) || strcmp(pf.file, rec.pyfunc.file))
+				abort();
+			sum += strlen(pf.name) + strlen(pf.file);
+			break;
+		}
 		case USTACK_TRACE_FILE_CONTENT:
 			/* only SHA-256 is handed out, and only for a defined file */
 			if (rec.file_content.algo != USTACK_TRACE_HASH_SHA256 ||

@@ -1572,6 +1572,66 @@ static void write_file(const char *dir, const char *name, const uint8_t *b, size
 	}
 }
 
+/* Python frames (1.5): a kind-10 FILE_MAP, stacks whose offsets name
+ * PYFUNCs (one before its stack, one after, one repeated, one never
+ * written), beside a native frame. */
+static int py_stack(void *ctx, uint32_t kind, uint32_t id, struct ustack_trace_stack *st)
+{
+	static struct ustack_trace_frame fr[3];
+
+	if (kind != USTACK_TRACE_USTACK || id != 0)
+		return -ENOENT;
+	fr[0] = (struct ustack_trace_frame){ ustack_trace_py_offset(1, 7), 0x99, USTACK_METHOD_REGS,
+					     USTACK_TRACE_FRAME_EXACT_PC };
+	fr[1] = (struct ustack_trace_frame){ ustack_trace_py_offset(2, 0), 0x99, USTACK_METHOD_REGS,
+					     USTACK_TRACE_FRAME_EXACT_PC };
+	fr[2] = (struct ustack_trace_frame){ ustack_trace_py_offset(9, 3), 0x99, USTACK_METHOD_REGS,
+					     USTACK_TRACE_FRAME_EXACT_PC };
+	st->frames = fr;
+	st->nr = 3;
+	return 0;
+}
+
+static int py_file_map(void *ctx, uint64_t id, struct ustack_file_map *fm)
+{
+	if (id != 0x99)
+		return -ENOENT;
+	fm->kind = USTACK_TRACE_FILE_KIND_PYTHON;
+	fm->path = "[python]";
+	return 0;
+}
+
+static int write_python(const char *dir)
+{
+	struct ustack_trace_writer_opts o = { .sz = sizeof(o), .get_stack = py_stack,
+					      .get_file_map = py_file_map };
+	struct ustack_trace_user_stack u = { .time = 2100, .pid = 31, .tid = 31, .cpu = 1,
+					     .cookie = 0x300000001ull, .stack_id = 0 };
+	struct ustack_trace_pyfunc f1 = { 1, 31, 5, "Tree.walk", "/srv/tree.py" };
+	struct ustack_trace_pyfunc f2 = { 2, 31, 0, "<module>", "main.py" };
+	const char *path = tmpfile_path();
+	struct ustack_trace_writer *w = ustack_trace_writer__open(path, &test_hdr, &o);
+	size_t len;
+	uint8_t *buf;
+	int err;
+
+	if (!w)
+		return 1;
+	err = ustack_trace_writer__add_pyfunc(w, &f1);
+	err = err ?: ustack_trace_writer__add_user_stack(w, &u);
+	err = err ?: ustack_trace_writer__add_pyfunc(w, &f2);
+	err = err ?: ustack_trace_writer__add_pyfunc(w, &f1);
+	if (ustack_trace_writer__close(w) || err)
+		return 1;
+	buf = slurp(path, &len);
+	unlink(path);
+	if (!buf)
+		return 1;
+	write_file(dir, "python_frames.ustack", buf, len);
+	free(buf);
+	return 0;
+}
+
 static int gen_corpus(const char *dir)
 {
 	struct fake f = { 0 };
@@ -1589,6 +1649,8 @@ static int gen_corpus(const char *dir)
 	if (!all || !multi)
 		return 1;
 	write_file(dir, "all_types.ustack", all, len);
+	if (write_python(dir))
+		return 1;
 	write_file(dir, "multi_chunk.ustack", multi, mlen);
 	write_file(dir, "truncated_mid_chunk.ustack", multi, mlen / 2);
 	write_file(dir, "header_only.ustack", multi, 32);
@@ -1791,6 +1853,10 @@ static void dump_c(const uint8_t *buf, size_t len, FILE *o)
 				rec.file_content.algo, hex, (unsigned long long)rec.file_content.size);
 			break;
 		}
+		case USTACK_TRACE_PYFUNC:
+			fprintf(o, "PYFUNC %#llx %u %u %s %s\n", (unsigned long long)rec.pyfunc.id,
+				rec.pyfunc.pid, rec.pyfunc.first_line, rec.pyfunc.name, rec.pyfunc.file);
+			break;
 		case USTACK_TRACE_END: {
 			const struct ustack_trace_stats *t = &rec.end;
 
@@ -1971,7 +2037,7 @@ static void test_python_reader_agrees(void)
 	char dir[] = "/tmp/ustack-test-corpus-XXXXXX", cmd[512], p[300];
 	static const char *files[] = {
 		"all_types.ustack", "multi_chunk.ustack", "truncated_mid_chunk.ustack",
-		"header_only.ustack",
+		"header_only.ustack", "python_frames.ustack",
 	};
 	int files_done = 0;
 
@@ -2021,7 +2087,7 @@ static void test_python_reader_agrees(void)
 		files_done++;
 	}
 	rmdir(dir);
-	CHECK_EQ(files_done, 10);
+	CHECK_EQ(files_done, 11);
 }
 
 int main(int argc, char **argv)

@@ -81,6 +81,7 @@ def dump(data):
         return out, 8
     pos, idx, end_seen = hsize, 0, False
     all_files, contents = set(), {}  # FILE_CONTENT: valid for the whole file
+    pyfuncs = {}  # PYFUNC (1.5): valid for the whole file
     while True:
         if pos == len(data):
             return out, (None if end_seen else pos)
@@ -212,6 +213,8 @@ def dump(data):
                         raise Bad("file_map")
                     dmaj, dmin, ino, ms = b.u32(), b.u32(), b.var(), b.var()
                     path, dl, dcrc = b.s(), b.s(), b.u32()
+                    if kind == 10 and (bid or dmaj or dmin or ino or dl):
+                        raise Bad("python file_map")
                     defs["file"].add(fid)
                     all_files.add(fid)
                     out.append("FILE_MAP %s %d %d %d %s %d:%d %d %s %s %s %s" % (
@@ -234,6 +237,13 @@ def dump(data):
                         if len(h) != 32 or contents.setdefault(fid, (h, size)) != (h, size):
                             raise Bad("file_content hash")
                         out.append("FILE_CONTENT %s %d %d %s %d" % (hx(fid), fl, algo, h.hex(), size))
+                elif t == 13:
+                    f = (b.var(), b.u32(), b.u32(), b.s(), b.s())
+                    if not 1 <= f[0] < 1 << 40 or not f[3] or not f[4]:
+                        raise Bad("pyfunc")
+                    if pyfuncs.setdefault(f[0], f) != f:
+                        raise Bad("pyfunc redefined")
+                    out.append("PYFUNC %s %d %d %s %s" % (hx(f[0]), f[1], f[2], f[3], f[4]))
                 # other types: skipped by length
             except Bad:
                 return out, roff
