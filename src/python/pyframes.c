@@ -346,6 +346,14 @@ out:
 	return e;
 }
 
+int ustack_py_path_minor(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	int is_lib;
+
+	return py_name_minor(base ? base + 1 : path, &is_lib);
+}
+
 const char *ustack_py_proc__describe(const struct ustack_py_proc *p)
 {
 	return p->desc;

@@ -92,6 +92,10 @@ struct ustack_py_proc; /* opaque: one process's interpreter, found */
 int ustack_py_proc__find(pid_t pid, const char *root, ustack_py_read_fn read, void *ctx,
 			 struct ustack_py_proc **out, char *err, size_t errlen);
 
+/* The X of a python3.X executable's or libpython3.X.so's path (the names
+ * ustack_py_proc__find() looks for), -1 for any other file */
+int ustack_py_path_minor(const char *path);
+
 /* "CPython 3.11.2 (/usr/bin/python3.11)" for messages and --stats */
 const char *ustack_py_proc__describe(const struct ustack_py_proc *p);
 

@@ -30,6 +30,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -86,6 +87,9 @@ struct rec_bpf {
 	struct pending_load { uint32_t pid; uint64_t start; } *pending;
 	size_t pending_head, nr_pending, cap_pending;
 	int efd; /* readable while pending is not empty */
+	/* readable when a process's next look for CPython is due: the ring
+	 * wakes the reader only when an eighth of it is used */
+	int py_tfd;
 	uint32_t nr_uprobes;     /* r->probes entries of uprobe events (the probes map) */
 	uint64_t probe_attached; /* their links */
 	struct rec_bpf_alloc *alloc; /* record --alloc (backend_bpf_alloc.c) */
@@ -227,7 +231,7 @@ static int bpf_open(struct rec *r, char *err, size_t errlen)
 	}
 	b = r->be_state = calloc(1, sizeof(*b));
 	if (b)
-		b->efd = -1;
+		b->efd = b->py_tfd = -1;
 	if (!b || !(b->stack_of = ustack_u64map__new()) ||
 	    !(b->kstack_of = ustack_u64map__new()) || !(b->entry_of = ustack_u64map__new()) ||
 	    !(b->copy_of = ustack_u64map__new())) {
@@ -243,9 +247,11 @@ static int bpf_open(struct rec *r, char *err, size_t errlen)
 	for (size_t i = 0; i < r->probes.nr; i++)
 		b->nr_uprobes += is_uprobe(r, &r->probes.v[i]);
 	bo.nr_probes = b->nr_uprobes;
-	if (!OPTS_GET(o, no_python, 0) && !(b->py = rec_py__new())) {
-		snprintf(err, errlen, "BPF backend: out of memory");
-		return -ENOMEM;
+	if (!OPTS_GET(o, no_python, 0) &&
+	    (!(b->py = rec_py__new()) ||
+	     (b->py_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)) < 0)) {
+		snprintf(err, errlen, "BPF backend: Python frames: %s", strerror(errno));
+		return -errno;
 	}
 	b->bpf = ustack_bpf__open(&bo, err, errlen);
 	return b->bpf ? 0 : -errno;
@@ -268,6 +274,8 @@ static void bpf_close(struct rec *r)
 	free(b->pending);
 	if (b->efd >= 0)
 		close(b->efd);
+	if (b->py_tfd >= 0)
+		close(b->py_tfd);
 	free(b);
 	r->be_state = NULL;
 }
@@ -582,6 +590,8 @@ static int bpf_start(struct rec *r, pid_t child, char *err, size_t errlen)
 	ret = ustack_perf_session__for_each_fd(r->ps, 0, watch_fd, B(r)->bpf);
 	if (!ret)
 		ret = ustack_bpf__watch_fd(B(r)->bpf, B(r)->efd); /* tables still to load */
+	if (!ret && B(r)->py_tfd >= 0)
+		ret = ustack_bpf__watch_fd(B(r)->bpf, B(r)->py_tfd);
 	if (ret) {
 		snprintf(err, errlen, "BPF backend: polling the side-band: %s", strerror(-ret));
 		return ret;
@@ -947,12 +957,33 @@ static int bpf_poll(struct rec *r, int timeout_ms)
 
 /* the ring buffer up to now first, then the side-band up to the same
  * moment: a process's exit or exec is applied after its last event */
+/* The looks for CPython that are due, and the timer set for the next */
+static void py_retry(struct rec *r)
+{
+	struct rec_bpf *b = B(r);
+	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+	uint64_t next, now, n;
+
+	if (!b->py)
+		return;
+	if (read(b->py_tfd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		return;
+	next = rec_py__retry(r, b->py, b->bpf);
+	if (next) {
+		now = ustack_mono_ns();
+		next = next > now + 1000000 ? next : now + 1000000;
+		its.it_value.tv_sec = (time_t)(next / 1000000000ull);
+		its.it_value.tv_nsec = (long)(next % 1000000000ull);
+	}
+	timerfd_settime(b->py_tfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
 static int bpf_read(struct rec *r, char *err, size_t errlen)
 {
 	uint64_t now = ustack_mono_ns();
 	int ret;
 
-	rec_py__retry(r, B(r)->py, B(r)->bpf);
+	py_retry(r);
 	ret = bpf_poll(r, 0);
 
 	if (ret < 0) {

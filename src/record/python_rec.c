@@ -21,6 +21,7 @@
 #define PY_METHOD 7 /* "unknown" in the format: a frame no unwinder found */
 #define PY_RETRY_MIN_NS 10000000ull   /* interpreter not started: look again in 10 ms */
 #define PY_RETRY_MAX_NS 1000000000ull /* ... doubling up to 1 s */
+#define PY_SETTLE_NS 300000000ull     /* a refusal stands from 300 ms after the first look */
 
 enum py_state { PY_UNKNOWN, PY_RETRY, PY_FOUND, PY_REFUSED, PY_NONE };
 
@@ -28,6 +29,11 @@ struct py_proc {
 	uint32_t pid;
 	int state;
 	uint64_t due, wait;
+	uint64_t first; /* first look (ns) */
+	/* a refusal while the process may still be loading its libraries
+	 * (pyenv's python3.X is a stub until ld.so maps libpython3.X.so):
+	 * said if it still holds PY_SETTLE_NS after the first look */
+	char refusal[200];
 	struct ustack_py_proc *proc;
 	/* _PyEval_EvalFrameDefault as trace frames name it: file id, offsets */
 	uint64_t eval_file, eval_lo, eval_hi;
@@ -148,8 +154,21 @@ static void look(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf, struc
 	struct ub_pyconf c;
 	int e;
 
+	if (!pp->first)
+		pp->first = ustack_mono_ns();
 	e = ustack_py_proc__find((pid_t)pp->pid, NULL, vm_read, (void *)(uintptr_t)pp->pid,
 				 &pp->proc, err, sizeof(err));
+	pr_debug("pid %u: CPython looked for: %s\n", pp->pid, e ? err : "found");
+	if (e && e != -EAGAIN && ustack_mono_ns() - pp->first < PY_SETTLE_NS) {
+		/* a process just started or exec'd may be between mappings */
+		if (e == -ENOTSUP)
+			snprintf(pp->refusal, sizeof(pp->refusal), "%.190s", err);
+		e = -EAGAIN;
+	} else if (e && e != -ENOTSUP && pp->refusal[0]) {
+		/* gone before its refusal settled: the last one stands */
+		snprintf(err, sizeof(err), "%s", pp->refusal);
+		e = -ENOTSUP;
+	}
 	if (e == -EAGAIN) {
 		/* not started yet (or between interpreters): look again */
 		pp->wait = pp->wait ? pp->wait * 2 : PY_RETRY_MIN_NS;
@@ -207,6 +226,7 @@ void rec_py__exec(struct rec_py *py, struct ustack_bpf *bpf, uint32_t pid)
 
 	if (!pp)
 		return;
+	pr_debug("pid %u: exec, CPython looked for anew\n", pid);
 	if (pp->state == PY_FOUND)
 		ustack_bpf__set_python(bpf, pid, NULL);
 	ustack_py_proc__free(pp->proc);
@@ -216,18 +236,26 @@ void rec_py__exec(struct rec_py *py, struct ustack_bpf *bpf, uint32_t pid)
 	pp->codes = NULL;
 	pp->state = PY_UNKNOWN;
 	pp->wait = 0;
+	pp->first = 0;
+	pp->refusal[0] = 0;
 }
 
-void rec_py__retry(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf)
+uint64_t rec_py__retry(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf)
 {
-	uint64_t now;
+	uint64_t now, next = 0;
 
 	if (!py)
-		return;
+		return 0;
 	now = ustack_mono_ns();
-	for (size_t i = 0; i < py->nr; i++)
-		if (py->procs[i].state == PY_RETRY && py->procs[i].due <= now)
-			look(r, py, bpf, &py->procs[i]);
+	for (size_t i = 0; i < py->nr; i++) {
+		struct py_proc *pp = &py->procs[i];
+
+		if (pp->state == PY_RETRY && pp->due <= now)
+			look(r, py, bpf, pp);
+		if (pp->state == PY_RETRY && (!next || pp->due < next))
+			next = pp->due;
+	}
+	return next;
 }
 
 /* _PyEval_EvalFrameDefault as the trace names frames: (file id, offsets) */
@@ -279,6 +307,9 @@ static struct py_code_ent *code_of(struct rec *r, struct rec_py *py, struct py_p
 		e = ce->c.err = -ESTALE;
 	ce->id = 0;
 	if (e) {
+		pr_debug("pid %u: code object at 0x%llx (fingerprint 0x%llx): %s\n", pp->pid,
+			 (unsigned long long)(word0 & UB_PY_ADDR_MASK),
+			 (unsigned long long)(word0 >> UB_PY_FP_SHIFT), strerror(-e));
 		r->st.python_code_unreadable++;
 	} else {
 		f = (struct ustack_trace_pyfunc){

@@ -28,8 +28,9 @@ void rec_py__seen(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf, uint
 /* @pid exec'd: what it ran is gone; looked for again at its next event */
 void rec_py__exec(struct rec_py *py, struct ustack_bpf *bpf, uint32_t pid);
 /* Processes whose interpreter was not started at their last look:
- * looked at again when due (called at every read round) */
-void rec_py__retry(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf);
+ * looked at again when due (called at every read round). Returns when
+ * the next one is due (CLOCK_MONOTONIC ns), 0: none waits */
+uint64_t rec_py__retry(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf);
 
 /*
  * The trace words of the checked stack record @s (@s->npy > 0): its

@@ -1,95 +1,92 @@
-# The workload of record_python.sh: functions that reach os.write on
-# /dev/null through known call paths (recursion, a class method, a
-# generator, a lambda, callbacks from C: sorted(key=...) and
-# functools.reduce), in the main thread and, with "threads", in two more.
-# Each write's path is taken from the interpreter's own frames
-# (sys._getframe, co_qualname: CPython's view of the chain ustack reads
-# from outside) and counted; at the end the counts are printed, one line
-# per path: COUNT;outermost;...;innermost (the folded form).
-import collections
-import functools
+# SPDX-License-Identifier: MIT
+# py_paths.py DUMP FIFO: reaches a waiting point through paths it knows
+# (recursion 5 deep, a class method, a generator, a lambda called back by
+# C code: sorted(key=...)), with a second thread waiting in another
+# function, and writes there its own view of every thread's frames to DUMP,
+# in py_frames_dump's format (T <native tid>, then F <qualname>|<file>|<line>
+# innermost first, from frame.f_code and frame.f_lineno), then waits
+# until a byte can be read from FIFO. The wait and the dump are on one line
+# of leaf(), so the frame's line is the same for both.
 import os
 import sys
 import threading
+import time
 
-FD = os.open("/dev/null", os.O_WRONLY)
-COUNTS = collections.Counter()
-LOCK = threading.Lock()
+DUMP, FIFO = sys.argv[1], sys.argv[2]
+fifo = os.open(FIFO, os.O_RDWR)  # never blocks; read() waits for the test's byte
+worker_r, worker_w = os.pipe()
+waited = False
 
 
-def emit():
-    f = sys._getframe(0)
-    names = []
+def frames_of(f):
+    out = []
     while f is not None:
-        names.append(f.f_code.co_qualname)
+        out.append("F %s|%s|%d" % (f.f_code.co_qualname, f.f_code.co_filename, f.f_lineno or 0))
         f = f.f_back
-    key = ";".join(reversed(names))
-    with LOCK:
-        COUNTS[key] += 1
-    os.write(FD, b"x")
+    return out
 
 
-def recurse(n):
-    if n == 0:
-        emit()
-        return 0
-    return recurse(n - 1) + 1
+def dump(leaf_frame):
+    native = {t.ident: t.native_id for t in threading.enumerate()}
+    lines = []
+    for ident, f in sorted(sys._current_frames().items()):
+        if ident == threading.get_ident():
+            f = leaf_frame
+        lines.append("T %d" % native[ident])
+        lines += frames_of(f)
+    with open(DUMP + ".tmp", "w") as out:
+        out.write("\n".join(lines) + "\n")
+    os.rename(DUMP + ".tmp", DUMP)
+
+
+def leaf(v):
+    global waited
+    if not waited:
+        waited = True
+        dump(sys._getframe()); os.read(fifo, 1)
+    return v
 
 
 class Walker:
-    def step(self, k):
-        for _ in range(k):
-            emit()
-
     @classmethod
-    def make(cls):
-        w = cls()
-        w.step(2)
-        return w
+    def step(cls, n):
+        return sorted([n, n + 1], key=lambda v: leaf(v))
 
 
 def gen(n):
-    for i in range(n):
-        emit()
-        yield i
+    yield Walker.step(n)
 
 
-def by_key(x):
-    emit()
-    return -x
+def recurse(depth):
+    if depth == 0:
+        for x in gen(depth):
+            return x
+    return recurse(depth - 1)
 
 
-def add(a, b):
-    emit()
-    return a + b
+def worker_wait():
+    os.read(worker_r, 1)
 
 
-def round_(i):
-    recurse(i % 4)
-    Walker.make()
-    sum(gen(3))
-    (lambda: emit())()
-    sorted([3, 1, 2], key=by_key)
-    functools.reduce(add, [1, 2, 3])
+def worker_run():
+    worker_wait()
 
 
-def worker(rounds):
-    for i in range(rounds):
-        round_(i)
+WORKER_LINE = worker_wait.__code__.co_firstlineno + 1
 
 
 def main():
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-    threads = [threading.Thread(target=worker, args=(rounds,)) for _ in range(2)] \
-        if "threads" in sys.argv[2:] else []
-    for t in threads:
-        t.start()
-    worker(rounds)
-    for t in threads:
-        t.join()
-    out = sys.stdout
-    for k, v in sorted(COUNTS.items()):
-        out.write("%d;%s\n" % (v, k))
+    t = threading.Thread(target=worker_run, name="pyworker")
+    t.start()
+    # the worker is at its waiting line before the dump: its frames stay
+    while True:
+        f = sys._current_frames().get(t.ident)
+        if f is not None and f.f_code is worker_wait.__code__ and f.f_lineno == WORKER_LINE:
+            break
+        time.sleep(0.01)
+    recurse(5)
+    os.write(worker_w, b"x")
+    t.join()
 
 
 main()
