@@ -150,6 +150,23 @@ struct ustack_record_stats {
 	uint64_t alloc_via;        /**< how allocations were seen: enum
 	                                ustack_record_alloc_via, _UPROBES or _PRELOAD
 	                                (0: no allocation profiling) */
+	/* Python frames (CPython 3.11-3.13, bpf backend; since 0.3): */
+	uint64_t python_found;     /**< CPython processes whose frames were read */
+	uint64_t python_refused;   /**< CPython processes refused (version, build):
+	                                python_refused_why says the last one */
+	uint64_t python_copy;      /**< CPython processes recorded by the copy backend,
+	                                whose Python frames cannot be read there */
+	uint64_t python_frames;    /**< Python frames in the stacks written */
+	uint64_t python_code_read; /**< code objects read (once per process, address,
+	                                fingerprint) */
+	uint64_t python_code_unreadable; /**< of those, unreadable or not matching
+	                                the kernel's fingerprint: their frames are
+	                                Python frames of an unknown function */
+	uint64_t python_not_placed; /**< stacks whose Python frames could not be
+	                                placed among the native ones: written native-only */
+	uint64_t python_chains_cut; /**< chains the kernel stopped early (room, a
+	                                read fault, a thread state not found) */
+	char python_refused_why[200]; /**< the find's line for the last refusal */
 };
 
 /** ustack_record_opts.alloc_via, ustack_record_stats.alloc_via (since 0.3) */
@@ -245,6 +262,8 @@ struct ustack_record_opts {
 	/** libustack-alloc.so for USTACK_ALLOC_VIA_PRELOAD (NULL: beside the
 	 *  running program, then in ../lib/ustack/ from it; since 0.3) */
 	const char *alloc_preload;
+	/** 1: do not look for CPython, no Python frames (since 0.3) */
+	int no_python;
 };
 
 /**

@@ -139,6 +139,25 @@ struct {
 	__type(value, __u32);
 } cookie_ctr SEC(".maps");
 
+/* CPython processes (tgid -> where their frames are), filled by user
+ * space once it has found the interpreter; a process not in it pays this
+ * one lookup per walk */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct ub_pyconf);
+} pyprocs SEC(".maps");
+
+/* tid -> its PyThreadState, found once by the thread-list search and
+ * re-validated at each use by its native_thread_id */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} pytstates SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, UB_NR_COUNTERS);
@@ -226,6 +245,12 @@ struct walk {
 	__u32 rec, nreads;
 	struct hot_state s1; /* after the first step */
 	__u64 raddr[HOT_READS], rval[HOT_READS];
+	/* the Python walk (py_walk): its process's config, where the thread
+	 * search and the frame chain are, the frame read last */
+	__u32 npy, pystop, py_tid, py_tgid;
+	__u64 py_interp, py_ts, py_found, pyf;
+	struct ub_pyconf py;
+	__u8 pybuf[UB_PY_FR_SPAN];
 };
 
 struct {
@@ -763,6 +788,186 @@ __noinline int hot_keep(struct walk *w, struct hot *h, __u32 seq)
 	return 1;
 }
 
+/* ---- Python frames ---------------------------------------------------------------- */
+
+/*
+ * A CPython thread's interpreted frames (issue 32), read at the event with
+ * the native walk and sent in its stack record: the interpreter keeps them
+ * on the heap, where no stack copy reaches, and they change as soon as the
+ * thread runs. Every address comes from the process: a read that faults
+ * ends the chain with its reason, and every loop is bounded.
+ */
+#define PY_FIND_STEPS 256 /* interpreters + thread states visited per search */
+
+static long py_find_cb(__u32 i, void *ctx)
+{
+	__u32 slot = *(__u32 *)ctx;
+	struct walk *w = bpf_map_lookup_elem(&walks, &slot);
+	__u64 v;
+
+	if (!w)
+		return 1;
+	if (!w->py_ts) {
+		/* the interpreter's threads, then the next interpreter */
+		if (!w->py_interp || read_user(w->py_interp + w->py.is_threads_head, &w->py_ts))
+			return 1;
+		if (read_user(w->py_interp + w->py.is_next, &w->py_interp))
+			w->py_interp = 0;
+		return 0;
+	}
+	if (read_user(w->py_ts + w->py.ts_native_tid, &v))
+		return 1;
+	if (v == w->py_tid) {
+		w->py_found = w->py_ts;
+		return 1;
+	}
+	if (read_user(w->py_ts + w->py.ts_next, &w->py_ts))
+		return 1;
+	return 0;
+}
+
+static __always_inline __u64 pybuf_u64(struct walk *w, __u32 off)
+{
+	__u64 v;
+
+	off &= UB_PY_FR_SPAN - 1;
+	if (off > UB_PY_FR_SPAN - 8)
+		return 0;
+	__builtin_memcpy(&v, &w->pybuf[off], 8);
+	return v;
+}
+
+static __always_inline long py_stop(struct walk *w, __u32 why)
+{
+	w->pystop = why;
+	return 1;
+}
+
+/* One frame of the chain: a Python frame appended after the native ones,
+ * or an entry shim (3.12+), which marks the frame above it */
+static long py_frame_cb(__u32 i, void *ctx)
+{
+	__u32 slot = *(__u32 *)ctx;
+	struct walk *w = bpf_map_lookup_elem(&walks, &slot);
+	__u64 code, instr, prev, fp = 0, entry = 0;
+	__u32 span, k, j;
+	__u8 owner;
+
+	if (!w)
+		return 1;
+	if (!w->pyf)
+		return py_stop(w, UB_PYSTOP_END);
+	span = w->py.fr_span;
+	if (span < 8 || span > UB_PY_FR_SPAN)
+		return py_stop(w, UB_PYSTOP_BAD);
+	if (bpf_probe_read_user(w->pybuf, span, (const void *)w->pyf))
+		return py_stop(w, UB_PYSTOP_FAULT);
+	owner = w->pybuf[w->py.fr_owner & (UB_PY_FR_SPAN - 1)];
+	prev = pybuf_u64(w, w->py.fr_previous);
+	if ((w->py.flags & UB_PYC_CSTACK) && owner == w->py.owner_cstack) {
+		k = w->n + w->npy;
+		if (w->npy && k >= 1 && k <= UB_MAX_FRAMES) {
+			j = k - 1;
+			if (j < UB_MAX_FRAMES) {
+				w->words[2 * j + 1] |= UB_PY_ENTRY;
+				hash_word(w, 0xe000000000000000ull | j);
+			}
+		}
+		w->pyf = prev;
+		return 0;
+	}
+	if (owner > 3)
+		return py_stop(w, UB_PYSTOP_BAD);
+	k = w->n + w->npy;
+	if (k >= UB_MAX_FRAMES || w->npy >= UB_MAX_PY_FRAMES)
+		return py_stop(w, UB_PYSTOP_DEPTH);
+	code = pybuf_u64(w, w->py.fr_code);
+	instr = pybuf_u64(w, w->py.fr_instr);
+	if ((w->py.flags & UB_PYC_IS_ENTRY) && w->pybuf[w->py.fr_is_entry & (UB_PY_FR_SPAN - 1)])
+		entry = UB_PY_ENTRY;
+	if (bpf_probe_read_user(&fp, 4, (const void *)(code + w->py.co_firstlineno)))
+		return py_stop(w, UB_PYSTOP_FAULT);
+	w->words[2 * k] = (code & UB_PY_ADDR_MASK) | (fp & 0xffff) << UB_PY_FP_SHIFT;
+	w->words[2 * k + 1] = (instr & UB_PY_ADDR_MASK) | (__u64)owner << UB_PY_OWNER_SHIFT | entry;
+	hash_word(w, w->words[2 * k]);
+	hash_word(w, w->words[2 * k + 1]);
+	w->npy++;
+	w->pyf = prev;
+	return 0;
+}
+
+/* The thread's PyThreadState: the cached one while it still says this
+ * thread, else a search of every interpreter's thread list. 0: none. */
+static __always_inline __u64 py_tstate(struct walk *w, __u32 *slot, __u32 tid)
+{
+	__u64 *cached = bpf_map_lookup_elem(&pytstates, &tid), v, ts;
+
+	if (cached) {
+		ts = *cached;
+		if (!read_user(ts + w->py.ts_native_tid, &v) && v == tid) {
+			count(UB_C_PY_TS_CACHED, 1);
+			return ts;
+		}
+	}
+	w->py_tid = tid;
+	w->py_ts = 0;
+	w->py_found = 0;
+	if (read_user(w->py.runtime + w->py.rt_interp_head, &w->py_interp))
+		return 0;
+	bpf_loop(PY_FIND_STEPS, py_find_cb, slot, 0);
+	ts = w->py_found;
+	if (ts)
+		bpf_map_update_elem(&pytstates, &tid, &ts, BPF_ANY);
+	return ts;
+}
+
+/* The Python frames of the current thread into w->words after its native
+ * frames (w->npy, w->pystop), when its process is in pyprocs */
+static __noinline int py_walk(struct walk *w, __u32 slot, __u32 tgid, __u32 tid)
+{
+	const struct ub_pyconf *c;
+	__u64 ts, cf;
+
+	if (!w)
+		return 0;
+	w->npy = 0;
+	w->pystop = UB_PYSTOP_NONE;
+	c = bpf_map_lookup_elem(&pyprocs, &tgid);
+	if (!c)
+		return 0;
+	w->py = *c;
+	w->py_tgid = tgid;
+	count(UB_C_PY_WALKS, 1);
+	ts = py_tstate(w, &slot, tid);
+	w->pyf = 0;
+	if (!ts) {
+		count(UB_C_PY_NO_THREAD, 1);
+		w->pystop = UB_PYSTOP_NO_THREAD;
+	} else if (w->py.flags & UB_PYC_CFRAME) {
+		if (read_user(ts + w->py.ts_cframe, &cf) ||
+		    (cf && read_user(cf + w->py.cf_current, &w->pyf)))
+			w->pystop = UB_PYSTOP_FAULT;
+	} else if (read_user(ts + w->py.ts_current_frame, &w->pyf)) {
+		w->pystop = UB_PYSTOP_FAULT;
+	}
+	if (!w->pystop) {
+		w->pystop = UB_PYSTOP_DEPTH; /* unless the chain ends first */
+		bpf_loop(2 * UB_MAX_PY_FRAMES, py_frame_cb, &slot, 0);
+	}
+	if (w->pystop == UB_PYSTOP_DEPTH)
+		count(UB_C_PY_STOP_DEPTH, 1);
+	else if (w->pystop == UB_PYSTOP_FAULT)
+		count(UB_C_PY_STOP_FAULT, 1);
+	else if (w->pystop == UB_PYSTOP_BAD)
+		count(UB_C_PY_STOP_BAD, 1);
+	count(UB_C_PY_FRAMES, w->npy);
+	/* code addresses are the process's own: its stacks are its own */
+	hash_word(w, w->pystop);
+	if (w->npy)
+		hash_word(w, tgid);
+	return 0;
+}
+
 /* ---- stacks, stored once ----------------------------------------------------------- */
 
 #define SEND_CLASS(CAP)                                                                        \
@@ -782,10 +987,12 @@ __noinline int hot_keep(struct walk *w, struct hot *h, __u32 seq)
 			count(UB_C_STACKMAP_FULL, 1);                                          \
 		}                                                                              \
 		s->type = UB_REC_STACK;                                                        \
-		s->pad0 = 0;                                                                   \
-		s->nr = (__u16)n;                                                              \
+		s->npy = (__u8)w->npy;                                                         \
+		s->nr = (__u16)(n - w->npy);                                                   \
 		s->id = id;                                                                    \
-		s->pad1 = 0;                                                                   \
+		s->pystop = (__u8)w->pystop;                                                   \
+		__builtin_memset(s->pad1, 0, sizeof(s->pad1));                                 \
+		s->pypid = w->npy ? w->py_tgid : 0;                                            \
 		bpf_probe_read_kernel(s->words, 16 * (CAP), w->words);                         \
 		bpf_ringbuf_submit(s, wake_flags());                                          \
 		count(UB_C_STACKS, 1);                                                         \
@@ -803,10 +1010,12 @@ static __noinline __u32 stack_id(struct walk *w)
 
 	if (!w)
 		return 0;
-	n = w->n;
+	if (w->npy > UB_MAX_PY_FRAMES)
+		return 0;
+	n = w->n + w->npy;
 	if (!n || n > UB_MAX_FRAMES)
 		return 0;
-	key.h1 = w->h1 ^ n;
+	key.h1 = w->h1 ^ n ^ ((__u64)w->npy << 32);
 	key.h2 = w->h2;
 	known = bpf_map_lookup_elem(&stack_ids, &key);
 	if (known)
@@ -1079,7 +1288,7 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	if ((w->stop == UB_STOP_NOT_LOADED || w->stop == UB_STOP_MAPS_BUSY) &&
 	    send_copy(e, ip, sp, bp, bx))
 		e->flags |= UB_EV_COPY;
-	else
+	else if (!py_walk(w, slot, e->pid, e->tid))
 		e->ustack = stack_id(w);
 	if (ts) {
 		ts->ip = ip;

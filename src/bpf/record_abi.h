@@ -129,14 +129,62 @@ struct ub_probe {
 
 /* A stack's frames, sent once, before the first event that names it:
  * 16 + 16 * capacity bytes, capacity one of UB_STACK_CLASSES. words[2i],
- * words[2i+1] are ustack_trace_pack_frame()'s two words. */
+ * words[2i+1] (i < nr) are ustack_trace_pack_frame()'s two words; then,
+ * for a process marked as CPython (pyprocs), npy Python frames, innermost
+ * first, two words each (UB_PY_*): nr + npy <= UB_MAX_FRAMES. */
 struct ub_stack {
 	ub_u8 type;     /* UB_REC_STACK */
-	ub_u8 pad0;
-	ub_u16 nr;      /* frames */
+	ub_u8 npy;      /* Python frames after the native ones */
+	ub_u16 nr;      /* native frames */
 	ub_u32 id;
-	ub_u64 pad1;
+	ub_u8 pystop;   /* why the Python chain ended: UB_PYSTOP_* */
+	ub_u8 pad1[3];
+	ub_u32 pypid;   /* the process whose code objects the Python frames name
+			   (part of the stack's identity then; else 0) */
 	ub_u64 words[];
+};
+
+/* A Python frame's two words. word0: the code object's address, and a
+ * fingerprint read from it (co_firstlineno's low 16 bits) above bit 48,
+ * so that user space, reading the code object later, can tell that the
+ * address still holds the same function; word1: the frame's instruction
+ * pointer, its owner (FRAME_OWNED_BY_*: a generator's frame counts as
+ * started wherever its instruction is) above bit 48, UB_PY_ENTRY when a C-level call of _PyEval_EvalFrameDefault
+ * started with this frame (3.11: its is_entry; 3.12+: the entry shim
+ * below it). User addresses are below 2^47. */
+#define UB_PY_ADDR_MASK ((1ull << 48) - 1)
+#define UB_PY_FP_SHIFT 48
+#define UB_PY_OWNER_SHIFT 48
+#define UB_PY_ENTRY (1ull << 63)
+#define UB_MAX_PY_FRAMES 96
+
+enum ub_pystop {
+	UB_PYSTOP_NONE = 0,     /* not a CPython process (or no Python walk) */
+	UB_PYSTOP_END = 1,      /* the chain's oldest frame reached */
+	UB_PYSTOP_DEPTH = 2,    /* no room left in the stack (UB_MAX_FRAMES, UB_MAX_PY_FRAMES) */
+	UB_PYSTOP_FAULT = 3,    /* a frame, thread state or code object not readable */
+	UB_PYSTOP_BAD = 4,      /* a frame's owner out of range: not a frame */
+	UB_PYSTOP_NO_THREAD = 5,/* no thread state with this thread's native id */
+};
+
+/* pyprocs: tgid -> where a CPython process keeps its frames (user space
+ * fills it from ustack_py_proc__find(): struct ustack_py_layout's offsets
+ * that the walk needs, each below UB_PY_OFF_MAX) */
+#define UB_PY_OFF_MAX 4096
+#define UB_PY_FR_SPAN 128 /* bytes of a frame read at once (fr_span <= this) */
+enum ub_pyconf_flags {
+	UB_PYC_CFRAME = 1u << 0,   /* current frame = tstate->cframe->current_frame (3.11, 3.12) */
+	UB_PYC_IS_ENTRY = 1u << 1, /* fr_is_entry holds 3.11's is_entry byte */
+	UB_PYC_CSTACK = 1u << 2,   /* owner_cstack marks an entry shim (3.12+) */
+};
+struct ub_pyconf {
+	ub_u64 runtime;        /* &_PyRuntime in the process */
+	ub_u32 flags;          /* enum ub_pyconf_flags */
+	ub_u32 owner_cstack;
+	ub_u32 rt_interp_head, is_next, is_threads_head, ts_next, ts_native_tid;
+	ub_u32 ts_cframe, cf_current, ts_current_frame;
+	ub_u32 fr_code, fr_previous, fr_instr, fr_owner, fr_is_entry, fr_span;
+	ub_u32 co_firstlineno, pad;
 };
 
 /* The top of a user stack, sent only when the kernel walk cannot finish
@@ -260,6 +308,14 @@ enum ub_counter {
 	UB_C_ALLOC_CALLS,     /* allocations returned (sampled or not) */
 	UB_C_ALLOC_BYTES,     /* their bytes */
 	UB_C_ALLOC_LIVE_DROPPED, /* sampled allocations the live map had no room for */
+	/* Python frames (processes in pyprocs) */
+	UB_C_PY_WALKS,        /* walks of a CPython thread's chain */
+	UB_C_PY_FRAMES,       /* Python frames sent in stacks */
+	UB_C_PY_TS_CACHED,    /* thread states taken from pytstates, re-validated */
+	UB_C_PY_NO_THREAD,    /* threads whose thread state was not found */
+	UB_C_PY_STOP_DEPTH,   /* chains cut for room */
+	UB_C_PY_STOP_FAULT,   /* chains that stopped at a read fault */
+	UB_C_PY_STOP_BAD,     /* chains that stopped at a frame that is not one */
 	UB_NR_COUNTERS
 };
 

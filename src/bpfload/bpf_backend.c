@@ -503,6 +503,15 @@ void ustack_bpf__close(struct ustack_bpf *b)
 	free(b);
 }
 
+int ustack_bpf__set_python(struct ustack_bpf *b, uint32_t tgid, const struct ub_pyconf *c)
+{
+	int fd = bpf_map__fd(b->skel->maps.pyprocs);
+
+	if (!c)
+		return bpf_map_delete_elem(fd, &tgid) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &tgid, c, BPF_ANY) ? -errno : 0;
+}
+
 int ustack_bpf__add_target(struct ustack_bpf *b, uint32_t tgid, int armed)
 {
 	uint8_t st = armed ? UB_TARGET_ARMED : UB_TARGET_ACTIVE;

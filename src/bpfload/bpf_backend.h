@@ -54,6 +54,9 @@ struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, 
 void ustack_bpf__close(struct ustack_bpf *b);
 
 /** Trace process @tgid (armed: only from its next exec on). 0 or -errno */
+/* Mark @tgid as a CPython process whose frames the walk reads (@c), or
+ * unmark it (@c NULL: its exec replaced the interpreter, or it exited) */
+int ustack_bpf__set_python(struct ustack_bpf *b, uint32_t tgid, const struct ub_pyconf *c);
 int ustack_bpf__add_target(struct ustack_bpf *b, uint32_t tgid, int armed);
 /** Entry @idx (< nr_probes) of the probes map: what a hit of the link
  *  attached with cookie @idx records. 0 or -errno */

@@ -64,10 +64,12 @@ static int check_stack(const struct ub_stack *s, size_t size, const char **why)
 		return bad(why, "stack record cut short");
 	if (!s->id)
 		return bad(why, "stack record with id 0");
-	if (!s->nr || s->nr > UB_MAX_FRAMES)
+	if (!s->nr || s->nr + s->npy > UB_MAX_FRAMES || s->npy > UB_MAX_PY_FRAMES)
 		return bad(why, "stack record with no frames or more than a walk makes");
-	if ((size - offsetof(struct ub_stack, words)) / 16 < s->nr)
+	if ((size - offsetof(struct ub_stack, words)) / 16 < (size_t)s->nr + s->npy)
 		return bad(why, "stack record shorter than its frames");
+	if (s->pystop > UB_PYSTOP_NO_THREAD || (s->npy && !s->pypid))
+		return bad(why, "stack record with Python frames of no process or an unknown stop");
 	for (uint32_t i = 0; i < s->nr; i++)
 		if (((s->words[2 * i + 1] >> 56) & 0x3f) > USTACK_METHOD_PLT)
 			return bad(why, "stack record with an unknown unwind method");

@@ -62,6 +62,9 @@ static void usage(FILE *f)
 		"                        repeat for several\n"
 		"      --probe-rate N    probe hits recorded per second and CPU at most\n"
 		"                        (default 200000; 0: no limit)\n"
+		"      --no-python       do not read CPython's frames (bpf backend: the\n"
+		"                        functions of a Python 3.11-3.13 program are recorded\n"
+		"                        among its native frames unless this is given)\n"
 		"      --alloc           record who allocates memory and who holds it: the\n"
 		"                        allocations a byte sampling keeps (event alloc,\n"
 		"                        weighing bytes) and their frees (event free)\n"
@@ -172,6 +175,12 @@ static void print_stats(const struct ustack_record_stats *st)
 		{ "alloc_calls", st->alloc_calls }, { "alloc_bytes", st->alloc_bytes },
 		{ "alloc_sampled", st->alloc_sampled }, { "alloc_frees", st->alloc_frees },
 		{ "alloc_live_dropped", st->alloc_live_dropped },
+		{ "python_found", st->python_found }, { "python_refused", st->python_refused },
+		{ "python_copy", st->python_copy }, { "python_frames", st->python_frames },
+		{ "python_code_read", st->python_code_read },
+		{ "python_code_unreadable", st->python_code_unreadable },
+		{ "python_not_placed", st->python_not_placed },
+		{ "python_chains_cut", st->python_chains_cut },
 	};
 
 	fprintf(stderr, "stat backend %s\n", st->backend == USTACK_RECORD_BPF ? "bpf" : "copy");
@@ -183,6 +192,8 @@ static void print_stats(const struct ustack_record_stats *st)
 		fprintf(stderr, "stat frames_%s %llu\n", methods[m],
 			(unsigned long long)st->frames_by_method[m]);
 	fprintf(stderr, "stat capture_cpu_seconds %.3f\n", st->capture_seconds);
+	if (st->python_refused)
+		fprintf(stderr, "stat python_refused_why %s\n", st->python_refused_why);
 	if (st->alloc_via)
 		fprintf(stderr, "stat alloc_via %s\n",
 			st->alloc_via == USTACK_ALLOC_VIA_PRELOAD ? "preload" : "uprobes");
@@ -265,6 +276,7 @@ static const struct option longopts[] = {
 	{ "alloc-live-max", required_argument, NULL, 'L' },
 	{ "alloc-via", required_argument, NULL, 'W' },
 	{ "probe-rate", required_argument, NULL, 'r' },
+	{ "no-python", no_argument, NULL, 'Y' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -352,6 +364,9 @@ static int parse_number_opt(struct record_cli *rc, int c)
 			cli_error("record: --alloc-via takes preload, uprobes or auto");
 			return 2;
 		}
+		return -1;
+	case 'Y':
+		o->no_python = 1;
 		return -1;
 	case 'r':
 		if (cli_parse_u64(optarg, 10, &v) || v >= UINT32_MAX) {

@@ -382,6 +382,14 @@ int ustack_py_proc__find_maps(const char *maps, const char *root, ustack_py_read
 	return find_in(0, maps, root, read, ctx, out, err, errlen);
 }
 
+int ustack_py_path_minor(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	int is_lib;
+
+	return py_name_minor(base ? base + 1 : path, &is_lib);
+}
+
 const char *ustack_py_proc__describe(const struct ustack_py_proc *p)
 {
 	return p->desc;

@@ -112,6 +112,10 @@ int ustack_py_proc__find(pid_t pid, const char *root, ustack_py_read_fn read, vo
 int ustack_py_proc__find_maps(const char *maps, const char *root, ustack_py_read_fn read,
 			      void *ctx, struct ustack_py_proc **out, char *err, size_t errlen);
 
+/* The X of a python3.X executable's or libpython3.X.so's path (the names
+ * ustack_py_proc__find() looks for), -1 for any other file */
+int ustack_py_path_minor(const char *path);
+
 /* "CPython 3.11.2 (/usr/bin/python3.11)" for messages and --stats */
 const char *ustack_py_proc__describe(const struct ustack_py_proc *p);
 
@@ -131,6 +135,39 @@ int ustack_py_proc__threads(struct ustack_py_proc *p, ustack_py_read_fn read, vo
 			    struct ustack_py_thread **threads, int *nr, char *err, size_t errlen);
 
 void ustack_py_threads_free(struct ustack_py_thread *threads, int nr);
+
+/* One code object, read on its own (the recorder's: the kernel sent its
+ * address, and a fingerprint, with each frame) */
+struct ustack_py_code {
+	uint64_t addr;     /* 0: empty */
+	int err;           /* why it did not read as a code object (0: it did) */
+	int firstlineno, firsttraceable;
+	int64_t ncode;     /* code units */
+	char func[USTACK_PY_NAME_MAX], file[USTACK_PY_FILE_MAX];
+	uint8_t *table;    /* the location table, NULL when unreadable */
+	size_t table_len;
+};
+
+/*
+ * Read the code object at @addr of the process (its type checked against
+ * the interpreter's PyCode_Type, its strings and location table as the
+ * walk reads them) into @c. Returns 0, -EFAULT (not readable), -EBADMSG
+ * (not a code object); @c is to be ustack_py_code__release()d either way.
+ */
+int ustack_py_proc__read_code(const struct ustack_py_proc *p, ustack_py_read_fn read, void *ctx,
+			      uint64_t addr, struct ustack_py_code *c);
+
+/*
+ * The line of a frame of @c at instruction pointer @instr (the frame's
+ * prev_instr/instr_ptr as read from the process): 0 with *@line (0 when
+ * the table says no line), -ENOENT when the frame has not started (CPython's
+ * own walks skip it; @generator: a generator's frame, which always counts as
+ * started), -EBADMSG when the line cannot be read.
+ */
+int ustack_py_code__line(const struct ustack_py_proc *p, const struct ustack_py_code *c,
+			 uint64_t instr, int generator, int *line);
+
+void ustack_py_code__release(struct ustack_py_code *c);
 void ustack_py_proc__free(struct ustack_py_proc *p);
 
 #endif

@@ -23,15 +23,7 @@
 #define PY_SET_SLOTS 8192 /* > USTACK_PY_MAX_THREADS and 2 * USTACK_PY_MAX_FRAMES */
 #define PY_CODE_CACHE 64
 
-struct py_code {
-	uint64_t addr;     /* 0: empty slot */
-	int err;           /* the code object did not read as one */
-	int firstlineno, firsttraceable;
-	int64_t ncode;     /* code units */
-	char func[USTACK_PY_NAME_MAX], file[USTACK_PY_FILE_MAX];
-	uint8_t *table;    /* the location table, NULL when unreadable */
-	size_t table_len;
-};
+#define py_code ustack_py_code /* the public struct: one reader for walk and recorder */
 
 /* A set of addresses, emptied in O(1) by a generation count: loops in the
  * thread and frame lists */
@@ -515,6 +507,46 @@ int ustack_py_proc__threads(struct ustack_py_proc *p, ustack_py_read_fn read, vo
 		*nr = 0;
 	}
 	return e;
+}
+
+int ustack_py_proc__read_code(const struct ustack_py_proc *p, ustack_py_read_fn read, void *ctx,
+			      uint64_t addr, struct ustack_py_code *c)
+{
+	/* the walk's loop sets are not used: only its reader */
+	struct py_walk *w = malloc(sizeof(*w));
+
+	memset(c, 0, sizeof(*c));
+	c->addr = addr;
+	if (!w)
+		return c->err = -ENOMEM;
+	w->p = p;
+	w->read = read;
+	w->ctx = ctx;
+	c->err = load_code(w, addr, c);
+	free(w);
+	return c->err;
+}
+
+int ustack_py_code__line(const struct ustack_py_proc *p, const struct ustack_py_code *c,
+			 uint64_t instr, int generator, int *line)
+{
+	struct ustack_py_frame f = { .flags = 0 };
+
+	*line = 0;
+	if (c->err)
+		return -EBADMSG;
+	if (!generator && (int64_t)(instr - (c->addr + p->lay.co_code_adaptive)) <
+				  2 * (int64_t)c->firsttraceable)
+		return -ENOENT;
+	frame_line(c, c->addr, instr, &p->lay, &f);
+	*line = f.line;
+	return f.flags & USTACK_PY_FRAME_LINE_UNKNOWN ? -EBADMSG : 0;
+}
+
+void ustack_py_code__release(struct ustack_py_code *c)
+{
+	free(c->table);
+	c->table = NULL;
 }
 
 void ustack_py_threads_free(struct ustack_py_thread *threads, int nr)

@@ -30,6 +30,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -53,6 +54,7 @@
 #include "bpfload/bpf_record.h"
 #include "record/backend.h"
 #include "record/backend_bpf_alloc.h"
+#include "record/python_rec.h"
 #include "record/rec.h"
 
 struct entry {
@@ -85,9 +87,14 @@ struct rec_bpf {
 	struct pending_load { uint32_t pid; uint64_t start; } *pending;
 	size_t pending_head, nr_pending, cap_pending;
 	int efd; /* readable while pending is not empty */
+	/* readable when a process's next look for CPython is due: the ring
+	 * wakes the reader only when an eighth of it is used */
+	int py_tfd;
 	uint32_t nr_uprobes;     /* r->probes entries of uprobe events (the probes map) */
 	uint64_t probe_attached; /* their links */
 	struct rec_bpf_alloc *alloc; /* record --alloc (backend_bpf_alloc.c) */
+	struct rec_py *py;           /* Python frames (python_rec.c); NULL: --no-python */
+	uint64_t words[2 * UB_MAX_FRAMES];
 };
 
 #define LOAD_BUDGET_NS 15000000ull
@@ -224,7 +231,7 @@ static int bpf_open(struct rec *r, char *err, size_t errlen)
 	}
 	b = r->be_state = calloc(1, sizeof(*b));
 	if (b)
-		b->efd = -1;
+		b->efd = b->py_tfd = -1;
 	if (!b || !(b->stack_of = ustack_u64map__new()) ||
 	    !(b->kstack_of = ustack_u64map__new()) || !(b->entry_of = ustack_u64map__new()) ||
 	    !(b->copy_of = ustack_u64map__new())) {
@@ -240,6 +247,12 @@ static int bpf_open(struct rec *r, char *err, size_t errlen)
 	for (size_t i = 0; i < r->probes.nr; i++)
 		b->nr_uprobes += is_uprobe(r, &r->probes.v[i]);
 	bo.nr_probes = b->nr_uprobes;
+	if (!OPTS_GET(o, no_python, 0) &&
+	    (!(b->py = rec_py__new()) ||
+	     (b->py_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)) < 0)) {
+		snprintf(err, errlen, "BPF backend: Python frames: %s", strerror(errno));
+		return -errno;
+	}
 	b->bpf = ustack_bpf__open(&bo, err, errlen);
 	return b->bpf ? 0 : -errno;
 }
@@ -251,6 +264,7 @@ static void bpf_close(struct rec *r)
 	if (!b)
 		return;
 	ustack_bpf__close(b->bpf);
+	rec_py__free(b->py);
 	ustack_u64map__free(b->stack_of);
 	ustack_u64map__free(b->kstack_of);
 	ustack_u64map__free(b->entry_of);
@@ -260,6 +274,8 @@ static void bpf_close(struct rec *r)
 	free(b->pending);
 	if (b->efd >= 0)
 		close(b->efd);
+	if (b->py_tfd >= 0)
+		close(b->py_tfd);
 	free(b);
 	r->be_state = NULL;
 }
@@ -342,6 +358,7 @@ static void bpf_mapped(struct rec *r, uint32_t pid, uint64_t start)
 
 	if (!B(r)->bpf)
 		return;
+	rec_py__seen(r, b->py, b->bpf, pid);
 	if (ustack_ring_grow((void **)&b->pending, &b->cap_pending, &b->pending_head, b->nr_pending,
 			     sizeof(*b->pending), 64)) {
 		load_vma(r, pid, ustack_recmaps__find(r->rm, pid, start));
@@ -573,6 +590,8 @@ static int bpf_start(struct rec *r, pid_t child, char *err, size_t errlen)
 	ret = ustack_perf_session__for_each_fd(r->ps, 0, watch_fd, B(r)->bpf);
 	if (!ret)
 		ret = ustack_bpf__watch_fd(B(r)->bpf, B(r)->efd); /* tables still to load */
+	if (!ret && B(r)->py_tfd >= 0)
+		ret = ustack_bpf__watch_fd(B(r)->bpf, B(r)->py_tfd);
 	if (ret) {
 		snprintf(err, errlen, "BPF backend: polling the side-band: %s", strerror(-ret));
 		return ret;
@@ -661,6 +680,13 @@ static void bpf_exit(struct rec *r, uint32_t tid)
 	}
 }
 
+/* An exec: the process's interpreter, if it had one, is gone */
+static void bpf_remap(struct rec *r, uint32_t tid, int exec)
+{
+	if (exec && B(r) && B(r)->bpf)
+		rec_py__exec(B(r)->py, B(r)->bpf, tid);
+}
+
 /* ---- records ---------------------------------------------------------------------- */
 
 /* Frames and methods of a stored stack, for the totals. */
@@ -692,11 +718,18 @@ static void on_stack(struct rec *r, const struct ub_stack *s)
 	/* the signal trampoline before a frame restored from a signal frame
 	 * is named at its pc, as ustack_unwind_mark_trampolines() does for
 	 * the copy backend (the kernel walk learns it one frame too late) */
-	memcpy(r->words, s->words, 2u * s->nr * sizeof(uint64_t));
+	uint32_t n = s->nr;
+	uint64_t *w = s->npy && B(r)->py ? B(r)->words : r->words;
+
+	memcpy(w, s->words, 2u * s->nr * sizeof(uint64_t));
 	for (uint32_t k = 1; k < s->nr; k++)
-		if (((r->words[2 * k + 1] >> 56) & 0x3f) == USTACK_METHOD_SIGNAL)
-			r->words[2 * k - 1] |= (uint64_t)USTACK_TRACE_FRAME_EXACT_PC << 62;
-	if (ustack_stackmap__insert(r->umap, r->words, 2u * s->nr, &id) < 0)
+		if (((w[2 * k + 1] >> 56) & 0x3f) == USTACK_METHOD_SIGNAL)
+			w[2 * k - 1] |= (uint64_t)USTACK_TRACE_FRAME_EXACT_PC << 62;
+	if (s->pystop > UB_PYSTOP_END)
+		r->st.python_chains_cut++;
+	if (w != r->words)
+		n = rec_py__frames(r, B(r)->py, s, w, r->words);
+	if (ustack_stackmap__insert(r->umap, r->words, 2u * n, &id) < 0)
 		return; /* the events naming it get no user stack */
 	ustack_u64map__put(B(r)->stack_of, s->id, id);
 }
@@ -811,6 +844,8 @@ static void on_event(struct rec *r, const struct ub_event *e)
 	uint64_t v;
 
 	r->st.samples++;
+	if (b->py)
+		rec_py__seen(r, b->py, b->bpf, e->pid);
 	/* the side-band up to this event first: a new thread's FORK/COMM, a
 	 * rename or an exec (COMM) the thread made before this event, so that
 	 * the trace names the event's thread as it was then. The BPF ring
@@ -922,10 +957,34 @@ static int bpf_poll(struct rec *r, int timeout_ms)
 
 /* the ring buffer up to now first, then the side-band up to the same
  * moment: a process's exit or exec is applied after its last event */
+/* The looks for CPython that are due, and the timer set for the next */
+static void py_retry(struct rec *r)
+{
+	struct rec_bpf *b = B(r);
+	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+	uint64_t next, now, n;
+
+	if (!b->py)
+		return;
+	if (read(b->py_tfd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		return;
+	next = rec_py__retry(r, b->py, b->bpf);
+	if (next) {
+		now = ustack_mono_ns();
+		next = next > now + 1000000 ? next : now + 1000000;
+		its.it_value.tv_sec = (time_t)(next / 1000000000ull);
+		its.it_value.tv_nsec = (long)(next % 1000000000ull);
+	}
+	timerfd_settime(b->py_tfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
 static int bpf_read(struct rec *r, char *err, size_t errlen)
 {
 	uint64_t now = ustack_mono_ns();
-	int ret = bpf_poll(r, 0);
+	int ret;
+
+	py_retry(r);
+	ret = bpf_poll(r, 0);
 
 	if (ret < 0) {
 		snprintf(err, errlen, "reading the BPF ring buffer: %s (the trace is readable up "
@@ -1011,6 +1070,7 @@ const struct rec_backend_ops rec_backend_bpf = {
 	.watch = bpf_watch,
 	.read = bpf_read,
 	.mapped = bpf_mapped,
+	.remap = bpf_remap,
 	.exit = bpf_exit,
 	.drain = bpf_drain,
 	.finish = bpf_finish,

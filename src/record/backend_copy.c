@@ -49,6 +49,7 @@
 #include "common/log.h"
 #include "common/opts.h"
 #include "deferred/deferred.h"
+#include "python/pyframes.h"
 #include "record/backend.h"
 #include "record/kfp.h"
 #include "record/offcpu_pair.h"
@@ -62,6 +63,7 @@
 
 struct copy_state {
 	struct ustack_deferred *def;
+	struct ustack_u64map *py_seen; /* pids said to run CPython (copy_mapped) */
 	struct ustack_deferred_consumer consumer;
 	/* the kernel's deferred user callchains (NULL: not used) */
 	struct rec_kfp *kfp;
@@ -610,6 +612,10 @@ static int copy_open(struct rec *r, char *err, size_t errlen)
 	int ret;
 
 	r->be_state = cs;
+	if (cs && !(cs->py_seen = ustack_u64map__new())) {
+		free(cs);
+		r->be_state = cs = NULL;
+	}
 	if (!cs) {
 		snprintf(err, errlen, "setting up the deferred unwinder (%s CPUs): %s", "all",
 			 strerror(ENOMEM));
@@ -758,6 +764,26 @@ static void copy_finish(struct rec *r)
 			(unsigned long long)cs->args_unread);
 }
 
+/* A CPython process: its frames are on the interpreter's heap, not in
+ * the stack copy, and have changed by the time the copy is read. Said
+ * once, counted per process. */
+static void copy_mapped(struct rec *r, uint32_t pid, uint64_t start)
+{
+	struct copy_state *cs = r->be_state;
+	const struct pm_vma *v = ustack_recmaps__find(r->rm, pid, start);
+	uint64_t seen;
+
+	if (!cs || !v || !v->name || OPTS_GET(r->o, no_python, 0) ||
+	    ustack_py_path_minor(v->name) < 0 || ustack_u64map__get(cs->py_seen, pid, &seen))
+		return;
+	if (ustack_u64map__put(cs->py_seen, pid, 1))
+		return;
+	if (!r->st.python_copy++)
+		pr_warn("pid %u runs CPython (%s): its Python frames cannot be recorded with the "
+			"copy backend (they are on the interpreter's heap, not in the stack copy): "
+			"use --backend bpf\n", pid, v->name);
+}
+
 static void copy_close(struct rec *r)
 {
 	struct copy_state *cs = r->be_state;
@@ -765,6 +791,7 @@ static void copy_close(struct rec *r)
 	if (!cs)
 		return;
 	rec_kfp_free(cs->kfp);
+	ustack_u64map__free(cs->py_seen);
 	ustack_deferred__free(cs->def);
 	rec_offcpu__free(cs->oc);
 	ustack_u64map__free(cs->holds);
@@ -783,6 +810,7 @@ const struct rec_backend_ops rec_backend_copy = {
 	.read = copy_read,
 	.record = copy_record,
 	.remap = copy_remap,
+	.mapped = copy_mapped,
 	.exit = copy_exit,
 	.lost = copy_lost,
 	.finish = copy_finish,

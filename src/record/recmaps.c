@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <ustack/hashmap.h>
+#include <ustack/trace.h>
 #include "common/log.h"
 #include "elf/elf_file.h"
 #include "record/recmaps.h"
@@ -430,6 +431,14 @@ int ustack_recmaps__file_map(struct ustack_recmaps *rm, uint64_t file_id, struct
 	struct pm_file *f = file_id && file_id <= INT32_MAX ? pm_file_at(rm->files, (int32_t)(file_id - 1))
 							    : NULL;
 
+	if (file_id == RECMAPS_PY_FILE_ID) {
+		/* the functions of Python frames: named by PYFUNC records */
+		memset(fm, 0, sizeof(*fm));
+		fm->file_id = file_id;
+		fm->kind = USTACK_TRACE_FILE_KIND_PYTHON;
+		fm->path = "[python]";
+		return 0;
+	}
 	if (!f)
 		return -ENOENT;
 	pm_file_to_map(f, fm);

@@ -74,6 +74,9 @@ struct ustack_modtab *ustack_recmaps__tables(struct ustack_recmaps *rm, uint32_t
 struct pm_file *ustack_recmaps__file_at_path(struct ustack_recmaps *rm, const char *path,
 					     uint32_t maj, uint32_t min, uint64_t ino,
 					     struct ustack_modtab **tables);
+/** The pseudo file id of Python frames: its file_map is of kind
+ *  USTACK_TRACE_FILE_KIND_PYTHON, "[python]" (python_rec.c) */
+#define RECMAPS_PY_FILE_ID ((1ull << 55) - 1)
 /** The file_map record of @file_id: 0 or -ENOENT. */
 int ustack_recmaps__file_map(struct ustack_recmaps *rm, uint64_t file_id, struct ustack_file_map *fm);
 

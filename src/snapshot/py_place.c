@@ -1,19 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * Python frames placed under their _PyEval_EvalFrameDefault native frames.
- *
- * Every C-level call of _PyEval_EvalFrameDefault marks the first Python
- * frame it runs (the entry frame); the frames it calls itself, in Python,
- * run in the same native frame. So the native frames in that function and
- * the runs of Python frames (outermost first: an entry frame and the
- * newer frames up to the next entry) pair off in order, from the outermost
- * of each. When the two counts differ (a native frame of a build without
- * symbols, a thread caught between entering the function and pushing its
- * frame, a chain or a walk cut short), the pairing is unknown: nothing is
- * placed rather than something placed wrong.
+ * The snapshot's side of the placement (the rule: python/pyplace.c):
+ * which native frames are in _PyEval_EvalFrameDefault, which Python
+ * frames are entries.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+
+#include "python/pyplace.h"
 
 #include "snapshot/py_place.h"
 
@@ -25,24 +20,13 @@ static int in_eval(const struct ustack_frame *f, uint64_t lo, uint64_t hi)
 	return pc >= lo && pc < hi;
 }
 
-/* Runs of Python frames: one per entry frame, and one more for newer
- * frames above the last entry (a chain read without its outermost entry) */
-static int count_runs(const struct ustack_snapshot_pyframe *py, int m)
-{
-	int runs = 0;
-
-	for (int j = 0; j < m; j++)
-		if (py[j].flags & USTACK_SNAPSHOT_PYFRAME_ENTRY || j == m - 1)
-			runs++;
-	return runs;
-}
-
 int ustack_py_place(const struct ustack_frame *native, int n, uint64_t lo, uint64_t hi,
 		    struct ustack_snapshot_pyframe *py, int m, char *why, size_t whylen)
 {
-	int evals = 0, runs, j;
+	uint8_t *is_eval, *entry;
+	int *idx, ret;
 
-	for (j = 0; j < m; j++)
+	for (int j = 0; j < m; j++)
 		py[j].native_index = -1;
 	if (m <= 0)
 		return 0;
@@ -51,25 +35,25 @@ int ustack_py_place(const struct ustack_frame *native, int n, uint64_t lo, uint6
 			 "among the interpreter's symbols");
 		return -ENOENT;
 	}
+	is_eval = malloc(n > 0 ? n : 1);
+	entry = malloc(m);
+	idx = malloc(m * sizeof(*idx));
+	if (!is_eval || !entry || !idx) {
+		snprintf(why, whylen, "Python frames not placed: out of memory");
+		ret = -ENOMEM;
+		goto out;
+	}
 	for (int i = 0; i < n; i++)
-		evals += in_eval(&native[i], lo, hi);
-	runs = count_runs(py, m);
-	if (runs != evals || !(py[m - 1].flags & USTACK_SNAPSHOT_PYFRAME_ENTRY)) {
-		snprintf(why, whylen, "Python frames not placed: %d run%s of Python frames%s, "
-			 "%d _PyEval_EvalFrameDefault frame%s", runs, runs == 1 ? "" : "s",
-			 py[m - 1].flags & USTACK_SNAPSHOT_PYFRAME_ENTRY ? "" :
-			 " (the oldest without its entry frame)", evals, evals == 1 ? "" : "s");
-		return -ERANGE;
-	}
-	/* innermost first on both sides: the k-th eval frame from the inside
-	 * runs the k-th run from the inside, as from the outside (same counts) */
-	j = 0;
-	for (int i = 0; i < n && j < m; i++) {
-		if (!in_eval(&native[i], lo, hi))
-			continue;
-		do
-			py[j].native_index = i;
-		while (!(py[j++].flags & USTACK_SNAPSHOT_PYFRAME_ENTRY));
-	}
-	return 0;
+		is_eval[i] = in_eval(&native[i], lo, hi);
+	for (int j = 0; j < m; j++)
+		entry[j] = !!(py[j].flags & USTACK_SNAPSHOT_PYFRAME_ENTRY);
+	/* a snapshot's walk is never cut for the placement: counts must match */
+	ret = ustack_py_place_runs(is_eval, n, entry, m, 0, idx, why, whylen);
+	for (int j = 0; !ret && j < m; j++)
+		py[j].native_index = idx[j];
+out:
+	free(is_eval);
+	free(entry);
+	free(idx);
+	return ret;
 }

@@ -12,7 +12,7 @@
  * Whatever the input: no crash, no read outside it, no hang (the walk's
  * bounds), every thread's stop one of the reasons pyframes.h names, every
  * name NUL-terminated within its buffer. The location-table decoder is fed
- * the input too.
+ * the input too, and the recorder's reader of one code object.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -44,6 +44,28 @@ static void check_threads(const struct ustack_py_thread *th, int nr)
 			if (!memchr(th[i].frames[j].func, 0, USTACK_PY_NAME_MAX) ||
 			    !memchr(th[i].frames[j].file, 0, USTACK_PY_FILE_MAX))
 				abort();
+	}
+}
+
+/* The recorder's reader of one code object (ustack_py_proc__read_code),
+ * at every 64th offset of the image, and the line of an instruction
+ * pointer the input names: a clean error or NUL-terminated names */
+static void check_code(const struct ustack_py_proc *p, struct image *im, const uint8_t *data,
+		       size_t size)
+{
+	struct ustack_py_code c;
+	int e, line;
+
+	for (size_t off = 0; off < size && off < 64 * 64; off += 64) {
+		e = ustack_py_proc__read_code(p, read_image, im, BASE + off, &c);
+		if (e && e != -EFAULT && e != -EBADMSG)
+			abort();
+		if (!e && (!memchr(c.func, 0, sizeof(c.func)) || !memchr(c.file, 0, sizeof(c.file))))
+			abort();
+		e = ustack_py_code__line(p, &c, BASE + data[3] * 2ull + off, data[2] & 1, &line);
+		if (e && e != -ENOENT && e != -EBADMSG)
+			abort();
+		ustack_py_code__release(&c);
 	}
 }
 
@@ -84,6 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!e)
 		check_threads(th, nr);
 	ustack_py_threads_free(th, nr);
+	check_code(p, &im, data, size);
 	ustack_py_proc__free(p);
 	return 0;
 }

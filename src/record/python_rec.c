@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Python frames in a recording, user space's half (the kernel's:
+ * py_walk() in src/bpf/record.bpf.c). See python_rec.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "common/clock.h"
+#include "common/grow.h"
+#include "common/log.h"
+#include "python/pyframes.h"
+#include "python/pyplace.h"
+#include "python/pyproc.h"
+#include "record/python_rec.h"
+#include "record/rec.h"
+
+#define PY_METHOD 7 /* "unknown" in the format: a frame no unwinder found */
+#define PY_RETRY_MIN_NS 10000000ull   /* interpreter not started: look again in 10 ms */
+#define PY_RETRY_MAX_NS 1000000000ull /* ... doubling up to 1 s */
+#define PY_SETTLE_NS 300000000ull     /* a refusal stands from 300 ms after the first look */
+
+enum py_state { PY_UNKNOWN, PY_RETRY, PY_FOUND, PY_REFUSED, PY_NONE };
+
+struct py_proc {
+	uint32_t pid;
+	int state;
+	uint64_t due, wait;
+	uint64_t first; /* first look (ns) */
+	/* a refusal while the process may still be loading its libraries
+	 * (pyenv's python3.X is a stub until ld.so maps libpython3.X.so):
+	 * said if it still holds PY_SETTLE_NS after the first look */
+	char refusal[200];
+	struct ustack_py_proc *proc;
+	/* _PyEval_EvalFrameDefault as trace frames name it: file id, offsets */
+	uint64_t eval_file, eval_lo, eval_hi;
+	int eval_known;
+	struct ustack_u64map *codes; /* word0 (address | fingerprint) -> index in rec_py.codes */
+};
+
+struct py_code_ent {
+	uint64_t id;        /* PYFUNC id, 0: unknown function */
+	struct ustack_py_code c;
+};
+
+struct rec_py {
+	struct py_proc *procs;
+	size_t nr, cap;
+	struct ustack_u64map *of_pid;   /* pid -> index in procs */
+	struct py_code_ent *codes;
+	size_t nr_codes, cap_codes;
+	uint64_t next_id;
+};
+
+static int vm_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	pid_t pid = (pid_t)(uintptr_t)ctx;
+	struct iovec l = { buf, len }, rv = { (void *)(uintptr_t)addr, len };
+
+	return process_vm_readv(pid, &l, 1, &rv, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+struct rec_py *rec_py__new(void)
+{
+	struct rec_py *py = calloc(1, sizeof(*py));
+
+	if (!py)
+		return NULL;
+	py->of_pid = ustack_u64map__new();
+	if (!py->of_pid) {
+		rec_py__free(py);
+		return NULL;
+	}
+	return py;
+}
+
+void rec_py__free(struct rec_py *py)
+{
+	if (!py)
+		return;
+	for (size_t i = 0; i < py->nr; i++) {
+		ustack_py_proc__free(py->procs[i].proc);
+		ustack_u64map__free(py->procs[i].codes);
+	}
+	for (size_t i = 0; i < py->nr_codes; i++)
+		ustack_py_code__release(&py->codes[i].c);
+	ustack_u64map__free(py->of_pid);
+	free(py->procs);
+	free(py->codes);
+	free(py);
+}
+
+static struct py_proc *proc_of(struct rec_py *py, uint32_t pid, int create)
+{
+	uint64_t i;
+	void *p;
+
+	if (ustack_u64map__get(py->of_pid, pid, &i))
+		return &py->procs[i];
+	if (!create)
+		return NULL;
+	p = py->procs;
+	if (ustack_grow(&p, &py->cap, py->nr + 1, sizeof(*py->procs), 16))
+		return NULL;
+	py->procs = p;
+	if (ustack_u64map__put(py->of_pid, pid, py->nr))
+		return NULL;
+	memset(&py->procs[py->nr], 0, sizeof(py->procs[0]));
+	py->procs[py->nr].pid = pid;
+	return &py->procs[py->nr++];
+}
+
+static void fill_conf(const struct ustack_py_proc *p, struct ub_pyconf *c)
+{
+	const struct ustack_py_layout *l = &p->lay;
+
+	memset(c, 0, sizeof(*c));
+	c->runtime = p->runtime;
+	c->flags = (l->ts_cframe != USTACK_PY_NO_FIELD ? UB_PYC_CFRAME : 0) |
+		   (l->fr_is_entry != USTACK_PY_NO_FIELD ? UB_PYC_IS_ENTRY : 0) |
+		   (l->owner_cstack >= 0 ? UB_PYC_CSTACK : 0);
+	c->owner_cstack = l->owner_cstack >= 0 ? (uint32_t)l->owner_cstack : 0xff;
+	c->rt_interp_head = (uint32_t)l->rt_interp_head;
+	c->is_next = (uint32_t)l->is_next;
+	c->is_threads_head = (uint32_t)l->is_threads_head;
+	c->ts_next = (uint32_t)l->ts_next;
+	c->ts_native_tid = (uint32_t)l->ts_native_tid;
+	c->ts_cframe = c->flags & UB_PYC_CFRAME ? (uint32_t)l->ts_cframe : 0;
+	c->cf_current = (uint32_t)l->cf_current;
+	c->ts_current_frame = c->flags & UB_PYC_CFRAME ? 0 : (uint32_t)l->ts_current_frame;
+	c->fr_code = (uint32_t)l->fr_code;
+	c->fr_previous = (uint32_t)l->fr_previous;
+	c->fr_instr = (uint32_t)l->fr_instr;
+	c->fr_owner = (uint32_t)l->fr_owner;
+	c->fr_is_entry = c->flags & UB_PYC_IS_ENTRY ? (uint32_t)l->fr_is_entry : 0;
+	c->fr_span = (uint32_t)l->fr_span;
+	c->co_firstlineno = (uint32_t)l->co_firstlineno;
+}
+
+/* The frame offsets the kernel reads must fit its one read of a frame */
+static int conf_fits(const struct ub_pyconf *c)
+{
+	return c->fr_span >= 8 && c->fr_span <= UB_PY_FR_SPAN && c->fr_code + 8 <= c->fr_span &&
+	       c->fr_previous + 8 <= c->fr_span && c->fr_instr + 8 <= c->fr_span &&
+	       c->fr_owner < c->fr_span && c->fr_is_entry < c->fr_span;
+}
+
+static void look(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf, struct py_proc *pp)
+{
+	char err[256];
+	struct ub_pyconf c;
+	int e;
+
+	if (!pp->first)
+		pp->first = ustack_mono_ns();
+	e = ustack_py_proc__find((pid_t)pp->pid, NULL, vm_read, (void *)(uintptr_t)pp->pid,
+				 &pp->proc, err, sizeof(err));
+	pr_debug("pid %u: CPython looked for: %s\n", pp->pid, e ? err : "found");
+	if (e && e != -EAGAIN && ustack_mono_ns() - pp->first < PY_SETTLE_NS) {
+		/* a process just started or exec'd may be between mappings */
+		if (e == -ENOTSUP)
+			snprintf(pp->refusal, sizeof(pp->refusal), "%.190s", err);
+		e = -EAGAIN;
+	} else if (e && e != -ENOTSUP && pp->refusal[0]) {
+		/* gone before its refusal settled: the last one stands */
+		snprintf(err, sizeof(err), "%s", pp->refusal);
+		e = -ENOTSUP;
+	}
+	if (e == -EAGAIN) {
+		/* not started yet (or between interpreters): look again */
+		pp->wait = pp->wait ? pp->wait * 2 : PY_RETRY_MIN_NS;
+		if (pp->wait > PY_RETRY_MAX_NS)
+			pp->wait = PY_RETRY_MAX_NS;
+		pp->due = ustack_mono_ns() + pp->wait;
+		pp->state = PY_RETRY;
+		return;
+	}
+	if (e == -ENOENT || (e && e != -ENOTSUP)) {
+		pp->state = PY_NONE; /* no CPython, or gone */
+		return;
+	}
+	if (!e) {
+		fill_conf(pp->proc, &c);
+		if (!conf_fits(&c)) {
+			snprintf(err, sizeof(err), "%s: a frame's fields lie beyond the %d bytes the "
+				 "kernel reads", ustack_py_proc__describe(pp->proc), UB_PY_FR_SPAN);
+			e = -ENOTSUP;
+		} else if ((e = ustack_bpf__set_python(bpf, pp->pid, &c))) {
+			snprintf(err, sizeof(err), "%s: pyprocs: %s", ustack_py_proc__describe(pp->proc),
+				 strerror(-e));
+			e = -ENOTSUP;
+		}
+	}
+	if (e) {
+		ustack_py_proc__free(pp->proc);
+		pp->proc = NULL;
+		pp->state = PY_REFUSED;
+		r->st.python_refused++;
+		snprintf(r->st.python_refused_why, sizeof(r->st.python_refused_why), "%.190s", err);
+		pr_warn("pid %u: Python frames not recorded: %s\n", pp->pid, err);
+		return;
+	}
+	pp->state = PY_FOUND;
+	pp->eval_known = 0;
+	r->st.python_found++;
+	pr_debug("pid %u: %s: Python frames recorded\n", pp->pid, ustack_py_proc__describe(pp->proc));
+}
+
+void rec_py__seen(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf, uint32_t pid)
+{
+	struct py_proc *pp;
+
+	if (!py)
+		return;
+	pp = proc_of(py, pid, 1);
+	if (pp && pp->state == PY_UNKNOWN)
+		look(r, py, bpf, pp);
+}
+
+void rec_py__exec(struct rec_py *py, struct ustack_bpf *bpf, uint32_t pid)
+{
+	struct py_proc *pp = py ? proc_of(py, pid, 0) : NULL;
+
+	if (!pp)
+		return;
+	pr_debug("pid %u: exec, CPython looked for anew\n", pid);
+	if (pp->state == PY_FOUND)
+		ustack_bpf__set_python(bpf, pid, NULL);
+	ustack_py_proc__free(pp->proc);
+	pp->proc = NULL;
+	/* the code objects of the old program: its addresses mean new ones now */
+	ustack_u64map__free(pp->codes);
+	pp->codes = NULL;
+	pp->state = PY_UNKNOWN;
+	pp->wait = 0;
+	pp->first = 0;
+	pp->refusal[0] = 0;
+}
+
+uint64_t rec_py__retry(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf)
+{
+	uint64_t now, next = 0;
+
+	if (!py)
+		return 0;
+	now = ustack_mono_ns();
+	for (size_t i = 0; i < py->nr; i++) {
+		struct py_proc *pp = &py->procs[i];
+
+		if (pp->state == PY_RETRY && pp->due <= now)
+			look(r, py, bpf, pp);
+		if (pp->state == PY_RETRY && (!next || pp->due < next))
+			next = pp->due;
+	}
+	return next;
+}
+
+/* _PyEval_EvalFrameDefault as the trace names frames: (file id, offsets) */
+static int eval_where(struct rec *r, struct py_proc *pp)
+{
+	const struct pm_vma *v;
+	struct pm_file *f;
+	uint64_t lo, hi;
+
+	if (pp->eval_known)
+		return pp->eval_known > 0;
+	pp->eval_known = -1;
+	ustack_py_proc__eval_range(pp->proc, &lo, &hi);
+	if (lo >= hi || !(v = ustack_recmaps__find(r->rm, pp->pid, lo)) || v->file < 0 ||
+	    !(f = ustack_recmaps__file(r->rm, v->file)) || hi > v->end)
+		return 0;
+	pp->eval_file = f->id;
+	pp->eval_lo = lo - v->start + v->pgoff;
+	pp->eval_hi = hi - v->start + v->pgoff;
+	pp->eval_known = 1;
+	return 1;
+}
+
+/* The PYFUNC id of the code object in @word0 (0: unknown function) */
+static struct py_code_ent *code_of(struct rec *r, struct rec_py *py, struct py_proc *pp,
+				   uint64_t word0)
+{
+	struct ustack_trace_pyfunc f;
+	struct py_code_ent *ce;
+	uint64_t i;
+	void *p;
+	int e;
+
+	if (!pp->codes && !(pp->codes = ustack_u64map__new()))
+		return NULL;
+	if (ustack_u64map__get(pp->codes, word0, &i))
+		return &py->codes[i];
+	p = py->codes;
+	if (ustack_grow(&p, &py->cap_codes, py->nr_codes + 1, sizeof(*py->codes), 64))
+		return NULL;
+	py->codes = p;
+	ce = &py->codes[py->nr_codes];
+	e = ustack_py_proc__read_code(pp->proc, vm_read, (void *)(uintptr_t)pp->pid,
+				      word0 & UB_PY_ADDR_MASK, &ce->c);
+	r->st.python_code_read++;
+	/* the address may hold another code object by now: the kernel's
+	 * fingerprint says whether it is the one the frame ran */
+	if (!e && (uint64_t)(ce->c.firstlineno & 0xffff) != word0 >> UB_PY_FP_SHIFT)
+		e = ce->c.err = -ESTALE;
+	ce->id = 0;
+	if (e) {
+		pr_debug("pid %u: code object at 0x%llx (fingerprint 0x%llx): %s\n", pp->pid,
+			 (unsigned long long)(word0 & UB_PY_ADDR_MASK),
+			 (unsigned long long)(word0 >> UB_PY_FP_SHIFT), strerror(-e));
+		r->st.python_code_unreadable++;
+	} else {
+		f = (struct ustack_trace_pyfunc){
+			.id = ++py->next_id, .pid = pp->pid,
+			.first_line = ce->c.firstlineno > 0 ? (uint32_t)ce->c.firstlineno : 0,
+			.name = ce->c.func[0] ? ce->c.func : "?", .file = ce->c.file[0] ? ce->c.file : "?",
+		};
+		e = ustack_trace_writer__add_pyfunc(r->w, &f);
+		if (e && !r->werr)
+			r->werr = e;
+		if (!e)
+			ce->id = f.id;
+	}
+	if (ustack_u64map__put(pp->codes, word0, py->nr_codes)) {
+		ustack_py_code__release(&ce->c);
+		return NULL;
+	}
+	py->nr_codes++;
+	return ce;
+}
+
+struct py_fr {
+	uint64_t w0, w1; /* the trace words */
+	uint8_t entry;
+};
+
+/* The Python frames of @s as trace words (frames not started dropped) */
+static int py_words(struct rec *r, struct rec_py *py, const struct ub_stack *s, struct py_fr *out)
+{
+	struct py_proc *pp = proc_of(py, s->pypid, 0);
+	const uint64_t *w = s->words + 2u * s->nr;
+	int m = 0;
+
+	for (uint32_t j = 0; j < s->npy; j++) {
+		uint64_t w0 = w[2 * j], w1 = w[2 * j + 1], id = 0;
+		int line = 0, owner = (int)(w1 >> UB_PY_OWNER_SHIFT & 0xff);
+		struct py_code_ent *ce = pp && pp->state == PY_FOUND ? code_of(r, py, pp, w0) : NULL;
+
+		if (ce && ce->id) {
+			int e = ustack_py_code__line(pp->proc, &ce->c, w1 & UB_PY_ADDR_MASK,
+						     owner == pp->proc->lay.owner_generator, &line);
+
+			if (e == -ENOENT)
+				continue; /* pushed, not started: CPython's own walks skip it */
+			id = ce->id;
+		}
+		out[m].w0 = ustack_trace_py_offset(id, line > 0 ? (uint32_t)line : 0);
+		out[m].w1 = RECMAPS_PY_FILE_ID | (uint64_t)PY_METHOD << 56 |
+			    (uint64_t)USTACK_TRACE_FRAME_EXACT_PC << 62;
+		out[m++].entry = !!(w1 & UB_PY_ENTRY);
+	}
+	return m;
+}
+
+uint32_t rec_py__frames(struct rec *r, struct rec_py *py, const struct ub_stack *s,
+			const uint64_t *native, uint64_t *out)
+{
+	struct py_proc *pp = proc_of(py, s->pypid, 0);
+	struct py_fr fr[UB_MAX_FRAMES];
+	uint8_t is_eval[UB_MAX_FRAMES], entry[UB_MAX_FRAMES];
+	int idx[UB_MAX_FRAMES], m, j = 0;
+	uint32_t o = 0, n = s->nr;
+	char why[160];
+
+	m = py_words(r, py, s, fr);
+	if (!pp || pp->state != PY_FOUND || !eval_where(r, pp) || m <= 0)
+		goto native_only;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t off = native[2 * i] - ((native[2 * i + 1] >> 62) & 1 ? 0 : 1);
+
+		is_eval[i] = (native[2 * i + 1] & USTACK_TRACE_WORD_FILE_ID_MASK) == pp->eval_file &&
+			     off >= pp->eval_lo && off < pp->eval_hi;
+	}
+	for (int k = 0; k < m; k++)
+		entry[k] = fr[k].entry;
+	if (ustack_py_place_runs(is_eval, (int)n, entry, m, 0, idx, why, sizeof(why))) {
+		pr_debug("pid %u: %s\n", s->pypid, why);
+		goto native_only;
+	}
+	/* each run above (inner to) the native frame that runs it, as a
+	 * snapshot prints them */
+	for (uint32_t i = 0; i < n; i++) {
+		for (; j < m && idx[j] == (int)i; j++) {
+			out[o++] = fr[j].w0;
+			out[o++] = fr[j].w1;
+		}
+		out[o++] = native[2 * i];
+		out[o++] = native[2 * i + 1];
+	}
+	r->st.python_frames += (uint64_t)m;
+	return o / 2;
+native_only:
+	if (m > 0)
+		r->st.python_not_placed++;
+	memcpy(out, native, 2u * n * sizeof(*out));
+	return n;
+}

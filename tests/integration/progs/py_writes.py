@@ -1,0 +1,96 @@
+# SPDX-License-Identifier: MIT
+# The workload of record_python.sh: functions that reach os.write on
+# /dev/null through known call paths (recursion, a class method, a
+# generator, a lambda, callbacks from C: sorted(key=...) and
+# functools.reduce), in the main thread and, with "threads", in two more.
+# Each write's path is taken from the interpreter's own frames
+# (sys._getframe, co_qualname: CPython's view of the chain ustack reads
+# from outside) and counted; at the end the counts are printed, one line
+# per path: COUNT;outermost;...;innermost (the folded form).
+import collections
+import functools
+import os
+import sys
+import threading
+
+FD = os.open("/dev/null", os.O_WRONLY)
+COUNTS = collections.Counter()
+LOCK = threading.Lock()
+
+
+def emit():
+    f = sys._getframe(0)
+    names = []
+    while f is not None:
+        names.append(f.f_code.co_qualname)
+        f = f.f_back
+    key = ";".join(reversed(names))
+    with LOCK:
+        COUNTS[key] += 1
+    os.write(FD, b"x")
+
+
+def recurse(n):
+    if n == 0:
+        emit()
+        return 0
+    return recurse(n - 1) + 1
+
+
+class Walker:
+    def step(self, k):
+        for _ in range(k):
+            emit()
+
+    @classmethod
+    def make(cls):
+        w = cls()
+        w.step(2)
+        return w
+
+
+def gen(n):
+    for i in range(n):
+        emit()
+        yield i
+
+
+def by_key(x):
+    emit()
+    return -x
+
+
+def add(a, b):
+    emit()
+    return a + b
+
+
+def round_(i):
+    recurse(i % 4)
+    Walker.make()
+    sum(gen(3))
+    (lambda: emit())()
+    sorted([3, 1, 2], key=by_key)
+    functools.reduce(add, [1, 2, 3])
+
+
+def worker(rounds):
+    for i in range(rounds):
+        round_(i)
+
+
+def main():
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    threads = [threading.Thread(target=worker, args=(rounds,)) for _ in range(2)] \
+        if "threads" in sys.argv[2:] else []
+    for t in threads:
+        t.start()
+    worker(rounds)
+    for t in threads:
+        t.join()
+    out = sys.stdout
+    for k, v in sorted(COUNTS.items()):
+        out.write("%d;%s\n" % (v, k))
+
+
+main()

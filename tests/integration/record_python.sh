@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Python frames in `ustack record --backend bpf` (issue 32), against the
+# program's own count: tests/integration/progs/py_writes.py reaches
+# os.write(/dev/null) through paths it knows (recursion, a class method, a
+# generator, a lambda, callbacks from sorted(key=...) and
+# functools.reduce), in its main thread and two more, counts each write's
+# path as the interpreter sees it (sys._getframe), and prints the counts.
+# Recorded with -e syscalls:sys_enter_write (every write is an event), the
+# trace is read by the independent reader (tests/data/trace/read_trace.py,
+# through lib/py_trace_paths.py: PYFUNC names of each user stack's Python
+# frames):
+#
+#   record_python_<version>  the histogram of recorded Python paths that
+#                            end in emit equals the program's for >= 99% of
+#                            its writes (a write walked from a stack copy,
+#                            its table not loaded yet, has none); no lost
+#                            records; --stats: python_found 1, no code
+#                            object unreadable
+#   record_python_refused    CPython 3.10: one line says why (not
+#                            supported), stats python_refused 1, the native
+#                            stacks are recorded, no Python frame
+#   record_python_nopython   --no-python: no Python frame, python_found 0
+#   record_python_copy       --backend copy of a CPython: the line saying
+#                            it cannot ("use --backend bpf"), python_copy 1,
+#                            no Python frame
+# Versions: Debian's /usr/bin/python3.11 and pyenv's builds where installed
+# (lib/python_versions.sh; SKIP naming each one that is not).
+set -u
+USTACK=${USTACK:-build/check/ustack}
+TOP=${TOP:-$PWD}
+. "$TOP/tests/integration/lib/python_versions.sh"
+fails=0
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
+skip() { echo "SKIP $1: $2"; }
+
+[ -x "$USTACK" ] || { fail record_python "no $USTACK"; exit 1; }
+PY=/usr/bin/python3 # the checker; `python3` on PATH may be a pyenv shim
+[ -x "$PY" ] || { skip record_python "no $PY for the checker"; exit 0; }
+if [ "$(id -u)" != 0 ]; then
+	skip record_python "not root: the bpf backend needs CAP_BPF and CAP_PERFMON"
+	exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+PROG=$TOP/tests/integration/progs/py_writes.py
+PATHS=$TOP/tests/integration/lib/py_trace_paths.py
+ROUNDS=60
+
+# compare NAME PROGRAM_COUNTS RECORDED_PATHS: >= 99% of the program's
+# writes recorded with the same path
+compare() {
+	"$PY" - "$2" "$3" <<'PYEOF'
+import collections, sys
+def load(p):
+    c = collections.Counter()
+    for line in open(p):
+        n, _, path = line.rstrip("\n").partition(";")
+        if path.endswith(";emit"):
+            c[path] += int(n)
+    return c
+prog, rec = load(sys.argv[1]), load(sys.argv[2])
+total = sum(prog.values())
+same = sum(min(v, rec[k]) for k, v in prog.items())
+if total == 0 or same * 100 < 99 * total:
+    print("%d of %d writes with the program's path, %d recorded with an emit path; "
+          "program %s, recorded %s" % (same, total, sum(rec.values()), dict(prog), dict(rec)))
+    sys.exit(1)
+PYEOF
+}
+
+stat_of() { sed -n "s/^stat $2 //p" "$1"; }
+
+# run_version NAME PYTHON
+run_version() {
+	local t=record_python_$1 d=$tmp/$1
+	mkdir -p "$d"
+	if ! "$USTACK" record --backend bpf --stats -e syscalls:sys_enter_write -o "$d/t.data" \
+		-- "$2" "$PROG" "$ROUNDS" threads >"$d/prog.txt" 2>"$d/err.txt"; then
+		fail "$t" "record failed: $(tail -3 "$d/err.txt")"
+		return
+	fi
+	"$PY" "$PATHS" "$d/t.data" >"$d/rec.txt" || { fail "$t" "trace unreadable"; return; }
+	if ! out=$(compare "$t" "$d/prog.txt" "$d/rec.txt"); then
+		fail "$t" "$out"
+	elif [ "$(stat_of "$d/err.txt" lost)" != 0 ] || [ "$(stat_of "$d/err.txt" python_found)" != 1 ] ||
+		[ "$(stat_of "$d/err.txt" python_code_unreadable)" != 0 ]; then
+		fail "$t" "stats: $(grep -E 'stat (lost|python_)' "$d/err.txt" | tr '\n' ' ')"
+	else
+		pass "$t"
+	fi
+}
+py_each_version record_python run_version
+
+# the other cases with the first interpreter installed
+PY1=
+for v in $PY_VERSIONS; do [ -x "${v#*:}" ] && { PY1=${v#*:}; break; }; done
+if [ -z "$PY1" ]; then
+	skip record_python_nopython "no supported CPython installed"
+else
+	d=$tmp/nopy
+	mkdir -p "$d"
+	"$USTACK" record --backend bpf --no-python --stats -e syscalls:sys_enter_write \
+		-o "$d/t.data" -- "$PY1" "$PROG" 5 >/dev/null 2>"$d/err.txt"
+	"$PY" "$PATHS" "$d/t.data" >"$d/rec.txt"
+	if grep -qv '^[0-9]*;-$' "$d/rec.txt" || ! grep -q '^[0-9]*;-$' "$d/rec.txt" ||
+		[ "$(stat_of "$d/err.txt" python_found)" != 0 ]; then
+		fail record_python_nopython "$(head -3 "$d/rec.txt"; grep 'stat python_found' "$d/err.txt")"
+	else
+		pass record_python_nopython
+	fi
+
+	d=$tmp/copy
+	mkdir -p "$d"
+	"$USTACK" record --backend copy --stats -e syscalls:sys_enter_write \
+		-o "$d/t.data" -- "$PY1" "$PROG" 5 >/dev/null 2>"$d/err.txt"
+	"$PY" "$PATHS" "$d/t.data" >"$d/rec.txt"
+	if ! grep -q "Python frames cannot be recorded with the copy backend.*use --backend bpf" "$d/err.txt" ||
+		[ "$(stat_of "$d/err.txt" python_copy)" != 1 ] || grep -qv '^[0-9]*;-$' "$d/rec.txt"; then
+		fail record_python_copy "$(grep -i 'python' "$d/err.txt" | head -3)"
+	else
+		pass record_python_copy
+	fi
+fi
+
+if [ ! -x "$PY_UNSUPPORTED" ]; then
+	skip record_python_refused "$PY_UNSUPPORTED is not installed"
+else
+	d=$tmp/refused
+	mkdir -p "$d"
+	"$USTACK" record --backend bpf --stats -e syscalls:sys_enter_write -o "$d/t.data" \
+		-- "$PY_UNSUPPORTED" -c 'import os, time
+for i in range(100):
+    os.write(1, b"")
+    time.sleep(0.008)' >/dev/null 2>"$d/err.txt"
+	"$PY" "$PATHS" "$d/t.data" >"$d/rec.txt"
+	n=$(grep -c "Python frames not recorded: .*CPython 3.10 is not supported" "$d/err.txt")
+	if [ "$n" != 1 ] || [ "$(stat_of "$d/err.txt" python_refused)" != 1 ] ||
+		grep -qv '^[0-9]*;-$' "$d/rec.txt" || [ "$(stat_of "$d/err.txt" user_stacks)" -lt 100 ]; then
+		fail record_python_refused "$n lines; $(grep -E 'python|user_stacks' "$d/err.txt" | head -4 | tr '\n' ' ')"
+	else
+		pass record_python_refused
+	fi
+fi
+exit $((fails > 0))
