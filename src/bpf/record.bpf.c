@@ -260,6 +260,27 @@ struct {
 	__type(value, struct walk);
 } walks SEC(".maps");
 
+/* A new stack with Python frames wakes the reader at once (at most once a
+ * millisecond per CPU): it reads their code objects from the process, which
+ * a short-lived program may not outlive a batch's delay by much. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} py_woken SEC(".maps");
+
+static __always_inline __u64 py_wake_flags(__u64 batched)
+{
+	__u32 zero = 0;
+	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&py_woken, &zero);
+
+	if (!last || now - *last < 1000000)
+		return batched;
+	*last = now;
+	return BPF_RB_FORCE_WAKEUP;
+}
+
 /* A wakeup per record costs the traced program a context switch of the
  * reader on every event: batch them (the reader polls with a timeout). */
 static __always_inline __u64 wake_flags(void)
@@ -994,7 +1015,7 @@ static __noinline int py_walk(struct walk *w, __u32 slot, __u32 tgid, __u32 tid)
 		__builtin_memset(s->pad1, 0, sizeof(s->pad1));                                 \
 		s->pypid = w->npy ? w->py_tgid : 0;                                            \
 		bpf_probe_read_kernel(s->words, 16 * (CAP), w->words);                         \
-		bpf_ringbuf_submit(s, wake_flags());                                          \
+		bpf_ringbuf_submit(s, w->npy ? py_wake_flags(wake_flags()) : wake_flags());  \
 		count(UB_C_STACKS, 1);                                                         \
 		count(UB_C_STACK_BYTES, 16 + 16 * (CAP));                                      \
 		return id;                                                                     \
