@@ -19,6 +19,9 @@
 #   record_python_refused    CPython 3.10: one line says why (not
 #                            supported), stats python_refused 1, the native
 #                            stacks are recorded, no Python frame
+#   record_python_short      a program that writes 12 times and exits
+#                            within ~30 ms: its paths as above, every code
+#                            object read while it lived
 #   record_python_nopython   --no-python: no Python frame, python_found 0
 #   record_python_copy       --backend copy of a CPython: the line saying
 #                            it cannot ("use --backend bpf"), python_copy 1,
@@ -120,6 +123,25 @@ else
 		fail record_python_copy "$(grep -i 'python' "$d/err.txt" | head -3)"
 	else
 		pass record_python_copy
+	fi
+fi
+
+# a program that exits within milliseconds of its writes: its code objects
+# read while it lived (the new Python stacks wake the recorder), so the
+# trace names its frames after it is gone
+if [ -n "$PY1" ]; then
+	d=$tmp/short
+	mkdir -p "$d"
+	"$USTACK" record --backend bpf --stats -e syscalls:sys_enter_write -o "$d/t.data" \
+		-- "$PY1" "$PROG" 1 >"$d/prog.txt" 2>"$d/err.txt"
+	"$PY" "$PATHS" "$d/t.data" >"$d/rec.txt"
+	if ! out=$(compare record_python_short "$d/prog.txt" "$d/rec.txt"); then
+		fail record_python_short "$out"
+	elif [ "$(stat_of "$d/err.txt" python_code_unreadable)" != 0 ] ||
+		[ "$(stat_of "$d/err.txt" python_code_read)" = 0 ]; then
+		fail record_python_short "stats: $(grep -E 'stat python_code' "$d/err.txt" | tr '\n' ' ')"
+	else
+		pass "record_python_short ($(awk -F';' '{ s += $1 } END { print s }' "$d/prog.txt") writes in a program of ~30 ms, every one named)"
 	fi
 fi
 
