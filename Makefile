@@ -4,7 +4,8 @@
 #   make check      install missing packages, build with ASan+UBSan, run every test
 #   make check-kernel  the real-kernel tests: Debian sid's 7.x kernel in QEMU
 #   make demo       install missing packages, build, run the bundled demo
-#   make bench      run every benchmark in bench/
+#   make bench      run every benchmark in bench/ (bench/*/run.sh, bench/instructions.sh,
+#                   bench/record/kernel_ns.sh)
 #   make fuzz       build libFuzzer targets (clang) into build/fuzz/
 #   make fuzz-long  run every fuzz target for FUZZ_SECONDS (default 600) each
 #
@@ -185,8 +186,20 @@ deps:
 demo: deps all
 	@bash scripts/demo.sh
 
+# bench/*/run.sh, then the measures that do not move with the machine:
+# instructions (after bench/record/run.sh, whose traces it reports) and
+# in-kernel ns per event against bpftrace (root, bpftrace and bpftool; a
+# line says why when it cannot run). bench/record/backends.sh and
+# bpf_cost.sh are not run: they compare recorders' losses and builds of
+# ustack (docs/PERFORMANCE.md gives their commands).
 bench: deps all
-	@set -e; for b in bench/*/run.sh; do echo "== $$b"; bash $$b; done
+	@set -e; for b in bench/*/run.sh; do echo "== $$b"; bash $$b; done; \
+	echo "== bench/instructions.sh"; bash bench/instructions.sh; \
+	echo "== bench/record/kernel_ns.sh"; \
+	if [ "$$(id -u)" != 0 ]; then echo "skipped: needs root (kernel.bpf_stats_enabled)"; \
+	elif ! command -v bpftrace >/dev/null || ! command -v bpftool >/dev/null; then \
+		echo "skipped: needs bpftrace and bpftool (apt-get install bpftrace bpftool)"; \
+	else bash bench/record/kernel_ns.sh; fi
 
 clean:
 	rm -rf $(BUILD)

@@ -12,8 +12,15 @@
 #   report    ustack report (text, line cache warm; folded) and perf script
 #             on the traces bench/record/run.sh left in build/bench/record
 #             (skipped with a reason when they are missing): per sample
-#   start-up  /bin/true and `ustack --version`: what starting the process
-#             costs in instructions before any work
+#   lines     ustack snapshot --lines and eu-stack -p -s -i (source lines,
+#             inlined frames) of snap_futex32 built -O2 -g, 33 threads, as
+#             bench/symbolize/run.sh times them (ustack's line cache warm)
+#   start-up  /bin/true, `ustack --version`, `eu-stack --version` and
+#             `perf --version`: what starting each process costs in
+#             instructions before any work (dynamic linking, libraries'
+#             constructors); "work" below is a whole command minus the
+#             start-up of the same program, so that a ratio of work does not
+#             move with how heavy a program is to start
 #
 # Not counted: the kernel (ptrace stops, /proc reads, page faults, system
 # calls), which is most of a snapshot's wall time (docs/PERFORMANCE.md).
@@ -53,6 +60,7 @@ done
 
 true_ir=$(ir /bin/true)
 ver_ir=$(ir $USTACK --version)
+euver_ir=$(ir eu-stack --version)
 u33=$(ir $USTACK snapshot -p $p33)
 u2=$(ir $USTACK snapshot -p $p2)
 r33=$(ir $USTACK snapshot -p $p33 --format raw)
@@ -65,7 +73,7 @@ per() { echo $((($1 - $2) / d)); }
 echo "instructions executed in user space (callgrind), $(valgrind --version),"
 echo "$($USTACK --version | head -1), $(eu-stack --version 2>&1 | head -1); $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo
-echo "start-up: /bin/true $(fmt $true_ir), ustack --version $(fmt $ver_ir)"
+echo "start-up: /bin/true $(fmt $true_ir), ustack --version $(fmt $ver_ir), eu-stack --version $(fmt $euver_ir)"
 echo
 echo "| snapshot of snap_futex32 | $n33 threads | $n2 threads | per thread unwound |"
 echo "|---|---:|---:|---:|"
@@ -75,6 +83,31 @@ echo "| eu-stack | $(fmt $e33) | $(fmt $e2) | $(per $e33 $e2) |"
 echo
 echo "eu-stack / ustack text: whole process $(ratio $e33 $u33)x ($n33 threads), $(ratio $e2 $u2)x ($n2 threads);" \
 	"per thread $(ratio "$(per $e33 $e2)" "$(per $u33 $u2)")x"
+echo "work (whole minus the program's own --version), $n33 threads: ustack text $(fmt $((u33 - ver_ir))), raw $(fmt $((r33 - ver_ir)))," \
+	"eu-stack $(fmt $((e33 - euver_ir))): eu-stack / ustack text $(ratio $((e33 - euver_ir)) $((u33 - ver_ir)))x," \
+	"/ raw $(ratio $((e33 - euver_ir)) $((r33 - ver_ir)))x"
+
+# source lines and inlined frames: the program with debug information
+$CC -O2 -g -pthread -o "$OUT/snap_futex32_g" tests/integration/progs/snap_futex32.c
+"$OUT/snap_futex32_g" >"$OUT/target_g.out" &
+pg=$!
+trap 'kill -KILL $pid $pid2 $pg 2>/dev/null; wait $pid $pid2 $pg 2>/dev/null || true' EXIT
+for _ in $(seq 500); do grep -q ready "$OUT/target_g.out" 2>/dev/null && break; sleep 0.01; done
+sleep 0.2
+$USTACK snapshot -p $pg --lines >/dev/null # fills the line cache: the warm case
+ul=$(ir $USTACK snapshot -p $pg --lines)
+un=$(ir $USTACK snapshot -p $pg)
+el=$(ir eu-stack -p $pg -s -i)
+en=$(ir eu-stack -p $pg)
+echo
+echo "| snapshot of snap_futex32 -O2 -g, $(ls /proc/$pg/task | wc -l) threads | instructions | the work (minus --version) |"
+echo "|---|---:|---:|"
+echo "| ustack snapshot --lines | $(fmt $ul) | $(fmt $((ul - ver_ir))) |"
+echo "| ustack snapshot | $(fmt $un) | $(fmt $((un - ver_ir))) |"
+echo "| eu-stack -s -i | $(fmt $el) | $(fmt $((el - euver_ir))) |"
+echo "| eu-stack | $(fmt $en) | $(fmt $((en - euver_ir))) |"
+echo
+echo "eu-stack -s -i / ustack --lines: whole $(ratio $el $ul)x, the work $(ratio $((el - euver_ir)) $((ul - ver_ir)))x"
 
 R=build/bench/record
 if [ ! -f $R/ustack.data ] || [ ! -f $R/perf-dwarf.data ] || ! command -v perf >/dev/null; then
@@ -88,6 +121,7 @@ $USTACK report -i $R/ustack.data >/dev/null # fills the line cache: the warm cas
 ut=$(ir $USTACK report -i $R/ustack.data)
 uf=$(ir $USTACK report -i $R/ustack.data --format folded)
 pd=$(ir perf script -i $R/perf-dwarf.data)
+pver=$(ir perf --version)
 ps() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.0f", n / s }'; }
 echo
 echo "| report of bench/record's traces | samples | instructions | per sample |"
@@ -98,3 +132,7 @@ echo "| perf script (--call-graph dwarf trace) | $psamples | $(fmt $pd) | $(ps $
 echo
 echo "perf script / ustack, per sample: text $(ratio "$(ps $pd $psamples)" "$(ps $ut $samples)")x," \
 	"folded $(ratio "$(ps $pd $psamples)" "$(ps $uf $samples)")x"
+echo "start-up: ustack --version $(fmt $ver_ir), perf --version $(fmt $pver); the work per sample (whole minus --version):" \
+	"ustack text $(ps $((ut - ver_ir)) $samples), folded $(ps $((uf - ver_ir)) $samples), perf script $(ps $((pd - pver)) $psamples);" \
+	"perf script / ustack text $(ratio "$(ps $((pd - pver)) $psamples)" "$(ps $((ut - ver_ir)) $samples)")x," \
+	"folded $(ratio "$(ps $((pd - pver)) $psamples)" "$(ps $((uf - ver_ir)) $samples)")x"

@@ -111,6 +111,13 @@ fi
 #   perf script                   on perf-fp.data      [pfp]
 #   ustack report --no-lines      on ustack.data       [unolines]
 #   ustack report (text)          on ustack8k.data     [u8k]
+#   /bin/true, ustack --version, perf --version          [true uver pver]
+#                                 what starting each process costs here,
+#                                 in the same run: "work" below is a
+#                                 report's median minus its program's
+#                                 --version median, per sample, a ratio
+#                                 that does not move with the machine's
+#                                 process start-up as the whole-process one does
 # (REPORT_RUNS rounds, default 2 * RUNS + 1, after one warm-up round that
 # is not counted), each a whole process from start to exit: wall time
 # and CPU time (user + sys from the process's rusage). Every command, ours
@@ -128,7 +135,7 @@ fi
 # line cache is removed before each of its runs: the first report of a
 # trace of new addresses.
 REPORT_RUNS=${REPORT_RUNS:-$((2 * RUNS + 1))}
-RPEERS="utext pdwarf ucold ufold pfp unolines u8k"
+RPEERS="utext pdwarf ucold ufold pfp unolines u8k true uver pver"
 rcmd() {
 	case $1 in
 	utext) echo "$U report -i $OUT/ustack.data" ;;
@@ -138,6 +145,9 @@ rcmd() {
 	pfp) echo "perf script -i $OUT/perf-fp.data" ;;
 	unolines) echo "$U report -i $OUT/ustack.data --no-lines" ;;
 	u8k) echo "$U report -i $OUT/ustack8k.data" ;;
+	true) echo "/bin/true" ;;
+	uver) echo "$U --version" ;;
+	pver) echo "perf --version" ;;
 	esac
 }
 : >"$OUT/report-times"
@@ -239,12 +249,16 @@ for p in $RPEERS; do
 	pfp) name="perf script"; tr=perf-fp.data; s=${SAMPLES[fp]} ;;
 	unolines) name="ustack report --no-lines"; tr=ustack.data; s=${SAMPLES[ustack]} ;;
 	u8k) name="ustack report"; tr=ustack8k.data; s=${SAMPLES[ustack8k]} ;;
+	true) name="/bin/true (start-up)"; tr=-; s=0 ;;
+	uver) name="ustack --version (start-up)"; tr=-; s=0 ;;
+	pver) name="perf --version (start-up)"; tr=-; s=0 ;;
 	esac
 	set -- ${RT[$p]}; w=$1 wmin=$2 wmax=$3
 	set -- ${RTC[$p]}; c=$1 cmin=$2 cmax=$3
 	awk -v n="$name" -v tr="$tr" -v s="$s" -v w=$w -v wmin=$wmin -v wmax=$wmax -v c=$c -v cmin=$cmin -v cmax=$cmax 'BEGIN {
-		printf "| %s | %s | %d | %.1f ms [%.1f-%.1f] | %.2f | %.1f ms [%.1f-%.1f] | %.2f |\n",
-			n, tr, s, w / 1e3, wmin / 1e3, wmax / 1e3, s ? w / s : 0, c / 1e3, cmin / 1e3, cmax / 1e3, s ? c / s : 0 }'
+		printf "| %s | %s | %s | %.2f ms [%.2f-%.2f] | %s | %.2f ms [%.2f-%.2f] | %s |\n",
+			n, tr, s ? s : "-", w / 1e3, wmin / 1e3, wmax / 1e3, s ? sprintf("%.2f", w / s) : "-",
+			c / 1e3, cmin / 1e3, cmax / 1e3, s ? sprintf("%.2f", c / s) : "-" }'
 done
 echo
 # per-sample ratios against perf script of the perf --call-graph dwarf trace
@@ -256,5 +270,18 @@ for f in 2 3; do
 	echo "report per sample ($what, medians): perf script / ustack report: text $(ratio "$pd" "$(per "$2" "${SAMPLES[ustack]}")")x," \
 		"folded $(ratio "$pd" "$(per "$3" "${SAMPLES[ustack]}")")x, text --no-lines $(ratio "$pd" "$(per "$4" "${SAMPLES[ustack]}")")x," \
 		"text with the line cache cold $(ratio "$pd" "$(per "$5" "${SAMPLES[ustack]}")")x (target >= 50x)"
+done
+# the work alone: each median minus its own program's --version median
+work() { awk -v t="$1" -v v="$2" -v s="$3" 'BEGIN { printf "%.6f", s ? (t - v) / s : 0 }'; }
+for f in 2 3; do
+	[ $f = 2 ] && { what=wall; declare -n M=RT; } || { what=CPU; declare -n M=RTC; }
+	pw=$(work "${M[pdwarf]%% *}" "${M[pver]%% *}" "${SAMPLES[dwarf]}")
+	uw=$(work "${M[utext]%% *}" "${M[uver]%% *}" "${SAMPLES[ustack]}")
+	fw=$(work "${M[ufold]%% *}" "${M[uver]%% *}" "${SAMPLES[ustack]}")
+	echo "the work per sample ($what, medians minus the program's --version: ustack $((${M[uver]%% *})) us," \
+		"perf $((${M[pver]%% *})) us; /bin/true $((${M[true]%% *})) us): perf script $(awk -v w=$pw 'BEGIN { printf "%.2f", w }') us," \
+		"ustack text $(awk -v w=$uw 'BEGIN { printf "%.2f", w }') us, folded $(awk -v w=$fw 'BEGIN { printf "%.2f", w }') us;" \
+		"perf script / ustack: text $(ratio "$pw" "$uw")x, folded $(ratio "$pw" "$fw")x"
+	unset -n M
 done
 echo "report outputs checked: ustack report has $u_lines lines naming spin, its folded output $f_count samples in stacks naming spin, perf script (dwarf) $d_lines lines naming spin"
