@@ -175,7 +175,15 @@ struct {
 	__type(value, struct vcache);
 } vcaches SEC(".maps");
 
+/* UB_PROF: a build that does one part of the walk twice, or skips one,
+ * to see what it costs (bench/record/bpf_breakdown.sh); 0 in every other
+ * build */
+#ifndef UB_PROF
+#define UB_PROF 0
+#endif
+#ifndef WIN_BYTES
 #define WIN_BYTES 1024
+#endif
 #define HOT_READS 64  /* power of two */
 #define HOT_FRAMES 48 /* frames after the first step a hot stack keeps */
 
@@ -462,6 +470,8 @@ static __always_inline int read_stack(struct walk *w, __u64 addr, __u64 *v)
 		len = WIN_BYTES;
 	if (len < 8)
 		return read_user(addr, v); /* a word across two pages */
+	if (UB_PROF & 2)
+		bpf_probe_read_user(w->win, len, (const void *)addr);
 	if (bpf_probe_read_user(w->win, len, (const void *)addr)) {
 		w->win_len = 0;
 		return -1;
@@ -538,6 +548,8 @@ __noinline long step_one(__u32 slot)
 	} else if (!w->vknown) {
 		kind = R_NOT_LOADED;
 	} else {
+		if (UB_PROF & 1)
+			find_row(w, lookup - w->vstart + (w->vpgoff << 12), &row);
 		kind = find_row(w, lookup - w->vstart + (w->vpgoff << 12), &row);
 	}
 	if (kind == R_NOT_LOADED) {
@@ -808,6 +820,8 @@ static __noinline __u32 stack_id(struct walk *w)
 		return 0;
 	key.h1 = w->h1 ^ n;
 	key.h2 = w->h2;
+	if (UB_PROF & 16)
+		bpf_map_lookup_elem(&stack_ids, &key);
 	known = bpf_map_lookup_elem(&stack_ids, &key);
 	if (known)
 		return *known;
@@ -981,6 +995,8 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 		goto send;
 	}
 
+	if (UB_PROF & 64)
+		goto send;
 	w = bpf_map_lookup_elem(&walks, &slot);
 	if (!w) {
 		if (slot == SLOT_IRQ)
@@ -996,6 +1012,8 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	vc = bpf_task_storage_get(&vcaches, task, 0,
 				  w->cache_only ? 0 : BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (vc && !vc->busy && !(seq & 1)) {
+		if (UB_PROF & 4)
+			w->vc = *vc;
 		w->vc = *vc;
 		if (w->vc.mm == (__u64)task->mm && w->vc.seq == seq && w->vc.n <= VC_N) {
 			w->vc_ok = 1;
@@ -1037,10 +1055,14 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	hot = seq & 1 ? NULL
 		      : bpf_task_storage_get(&hots, task, 0,
 					     w->cache_only ? 0 : BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (UB_PROF & 128)
+		hot = NULL;
 	if (!w->defer)
 		emit(w, ip, M_REGS, EXACT_PC);
 	if (!w->defer)
 		step_one(slot);
+	if ((UB_PROF & 8) && !w->defer && !w->done)
+		hot_take(w, hot, seq);
 	if (!w->defer && !w->done && !hot_take(w, hot, seq)) {
 		w->s1.pc = w->pc;
 		w->s1.sp = w->sp;
@@ -1058,6 +1080,8 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	if (w->cache_only && (w->defer || mm_seq(task) != seq))
 		return -EAGAIN;
 	if (w->rec && !w->defer && mm_seq(task) == seq)
+		hot_keep(w, hot, seq);
+	if ((UB_PROF & 8) && w->rec && !w->defer && mm_seq(task) == seq)
 		hot_keep(w, hot, seq);
 	if (w->vc_dirty && vc && mm_seq(task) == seq) {
 		/* an interrupt on this CPU may read it: never half written */
