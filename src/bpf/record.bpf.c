@@ -375,8 +375,10 @@ enum { R_ROW, R_NONE, R_BAD, R_NOT_LOADED };
  * middle of another of its own slot: struct walk). A table's rows never
  * change once its id is in `files` (user space fills an inner map before
  * naming it, and ids are not reused), so an answer holds for (table id,
- * offset); files_gen in the key drops every answer when `files` changes
- * (a table evicted must answer "not loaded" again). The binary search over
+ * offset). files_gen in the key, as in the hot stack's state, ends every
+ * answer when `files` changes: nothing then depends on ids staying unique
+ * past 2^32 tables (an evicted table answers "not loaded" before the
+ * cache is asked: its files entry loses UB_FILE_TABLE). The search over
  * a table's directory and chunk was a quarter of a walk's time on
  * bench/record/kernel_ns.sh's write storm (docs/PERFORMANCE.md), whose
  * walks meet the same few dozen return addresses again and again.
