@@ -194,7 +194,15 @@ struct {
 	__type(value, struct vcache);
 } vcaches SEC(".maps");
 
-#define WIN_BYTES 1024
+/* UB_PROF: a build that does one part of the walk twice, or skips one,
+ * to see what it costs (bench/record/bpf_breakdown.sh); 0 in every other
+ * build */
+#ifndef UB_PROF
+#define UB_PROF 0
+#endif
+#ifndef WIN_BYTES
+#define WIN_BYTES 4096 /* a page: the rest of addr's page in one read */
+#endif
 #define HOT_READS 64  /* power of two */
 #define HOT_FRAMES 48 /* frames after the first step a hot stack keeps */
 
@@ -234,9 +242,11 @@ struct walk {
 	__u32 vc_ok;      /* vc is valid for the mm as it is now */
 	__u32 vc_dirty;   /* vc gained entries: write it back */
 	struct vcache vc;
-	/* user stack memory read so far, one read per window (WIN_BYTES,
-	 * never across a page): a bpf_probe_read_user() costs about as much
-	 * for 8 bytes as for a window, and the frames of a walk are close */
+	/* user stack memory read so far, one read per window (the rest of
+	 * a page): a bpf_probe_read_user() costs about as much for 8 bytes
+	 * as for a page (each read ~95 ns, 1 KiB windows 400 ns slower than
+	 * pages on kernel_ns.sh's storm: docs/PERFORMANCE.md), and the
+	 * frames of a walk are close */
 	__u64 win_lo;
 	__u32 win_len, win_pad;
 	__u8 win[WIN_BYTES];
@@ -406,12 +416,44 @@ __noinline int vma_of(struct walk *w, __u64 pc)
 
 enum { R_ROW, R_NONE, R_BAD, R_NOT_LOADED };
 
+/*
+ * The rows found lately, per CPU and walk slot (a walk never comes in the
+ * middle of another of its own slot: struct walk). A table's rows never
+ * change once its id is in `files` (user space fills an inner map before
+ * naming it, and ids are not reused), so an answer holds for (table id,
+ * offset). files_gen in the key, as in the hot stack's state, ends every
+ * answer when `files` changes: nothing then depends on ids staying unique
+ * past 2^32 tables (an evicted table answers "not loaded" before the
+ * cache is asked: its files entry loses UB_FILE_TABLE). The search over
+ * a table's directory and chunk was a quarter of a walk's time on
+ * bench/record/kernel_ns.sh's write storm (docs/PERFORMANCE.md), whose
+ * walks meet the same few dozen return addresses again and again.
+ */
+#define RC_N 128 /* power of two */
+struct rc_ent {
+	__u32 table_id, rel, gen, kind;
+	struct ub_row row;
+};
+struct rcache {
+	struct rc_ent e[RC_N];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NR_SLOTS);
+	__type(key, __u32);
+	__type(value, struct rcache);
+} rcaches SEC(".maps");
+
 /* The row of file offset @off in w's current file. A global function: the
  * verifier checks it once, not once per path that reaches it. */
-__noinline int find_row(struct walk *w, __u64 off, struct ub_row *out)
+__noinline int find_row(struct walk *w, __u32 slot, __u64 off, struct ub_row *out)
 {
-	__u32 id;
+	__u32 id, rel, gen = w ? w->s1.gen : 0;
+	struct rcache *rc;
+	struct rc_ent *c = NULL;
 	void *inner;
+	int kind;
 
 	if (!w || !out)
 		return R_BAD;
@@ -422,17 +464,36 @@ __noinline int find_row(struct walk *w, __u64 off, struct ub_row *out)
 		return R_NOT_LOADED;
 	if (off < w->fv.base || off >= w->fv.limit || off - w->fv.base > 0xffffffffull)
 		return R_NONE;
+	rel = (__u32)(off - w->fv.base);
+	rc = bpf_map_lookup_elem(&rcaches, &slot);
+	if (rc) {
+		c = &rc->e[(rel ^ (rel >> 9) ^ (id * 0x9e3779b1u)) & (RC_N - 1)];
+		if (c->table_id == id && c->rel == rel && c->gen == gen && id) {
+			*out = c->row;
+			return c->kind;
+		}
+	}
 	inner = bpf_map_lookup_elem(&tables, &id);
 	if (!inner)
 		return R_NOT_LOADED; /* evicted meanwhile */
-	switch (ub_rows_find(inner, w->fv.nr_rows, w->fv.levels, (__u32)(off - w->fv.base), out)) {
+	switch (ub_rows_find(inner, w->fv.nr_rows, w->fv.levels, rel, out)) {
 	case UB_FIND_ROW:
-		return R_ROW;
+		kind = R_ROW;
+		break;
 	case UB_FIND_NONE:
-		return R_NONE;
+		kind = R_NONE;
+		break;
 	default:
-		return R_BAD;
+		kind = R_BAD;
 	}
+	if (c) {
+		c->table_id = id;
+		c->rel = rel;
+		c->gen = gen;
+		c->kind = kind;
+		c->row = *out;
+	}
+	return kind;
 }
 
 /* ---- the walk ------------------------------------------------------------------- */
@@ -508,6 +569,8 @@ static __always_inline int read_stack(struct walk *w, __u64 addr, __u64 *v)
 		len = WIN_BYTES;
 	if (len < 8)
 		return read_user(addr, v); /* a word across two pages */
+	if (UB_PROF & 2)
+		bpf_probe_read_user(w->win, len, (const void *)addr);
 	if (bpf_probe_read_user(w->win, len, (const void *)addr)) {
 		w->win_len = 0;
 		return -1;
@@ -584,7 +647,9 @@ __noinline long step_one(__u32 slot)
 	} else if (!w->vknown) {
 		kind = R_NOT_LOADED;
 	} else {
-		kind = find_row(w, lookup - w->vstart + (w->vpgoff << 12), &row);
+		if (UB_PROF & 1)
+			find_row(w, slot, lookup - w->vstart + (w->vpgoff << 12), &row);
+		kind = find_row(w, slot, lookup - w->vstart + (w->vpgoff << 12), &row);
 	}
 	if (kind == R_NOT_LOADED) {
 		count(UB_C_NOT_LOADED, 1);
@@ -768,6 +833,39 @@ __noinline int hot_take(struct walk *w, struct hot *h, __u32 seq)
 	w->n = n;
 	w->done = 1;
 	return 1;
+}
+
+/* 1: the task's last walk began as w's (the state after the first step),
+ * so this one is worth keeping. 0: w's state is noted for the next walk,
+ * and nothing is kept. Recording a walk's reads and keeping them cost
+ * ~440 ns of a 4.0 us event on bench/record/kernel_ns.sh's write storm, whose
+ * threads draw one of 4096 call paths per event and so never took one
+ * (docs/PERFORMANCE.md); a loop sampled in one call path takes its hot
+ * stack from its third walk on instead of its second. A global function:
+ * verified once. */
+__noinline int hot_again(struct walk *w, struct hot *h, __u32 seq)
+{
+	__u32 ver;
+
+	if (!w || !h)
+		return 0;
+	ver = h->ver;
+	if ((ver & 1) || (seq & 1))
+		return 0; /* this interrupts a write */
+	if (h->s.mm == w->s1.mm && h->s.seq == seq && h->s.gen == w->s1.gen &&
+	    h->s.pc == w->s1.pc && h->s.sp == w->s1.sp && h->s.fp == w->s1.fp &&
+	    h->s.is_return == w->s1.is_return && h->s.hi == w->s1.hi &&
+	    h->s.bx_known == w->s1.bx_known && (!w->s1.bx_known || h->s.bx == w->s1.bx))
+		return 1;
+	h->ver = ver + 1;
+	asm volatile("" ::: "memory");
+	h->s = w->s1;
+	h->s.seq = seq;
+	h->n = 0; /* nothing to take: hot_take wants n >= 2 */
+	h->nreads = 0;
+	asm volatile("" ::: "memory");
+	h->ver = ver + 2;
+	return 0;
 }
 
 /* Keep w's finished walk in @h, if it can be taken again. */
@@ -1038,6 +1136,8 @@ static __noinline __u32 stack_id(struct walk *w)
 		return 0;
 	key.h1 = w->h1 ^ n ^ ((__u64)w->npy << 32);
 	key.h2 = w->h2;
+	if (UB_PROF & 16)
+		bpf_map_lookup_elem(&stack_ids, &key);
 	known = bpf_map_lookup_elem(&stack_ids, &key);
 	if (known)
 		return *known;
@@ -1211,6 +1311,8 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 		goto send;
 	}
 
+	if (UB_PROF & 64)
+		goto send;
 	w = bpf_map_lookup_elem(&walks, &slot);
 	if (!w) {
 		if (slot == SLOT_IRQ)
@@ -1226,6 +1328,8 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	vc = bpf_task_storage_get(&vcaches, task, 0,
 				  w->cache_only ? 0 : BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (vc && !vc->busy && !(seq & 1)) {
+		if (UB_PROF & 4)
+			w->vc = *vc;
 		w->vc = *vc;
 		if (w->vc.mm == (__u64)task->mm && w->vc.seq == seq && w->vc.n <= VC_N) {
 			w->vc_ok = 1;
@@ -1267,10 +1371,14 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	hot = seq & 1 ? NULL
 		      : bpf_task_storage_get(&hots, task, 0,
 					     w->cache_only ? 0 : BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (UB_PROF & 128)
+		hot = NULL;
 	if (!w->defer)
 		emit(w, ip, M_REGS, EXACT_PC);
 	if (!w->defer)
 		step_one(slot);
+	if ((UB_PROF & 8) && !w->defer && !w->done)
+		hot_take(w, hot, seq);
 	if (!w->defer && !w->done && !hot_take(w, hot, seq)) {
 		w->s1.pc = w->pc;
 		w->s1.sp = w->sp;
@@ -1279,7 +1387,7 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 		w->s1.bx = w->bx;
 		w->s1.bx_known = w->bx_known;
 		w->s1.is_return = w->is_return;
-		w->rec = hot && w->n == 2 && !w->signals;
+		w->rec = hot && w->n == 2 && !w->signals && hot_again(w, hot, seq);
 		bpf_loop(UB_MAX_FRAMES, step, &slot, 0);
 	} else if (w->done && !w->defer && w->n > 2) {
 		count(UB_C_HOT, 1);
@@ -1288,6 +1396,8 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	if (w->cache_only && (w->defer || mm_seq(task) != seq))
 		return -EAGAIN;
 	if (w->rec && !w->defer && mm_seq(task) == seq)
+		hot_keep(w, hot, seq);
+	if ((UB_PROF & 8) && w->rec && !w->defer && mm_seq(task) == seq)
 		hot_keep(w, hot, seq);
 	if (w->vc_dirty && vc && mm_seq(task) == seq) {
 		/* an interrupt on this CPU may read it: never half written */
@@ -1369,18 +1479,21 @@ static __always_inline int collect(void *ctx, const struct uctx *u, __u32 event,
 		r->bx = u->bx;
 	} else {
 		/* the user registers saved at kernel entry; uapi names, the
-		 * kernel's struct pt_regs has the same layout */
+		 * kernel's struct pt_regs has the same layout. Loads from the
+		 * helper's BTF pointer, which the verifier checks against the
+		 * kernel's type and makes fault-safe: four helper calls cost
+		 * ~100 ns an event (docs/PERFORMANCE.md) */
 		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 
-		bpf_probe_read_kernel(&r->ip, 8, &regs->rip);
-		bpf_probe_read_kernel(&r->sp, 8, &regs->rsp);
-		bpf_probe_read_kernel(&r->bp, 8, &regs->rbp);
-		bpf_probe_read_kernel(&r->bx, 8, &regs->rbx);
+		r->ip = regs->rip;
+		r->sp = regs->rsp;
+		r->bp = regs->rbp;
+		r->bx = regs->rbx;
 	}
 	if (!r->ip && !r->sp)
 		return 1;
 	/* the tag is for the entry test, which a user-mode sample skips */
-	if (!u->have)
+	if (!u->have && !r->user_mode)
 		read_user(r->sp, &r->tag);
 	e->flags = UB_EV_USER;
 	return 1;
