@@ -1059,6 +1059,7 @@ static void bpf_finish(struct rec *r)
 	bpf_drain(r);
 	for (size_t i = 0; i < b->nr_entries; i++)
 		close_entry(r, &b->entries[i]);
+	rec_py__end(r, b->py);
 }
 
 const struct rec_backend_ops rec_backend_bpf = {

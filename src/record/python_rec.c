@@ -240,6 +240,23 @@ void rec_py__exec(struct rec_py *py, struct ustack_bpf *bpf, uint32_t pid)
 	pp->refusal[0] = 0;
 }
 
+void rec_py__end(struct rec *r, struct rec_py *py)
+{
+	for (size_t i = 0; py && i < py->nr; i++) {
+		struct py_proc *pp = &py->procs[i];
+
+		/* refused while it might still have been starting, and the
+		 * recording ended before that settled: the refusal stands */
+		if (pp->state != PY_RETRY || !pp->refusal[0])
+			continue;
+		pp->state = PY_REFUSED;
+		r->st.python_refused++;
+		snprintf(r->st.python_refused_why, sizeof(r->st.python_refused_why), "%s",
+			 pp->refusal);
+		pr_warn("pid %u: Python frames not recorded: %s\n", pp->pid, pp->refusal);
+	}
+}
+
 uint64_t rec_py__retry(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf)
 {
 	uint64_t now, next = 0;

@@ -30,6 +30,9 @@ void rec_py__exec(struct rec_py *py, struct ustack_bpf *bpf, uint32_t pid);
 /* Processes whose interpreter was not started at their last look:
  * looked at again when due (called at every read round). Returns when
  * the next one is due (CLOCK_MONOTONIC ns), 0: none waits */
+/* At the end of the recording: a refusal still settling is said and counted */
+void rec_py__end(struct rec *r, struct rec_py *py);
+
 uint64_t rec_py__retry(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf);
 
 /*

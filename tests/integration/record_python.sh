@@ -22,6 +22,9 @@
 #   record_python_short      a program that writes 12 times and exits
 #                            within ~30 ms: its paths as above, every code
 #                            object read while it lived
+#   record_python_stripped   Debian's 3.11 with its runtime's symbol names
+#                            changed (lib/py_strip.py): refused with one
+#                            line, python_refused 1, native stacks only
 #   record_python_nopython   --no-python: no Python frame, python_found 0
 #   record_python_copy       --backend copy of a CPython: the line saying
 #                            it cannot ("use --backend bpf"), python_copy 1,
@@ -162,6 +165,26 @@ for i in range(100):
 		fail record_python_refused "$n lines; $(grep -E 'python|user_stacks' "$d/err.txt" | head -4 | tr '\n' ' ')"
 	else
 		pass record_python_refused
+	fi
+fi
+# a build whose runtime has no symbol (lib/py_strip.py on Debian's 3.11):
+# refused once with the finder's line, native stacks recorded
+if [ ! -x /usr/bin/python3.11 ]; then
+	skip record_python_stripped "/usr/bin/python3.11 is not installed"
+else
+	d=$tmp/stripped
+	mkdir -p "$d"
+	cp /usr/bin/python3.11 "$d/python3.11"
+	"$PY" "$TOP/tests/integration/lib/py_strip.py" "$d/python3.11" &&
+		"$USTACK" record --backend bpf --stats -e syscalls:sys_enter_write -o "$d/t.data" \
+			-- "$d/python3.11" "$PROG" 5 >/dev/null 2>"$d/err.txt"
+	"$PY" "$PATHS" "$d/t.data" >"$d/rec.txt"
+	n=$(grep -c "Python frames not recorded: .*python3.11: no symbol _PyRuntime" "$d/err.txt")
+	if [ "$n" != 1 ] || [ "$(stat_of "$d/err.txt" python_refused)" != 1 ] ||
+		grep -qv '^[0-9]*;-$' "$d/rec.txt" || ! grep -q '^[0-9]*;-$' "$d/rec.txt"; then
+		fail record_python_stripped "$n lines; $(grep -E 'python' "$d/err.txt" | head -4 | tr '\n' ' ')"
+	else
+		pass record_python_stripped
 	fi
 fi
 exit $((fails > 0))

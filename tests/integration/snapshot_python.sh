@@ -29,6 +29,10 @@
 #   snapshot_python_refused    CPython 3.10: the snapshot works, its native
 #                              frames are there, and one line says why no
 #                              Python frames ("not supported")
+#   snapshot_python_stripped   Debian's 3.11 with its runtime's symbol names
+#                              changed (lib/py_strip.py): native frames as
+#                              ever, one line saying no symbol _PyRuntime,
+#                              no Python frame
 #   snapshot_python_core_<version>
 #                              gdb's gcore of the waiting program (Debian's
 #                              3.11 and pyenv's 3.13): `snapshot --core
@@ -164,6 +168,33 @@ start_waiting() {
 	for _ in $(seq 3000); do [ -e "$1/dump" ] && break; kill -0 "$WPID" 2>/dev/null || break; sleep 0.01; done
 	[ -e "$1/dump" ]
 }
+
+# --- a build whose runtime has no symbol: refused, naming it, never misread -------
+# (Debian's python3.11 with its _PyRuntime and Py_Version names changed in
+# .dynstr, lib/py_strip.py; it runs as before)
+if [ ! -x /usr/bin/python3.11 ]; then
+	skip snapshot_python_stripped "/usr/bin/python3.11 is not installed"
+else
+	mkdir -p "$tmp/stripped"
+	cp /usr/bin/python3.11 "$tmp/stripped/python3.11"
+	if ! "$PY" "$TOP/tests/integration/lib/py_strip.py" "$tmp/stripped/python3.11"; then
+		fail snapshot_python_stripped "could not make the copy"
+	elif ! start_waiting "$tmp/stripped" "$tmp/stripped/python3.11" py_paths.py; then
+		fail snapshot_python_stripped "the copy never reached its waiting point: $(tail -2 "$tmp/stripped/py.err")"
+	else
+		"$USTACK" snapshot -p "$WPID" >"$tmp/stripped/text" 2>"$tmp/stripped/err"
+		rc=$?
+		echo x >"$tmp/stripped/fifo"
+		if [ $rc = 0 ] && [ "$(wc -l <"$tmp/stripped/err")" = 1 ] &&
+			grep -q "Python frames not read: .*python3.11: no symbol _PyRuntime" "$tmp/stripped/err" &&
+			! grep -q '^#[0-9]* py ' "$tmp/stripped/text" && grep -q ' _PyEval_EvalFrameDefault+' "$tmp/stripped/text"; then
+			pass "snapshot_python_stripped ($(cat "$tmp/stripped/err"))"
+		else
+			fail snapshot_python_stripped "exit $rc, stderr: $(cat "$tmp/stripped/err")"
+		fi
+		wait "$WPID" 2>/dev/null
+	fi
+fi
 
 # --- a core dump (gdb's gcore) of the same waiting program ------------------------
 # --python-only of the core: exactly the program's own view; the whole text
