@@ -38,6 +38,7 @@ _Static_assert(sizeof(struct ub_event) == 56 && __builtin_offsetof(struct ub_eve
 #define M_REGS 0
 #define M_FP 3
 #define M_SIGNAL 4
+#define M_PLT 5
 /* stop reasons of enum ustack_stop_reason */
 #define S_OUTERMOST 0
 #define S_DEPTH 1
@@ -620,6 +621,20 @@ static __always_inline int read_word(struct walk *w, __u64 addr, __u64 *v)
  * anew, which is how a bound proven in one register gets lost in a spill:
  * a change to prove on both kernels (make check-kernel, make check
  * ONLY='bpf|record'), not a tidying. */
+/* A return address into CPython's perf trampoline (`python -X perf`): the
+ * 11 bytes from 6 before it are `sub $8,%rsp; call *%rcx; add $8,%rsp;
+ * ret` (ustack_unwind_is_py_trampoline() checks the same) */
+static __always_inline int py_trampoline_at(__u64 ra)
+{
+	__u8 code[11];
+
+	if (ra < 6 || bpf_probe_read_user(code, sizeof(code), (const void *)(ra - 6)))
+		return 0;
+	return code[0] == 0x48 && code[1] == 0x83 && code[2] == 0xec && code[3] == 0x08 &&
+	       code[4] == 0xff && code[5] == 0xd1 && code[6] == 0x48 && code[7] == 0x83 &&
+	       code[8] == 0xc4 && code[9] == 0x08 && code[10] == 0xc3;
+}
+
 __noinline long step_one(__u32 slot)
 {
 	__u32 method = M_FP, exact = 0, nbx_known = 0;
@@ -709,6 +724,14 @@ __noinline long step_one(__u32 slot)
 		}
 		nsp = cfa;
 		method = row.method;
+	} else if (kind == R_NONE && w->is_return && py_trampoline_at(w->pc) &&
+		   !(w->sp & 7) && in_stack(w, w->sp + 15) && !read_word(w, w->sp + 8, &npc)) {
+		/* CPython's perf trampoline (-X perf): src/unwind/unwind_core.c */
+		nsp = w->sp + 16;
+		nfp = w->fp;
+		nbx = w->bx;
+		nbx_known = w->bx_known;
+		method = M_PLT;
 	} else {
 		/* the frame-pointer heuristic, accepted only into code */
 		__u64 fp = w->fp;

@@ -110,6 +110,11 @@ int ustack_unwind_next(struct ustack_unwind_cursor *c, struct ustack_frame *fram
  */
 void ustack_unwind_mark_trampolines(struct ustack_frame *frames, int n);
 
+/* 1 when the 11 bytes around a return address (from 6 before it) are
+ * CPython's perf trampoline (`python -X perf`): the caller's return
+ * address at sp + 8, CFA sp + 16 (the BPF program checks the same bytes) */
+int ustack_unwind_is_py_trampoline(const uint8_t code[11]);
+
 /**
  * Cut @frames (of ustack_unwind()) at the first one whose sp (its CFA)
  * lies outside the mapping that holds the stack it was found on: that of

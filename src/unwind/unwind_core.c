@@ -9,6 +9,8 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "common/compiler.h"
 #include "unwind/unwind.h"
@@ -150,6 +152,40 @@ static int step_fp(const struct ustack_unwind_cursor *c, struct ustack_regs *nex
 	return 0;
 }
 
+/*
+ * CPython 3.12+'s perf trampoline (`python -X perf`): a stub in anonymous
+ * executable memory, one per Python function, `sub $8,%rsp; call *%rcx;
+ * add $8,%rsp; ret`, without unwind information or a frame pointer. A
+ * return address into one, with exactly those 11 bytes around it, has
+ * its caller's return address at sp + 8 and CFA sp + 16; fp and rbx are
+ * untouched. The bytes are read from the process, so a reader that has
+ * only the stack (a stack copy) never takes this rule.
+ */
+static const uint8_t py_trampoline[11] = { 0x48, 0x83, 0xec, 0x08, 0xff, 0xd1,
+					   0x48, 0x83, 0xc4, 0x08, 0xc3 };
+#define PY_TRAMPOLINE_RA 6 /* the return address's offset in it */
+
+int ustack_unwind_is_py_trampoline(const uint8_t code[11])
+{
+	return !memcmp(code, py_trampoline, sizeof(py_trampoline));
+}
+
+static int step_py_trampoline(const struct ustack_unwind_cursor *c, struct ustack_regs *next)
+{
+	uint8_t code[sizeof(py_trampoline)];
+	uint64_t sp = c->cur.sp;
+
+	if (!c->is_return || c->cur.pc < PY_TRAMPOLINE_RA ||
+	    c->ops->read(c->ops->ctx, c->cur.pc - PY_TRAMPOLINE_RA, code, sizeof(code)) ||
+	    !ustack_unwind_is_py_trampoline(code))
+		return -1;
+	if ((sp & 7) || !addr_in_stack(c, sp + 15) || read_u64(c, sp + 8, &next->pc))
+		return -1;
+	next->sp = sp + 16;
+	next->fp = c->cur.fp;
+	return 0;
+}
+
 void ustack_unwind_begin(struct ustack_unwind_cursor *c, const struct ustack_unwind_ops *ops,
 			 const struct ustack_regs *regs, const struct ustack_walk_opts *opts)
 {
@@ -238,6 +274,11 @@ int ustack_unwind_next(struct ustack_unwind_cursor *c, struct ustack_frame *fram
 		ret = step_row(c, &row, &next, &nbx, &nbx_known, &nfp_known);
 		if (ret)
 			return unwind_stop(c, ret - 1);
+	} else if (err && !step_py_trampoline(c, &next)) {
+		method = USTACK_METHOD_PLT; /* a fixed rule for a known stub */
+		nbx = c->bx;
+		nbx_known = c->bx_known;
+		nfp_known = c->fp_known;
 	} else {
 		method = USTACK_METHOD_FP;
 		ret = step_fp(c, &next);
