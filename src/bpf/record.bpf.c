@@ -1231,9 +1231,9 @@ static __noinline int send_copy(struct ub_event *e, const struct regs_in *r, str
 	c->bp = r->bp;
 	c->bx = r->bx;
 	c->size = copy_stack(c, r->sp);
-	bpf_ringbuf_submit(c, c->npy ? py_wake_flags(wake_flags()) : wake_flags());
+	bpf_ringbuf_submit(c, npy ? py_wake_flags(wake_flags()) : wake_flags());
 	count(UB_C_COPIES, 1);
-	if (c->npy)
+	if (npy)
 		count(UB_C_PY_COPIES, 1);
 	count(UB_C_COPY_BYTES, sizeof(*c));
 	return 1;
