@@ -33,6 +33,9 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 _Static_assert(sizeof(struct ub_pevent) == 160, "struct ub_pevent: 160 bytes, as user space reads it");
 _Static_assert(sizeof(struct ub_event) == 56 && __builtin_offsetof(struct ub_event, value) == 48,
 	       "struct ub_event: 56 bytes, value last");
+_Static_assert(__builtin_offsetof(struct ub_copy, py) == 72 &&
+		       __builtin_offsetof(struct ub_copy, data) == 72 + 16 * UB_MAX_PY_FRAMES,
+	       "struct ub_copy: Python words at 72, the stack bytes after them");
 
 /* method numbers of enum ustack_method */
 #define M_REGS 0
@@ -1175,6 +1178,16 @@ static __noinline __u32 stack_id(struct walk *w)
 
 /* ---- a copy, when the walk could not finish ----------------------------------------- */
 
+/* The event's user registers, the entry tag and the walk's slot (finish()) */
+struct regs_in {
+	__u64 ip, sp, bp, tag;
+	__u32 user_mode, slot;
+	__u64 bx; /* rbx: for an rbx-based CFA (CFI rows, rare) */
+	__u32 keep; /* 1: @e filled, not sent (an off-CPU interval's switch-out:
+		       sent at its switch-in) */
+	__u32 pad;
+};
+
 /* The top of the stack, page by page up to the first page that cannot be
  * read without faulting. */
 static __always_inline __u32 copy_stack(struct ub_copy *c, __u64 sp)
@@ -1194,38 +1207,57 @@ static __always_inline __u32 copy_stack(struct ub_copy *c, __u64 sp)
 	return got > UB_COPY_BYTES ? UB_COPY_BYTES : got;
 }
 
-static __noinline int send_copy(struct ub_event *e, __u64 ip, __u64 sp, __u64 bp, __u64 bx)
+/* Copies are 22 KiB: while many walks stop at once (a program's tables
+ * still loading), they would fill the ring and take the events with them.
+ * Past half of the ring, the event keeps the part of its stack the walk
+ * made (stop reason not-loaded). */
+static __always_inline int copy_room(void)
 {
-	struct ub_copy *c;
-
-	if (!e)
-		return 0;
-	/* Copies are 20 KiB: while many walks stop at once (a program's
-	 * tables still loading), they would fill the ring and take the
-	 * events with them. Past half of the ring, the event keeps
-	 * the part of its stack the walk made (stop reason not-loaded). */
 	if (copy_limit && bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) >= copy_limit) {
 		count(UB_C_COPY_SKIPPED, 1);
 		return 0;
 	}
+	return 1;
+}
+
+/* The copy of the stack, with the Python frames py_walk() put after w's
+ * native ones (which user space makes anew from the copy) */
+static __noinline int send_copy(struct ub_event *e, const struct regs_in *r, struct walk *w)
+{
+	struct ub_copy *c;
+	__u32 n, npy;
+
+	if (!e || !r || !w)
+		return 0;
+	n = w->n;
+	npy = w->npy;
+	if (n > UB_MAX_FRAMES || npy > UB_MAX_PY_FRAMES || n + npy > UB_MAX_FRAMES)
+		npy = 0;
 	c = bpf_ringbuf_reserve(&rb, sizeof(*c), 0);
 	if (!c) {
 		count(UB_C_COPY_LOST, 1);
 		return 0;
 	}
 	c->type = UB_REC_COPY;
+	c->npy = (__u8)npy;
+	c->pystop = (__u8)w->pystop;
+	c->pad = 0;
+	/* the words past npy are not read */
+	bpf_probe_read_kernel(c->py, 16 * npy, &w->words[2 * n]);
 	c->cpu = e->cpu;
 	c->pid = e->pid;
 	c->tid = e->tid;
 	c->time = e->time;
 	c->cookie = e->cookie;
-	c->ip = ip;
-	c->sp = sp;
-	c->bp = bp;
-	c->bx = bx;
-	c->size = copy_stack(c, sp);
-	bpf_ringbuf_submit(c, wake_flags());
+	c->ip = r->ip;
+	c->sp = r->sp;
+	c->bp = r->bp;
+	c->bx = r->bx;
+	c->size = copy_stack(c, r->sp);
+	bpf_ringbuf_submit(c, npy ? py_wake_flags(wake_flags()) : wake_flags());
 	count(UB_C_COPIES, 1);
+	if (npy)
+		count(UB_C_PY_COPIES, 1);
 	count(UB_C_COPY_BYTES, sizeof(*c));
 	return 1;
 }
@@ -1265,17 +1297,9 @@ struct uctx {
  * sample taken in user mode, or a system-call tracepoint, which perf too
  * reports with the user registers): nothing joins it. @slot: the walk's
  * scratch (SLOT_*); SLOT_IRQ walks only with the VMA cache and returns
- * -EAGAIN, having sent nothing, where that is not enough. */
-struct regs_in {
-	__u64 ip, sp, bp, tag;
-	__u32 user_mode, slot;
-	__u64 bx; /* rbx: for an rbx-based CFA (CFI rows, rare) */
-	__u32 keep; /* 1: @e filled, not sent (an off-CPU interval's switch-out:
-		       sent at its switch-in) */
-	__u32 pad;
-};
-
-/* A global function (the verifier checks it once, not at each caller);
+ * -EAGAIN, having sent nothing, where that is not enough.
+ *
+ * A global function (the verifier checks it once, not at each caller);
  * @r: the user registers, the entry tag and the walk's slot.
  *
  * Over 100 lines on purpose: it is most of what the verifier checks of
@@ -1439,10 +1463,14 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	e->stop = (__u8)w->stop;
 	e->nr = (__u8)w->n;
 	e->flags |= UB_EV_NEW_ENTRY;
-	if ((w->stop == UB_STOP_NOT_LOADED || w->stop == UB_STOP_MAPS_BUSY) &&
-	    send_copy(e, ip, sp, bp, bx))
+	/* the Python frames first, for a copy too: read now, as the
+	 * thread's chain changes as soon as it runs, and it needs no unwind
+	 * table */
+	py_walk(w, slot, e->pid, e->tid);
+	if ((w->stop == UB_STOP_NOT_LOADED || w->stop == UB_STOP_MAPS_BUSY) && copy_room() &&
+	    send_copy(e, r, w))
 		e->flags |= UB_EV_COPY;
-	else if (!py_walk(w, slot, e->pid, e->tid))
+	else
 		e->ustack = stack_id(w);
 	if (ts) {
 		ts->ip = ip;

@@ -190,11 +190,16 @@ struct ub_pyconf {
 /* The top of a user stack, sent only when the kernel walk cannot finish
  * for want of a table (the file was mapped a moment ago and user space has
  * not loaded it yet) or because the task's mappings were locked: user space
- * then unwinds it as the copy backend does, with the whole picture. */
+ * then unwinds it as the copy backend does, with the whole picture. The
+ * thread's Python frames (a process in pyprocs) come with it, read at the
+ * event like a stack record's: the interpreter's frames are on the heap,
+ * out of the copy's reach, and their chain needs no unwind table. */
 #define UB_COPY_BYTES 16384
 struct ub_copy {
 	ub_u8 type;     /* UB_REC_COPY */
-	ub_u8 pad[3];
+	ub_u8 npy;      /* Python frames in py[] (of process pid), innermost first */
+	ub_u8 pystop;   /* why the Python chain ended: UB_PYSTOP_* */
+	ub_u8 pad;
 	ub_u32 cpu;
 	ub_u32 pid, tid;
 	ub_u64 time;
@@ -202,6 +207,7 @@ struct ub_copy {
 	ub_u64 ip, sp, bp, bx;
 	ub_u32 size;    /* valid bytes of data, from sp up */
 	ub_u32 pad2;
+	ub_u64 py[2 * UB_MAX_PY_FRAMES]; /* two words a frame, as in struct ub_stack */
 	ub_u8 data[UB_COPY_BYTES + 4096]; /* room the verifier can prove */
 };
 
@@ -316,6 +322,7 @@ enum ub_counter {
 	UB_C_PY_STOP_DEPTH,   /* chains cut for room */
 	UB_C_PY_STOP_FAULT,   /* chains that stopped at a read fault */
 	UB_C_PY_STOP_BAD,     /* chains that stopped at a frame that is not one */
+	UB_C_PY_COPIES,       /* copies sent with their thread's Python frames (npy > 0) */
 	UB_NR_COUNTERS
 };
 

@@ -16,6 +16,10 @@ _Static_assert(sizeof(struct ub_pevent) == 160 && offsetof(struct ub_pevent, arg
 	       UB_MAX_ARGS == USTACK_TRACE_MAX_ARGS,
 	       "struct ub_pevent: 160 bytes, args at 64");
 
+_Static_assert(offsetof(struct ub_copy, py) == 72 &&
+		       offsetof(struct ub_copy, data) == 72 + 16 * UB_MAX_PY_FRAMES,
+	       "struct ub_copy: Python words at 72, the stack bytes after them");
+
 #define EV_FLAGS (UB_EV_NEW_ENTRY | UB_EV_USER | UB_EV_USER_MODE | UB_EV_COPY | UB_EV_VALUE | \
 		  UB_EV_ARGS)
 
@@ -84,6 +88,8 @@ static int check_copy(const struct ub_copy *c, size_t size, const char **why)
 		return bad(why, "copy record shorter than its stack bytes");
 	if (!c->cookie)
 		return bad(why, "copy record without a cookie");
+	if (c->npy > UB_MAX_PY_FRAMES || c->pystop > UB_PYSTOP_NO_THREAD)
+		return bad(why, "copy record with more Python frames than a walk makes or an unknown stop");
 	return 0;
 }
 

@@ -727,18 +727,56 @@ static void on_stack(struct rec *r, const struct ub_stack *s)
 			w[2 * k - 1] |= (uint64_t)USTACK_TRACE_FRAME_EXACT_PC << 62;
 	if (s->pystop > UB_PYSTOP_END)
 		r->st.python_chains_cut++;
-	if (w != r->words)
-		n = rec_py__frames(r, B(r)->py, s, w, r->words);
+	if (w != r->words) {
+		struct rec_py_words pw = { .pid = s->pypid, .npy = s->npy,
+					   .words = s->words + 2u * s->nr };
+
+		n = rec_py__frames(r, B(r)->py, &pw, w, n, r->words);
+	}
 	if (ustack_stackmap__insert(r->umap, r->words, 2u * n, &id) < 0)
 		return; /* the events naming it get no user stack */
 	ustack_u64map__put(B(r)->stack_of, s->id, id);
+}
+
+/* The copy's Python frames placed among the @n native frames unwound
+ * from it (r->words), into r->words. As in a stack record, the native
+ * frames have the room first: a native stack too deep for all of them
+ * keeps the innermost Python frames, as the kernel walk cuts its chain. */
+static uint32_t copy_python(struct rec *r, const struct ub_copy *c, uint32_t n)
+{
+	struct rec_py_words pw = { .pid = c->pid, .npy = c->npy, .words = c->py };
+	uint32_t nw;
+
+	if (c->pystop > UB_PYSTOP_END)
+		r->st.python_chains_cut++;
+	if (!pw.npy || !B(r)->py)
+		return n;
+	if (n > UB_MAX_FRAMES)
+		n = UB_MAX_FRAMES;
+	if (pw.npy > UB_MAX_FRAMES - n) {
+		pw.npy = UB_MAX_FRAMES - n;
+		if (c->pystop <= UB_PYSTOP_END)
+			r->st.python_chains_cut++;
+		if (!pw.npy)
+			return n;
+	}
+	memcpy(B(r)->words, r->words, 2u * n * sizeof(uint64_t));
+	nw = rec_py__frames(r, B(r)->py, &pw, B(r)->words, n, r->words);
+	/* counted with the native ones, as count_frames() counts a stack
+	 * record's */
+	for (uint32_t i = 0; i < nw; i++)
+		if ((r->words[2 * i + 1] & USTACK_TRACE_WORD_FILE_ID_MASK) == RECMAPS_PY_FILE_ID) {
+			r->st.frames++;
+			r->st.frames_by_method[(r->words[2 * i + 1] >> 56) & 7]++;
+		}
+	return nw;
 }
 
 /* @c was checked by ustack_bpf_record__check() */
 static void on_copy(struct rec *r, const struct ub_copy *c)
 {
 	struct rec_bpf *b = B(r);
-	uint32_t stop = USTACK_STOP_READ_FAULT, id = USTACK_TRACE_NO_STACK;
+	uint32_t stop = USTACK_STOP_READ_FAULT, id = USTACK_TRACE_NO_STACK, nw;
 	int n;
 
 	/* the mappings that came before this stack's event (perf writes
@@ -746,8 +784,11 @@ static void on_copy(struct rec *r, const struct ub_copy *c)
 	ustack_perf_session__poll_until(r->ps, 0, c->time, rec_on_record, r);
 	n = rec_unwind_copy(r, c->pid, c->ip, c->sp, c->bp, &c->bx, c->data, c->size, b->frames,
 			    UB_MAX_FRAMES, &stop);
-	if (n > 0 && rec_store_frames(r, c->pid, b->frames, (uint32_t)n, &id))
-		id = USTACK_TRACE_NO_STACK;
+	if (n > 0) {
+		nw = copy_python(r, c, rec_pack_frames(r, c->pid, b->frames, (uint32_t)n));
+		if (ustack_stackmap__insert(r->umap, r->words, 2u * nw, &id) < 0)
+			id = USTACK_TRACE_NO_STACK;
+	}
 	/* no room: its event gets no user stack, as for a lost copy */
 	ustack_u64map__put(b->copy_of, c->cookie, id | (uint64_t)stop << 32);
 	r->st.copied++;

@@ -353,14 +353,15 @@ struct py_fr {
 	uint8_t entry;
 };
 
-/* The Python frames of @s as trace words (frames not started dropped) */
-static int py_words(struct rec *r, struct rec_py *py, const struct ub_stack *s, struct py_fr *out)
+/* The Python frames of @pw as trace words (frames not started dropped) */
+static int py_words(struct rec *r, struct rec_py *py, const struct rec_py_words *pw,
+		    struct py_fr *out)
 {
-	struct py_proc *pp = proc_of(py, s->pypid, 0);
-	const uint64_t *w = s->words + 2u * s->nr;
+	struct py_proc *pp = proc_of(py, pw->pid, 0);
+	const uint64_t *w = pw->words;
 	int m = 0;
 
-	for (uint32_t j = 0; j < s->npy; j++) {
+	for (uint32_t j = 0; j < pw->npy; j++) {
 		uint64_t w0 = w[2 * j], w1 = w[2 * j + 1], id = 0;
 		int line = 0, owner = (int)(w1 >> UB_PY_OWNER_SHIFT & 0xff);
 		struct py_code_ent *ce = pp && pp->state == PY_FOUND ? code_of(r, py, pp, w0) : NULL;
@@ -381,17 +382,23 @@ static int py_words(struct rec *r, struct rec_py *py, const struct ub_stack *s, 
 	return m;
 }
 
-uint32_t rec_py__frames(struct rec *r, struct rec_py *py, const struct ub_stack *s,
-			const uint64_t *native, uint64_t *out)
+uint32_t rec_py__frames(struct rec *r, struct rec_py *py, const struct rec_py_words *pw,
+			const uint64_t *native, uint32_t n, uint64_t *out)
 {
-	struct py_proc *pp = proc_of(py, s->pypid, 0);
+	struct py_proc *pp = proc_of(py, pw->pid, 0);
 	struct py_fr fr[UB_MAX_FRAMES];
 	uint8_t is_eval[UB_MAX_FRAMES], entry[UB_MAX_FRAMES];
 	int idx[UB_MAX_FRAMES], m, j = 0;
-	uint32_t o = 0, n = s->nr;
+	uint32_t o = 0;
 	char why[160];
 
-	m = py_words(r, py, s, fr);
+	if (n > UB_MAX_FRAMES || pw->npy > UB_MAX_FRAMES - n) {
+		/* the callers' bound, kept here too: no room in fr[], @out */
+		n = n > UB_MAX_FRAMES ? UB_MAX_FRAMES : n;
+		m = 1; /* counted as not placed */
+		goto native_only;
+	}
+	m = py_words(r, py, pw, fr);
 	if (!pp || pp->state != PY_FOUND || !eval_where(r, pp) || m <= 0)
 		goto native_only;
 	for (uint32_t i = 0; i < n; i++) {
@@ -403,7 +410,7 @@ uint32_t rec_py__frames(struct rec *r, struct rec_py *py, const struct ub_stack 
 	for (int k = 0; k < m; k++)
 		entry[k] = fr[k].entry;
 	if (ustack_py_place_runs(is_eval, (int)n, entry, m, 0, idx, why, sizeof(why))) {
-		pr_debug("pid %u: %s\n", s->pypid, why);
+		pr_debug("pid %u: %s\n", pw->pid, why);
 		goto native_only;
 	}
 	/* each run above (inner to) the native frame that runs it, as a

@@ -35,15 +35,25 @@ void rec_py__end(struct rec *r, struct rec_py *py);
 
 uint64_t rec_py__retry(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf);
 
+/* The Python frames the kernel read with a stack: @npy of them, two words
+ * each (UB_PY_*), innermost first, naming code objects of process @pid.
+ * From a checked stack record (after its native words) or copy record. */
+struct rec_py_words {
+	uint32_t pid, npy;
+	const uint64_t *words;
+};
+
 /*
- * The trace words of the checked stack record @s (@s->npy > 0): its
- * native frames @native (2 * s->nr words, as the recorder prepared them)
- * with the Python frames placed among them, into @out (room for
- * 2 * UB_MAX_FRAMES words). Returns the frames written; the native ones
- * alone when the Python frames cannot be placed (counted).
+ * The trace words of a stack whose kernel walk read Python frames @pw
+ * (@pw->npy > 0, @n + @pw->npy <= UB_MAX_FRAMES): its @n native frames
+ * @native (2 * n words, as the recorder prepared them: from the stack
+ * record, or unwound from the copy) with the Python frames placed among
+ * them, into @out (room for 2 * UB_MAX_FRAMES words). Returns the frames
+ * written; the native ones alone when the Python frames cannot be placed
+ * (counted).
  */
-uint32_t rec_py__frames(struct rec *r, struct rec_py *py, const struct ub_stack *s,
-			const uint64_t *native, uint64_t *out);
+uint32_t rec_py__frames(struct rec *r, struct rec_py *py, const struct rec_py_words *pw,
+			const uint64_t *native, uint32_t n, uint64_t *out);
 
 
 #endif

@@ -188,6 +188,10 @@ void rec_map_result(struct rec *r, int ret, uint32_t pid, const char *what);
  * once: its id in *id. 0 or -errno. */
 int rec_store_frames(struct rec *r, uint32_t pid, const struct ustack_frame *frames, uint32_t n,
 		     uint32_t *id);
+/* rec_store_frames() without the store: the trace words into r->words
+ * (frames counted). Returns the frames packed (at most MAX_USER_FRAMES). */
+uint32_t rec_pack_frames(struct rec *r, uint32_t pid, const struct ustack_frame *frames,
+			 uint32_t n);
 /* The writer's callbacks (stacks, file maps, kernel symbols) for @wo. */
 void rec_writer_callbacks(struct rec *r, struct ustack_trace_writer_opts *wo);
 /* Kernel symbols: loaded on a thread from the start; the end waits. */

@@ -101,8 +101,8 @@ void rec_write_lost(struct rec *r, const struct ustack_trace_lost *l)
 	rec_werr(r, ustack_trace_writer__add_lost(r->w, l));
 }
 
-int rec_store_frames(struct rec *r, uint32_t pid, const struct ustack_frame *frames, uint32_t n,
-		     uint32_t *id)
+uint32_t rec_pack_frames(struct rec *r, uint32_t pid, const struct ustack_frame *frames,
+			 uint32_t n)
 {
 	int anon_seen = 0;
 
@@ -130,6 +130,13 @@ int rec_store_frames(struct rec *r, uint32_t pid, const struct ustack_frame *fra
 		r->st.frames++;
 		r->st.frames_by_method[f->method & 7]++;
 	}
+	return n;
+}
+
+int rec_store_frames(struct rec *r, uint32_t pid, const struct ustack_frame *frames, uint32_t n,
+		     uint32_t *id)
+{
+	n = rec_pack_frames(r, pid, frames, n);
 	*id = USTACK_TRACE_NO_STACK;
 	if (!n)
 		return 0;

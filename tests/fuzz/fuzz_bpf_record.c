@@ -9,7 +9,7 @@
  * the seed corpus.
  * Invariants after a successful check: one pointer set, equal to the
  * record; the bytes the recorder will read (the event, a stack's words, a
- * copy's data) lie inside it and are read here; the stop reason, method
+ * copy's data and Python words) lie inside it and are read here; the stop reason, method
  * bits, event index and sizes are in range. Errors are only -EBADMSG.
  */
 #include <errno.h>
@@ -73,9 +73,11 @@ static void check_one(const uint8_t *rec, size_t len, uint32_t nr_events)
 		touch(r.stack->words, 16 * (size_t)r.stack->nr);
 	} else {
 		if ((const void *)r.copy != copy || r.copy->size > UB_COPY_BYTES ||
-		    offsetof(struct ub_copy, data) + r.copy->size > len)
+		    offsetof(struct ub_copy, data) + r.copy->size > len ||
+		    r.copy->npy > UB_MAX_PY_FRAMES || r.copy->pystop > UB_PYSTOP_NO_THREAD)
 			abort();
 		touch(r.copy->data, r.copy->size);
+		touch(r.copy->py, 16 * (size_t)r.copy->npy);
 	}
 	free(copy);
 }

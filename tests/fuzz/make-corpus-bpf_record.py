@@ -24,12 +24,17 @@ def stack(frames, sid=1):
     return struct.pack('<BBHIQ', STACK, 0, len(frames), sid, 0) + words
 
 
-def copy(data=b'\x11' * 64, size=None):
+MAX_PY = 96
+
+
+def copy(data=b'\x11' * 64, size=None, py=(), pystop=0, npy=None):
     size = len(data) if size is None else size
-    # type, cpu, pid, tid, time, cookie, ip, sp, bp, bx, size
-    hdr = struct.pack('<B3xIIIQQQQQQII', COPY, 0, 100, 101, 5, 0x500000001, 0x401000,
-                      0x7ffc0000, 0, 0, size, 0)
-    return hdr + data.ljust(16384 + 4096, b'\0')
+    npy = len(py) if npy is None else npy
+    # type, npy, pystop, pad, cpu, pid, tid, time, cookie, ip, sp, bp, bx, size, pad2
+    hdr = struct.pack('<BBBxIIIQQQQQQII', COPY, npy, pystop, 0, 100, 101, 5, 0x500000001,
+                      0x401000, 0x7ffc0000, 0, 0, size, 0)
+    words = b''.join(struct.pack('<QQ', code, instr) for code, instr in py)
+    return hdr + words.ljust(16 * MAX_PY, b'\0') + data.ljust(16384 + 4096, b'\0')
 
 
 def rec(b):
@@ -50,6 +55,13 @@ write('bad_event_index', 1, event(ev=3))
 write('bad_method', 1, stack([(0x10, 1, 9)]))
 write('short_stack', 1, stack([(0x10, 1, 1), (0x20, 1, 1)])[:40])
 write('big_copy_size', 1, copy(size=16385))
+# a copy with the thread's Python frames (code | fingerprint << 48,
+# instruction | owner << 48 | entry << 63), and one with too many
+write('copy_python', 1, copy(py=[(0x7f0000001000 | 12 << 48, 0x7f0000002040),
+                                 (0x7f0000003000 | 3 << 48, 0x7f0000004010 | 1 << 63)],
+                             pystop=1),
+      event(flags=NEW | USER | COPYF, ustack=0))
+write('copy_python_too_many', 1, copy(npy=MAX_PY + 1, pystop=2))
 write('flags_no_user', 1, event(flags=NEW, cookie=0))
 write('deep_stack', 1, stack([(0x1000 + i, 3, 2) for i in range(127)], sid=5))
 # off-CPU intervals: a copy at the switch-out, other records, then the event

@@ -140,6 +140,22 @@ static void test_copies(void)
 	CHECK_EQ(check(offsetof(struct ub_copy, data) + 100, 1, &why), 0);
 	c->cookie = 0;
 	CHECK_EQ(check(sizeof(*c), 1, &why), -EBADMSG);
+	/* the Python frames sent with it: as many as a stack record's */
+	c->cookie = 0x500000001;
+	c->npy = UB_MAX_PY_FRAMES;
+	c->pystop = UB_PYSTOP_DEPTH;
+	CHECK_EQ(check(sizeof(*c), 1, &why), 0);
+	c->npy = UB_MAX_PY_FRAMES + 1;
+	CHECK_EQ(check(sizeof(*c), 1, &why), -EBADMSG);
+	CHECK(strstr(why, "Python frames"));
+	c->npy = 2;
+	c->pystop = UB_PYSTOP_NO_THREAD + 1;
+	CHECK_EQ(check(sizeof(*c), 1, &why), -EBADMSG);
+	CHECK(strstr(why, "unknown stop"));
+	/* the Python words lie before the stack bytes: a record cut in them
+	 * is short */
+	c->pystop = UB_PYSTOP_END;
+	CHECK_EQ(check(offsetof(struct ub_copy, py) + 8, 1, &why), -EBADMSG);
 }
 
 int main(void)

@@ -6,12 +6,14 @@
 # Each write's path is taken from the interpreter's own frames
 # (sys._getframe, co_qualname: CPython's view of the chain ustack reads
 # from outside) and counted; at the end the counts are printed, one line
-# per path: COUNT;outermost;...;innermost (the folded form).
+# per path: COUNT;outermost;...;innermost (the folded form). With "linger"
+# it then waits a second before it exits.
 import collections
 import functools
 import os
 import sys
 import threading
+import time
 
 FD = os.open("/dev/null", os.O_WRONLY)
 COUNTS = collections.Counter()
@@ -91,6 +93,11 @@ def main():
     out = sys.stdout
     for k, v in sorted(COUNTS.items()):
         out.write("%d;%s\n" % (v, k))
+    if "linger" in sys.argv[2:]:
+        # alive a while after its writes: a recorder that reads its code
+        # objects late (still loading its first tables) finds them
+        out.flush()
+        time.sleep(1)
 
 
 main()
