@@ -42,46 +42,29 @@ old=$(sysctl -n kernel.bpf_stats_enabled)
 trap 'sysctl -q -w kernel.bpf_stats_enabled=$old' EXIT
 sysctl -q -w kernel.bpf_stats_enabled=1
 
-max_id() { bpftool prog show -j 2>/dev/null | python3 -c '
-import json, sys
-print(max([p["id"] for p in json.load(sys.stdin)] or [0]))'; }
-# "run_time_ns run_cnt" of ustack_tp loaded after id $1
-reading() { bpftool prog show -j 2>/dev/null | python3 -c '
-import json, sys
-best = (0, 0)
-for p in json.load(sys.stdin):
-    if p["id"] > int(sys.argv[1]) and p.get("name") == "ustack_tp":
-        best = max(best, (p.get("run_cnt", 0), p.get("run_time_ns", 0)))
-print(best[1], best[0])' "$1"; }
+. bench/lib/bpf_stats.sh
 
 # one recording of py_writes: "ns_per_event events lost right_percent"
 events_run() { # MODE (py|nopy)
 	local flag=; [ "$1" = nopy ] && flag=--no-python
 	local id0 last now pid
-	id0=$(max_id)
+	id0=$(bpf_max_id)
 	"$USTACK" record --backend bpf $flag --stats -e syscalls:sys_enter_write -o "$OUT/$1.data" \
 		-- "$PY" "$WRITES" "$N" threads >"$OUT/$1.prog" 2>"$OUT/$1.err" &
 	pid=$!
 	last="0 0"
 	while kill -0 $pid 2>/dev/null; do
-		now=$(reading "$id0")
+		now=$(bpf_reading "$id0" ustack_tp)
 		[ "${now#* }" != 0 ] && last=$now
 		sleep 0.1
 	done
 	wait $pid || { echo "bench/python/record.sh: record failed: $(tail -3 "$OUT/$1.err")" >&2; exit 1; }
 	python3 "$PATHS" "$OUT/$1.data" >"$OUT/$1.paths" || exit 1
 	python3 - "$OUT/$1.prog" "$OUT/$1.paths" "$OUT/$1.err" "$last" <<'PYEOF'
-import collections, sys
-def load(p):
-    c = collections.Counter()
-    for line in open(p):
-        n, _, path = line.rstrip("\n").partition(";")
-        if path.endswith(";emit"):
-            c[path] += int(n)
-    return c
-prog, rec = load(sys.argv[1]), load(sys.argv[2])
-total = sum(prog.values())
-same = sum(min(v, rec[k]) for k, v in prog.items())
+import os, sys
+sys.path.insert(0, "tests/integration/lib")
+from py_paths_compare import share
+same, total, _, _, _ = share(sys.argv[1], sys.argv[2])
 st = {}
 for line in open(sys.argv[3]):
     if line.startswith("stat "):

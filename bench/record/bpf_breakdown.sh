@@ -58,18 +58,8 @@ done
 old=$(sysctl -n kernel.bpf_stats_enabled)
 trap 'sysctl -q -w kernel.bpf_stats_enabled=$old' EXIT
 sysctl -q -w kernel.bpf_stats_enabled=1
-max_id() { bpftool prog show -j 2>/dev/null | python3 -c '
-import json, sys
-print(max([p["id"] for p in json.load(sys.stdin)] or [0]))'; }
-reading() {
-	bpftool prog show -j 2>/dev/null | python3 -c '
-import json, sys
-best = (0, 0)
-for p in json.load(sys.stdin):
-    if p["id"] > int(sys.argv[1]) and p.get("type") == "tracepoint" and p.get("name") == sys.argv[2]:
-        best = max(best, (p.get("run_cnt", 0), p.get("run_time_ns", 0)))
-print(best[1], best[0])' "$1" "$2"
-}
+. bench/lib/bpf_stats.sh
+
 TOOLS=(bpftrace "${names[@]}")
 nt=${#TOOLS[@]}
 : >"$OUT/ns"
@@ -77,7 +67,7 @@ for r in $(seq "$ROUNDS"); do
 	echo "round $r of $ROUNDS ..." >&2
 	for i in $(seq 0 $((nt - 1))); do
 		t=${TOOLS[(i + r - 1) % nt]}
-		id0=$(max_id)
+		id0=$(bpf_max_id)
 		if [ "$t" = bpftrace ]; then
 			name=sys_enter_write
 			bpftrace -e "tracepoint:syscalls:sys_enter_write /pid == cpid/ { @[ustack(127)] = count(); }" \
@@ -90,7 +80,7 @@ for r in $(seq "$ROUNDS"); do
 		pid=$!
 		last="0 0"
 		while kill -0 $pid 2>/dev/null; do
-			now=$(reading "$id0" $name)
+			now=$(bpf_reading "$id0" $name)
 			[ "${now#* }" != 0 ] && last=$now
 			sleep 0.1
 		done

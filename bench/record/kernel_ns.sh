@@ -73,20 +73,8 @@ start() {
 	esac
 }
 # the highest program id now (programs loaded later have higher ids)
-max_id() { bpftool prog show -j 2>/dev/null | python3 -c '
-import json, sys
-print(max([p["id"] for p in json.load(sys.stdin)] or [0]))'; }
-# "run_time_ns run_cnt" of the tracepoint program named $2 with an id
-# above $1 that ran most
-reading() {
-	bpftool prog show -j 2>/dev/null | python3 -c '
-import json, sys
-best = (0, 0)
-for p in json.load(sys.stdin):
-    if p["id"] > int(sys.argv[1]) and p.get("type") == "tracepoint" and p.get("name") == sys.argv[2]:
-        best = max(best, (p.get("run_cnt", 0), p.get("run_time_ns", 0)))
-print(best[1], best[0])' "$1" "$2"
-}
+. bench/lib/bpf_stats.sh
+
 
 TOOLS="count kstack ustack-fp ustack ustack-fpbin"
 ntools=$(wc -w <<<"$TOOLS")
@@ -98,12 +86,12 @@ for r in $(seq "$ROUNDS"); do
 	for t in $(rotated $((r - 1))); do
 		name=sys_enter_write
 		case $t in ustack | ustack-fpbin) name=ustack_tp ;; esac
-		id0=$(max_id)
+		id0=$(bpf_max_id)
 		start $t >"$OUT/$t.out" 2>&1 &
 		pid=$!
 		last="0 0"
 		while kill -0 $pid 2>/dev/null; do
-			now=$(reading "$id0" $name)
+			now=$(bpf_reading "$id0" $name)
 			[ "${now#* }" != 0 ] && last=$now
 			sleep 0.1
 		done

@@ -66,23 +66,7 @@ ROUNDS=60
 # compare NAME PROGRAM_COUNTS RECORDED_PATHS: >= 99% of the program's
 # writes recorded with the same path
 compare() {
-	"$PY" - "$2" "$3" <<'PYEOF'
-import collections, sys
-def load(p):
-    c = collections.Counter()
-    for line in open(p):
-        n, _, path = line.rstrip("\n").partition(";")
-        if path.endswith(";emit"):
-            c[path] += int(n)
-    return c
-prog, rec = load(sys.argv[1]), load(sys.argv[2])
-total = sum(prog.values())
-same = sum(min(v, rec[k]) for k, v in prog.items())
-if total == 0 or same * 100 < 99 * total:
-    print("%d of %d writes with the program's path, %d recorded with an emit path; "
-          "program %s, recorded %s" % (same, total, sum(rec.values()), dict(prog), dict(rec)))
-    sys.exit(1)
-PYEOF
+	"$PY" "$TOP/tests/integration/lib/py_paths_compare.py" "$2" "$3"
 }
 
 stat_of() { sed -n "s/^stat $2 //p" "$1"; }
