@@ -263,6 +263,7 @@ struct walk {
 	 * search and the frame chain are, the frame read last */
 	__u32 npy, pystop, py_tid, py_tgid;
 	__u64 py_interp, py_ts, py_found, pyf;
+	__u64 py_lo, py_hi;      /* the thread's stack at the event: [sp, end of its VMA) */
 	struct ub_pyconf py;
 	__u8 pybuf[UB_PY_FR_SPAN];
 };
@@ -944,6 +945,22 @@ __noinline int hot_keep(struct walk *w, struct hot *h, __u32 seq)
  */
 #define PY_FIND_STEPS 256 /* interpreters + thread states visited per search */
 
+/* Whether thread state @ts runs on this thread's stack: its native id is
+ * the thread that made it, not always the one running it (a 3.11/3.12
+ * sub-interpreter's thread state made by another thread); its cframe, a
+ * local of the innermost C-level eval call, says whose stack it is on.
+ * 3.13 (no cframe): the id alone. */
+static __always_inline int py_ts_here(struct walk *w, __u64 ts)
+{
+	__u64 cf;
+
+	if (!(w->py.flags & UB_PYC_CFRAME))
+		return 1;
+	if (read_user(ts + w->py.ts_cframe, &cf))
+		return 0;
+	return cf >= w->py_lo && (!w->py_hi || cf < w->py_hi);
+}
+
 static long py_find_cb(__u32 i, void *ctx)
 {
 	__u32 slot = *(__u32 *)ctx;
@@ -962,7 +979,7 @@ static long py_find_cb(__u32 i, void *ctx)
 	}
 	if (read_user(w->py_ts + w->py.ts_native_tid, &v))
 		return 1;
-	if (v == w->py_tid) {
+	if (v == w->py_tid && py_ts_here(w, w->py_ts)) {
 		w->py_found = w->py_ts;
 		return 1;
 	}
@@ -1049,7 +1066,7 @@ static __always_inline __u64 py_tstate(struct walk *w, __u32 *slot, __u32 tid)
 
 	if (cached) {
 		ts = *cached;
-		if (!read_user(ts + w->py.ts_native_tid, &v) && v == tid) {
+		if (!read_user(ts + w->py.ts_native_tid, &v) && v == tid && py_ts_here(w, ts)) {
 			count(UB_C_PY_TS_CACHED, 1);
 			return ts;
 		}
@@ -1410,6 +1427,8 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	/* the stack's own mapping bounds the walk as the copy does */
 	if (!vma_of(w, sp))
 		w->hi = w->vend;
+	w->py_lo = sp;
+	w->py_hi = w->hi;
 	w->vend = 0;
 	w->rec = 0;
 	w->nreads = 0;

@@ -24,6 +24,9 @@
 #   record_python_xperf_<v>  -X perf (3.12+): the paths as above through the
 #                            interpreter's perf trampolines; report's folded
 #                            names no trampoline beside a Python frame
+#   record_python_subinterp_<v>  a thread in a sub-interpreter beside the
+#                            main thread: the main thread's path right, no
+#                            path mixing the interpreters or misattributed
 #   record_python_stripped   Debian's 3.11 with its runtime's symbol names
 #                            changed (lib/py_strip.py): refused with one
 #                            line, python_refused 1, native stacks only
@@ -223,6 +226,49 @@ xperf_version() { # name python
 	fi
 }
 py_each_version record_python_xperf xperf_version
+
+# a thread in a sub-interpreter beside the main thread (progs/py_subwrites.py):
+# the main thread's writes carry its own path (>= 99%); no recorded path
+# mixes the two interpreters' functions or gives the sub-interpreter's to
+# the main thread (3.11/3.12 name a sub-interpreter's thread state after the
+# thread that created it: the kernel checks that a thread state's cframe
+# lies on the recorded thread's stack). The sub-interpreter's own writes
+# may have no Python frames (two chains on one thread: the recorder reads
+# one and does not place it); they are never misnamed.
+subinterp_version() { # name python
+	local t=record_python_subinterp_$1 d=$tmp/subinterp_$1
+	mkdir -p "$d"
+	"$USTACK" record --backend bpf -q -e syscalls:sys_enter_write -o "$d/t.data" \
+		-- "$2" "$TOP/tests/integration/progs/py_subwrites.py" 300 >"$d/prog.txt" 2>"$d/err.txt"
+	"$PY" "$PATHS" "$d/t.data" >"$d/rec.txt" || { fail "$t" "trace unreadable"; return; }
+	if ! grep -q '^main 300$' "$d/prog.txt"; then
+		fail "$t" "the program did not finish: $(tail -2 "$d/err.txt")"
+	elif ! out=$("$PY" - "$d/rec.txt" <<'PYEOF'
+import sys
+main = bad = 0
+for line in open(sys.argv[1]):
+    n, _, path = line.rstrip("\n").partition(";")
+    if path == "-":
+        continue
+    f = path.split(";")
+    if f == ["<module>", "main_outer", "main_leaf"]:
+        main += int(n)
+    elif ("main_leaf" in f or "main_outer" in f) and ("sub_leaf" in f or "sub_outer" in f):
+        bad += int(n)
+    elif ("sub_leaf" in f or "sub_outer" in f) and f[-2:] != ["sub_outer", "sub_leaf"]:
+        bad += int(n)
+    elif "main_leaf" in f and f != ["<module>", "main_outer", "main_leaf"]:
+        bad += int(n)
+print("%d of 300 main writes with their path, %d writes with a wrong path" % (main, bad))
+sys.exit(0 if main * 100 >= 99 * 300 and bad == 0 else 1)
+PYEOF
+	); then
+		fail "$t" "$out"
+	else
+		pass "$t ($out)"
+	fi
+}
+py_each_version record_python_subinterp subinterp_version
 
 # a build whose runtime has no symbol (lib/py_strip.py on Debian's 3.11):
 # refused once with the finder's line, native stacks recorded
