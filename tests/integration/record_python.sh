@@ -251,15 +251,19 @@ for line in open(sys.argv[1]):
     if path == "-":
         continue
     f = path.split(";")
+    if "?" in f:
+        continue  # a function unknown (its code object unread): not a wrong name
     if f == ["<module>", "main_outer", "main_leaf"]:
         main += int(n)
     elif ("main_leaf" in f or "main_outer" in f) and ("sub_leaf" in f or "sub_outer" in f):
         bad += int(n)
-    elif ("sub_leaf" in f or "sub_outer" in f) and f[-2:] != ["sub_outer", "sub_leaf"]:
+    elif ("sub_leaf" in f or "sub_outer" in f) and f[-2:] != ["sub_outer", "sub_leaf"] and "?" not in f:
         bad += int(n)
     elif "main_leaf" in f and f != ["<module>", "main_outer", "main_leaf"]:
         bad += int(n)
 print("%d of 300 main writes with their path, %d writes with a wrong path" % (main, bad))
+if bad or main * 100 < 99 * 300:
+    print(open(sys.argv[1]).read().replace("\n", " | ")[:600])
 sys.exit(0 if main * 100 >= 99 * 300 and bad == 0 else 1)
 PYEOF
 	); then

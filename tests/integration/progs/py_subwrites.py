@@ -9,6 +9,7 @@
 import os
 import sys
 import threading
+import time
 
 try:
     import _interpreters as interps  # 3.13
@@ -28,6 +29,9 @@ def sub_outer():
         sub_leaf()
 sub_outer()
 """
+# a second for the recorder to find the interpreter (pyenv's python3.X is
+# a stub until libpython is mapped; the recorder looks again on a timer)
+time.sleep(1)
 iid = interps.create()
 t = threading.Thread(target=interps.run_string, args=(iid, SUB))
 t.start()
@@ -46,5 +50,6 @@ def main_outer():
 
 main_outer()
 t.join()
+time.sleep(1)  # the recorder reads the code objects while the program lives
 print("main %d" % N)
 print("sub %d" % N)
