@@ -39,6 +39,12 @@ ALONE=(
 	# need a CPU of their own for what they bound
 	record_storm     # >= 99% of 80,000 write events, read as fast as they come
 	record_eventloop # no ustack_recorder__read() call over 100 ms
+	# the copy backend's stack copies compete for the CPUs with the other
+	# tests: offcpu's bounds on each call's off-CPU time (0.2 ms skew) and
+	# probes_more's every USDT hit of the copy backend each failed once in
+	# a parallel fresh-clone run (2026-11-29)
+	offcpu
+	probes_more
 	# refuses any line on the recorder's stderr, and the recorder says it
 	# waits for its capture of files into the build-ID cache when that
 	# outlasts the recording by 1 s (seen beside test_modrows at load 11)
