@@ -33,9 +33,11 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -195,21 +197,49 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
+/* Whether this process holds a capability that lets it load BPF
+ * programs: CAP_BPF (39) or CAP_SYS_ADMIN (21), in CapEff */
+static int bpf_privileged(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = { 0 };
+
+	if (syscall(SYS_capget, &h, d))
+		return geteuid() == 0;
+	return !!(d[0].effective & (1u << 21)) || !!(d[1].effective & (1u << (39 - 32)));
+}
+
+void ustack_bpf__load_why(int ret, int has_btf, int privileged, const char *libbpf_msg,
+			  char *err, size_t errlen)
+{
+	const char *sep = libbpf_msg && *libbpf_msg ? ": " : "";
+
+	if (!libbpf_msg)
+		libbpf_msg = "";
+	if (!has_btf)
+		snprintf(err, errlen, "BPF backend: the kernel has no BTF (/sys/kernel/btf/vmlinux); "
+			 "CO-RE programs cannot be loaded");
+	else if (ret == -EPERM || (ret == -EACCES && !privileged))
+		snprintf(err, errlen, "BPF backend: not permitted to load BPF programs (need root, or "
+			 "CAP_BPF and CAP_PERFMON)");
+	else if (ret == -EACCES)
+		/* with the capabilities, EACCES is the verifier's: a program
+		 * it cannot prove safe on this kernel (its log: -v) */
+		snprintf(err, errlen, "BPF backend: the kernel's verifier rejected the program "
+			 "(run with -v for its log)%s%s", sep, libbpf_msg);
+	else if (ret == -EINVAL || ret == -E2BIG || ret == -ENOSPC)
+		snprintf(err, errlen, "BPF backend: the kernel rejected the program (%s)%s%s",
+			 strerror(-ret), sep, libbpf_msg);
+	else
+		snprintf(err, errlen, "BPF backend: loading the program failed: %s%s%s",
+			 strerror(-ret), sep, libbpf_msg);
+}
+
 /* Why loading failed, in one line. */
 static void load_error(int ret, char *err, size_t errlen)
 {
-	if (access("/sys/kernel/btf/vmlinux", R_OK))
-		snprintf(err, errlen, "BPF backend: the kernel has no BTF (/sys/kernel/btf/vmlinux: "
-			 "%s); CO-RE programs cannot be loaded", strerror(errno));
-	else if (ret == -EPERM || ret == -EACCES)
-		snprintf(err, errlen, "BPF backend: not permitted to load BPF programs (need root, or "
-			 "CAP_BPF and CAP_PERFMON)");
-	else if (ret == -EINVAL || ret == -E2BIG || ret == -ENOSPC)
-		snprintf(err, errlen, "BPF backend: the kernel rejected the program (%s)%s%s",
-			 strerror(-ret), last_libbpf_msg[0] ? ": " : "", last_libbpf_msg);
-	else
-		snprintf(err, errlen, "BPF backend: loading the program failed: %s%s%s",
-			 strerror(-ret), last_libbpf_msg[0] ? ": " : "", last_libbpf_msg);
+	ustack_bpf__load_why(ret, !access("/sys/kernel/btf/vmlinux", R_OK),
+			     ret == -EACCES ? bpf_privileged() : 1, last_libbpf_msg, err, errlen);
 }
 
 /*

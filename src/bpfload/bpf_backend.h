@@ -45,6 +45,13 @@ struct ustack_bpf_opts {
 	uint32_t nr_probes;
 };
 
+/* The one line saying why loading failed with @ret: @has_btf, whether
+ * /sys/kernel/btf/vmlinux is readable; @privileged, whether the process has
+ * CAP_BPF or CAP_SYS_ADMIN (EACCES is then the verifier's rejection, not a
+ * missing permission); @libbpf_msg, libbpf's last failure message or NULL */
+void ustack_bpf__load_why(int ret, int has_btf, int privileged, const char *libbpf_msg,
+			  char *err, size_t errlen);
+
 /**
  * Load the program. On failure @err says which of: no permission, no BTF,
  * a helper or map type the kernel lacks, a verifier rejection.
