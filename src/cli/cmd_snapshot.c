@@ -18,6 +18,7 @@
 #include "cli/out_viewers.h"
 #include "cli/out_pprof.h"
 #include "cli/snapshot_py.h"
+#include "cli/report_python.h"
 
 enum snap_format { FMT_TEXT, FMT_RAW, FMT_FOLDED, FMT_JSON, FMT_SPEEDSCOPE, FMT_PPROF };
 
@@ -667,9 +668,97 @@ static void print_text_thread(struct snap_out *o, const struct ustack_snapshot_t
 	print_text_py_rest(o, t, j, num);
 }
 
+/* The thread as the outputs show it (text, folded, pprof, speedscope):
+ * under `python -X perf` every Python function's call runs through a
+ * perf-map trampoline ("py::f:file.py", [jit]) beside the Python frame
+ * that names the same function; with Python frames, those trampolines are
+ * left out, as report does (report_python.c), so each function shows once.
+ * The copy's arrays are in @v (freed by the caller: view_free); @t itself
+ * when there is nothing to leave out, NULL when out of memory. */
+struct snap_view {
+	struct ustack_snapshot_thread t;
+	struct ustack_snapshot_frame *fr;
+	struct ustack_snapshot_line *ln;
+	uint32_t *decl;
+	struct ustack_snapshot_pyframe *py;
+	int *to; /* old frame index -> new, -1: left out */
+};
+
+static void view_free(struct snap_view *v)
+{
+	free(v->fr);
+	free(v->ln);
+	free(v->decl);
+	free(v->py);
+	free(v->to);
+}
+
+static const struct ustack_snapshot_thread *
+without_trampolines(struct snap_out *o, const struct ustack_snapshot_thread *t, struct snap_view *v)
+{
+	int n = 0, k = 0, drop = 0;
+
+	memset(v, 0, sizeof(*v));
+	if (t->nr_py_frames <= 0 || !o->jit || o->fmt == FMT_JSON || o->fmt == FMT_RAW)
+		return t;
+	for (int i = 0; i < t->nr_frames; i++) {
+		const struct ustack_perfmap_entry *je = jit_sym(o, &t->frames[i]);
+
+		drop += je && report_py__is_trampoline(je->name);
+	}
+	if (!drop)
+		return t;
+	v->to = malloc(sizeof(*v->to) * (size_t)t->nr_frames);
+	v->fr = malloc(sizeof(*v->fr) * (size_t)t->nr_frames);
+	v->py = malloc(sizeof(*v->py) * (size_t)t->nr_py_frames);
+	v->ln = t->nr_lines ? malloc(sizeof(*v->ln) * (size_t)t->nr_lines) : NULL;
+	v->decl = t->nr_lines && t->line_decls ? malloc(sizeof(*v->decl) * (size_t)t->nr_lines) : NULL;
+	if (!v->to || !v->fr || !v->py || (t->nr_lines && !v->ln) ||
+	    (t->nr_lines && t->line_decls && !v->decl))
+		return NULL;
+	for (int i = 0; i < t->nr_frames; i++) {
+		const struct ustack_perfmap_entry *je = jit_sym(o, &t->frames[i]);
+
+		v->to[i] = je && report_py__is_trampoline(je->name) ? -1 : n;
+		if (v->to[i] >= 0)
+			v->fr[n++] = t->frames[i];
+	}
+	for (int i = 0; i < t->nr_lines; i++) {
+		if (t->lines[i].frame < 0 || t->lines[i].frame >= t->nr_frames ||
+		    v->to[t->lines[i].frame] < 0)
+			continue;
+		v->ln[k] = t->lines[i];
+		v->ln[k].frame = v->to[t->lines[i].frame];
+		if (v->decl)
+			v->decl[k] = t->line_decls[i];
+		k++;
+	}
+	for (int j = 0; j < t->nr_py_frames; j++) {
+		int ni = t->py_frames[j].native_index;
+
+		v->py[j] = t->py_frames[j];
+		/* placed under an eval frame, which is never a trampoline */
+		if (ni >= 0 && ni < t->nr_frames)
+			v->py[j].native_index = v->to[ni];
+	}
+	v->t = *t;
+	v->t.frames = v->fr;
+	v->t.nr_frames = n;
+	v->t.lines = v->ln;
+	v->t.line_decls = v->decl;
+	v->t.nr_lines = k;
+	v->t.py_frames = v->py;
+	return &v->t;
+}
+
+static int print_view(struct snap_out *o, const struct ustack_snapshot_thread *t);
+
 static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
 {
 	struct snap_out *o = arg;
+	struct snap_view v;
+	const struct ustack_snapshot_thread *shown;
+	int ret;
 
 	if (t->error) {
 		print_thread_error(o, t);
@@ -677,6 +766,14 @@ static int print_thread(const struct ustack_snapshot_thread *t, void *arg)
 	}
 	if (o->stats)
 		note_files(o, t);
+	shown = without_trampolines(o, t, &v);
+	ret = shown ? print_view(o, shown) : -1;
+	view_free(&v);
+	return ret;
+}
+
+static int print_view(struct snap_out *o, const struct ustack_snapshot_thread *t)
+{
 	if (o->fmt == FMT_FOLDED)
 		return add_folded(o, t) ? -1 : 0;
 	if (o->ss)
