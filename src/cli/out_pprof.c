@@ -471,8 +471,21 @@ uint64_t pprof__py_location(struct pprof *p, const char *name, const char *file,
 {
 	struct pprof_line l = { .line = line };
 	uint64_t loc;
+	size_t n = strlen(name);
+	char *sys = malloc(n + 5);
 
-	l.function_id = pprof__function(p, name, name, file ? file : "", start_line);
+	/* system_name "py::QUALNAME", never the name itself: where the two
+	 * are equal, go tool pprof takes the name for a C++ symbol and strips
+	 * every "<...>" from it: "<module>" became "<unknown>",
+	 * "f.<locals>.<lambda>" "f.." */
+	if (!sys) {
+		p->oom = 1;
+		return 0;
+	}
+	memcpy(sys, "py::", 4);
+	memcpy(sys + 4, name, n + 1);
+	l.function_id = pprof__function(p, name, sys, file ? file : "", start_line);
+	free(sys);
 	if (!l.function_id)
 		return 0;
 	/* bit 63: no native key (an address, a file id) has it */

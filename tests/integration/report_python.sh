@@ -114,7 +114,7 @@ if r -f pprof -o "$tmp/p.pb.gz"; then
 3: helper /srv/app/walk.py:33 s=30; Walker.step /srv/app/walk.py:12 s=10; <module> /srv/app/main.py:5 s=1" \
 		"$(chk pprof "$tmp/p.pb.gz" 2>&1)"
 	if command -v go >/dev/null && timeout 120 go tool pprof -raw "$tmp/p.pb.gz" >"$tmp/raw" 2>/dev/null; then
-		same pprof_go "0x0 helper /srv/app/walk.py:33 s=30" "$(grep -o '0x0 helper .*' "$tmp/raw")"
+		same pprof_go "0x0 helper /srv/app/walk.py:33 s=30(py::helper)" "$(grep -o '0x0 helper .*' "$tmp/raw")"
 	else
 		echo "SKIP $T/pprof_go: go tool pprof not installed (the repo's decoder checked the profile)"
 	fi
