@@ -233,10 +233,27 @@ static int command_is_static(const char *path)
 	return ret;
 }
 
-/* libustack-alloc.so: the one the options name, else beside the running
- * program (the build tree) or in ../lib/ustack/ from it (make install).
- * ustack runs as root and puts this file into the command: not one that
- * others than its owner may write. */
+/* Debian's multiarch directory for this target (make install
+ * LIBDIR=/usr/lib/x86_64-linux-gnu, as a Debian package installs it) */
+#if defined(__x86_64__)
+#define PRELOAD_MULTIARCH "x86_64-linux-gnu"
+#elif defined(__aarch64__)
+#define PRELOAD_MULTIARCH "aarch64-linux-gnu"
+#else
+#define PRELOAD_MULTIARCH "unknown"
+#endif
+
+/* Where libustack-alloc.so may be, from the directory of the running
+ * program: beside it (the build tree), else LIBDIR/ustack/ of make install
+ * for LIBDIR = PREFIX/lib, PREFIX/lib/<multiarch> (Debian) or
+ * PREFIX/lib64 (Fedora), PREFIX being the program's parent directory */
+static const char *const preload_dirs[] = {
+	"", "/../lib/ustack", "/../lib/" PRELOAD_MULTIARCH "/ustack", "/../lib64/ustack",
+};
+
+/* libustack-alloc.so: the one the options name, else the first of
+ * preload_dirs[] that has it. ustack runs as root and puts this file into
+ * the command: not one that others than its owner may write. */
 static int find_preload(const struct ustack_record_opts *o, char *out, size_t sz, char *err,
 			size_t errlen)
 {
@@ -259,9 +276,11 @@ static int find_preload(const struct ustack_record_opts *o, char *out, size_t sz
 		}
 		exe[n] = 0;
 		dir = dirname(exe);
-		snprintf(out, sz, "%s/%s", dir, USTACK_ALLOC_PRELOAD_NAME);
-		if (access(out, R_OK))
-			snprintf(out, sz, "%s/../lib/ustack/%s", dir, USTACK_ALLOC_PRELOAD_NAME);
+		for (size_t i = 0; i < sizeof(preload_dirs) / sizeof(preload_dirs[0]); i++) {
+			snprintf(out, sz, "%s%s/%s", dir, preload_dirs[i], USTACK_ALLOC_PRELOAD_NAME);
+			if (!access(out, F_OK))
+				break;
+		}
 	}
 	if (stat(out, &st)) {
 		int e = errno;
@@ -270,7 +289,8 @@ static int find_preload(const struct ustack_record_opts *o, char *out, size_t sz
 			snprintf(err, errlen, "%s: %s", out, strerror(e));
 		else
 			snprintf(err, errlen, "%s not found beside ustack (%s) nor in "
-				 "%s/../lib/ustack/", USTACK_ALLOC_PRELOAD_NAME, exe, dir);
+				 "%s/../{lib,lib/%s,lib64}/ustack/", USTACK_ALLOC_PRELOAD_NAME,
+				 dir, dir, PRELOAD_MULTIARCH);
 		return -e;
 	}
 	if (!S_ISREG(st.st_mode) || (st.st_mode & 022) ||

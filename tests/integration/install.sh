@@ -16,6 +16,9 @@
 #              libelf, so the static link holds only with Requires.private
 #              and Libs.private right
 #   man        man -l --warnings renders every page without a warning
+#   preload_multiarch  installed with LIBDIR=/usr/lib/<multiarch> (as a
+#              Debian package), `record --alloc --alloc-via=preload` finds
+#              libustack-alloc.so there from the installed command (root)
 #   uninstall  make uninstall leaves no file behind
 set -u
 TOP=${TOP:-$PWD}
@@ -194,6 +197,26 @@ if [ -z "$bad" ] && MANWIDTH=200 man -l "$stage/usr/share/man/man1/ustack-maps.1
 else
 	echo "FAIL $T/man:${bad:- ustack-maps.1 lacks the options table of docs/cli/maps.md}"
 fi
+
+# record --alloc finds its preload library where a Debian package puts it
+# (LIBDIR=/usr/lib/x86_64-linux-gnu), from the installed command alone;
+# --alloc-via=preload: an error, not the uprobes fallback, when it does not
+stage2=$tmp/stage-multiarch
+ma=$($CC -print-multiarch 2>/dev/null)
+if [ -z "$ma" ]; then
+	echo "SKIP $T/preload_multiarch: $CC -print-multiarch names no multiarch directory"
+elif [ "$(id -u)" != 0 ]; then
+	echo "SKIP $T/preload_multiarch: not root (record --alloc needs the BPF backend)"
+elif ! make -s --no-print-directory install DESTDIR="$stage2" PREFIX=/usr LIBDIR="/usr/lib/$ma" >"$tmp/install2.log" 2>&1; then
+	echo "FAIL $T/preload_multiarch: make install LIBDIR=/usr/lib/$ma failed: $(tail -2 "$tmp/install2.log" | tr '\n' ' ')"
+elif [ ! -f "$stage2/usr/lib/$ma/ustack/libustack-alloc.so" ]; then
+	echo "FAIL $T/preload_multiarch: no usr/lib/$ma/ustack/libustack-alloc.so in the stage"
+elif "$stage2/usr/bin/ustack" record --alloc --alloc-via=preload -o "$tmp/alloc.ustack" -- /bin/true >"$tmp/alloc.out" 2>&1; then
+	echo "PASS $T/preload_multiarch (usr/lib/$ma/ustack/libustack-alloc.so found by usr/bin/ustack)"
+else
+	echo "FAIL $T/preload_multiarch: $(grep -m1 -i 'alloc\|error' "$tmp/alloc.out")"
+fi
+rm -rf "$stage2"
 
 make -s --no-print-directory uninstall DESTDIR="$stage" PREFIX=/usr >"$tmp/uninstall.log" 2>&1
 left=$(find "$stage" ! -type d | head -5)
