@@ -18,6 +18,7 @@
 
 #include "common/log.h"
 #include "common/opts.h"
+#include "elf/elf_file.h"
 #include "preload/alloc_hit.h"
 #include "probe/probe_internal.h"
 #include "record/event.h"
@@ -160,11 +161,65 @@ static void preloaded_allocator(char *out, size_t sz)
 	}
 }
 
-/* the allocator of @in (0: a command started from here, or -a) */
-static int find_allocator(pid_t in, char *path, size_t sz, char *err, size_t errlen)
+static int is_malloc(void *ctx, const struct ustack_elf_symbol *sym)
 {
-	char root[32] = "";
+	(void)ctx;
+	return !strcmp(sym->name, "malloc") || !strncmp(sym->name, "malloc@", 7);
+}
 
+/* 1 when the ELF file @path defines malloc itself (an allocator linked
+ * into the executable): the program's calls go there, and, exported, the
+ * libraries' too (the executable comes first in symbol lookup), never to
+ * libc's nor to an LD_PRELOADed library's; 0 when not, or unreadable */
+static int exe_defines_malloc(const char *path)
+{
+	struct ustack_elf *elf = ustack_elf__open(path);
+	int ret = elf ? ustack_elf__for_each_func(elf, is_malloc, NULL) : 0;
+
+	ustack_elf__close(elf);
+	return ret == 1;
+}
+
+/* the executable of the target (@in, else the command): its path in
+ * @path, 0; -ENOENT under -a (no one executable) */
+static int target_exe(const struct rec *r, pid_t in, char *path, size_t sz)
+{
+	char link[32];
+	ssize_t n;
+
+	if (in > 0) {
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)in);
+		n = readlink(link, path, sz - 1);
+		if (n <= 0)
+			return -ENOENT;
+		path[n] = 0;
+		return 0;
+	}
+	if (r->o->system_wide || !r->o->argv || !r->o->argv[0])
+		return -ENOENT;
+	return rec_find_command(r->o->argv[0], path, sz) ? -ENOENT : 0;
+}
+
+/* the allocator of @in (0: a command started from here, or -a): the
+ * executable when it defines malloc, else a jemalloc or tcmalloc mapped or
+ * preloaded, else libc */
+static int find_allocator(const struct rec *r, pid_t in, char *path, size_t sz, char *err,
+			  size_t errlen)
+{
+	char root[32] = "", exe[PATH_MAX], link[32];
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)in);
+	if (!target_exe(r, in, exe, sizeof(exe))) {
+		/* -p: the file the process runs, whatever its name says */
+		if (exe_defines_malloc(in > 0 ? link : exe)) {
+			if (strlen(exe) >= sz) {
+				snprintf(err, errlen, "%s: path too long", exe);
+				return -ENAMETOOLONG;
+			}
+			strcpy(path, exe);
+			return 0;
+		}
+	}
 	if (in > 0) {
 		int ret = ustack_lib_find_mapped("", jemalloc_or_tcmalloc, in, path, sz);
 
@@ -185,7 +240,7 @@ static int find_allocator(pid_t in, char *path, size_t sz, char *err, size_t err
 static int alloc_for(struct rec *r, int i, pid_t in, pid_t for_pid, char *err, size_t errlen)
 {
 	struct ustack_probe_spec spec = { .kind = USTACK_PROBE_UPROBE };
-	int ret = find_allocator(in, spec.path, sizeof(spec.path), err, errlen);
+	int ret = find_allocator(r, in, spec.path, sizeof(spec.path), err, errlen);
 
 	for (size_t f = 0; !ret && f < sizeof(alloc_fns) / sizeof(alloc_fns[0]); f++) {
 		snprintf(spec.symbol, sizeof(spec.symbol), "%s", alloc_fns[f].name);
@@ -356,7 +411,7 @@ static int choose_via(struct rec *r, char *lib, size_t sz, char *err, size_t err
 {
 	const struct ustack_record_opts *o = r->o;
 	unsigned int via = OPTS_GET(o, alloc_via, USTACK_ALLOC_VIA_AUTO);
-	char exe[PATH_MAX];
+	char exe[PATH_MAX] = "";
 	int ret;
 
 	if (via == USTACK_ALLOC_VIA_UPROBES)
@@ -376,6 +431,10 @@ static int choose_via(struct rec *r, char *lib, size_t sz, char *err, size_t err
 	if (ret == 1) {
 		snprintf(err, errlen, "%s is statically linked: LD_PRELOAD cannot load into it",
 			 exe);
+		ret = -ENOEXEC;
+	} else if (exe[0] && exe_defines_malloc(exe)) {
+		snprintf(err, errlen, "%s defines malloc itself: an LD_PRELOADed malloc never "
+			 "runs in its place", exe);
 		ret = -ENOEXEC;
 	} else {
 		ret = find_preload(o, lib, sz, err, errlen);

@@ -28,6 +28,10 @@
 #            --alloc-via=uprobes (a command gets libustack-alloc.so by
 #            default: exact and sampled judge that way, stat alloc_via says
 #            which was used)
+#   exact-exe the stand-in allocator linked into the program itself (the
+#            executable defines malloc, exported: libc's and a preloaded
+#            library's never run): auto probes the executable's functions
+#            with uprobes, says why in one line, and judges as exact-nest
 #   children exact, the program a child of the command (sh -c 'PROG; true'):
 #            the preload's probes serve every process, the kernel program
 #            keeps the traced ones; the allocations the child makes before
@@ -35,8 +39,8 @@
 #            the trace with unnamed frames, and only that many may be
 #            missing from its paths (the BPF walk has no table for a file
 #            it has not been told of yet)
-#   refused  --alloc-via=preload with -p, and for a statically linked
-#            command: refused with one line naming why
+#   refused  --alloc-via=preload with -p, for a statically linked command
+#            and for one defining malloc: refused with one line naming why
 #   stress   progs/alloc_stress.c (4 threads, every function of the family,
 #            blocks freed by another thread, realloc keeping the bytes, a
 #            fork now and then whose child allocates and _exit()s) under
@@ -66,7 +70,7 @@ fails=0
 pass() { echo "PASS $T/$1"; }
 fail() { echo "FAIL $T/$1: $2"; fails=$((fails + 1)); }
 skip() { echo "SKIP $T/$1: $2"; }
-CASES="exact exact-uprobes exact-nest children refused stress tailcalls sampled sampled-uprobes"
+CASES="exact exact-uprobes exact-nest exact-exe children refused stress tailcalls sampled sampled-uprobes"
 skip_all() { for c in $CASES; do skip "$c" "$1"; done; exit 0; }
 
 [ -x "$USTACK" ] || { fail setup "no $USTACK"; exit 1; }
@@ -111,7 +115,7 @@ run() {
 		target=(-p "$NEST_PID" -- sh -c "echo go > '$tmp/go'; while [ -e /proc/$NEST_PID ] &&
 			[ \"\$(cut -d' ' -f3 /proc/$NEST_PID/stat 2>/dev/null)\" != Z ]; do sleep 0.05; done")
 	else
-		target=(-- "$tmp/paths" "$rounds")
+		target=(-- "${PROG:-$tmp/paths}" "$rounds")
 	fi
 	if ! "$USTACK" record -q --stats --backend bpf --alloc --alloc-mean "$mean" "${via[@]}" \
 		-o "$tmp/$name.data" "${target[@]}" >"$tmp/$name.rec" 2>"$tmp/$name.stats"; then
@@ -153,6 +157,18 @@ WANT_VIA=uprobes run exact-nest 1 300
 kill -KILL "$NEST_PID" 2>/dev/null
 wait "$NEST_PID" 2>/dev/null
 NEST_PID=
+# the same stand-in allocator linked into the executable itself: its
+# malloc is the program's (and, exported, libc's callers'), so neither
+# libc's nor a preloaded one ever runs: auto probes the executable's
+if $CC -O2 -fno-builtin -fomit-frame-pointer -Wall -o "$tmp/paths_exe" "$P/alloc_paths.c" \
+	"$P/alloc_wrap.c" 2>"$tmp/build_exe.log"; then
+	PROG=$tmp/paths_exe WANT_VIA=uprobes run exact-exe 1 300
+	if ! grep -q "paths_exe defines malloc itself: .*get uprobes instead" "$tmp/exact-exe.stats"; then
+		fail exact-exe "no line saying why the preload was not used: $(grep -v '^stat ' "$tmp/exact-exe.stats" | head -2 | tr '\n' '|')"
+	fi
+else
+	fail exact-exe "build: $(head -3 "$tmp/build_exe.log" | tr '\n' '|')"
+fi
 CHILD=1 run children 1 300
 
 # refused: one line each, naming why; nothing recorded
@@ -179,6 +195,15 @@ if printf 'int main(void) { return 0; }\n' | $CC -static -o "$tmp/static" -x c -
 	fi
 else
 	echo "# no static libc: the static command not tried"
+fi
+if [ -x "$tmp/paths_exe" ]; then
+	"$USTACK" record -q --alloc --alloc-via preload -o "$tmp/r3.data" -- "$tmp/paths_exe" 1 \
+		>/dev/null 2>"$tmp/r3.err"
+	r3=$?
+	if [ $r3 -eq 0 ] || ! grep -q "paths_exe defines malloc itself: an LD_PRELOADed malloc never runs" "$tmp/r3.err"; then
+		fail refused "an executable defining malloc: status $r3, $(head -2 "$tmp/r3.err" | tr '\n' '|')"
+		refused_ok=0
+	fi
 fi
 [ $refused_ok -eq 1 ] && pass refused
 
