@@ -12,7 +12,8 @@
  *
  * No allocation, no locks: module descriptors are cached in a fixed array
  * guarded by per-slot sequence counters; a slot is only trusted when
- * _dl_find_object() still reports the same mapping for the pc.
+ * _dl_find_object() still reports the same mapping for the pc, or when the
+ * module is one that cannot be unloaded (perm).
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -248,7 +249,7 @@ static unsigned int slot_of(uint64_t map_start)
 }
 
 /* @full: copy the tables too, not only what identifies the module;
- * @main: the main executable (never unloaded: no build-ID check) */
+ * @main: a permanent module (never unloaded: no build-ID check) */
 static int cache_get(const struct dl_find_object *o, struct self_module *out, int full, int main)
 {
 	unsigned int i = slot_of((uintptr_t)o->dlfo_map_start);
@@ -430,7 +431,6 @@ out:
  */
 #define PERM_MAX 4
 #define PERM_GEN(i) (1u + (i))
-#define MAIN_GEN PERM_GEN(0) /* the main executable is perm[0] */
 
 struct perm_mod {
 	uint64_t start, end;
@@ -614,16 +614,17 @@ struct row_entry { /* decoded */
 
 struct row_packed {
 	uint64_t pc;
-	/* gen in bits 0-31, cfa_off 32-47, fp_off 48-55 (-8 when fp is not
-	 * saved: a slot always read), bits 56-63 (ROW_CFA_FP | ROW_FP_SAVED |
-	 * method << 2 | ROW_OUTERMOST): row_word_make() */
+	/* gen in bits 0-31, bits 32-39 (ROW_CFA_FP | ROW_FP_SAVED | method
+	 * << 2 | ROW_OUTERMOST), fp_off 40-47 (-8 when fp is not saved: a
+	 * slot always read), cfa_off 48-63 (one shift decodes it):
+	 * row_word_make() */
 	uint64_t word;
 };
 #define ROW_CFA_FP 1u
 #define ROW_FP_SAVED 2u
 #define ROW_METHOD_MAX 31u
 /* Every walk ends at _start or clone's outermost row: kept here, such a
- * row ends a walk in fast_step() instead of a table look-up each time */
+ * row ends a walk in fast_walk_body() instead of a table look-up each time */
 #define ROW_OUTERMOST 0x80u
 
 static struct row_bucket {
@@ -637,8 +638,8 @@ _Static_assert(sizeof(struct row_bucket) == 64, "a bucket is one cache line");
 
 static inline uint64_t row_word_make(uint32_t gen, int16_t cfa_off, int8_t fp_off, uint8_t bits)
 {
-	return gen | (uint64_t)(uint16_t)cfa_off << 32 | (uint64_t)(uint8_t)fp_off << 48 |
-	       (uint64_t)bits << 56;
+	return gen | (uint64_t)bits << 32 | (uint64_t)(uint8_t)fp_off << 40 |
+	       (uint64_t)(uint16_t)cfa_off << 48;
 }
 
 static inline struct row_bucket *row_bucket_of(uint64_t pc)
@@ -689,12 +690,12 @@ static inline int row_word_get(uint32_t gen, uint64_t pc, uint64_t *dp)
 
 static inline void row_word_decode(uint64_t d, struct row_entry *e)
 {
-	e->cfa_off = (int16_t)(d >> 32);
-	e->fp_off = (int8_t)(d >> 48);
-	e->cfa_fp = (d >> 56) & ROW_CFA_FP;
-	e->fp_saved = (d >> 57) & 1;
-	e->method = (uint8_t)(d >> 58) & ROW_METHOD_MAX;
-	e->outermost = (uint8_t)(d >> 63);
+	e->cfa_off = (int16_t)(d >> 48);
+	e->fp_off = (int8_t)(d >> 40);
+	e->cfa_fp = (d >> 32) & ROW_CFA_FP;
+	e->fp_saved = (d >> 33) & 1;
+	e->method = (uint8_t)(d >> 34) & ROW_METHOD_MAX;
+	e->outermost = (uint8_t)(d >> 39) & 1;
 }
 
 static inline int row_cache_get(uint32_t gen, uint64_t pc, struct row_entry *e)
@@ -826,13 +827,15 @@ struct fast_walk {
 __attribute__((always_inline, no_sanitize_address)) static inline int
 fast_walk_body(struct self_ctx *c, struct fast_walk *w, void *out, int limit, int frames)
 {
-	uint64_t pc = w->pc, sp = w->sp, fp = w->fp, d = w->d, hi = c->stack.hi;
+	uint64_t pc = w->pc, sp = w->sp, fp = w->fp, hi = c->stack.hi;
 	uint64_t mlo = c->mod.map_start, mspan = c->have_mod ? c->mod.map_end - mlo : 0;
 	uint32_t gen = c->mod.gen;
 	unsigned int pn = atomic_load_explicit(&perm.state, memory_order_acquire) == 2 ? perm.n : 0;
 	int n = w->n, got = 1;
 
-	while (n < limit) {
+	if (n >= limit)
+		goto out;
+	for (;;) {
 		uint64_t pc1 = pc - 1, cfa, ra, v, at, nd;
 		unsigned int bits;
 
@@ -858,15 +861,15 @@ fast_walk_body(struct self_ctx *c, struct fast_walk *w, void *out, int limit, in
 			got = 0;
 			break;
 		}
-		if ((int64_t)nd < 0) { /* ROW_OUTERMOST */
+		bits = (uint8_t)(nd >> 32);
+		if (bits & ROW_OUTERMOST) {
 			got = -1;
 			break;
 		}
-		bits = (unsigned int)(nd >> 56);
-		cfa = (bits & ROW_CFA_FP ? fp : sp) + (int64_t)(int16_t)(nd >> 32);
+		cfa = (bits & ROW_CFA_FP ? fp : sp) + ((int64_t)nd >> 48);
 		/* the saved fp's slot, at most CFA-8 (row_cache_put()); without
 		 * a saved fp, CFA-8, read for nothing */
-		at = cfa + (int64_t)(int8_t)(nd >> 48);
+		at = cfa + (int64_t)(int8_t)(nd >> 40);
 		if (cfa <= sp || (cfa & 7) || cfa > hi || at < sp) {
 			got = 0;
 			break;
@@ -880,18 +883,21 @@ fast_walk_body(struct self_ctx *c, struct fast_walk *w, void *out, int limit, in
 		fp = bits & ROW_FP_SAVED ? v : fp;
 		pc = ra;
 		sp = cfa;
-		d = nd;
 		if (frames)
 			((struct ustack_frame *)out)[n] = (struct ustack_frame){
-				.pc = ra, .sp = cfa, .method = (uint32_t)(nd >> 58) & ROW_METHOD_MAX };
+				.pc = ra, .sp = cfa, .method = bits >> 2 & ROW_METHOD_MAX };
 		else
 			((void **)out)[n] = (void *)(uintptr_t)ra;
-		n++;
+		if (++n >= limit) {
+			/* (kept only here: not carried through the loop) */
+			w->d = nd;
+			break;
+		}
 	}
+out:
 	w->pc = pc;
 	w->sp = sp;
 	w->fp = fp;
-	w->d = d;
 	w->n = n;
 	return got;
 }
@@ -926,8 +932,8 @@ fast_walk_frames(struct self_ctx *c, struct fast_walk *w, void *out, int limit)
  * map, as _dl_find_object() reported them when recorded). A replay asks
  * _dl_find_object() again, once per module per walk, and stops at the
  * first module that is not what it was (dlclose + dlopen at the same
- * address), exactly like the module slots above. The main executable
- * cannot be unloaded: its steps need no look-up.
+ * address), exactly like the module slots above. Permanent modules
+ * (perm) cannot be unloaded: their steps need no look-up.
  *
  * Slots are shared by all threads, written under a sequence counter (odd
  * while written, claimed with a compare-and-swap, never waited for). A
@@ -960,7 +966,7 @@ static struct stk_slot {
 	_Atomic uint32_t seq; /* odd while being written; 0: never written */
 	uint32_t n;           /* steps recorded */
 	uint32_t nmods;
-	uint32_t perm;        /* bit i: mods[i] is the main executable */
+	uint32_t perm;        /* bit i: mods[i] is a permanent module */
 	uint32_t full;        /* the walk went on past what a slot can hold */
 	uint64_t key;         /* pc of frame 0 */
 	/* Hints, written without owning the slot, never trusted for a frame:
@@ -1054,7 +1060,7 @@ static void stk_release(struct stk_rec *r, int full)
  * Common body of the public entry points: we start from our caller's
  * registers, recovered from our own frame (which
  * __builtin_frame_address(0) forces to have rbp set up). Ordinary frames
- * go through fast_step(); anything else (cache miss, module change, signal
+ * go through fast_walk_body(); anything else (cache miss, module change, signal
  * frame, fallback, the end) through the generic cursor, one step at a time,
  * so both give the same frames.
  */
@@ -1121,7 +1127,7 @@ static inline uint32_t stk_replay(const struct stk_slot *sl, uint64_t hi, struct
  * registers, recovered from our own frame (which
  * __builtin_frame_address(0) forces to have rbp set up). A whole-stack
  * cache hit replays as many steps as still match; ordinary frames go
- * through fast_step(); anything else (cache miss, module change, signal
+ * through fast_walk_body(); anything else (cache miss, module change, signal
  * frame, fallback, the end) through the generic cursor, one step at a time,
  * so all three give the same frames.
  */
