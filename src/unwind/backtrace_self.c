@@ -12,7 +12,8 @@
  *
  * No allocation, no locks: module descriptors are cached in a fixed array
  * guarded by per-slot sequence counters; a slot is only trusted when
- * _dl_find_object() still reports the same mapping for the pc.
+ * _dl_find_object() still reports the same mapping for the pc, or when the
+ * module is one that cannot be unloaded (perm).
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -169,8 +170,7 @@ struct self_module {
 	uint64_t plt_lo, plt_hi; /* static executable: its .plt/.iplt (no CFI) */
 };
 
-static _Atomic uint32_t module_gen;
-#define MAIN_GEN 1 /* the main executable's; others count from 2 */
+static _Atomic uint32_t module_gen; /* descriptors built; gens count from PERM_GEN(PERM_MAX) */
 
 /*
  * The same file is still loaded where a descriptor says. The loader's
@@ -249,7 +249,7 @@ static unsigned int slot_of(uint64_t map_start)
 }
 
 /* @full: copy the tables too, not only what identifies the module;
- * @main: the main executable (never unloaded: no build-ID check) */
+ * @main: a permanent module (never unloaded: no build-ID check) */
 static int cache_get(const struct dl_find_object *o, struct self_module *out, int full, int main)
 {
 	unsigned int i = slot_of((uintptr_t)o->dlfo_map_start);
@@ -415,39 +415,102 @@ out:
 	return ret;
 }
 
-/* the main executable's mapping, found once (it can never be unloaded) */
-static struct {
-	_Atomic int state; /* 0 unknown, 1 being found, 2 known */
+/*
+ * Modules that stay loaded as long as this code and its data do, found once:
+ * the main executable; ld.so (AT_BASE); the object holding this code; and
+ * the object our own reference to getauxval() binds to (libc: glibc records
+ * a dependency on every object a relocation binds to, so it cannot be
+ * unloaded before us; in a non-PIE executable the reference may bind to the
+ * executable's PLT, which is the main executable again). If this code is
+ * unloaded, this table goes with it. Their descriptors have fixed
+ * generations (PERM_GEN(i)): a row cached for one of them can never be
+ * stale, and finding which module a pc is in needs no _dl_find_object().
+ * No public, async-signal-safe generation counts dlopen()/dlclose() (the
+ * dlpi_adds/dlpi_subs of dl_iterate_phdr() come under the loader's lock),
+ * so other modules are checked through the loader as before.
+ */
+#define PERM_MAX 4
+#define PERM_GEN(i) (1u + (i))
+
+struct perm_mod {
 	uint64_t start, end;
 	const void *link_map;
-} stk_main;
+};
 
-/* 1 when the main executable's mapping is known (in stk_main) */
-static int main_known(void)
+static struct {
+	_Atomic int state; /* 0 unknown, 1 being found, 2 known */
+	unsigned int n;    /* entries; 0 when even the main executable was not found */
+	struct perm_mod m[PERM_MAX];
+} perm;
+
+static void perm_add(uint64_t addr)
 {
-	int st = atomic_load_explicit(&stk_main.state, memory_order_acquire);
+	struct dl_find_object o;
+
+	if (!addr || perm.n >= PERM_MAX || _dl_find_object((void *)(uintptr_t)addr, &o))
+		return;
+	for (unsigned int i = 0; i < perm.n; i++)
+		if (perm.m[i].start == (uintptr_t)o.dlfo_map_start)
+			return;
+	perm.m[perm.n++] = (struct perm_mod){ (uintptr_t)o.dlfo_map_start, (uintptr_t)o.dlfo_map_end,
+					      o.dlfo_link_map };
+}
+
+/* 1 when the permanent modules are known (in perm) */
+static int perm_known(void)
+{
+	int st = atomic_load_explicit(&perm.state, memory_order_acquire);
 
 	if (st == 0) {
-		struct dl_find_object o;
 		uint64_t entry = getauxval(AT_ENTRY);
+		struct dl_find_object o;
 		int zero = 0;
 
+		/* a thread (or a signal handler) that finds the table being
+		 * filled goes the slow way meanwhile: never waits */
 		if (entry && !_dl_find_object((void *)(uintptr_t)entry, &o) &&
-		    atomic_compare_exchange_strong(&stk_main.state, &zero, 1)) {
-			stk_main.start = (uintptr_t)o.dlfo_map_start;
-			stk_main.end = (uintptr_t)o.dlfo_map_end;
-			stk_main.link_map = o.dlfo_link_map;
-			atomic_store_explicit(&stk_main.state, 2, memory_order_release);
+		    atomic_compare_exchange_strong(&perm.state, &zero, 1)) {
+			perm.n = 0;
+			perm_add(entry);
+			perm_add((uintptr_t)&perm_known);
+			perm_add((uintptr_t)&getauxval);
+			perm_add(getauxval(AT_BASE));
+			atomic_store_explicit(&perm.state, 2, memory_order_release);
 			st = 2;
 		}
 	}
-	return st == 2;
+	return st == 2 && perm.n;
 }
 
-static int stk_is_main(const struct self_module *m)
+/* The index in perm of the module holding @pc, or -1 */
+static inline int perm_of(uint64_t pc)
 {
-	return main_known() && m->map_start == stk_main.start && m->map_end == stk_main.end &&
-	       m->link_map == stk_main.link_map;
+	for (unsigned int i = 0; i < perm.n; i++)
+		if (pc - perm.m[i].start < perm.m[i].end - perm.m[i].start)
+			return (int)i;
+	return -1;
+}
+
+/* The index in perm of the module @m describes, or -1 */
+static int perm_is(const struct self_module *m)
+{
+	if (!perm_known())
+		return -1;
+	for (unsigned int i = 0; i < perm.n; i++)
+		if (m->map_start == perm.m[i].start && m->map_end == perm.m[i].end &&
+		    m->link_map == perm.m[i].link_map)
+			return (int)i;
+	return -1;
+}
+
+/* @m: the identity of permanent module @i (no tables) */
+static inline void perm_identity(unsigned int i, struct self_module *m)
+{
+	m->map_start = perm.m[i].start;
+	m->map_end = perm.m[i].end;
+	m->link_map = perm.m[i].link_map;
+	m->bid_addr = 0;
+	m->gen = PERM_GEN(i);
 }
 
 /*
@@ -462,23 +525,24 @@ static int module_find(uint64_t pc, struct self_module *m, int full)
 	unsigned int phnum;
 	uint64_t bias, lo, hi;
 
-	/* the main executable is never unloaded: no need to ask the loader;
-	 * its descriptors all have generation MAIN_GEN (its rows never go
-	 * stale), so its identity is all a fast step needs */
-	if (main_known() && pc >= stk_main.start && pc < stk_main.end) {
+	/* a permanent module: no need to ask the loader; its descriptors
+	 * all have the same generation (its rows never go stale), so its
+	 * identity is all a fast step needs */
+	int pi = perm_known() ? perm_of(pc) : -1;
+
+	if (pi >= 0) {
 		if (!full) {
-			m->map_start = stk_main.start;
-			m->map_end = stk_main.end;
-			m->link_map = stk_main.link_map;
-			m->bid_addr = 0;
-			m->gen = MAIN_GEN;
+			perm_identity(pi, m);
 			return 1;
 		}
-		o.dlfo_map_start = (void *)(uintptr_t)stk_main.start;
-		o.dlfo_map_end = (void *)(uintptr_t)stk_main.end;
-		o.dlfo_link_map = (struct link_map *)stk_main.link_map;
-		if (!cache_get(&o, m, full, 1))
+		o.dlfo_map_start = (void *)(uintptr_t)perm.m[pi].start;
+		o.dlfo_map_end = (void *)(uintptr_t)perm.m[pi].end;
+		o.dlfo_link_map = (struct link_map *)perm.m[pi].link_map;
+		if (!cache_get(&o, m, full, 1)) {
+			/* (a descriptor built before the table was known) */
+			m->gen = PERM_GEN(pi);
 			return full ? 2 : 1;
+		}
 	}
 	if (_dl_find_object((void *)(uintptr_t)pc, &o))
 		return -ENOENT;
@@ -488,8 +552,9 @@ static int module_find(uint64_t pc, struct self_module *m, int full)
 	m->map_start = (uintptr_t)o.dlfo_map_start;
 	m->map_end = (uintptr_t)o.dlfo_map_end;
 	m->link_map = o.dlfo_link_map;
-	m->gen = stk_is_main(m) ? MAIN_GEN
-				: atomic_fetch_add_explicit(&module_gen, 1, memory_order_relaxed) + 2;
+	pi = perm_is(m);
+	m->gen = pi >= 0 ? PERM_GEN(pi)
+			 : atomic_fetch_add_explicit(&module_gen, 1, memory_order_relaxed) + PERM_GEN(PERM_MAX);
 	if (!module_phdrs(&o, &ph, &phnum, &bias, &lo, &hi)) {
 		module_build_id(ph, phnum, bias, m);
 		for (unsigned int i = 0; i < phnum; i++) {
@@ -549,18 +614,17 @@ struct row_entry { /* decoded */
 
 struct row_packed {
 	uint64_t pc;
-	/* the second word, read as one by row_cache_get() (little endian:
-	 * gen in bits 0-31, cfa_off 32-47, fp_off 48-55, bits 56-63) */
-	uint32_t gen;
-	int16_t cfa_off;
-	int8_t fp_off;
-	uint8_t bits; /* ROW_CFA_FP | ROW_FP_SAVED | method << 2 | ROW_OUTERMOST */
+	/* gen in bits 0-31, bits 32-39 (ROW_CFA_FP | ROW_FP_SAVED | method
+	 * << 2 | ROW_OUTERMOST), fp_off 40-47 (-8 when fp is not saved: a
+	 * slot always read), cfa_off 48-63 (one shift decodes it):
+	 * row_word_make() */
+	uint64_t word;
 };
 #define ROW_CFA_FP 1u
 #define ROW_FP_SAVED 2u
 #define ROW_METHOD_MAX 31u
 /* Every walk ends at _start or clone's outermost row: kept here, such a
- * row ends a walk in fast_step() instead of a table look-up each time */
+ * row ends a walk in fast_walk_body() instead of a table look-up each time */
 #define ROW_OUTERMOST 0x80u
 
 static struct row_bucket {
@@ -571,7 +635,12 @@ static struct row_bucket {
 } row_cache[ROW_BUCKETS] __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct row_bucket) == 64, "a bucket is one cache line");
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "row_cache_get() reads the second word as one");
+
+static inline uint64_t row_word_make(uint32_t gen, int16_t cfa_off, int8_t fp_off, uint8_t bits)
+{
+	return gen | (uint64_t)bits << 32 | (uint64_t)(uint8_t)fp_off << 40 |
+	       (uint64_t)(uint16_t)cfa_off << 48;
+}
 
 static inline struct row_bucket *row_bucket_of(uint64_t pc)
 {
@@ -584,28 +653,36 @@ static inline int row_word_get(uint32_t gen, uint64_t pc, uint64_t *dp)
 {
 	const struct row_bucket *b = row_bucket_of(pc);
 	uint32_t s1 = atomic_load_explicit(&b->seq, memory_order_acquire);
-	uint64_t d0, d1, d2, d;
-	unsigned int h0, h1, h2;
+	uint64_t k = b->e[0].pc, d;
 
 	/*
-	 * All three ways read at once and the right one selected without a
-	 * branch or a dependent load (which way holds a pc is random on
-	 * unseen stacks, and this load is on the walk's critical path).
+	 * The way holding pc selected with conditional moves, not branches
+	 * nor a dependent load (which way holds a pc is random on unseen
+	 * stacks, and this load is on the walk's critical path); k ends as
+	 * pc only if some way holds it.
 	 */
-	h0 = b->e[0].pc == pc;
-	h1 = b->e[1].pc == pc;
-	h2 = b->e[2].pc == pc;
-	__builtin_memcpy(&d0, &b->e[0].gen, 8);
-	__builtin_memcpy(&d1, &b->e[1].gen, 8);
-	__builtin_memcpy(&d2, &b->e[2].gen, 8);
-	if (!(h0 | h1 | h2))
-		return -ENOENT;
-	d = d0 ^ ((d0 ^ d1) & -(uint64_t)h1);
-	d = d ^ ((d ^ d2) & -(uint64_t)h2);
+	d = b->e[0].word;
+#if defined(__x86_64__) && defined(__GNUC__)
+	/* (gcc turns the C below into branches) */
+	__asm__("cmp %[p], %[pc1]\n\tcmove %[w1], %[d]\n\tcmove %[p], %[k]\n\t"
+		"cmp %[p], %[pc2]\n\tcmove %[w2], %[d]\n\tcmove %[p], %[k]"
+		: [d] "+&r"(d), [k] "+&r"(k)
+		: [p] "r"(pc), [pc1] "m"(b->e[1].pc), [w1] "m"(b->e[1].word),
+		  [pc2] "m"(b->e[2].pc), [w2] "m"(b->e[2].word)
+		: "cc");
+#else
+	{
+		d = b->e[1].pc == pc ? b->e[1].word : d;
+		k = b->e[1].pc == pc ? pc : k;
+		d = b->e[2].pc == pc ? b->e[2].word : d;
+		k = b->e[2].pc == pc ? pc : k;
+	}
+#endif
 	atomic_thread_fence(memory_order_acquire);
 	/* an odd s1 was read while a writer was at work: never equal below;
 	 * the seq unchanged, the pcs compared above were the entries' pcs */
-	if (atomic_load_explicit(&b->seq, memory_order_relaxed) != (s1 & ~1u) || (uint32_t)d != gen)
+	if (k != pc || atomic_load_explicit(&b->seq, memory_order_relaxed) != (s1 & ~1u) ||
+	    (uint32_t)d != gen)
 		return -ENOENT;
 	*dp = d;
 	return 0;
@@ -613,12 +690,12 @@ static inline int row_word_get(uint32_t gen, uint64_t pc, uint64_t *dp)
 
 static inline void row_word_decode(uint64_t d, struct row_entry *e)
 {
-	e->cfa_off = (int16_t)(d >> 32);
-	e->fp_off = (int8_t)(d >> 48);
-	e->cfa_fp = (d >> 56) & ROW_CFA_FP;
-	e->fp_saved = (d >> 57) & 1;
-	e->method = (uint8_t)(d >> 58) & ROW_METHOD_MAX;
-	e->outermost = (uint8_t)(d >> 63);
+	e->cfa_off = (int16_t)(d >> 48);
+	e->fp_off = (int8_t)(d >> 40);
+	e->cfa_fp = (d >> 32) & ROW_CFA_FP;
+	e->fp_saved = (d >> 33) & 1;
+	e->method = (uint8_t)(d >> 34) & ROW_METHOD_MAX;
+	e->outermost = (uint8_t)(d >> 39) & 1;
 }
 
 static inline int row_cache_get(uint32_t gen, uint64_t pc, struct row_entry *e)
@@ -645,10 +722,13 @@ static void row_cache_put(uint32_t gen, uint64_t pc, const struct ustack_row *ro
 
 	if (method > ROW_METHOD_MAX)
 		return;
+	/* a saved fp at most at CFA-8 (as every compiler saves it) stays below
+	 * the stack's end whenever the CFA does: fast_walk_body() checks only
+	 * that it lies above sp */
 	if (!outer &&
 	    (row->flags || row->cfa_reg > USTACK_CFA_FP || row->ra_rule != USTACK_RULE_OFFSET ||
 	     row->ra_off != -8 || row->cfa_off < INT16_MIN || row->cfa_off > INT16_MAX ||
-	     (row->fp_rule == USTACK_RULE_OFFSET && (row->fp_off < INT8_MIN || row->fp_off > INT8_MAX))))
+	     (row->fp_rule == USTACK_RULE_OFFSET && (row->fp_off < INT8_MIN || row->fp_off > -8))))
 		return;
 	/* another writer owns the bucket: just do not cache */
 	if ((s & 1) || !atomic_compare_exchange_strong(&b->seq, &s, s + 1))
@@ -659,14 +739,13 @@ static void row_cache_put(uint32_t gen, uint64_t pc, const struct ustack_row *ro
 			break;
 	if (w == ROW_WAYS)
 		w = b->victim++ % ROW_WAYS;
-	b->e[w] = outer ? (struct row_packed){ .pc = pc, .gen = gen,
-					      .bits = (uint8_t)(ROW_OUTERMOST | method << 2) }
-		       : (struct row_packed){
-		.pc = pc, .gen = gen, .cfa_off = (int16_t)row->cfa_off,
-		.fp_off = row->fp_rule == USTACK_RULE_OFFSET ? (int8_t)row->fp_off : 0,
-		.bits = (uint8_t)((row->cfa_reg == USTACK_CFA_FP ? ROW_CFA_FP : 0) |
-				  (row->fp_rule == USTACK_RULE_OFFSET ? ROW_FP_SAVED : 0) | method << 2),
-	};
+	b->e[w].pc = pc;
+	b->e[w].word = outer ? row_word_make(gen, 0, 0, (uint8_t)(ROW_OUTERMOST | method << 2))
+			     : row_word_make(gen, (int16_t)row->cfa_off,
+					     row->fp_rule == USTACK_RULE_OFFSET ? (int8_t)row->fp_off : -8,
+					     (uint8_t)((row->cfa_reg == USTACK_CFA_FP ? ROW_CFA_FP : 0) |
+						       (row->fp_rule == USTACK_RULE_OFFSET ? ROW_FP_SAVED : 0) |
+						       method << 2));
 	atomic_store_explicit(&b->seq, s + 2, memory_order_release);
 }
 
@@ -707,33 +786,15 @@ static int self_is_code(void *ctx, uint64_t pc)
 	return !_dl_find_object((void *)(uintptr_t)pc, &o);
 }
 
-/* What fast steps keep in registers: the current module's range and
- * generation (an empty range: look the module up) and the stack's end. */
-struct fast_regs {
-	uint64_t mod_lo, mod_hi, stack_hi;
-	uint32_t gen;
-};
-
-static inline void fast_regs_load(const struct self_ctx *c, struct fast_regs *fr)
-{
-	fr->mod_lo = c->have_mod ? c->mod.map_start : 1;
-	fr->mod_hi = c->have_mod ? c->mod.map_end : 0;
-	fr->gen = c->mod.gen;
-	fr->stack_hi = c->stack.hi;
-}
-
 /* The module of @pc into c->mod: 0, or -ENOENT. */
 __attribute__((noinline)) static int fast_module(struct self_ctx *c, uint64_t pc)
 {
-	/* back in the main executable (a walk leaves it for libc and comes
-	 * back for _start): its identity, without asking the loader */
-	if (atomic_load_explicit(&stk_main.state, memory_order_acquire) == 2 &&
-	    pc >= stk_main.start && pc < stk_main.end) {
-		c->mod.map_start = stk_main.start;
-		c->mod.map_end = stk_main.end;
-		c->mod.link_map = stk_main.link_map;
-		c->mod.bid_addr = 0;
-		c->mod.gen = MAIN_GEN;
+	/* a permanent module (a walk leaves the main executable for libc
+	 * and comes back for _start): its identity, without the loader */
+	int pi = atomic_load_explicit(&perm.state, memory_order_acquire) == 2 ? perm_of(pc) : -1;
+
+	if (pi >= 0) {
+		perm_identity(pi, &c->mod);
 		c->have_mod = 1;
 	} else {
 		int got = module_find(pc, &c->mod, 0);
@@ -743,58 +804,114 @@ __attribute__((noinline)) static int fast_module(struct self_ctx *c, uint64_t pc
 	return c->have_mod ? 0 : -ENOENT;
 }
 
+/* Registers as the fast path's last step left them */
+struct fast_walk {
+	uint64_t pc, sp, fp;
+	uint64_t d; /* the last step's packed row word */
+	int n;      /* frames stored */
+};
+
 /*
- * One step of the fast path: the caller's registers from a cached packed
- * row (*dp), reading only inside the stack range already validated.
- * Returns 1 on success, 0 when the generic cursor must take this step,
- * -1 where the cursor would stop with USTACK_STOP_OUTERMOST: an outermost
- * row, or a zero return address read after the same checks the cursor
- * makes (every walk ends so; without this each paid a table look-up).
- * The module's range, generation and the stack's end stay in registers
- * (@fr): through c they would be reloaded after every store of a frame.
+ * The fast path: steps through cached packed rows from w's registers until
+ * @limit frames are stored. Returns 1 at the limit, 0 when the generic
+ * cursor must take the next step (no cached row, a check failed, an
+ * unknown module), -1 where the cursor would stop with
+ * USTACK_STOP_OUTERMOST: an outermost row, or a zero return address read
+ * after the same checks the cursor makes (every walk ends so; without this
+ * each paid a table look-up). Reads only inside the stack range already
+ * validated. Branch-free on what varies between frames (CFA from sp or fp,
+ * fp saved or not): on stacks not seen before those branches would be
+ * mispredicted. A function of its own, instantiated per output kind: inside
+ * backtrace_from() the loop's registers were spilled to its frame.
  */
-__attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, struct fast_regs *fr,
-							  uint64_t *pcp, uint64_t *spp,
-							  uint64_t *fpp, uint64_t *dp)
+__attribute__((always_inline, no_sanitize_address)) static inline int
+fast_walk_body(struct self_ctx *c, struct fast_walk *w, void *out, int limit, int frames)
 {
-	uint64_t pc = *pcp - 1, sp = *spp, cfa, ra, fp, d;
+	uint64_t pc = w->pc, sp = w->sp, fp = w->fp, hi = c->stack.hi;
+	uint64_t mlo = c->mod.map_start, mspan = c->have_mod ? c->mod.map_end - mlo : 0;
+	uint32_t gen = c->mod.gen;
+	unsigned int pn = atomic_load_explicit(&perm.state, memory_order_acquire) == 2 ? perm.n : 0;
+	int n = w->n, got = 1;
 
-	/* (@fr stays out of the call: passing it would keep it in memory) */
-	if (__builtin_expect(pc < fr->mod_lo || pc >= fr->mod_hi, 0)) {
-		if (fast_module(c, pc))
-			return 0;
-		fast_regs_load(c, fr);
-	}
-	if (row_word_get(fr->gen, pc, &d))
-		return 0;
-	*dp = d;
-	if (d >> 63)
-		return -1;
-	/*
-	 * Branch-free on what varies between frames (CFA from sp or fp, fp
-	 * saved or not): on stacks not seen before those branches would be
-	 * mispredicted. Without a saved fp, "at" is the return-address slot,
-	 * read for nothing.
-	 */
-	{
-		uint64_t fpm = -((d >> 56) & ROW_CFA_FP), svm = -((d >> 57) & 1), at, v;
+	if (n >= limit)
+		goto out;
+	for (;;) {
+		uint64_t pc1 = pc - 1, cfa, ra, v, at, nd;
+		unsigned int bits;
 
-		cfa = ((*fpp & fpm) | (sp & ~fpm)) + (int64_t)(int16_t)(d >> 32);
-		if (cfa <= sp || (cfa & 7) || cfa > fr->stack_hi)
-			return 0;
-		at = cfa - 8 + (((uint64_t)(int64_t)(int8_t)(d >> 48) + 8) & svm);
-		if (at < sp || at > fr->stack_hi - 8)
-			return 0;
+		if (__builtin_expect(pc1 - mlo >= mspan, 0)) {
+			/* a permanent module inline (a walk leaves the main
+			 * executable for libc and comes back for _start) */
+			unsigned int i = 0;
+
+			while (i < pn && pc1 - perm.m[i].start >= perm.m[i].end - perm.m[i].start)
+				i++;
+			if (i < pn) {
+				perm_identity(i, &c->mod);
+				c->have_mod = 1;
+			} else if (fast_module(c, pc1)) {
+				got = 0;
+				break;
+			}
+			mlo = c->mod.map_start;
+			mspan = c->mod.map_end - mlo;
+			gen = c->mod.gen;
+		}
+		if (row_word_get(gen, pc1, &nd)) {
+			got = 0;
+			break;
+		}
+		bits = (uint8_t)(nd >> 32);
+		if (bits & ROW_OUTERMOST) {
+			got = -1;
+			break;
+		}
+		cfa = (bits & ROW_CFA_FP ? fp : sp) + ((int64_t)nd >> 48);
+		/* the saved fp's slot, at most CFA-8 (row_cache_put()); without
+		 * a saved fp, CFA-8, read for nothing */
+		at = cfa + (int64_t)(int8_t)(nd >> 40);
+		if (cfa <= sp || (cfa & 7) || cfa > hi || at < sp) {
+			got = 0;
+			break;
+		}
 		__builtin_memcpy(&ra, (const void *)(uintptr_t)(cfa - 8), 8);
 		__builtin_memcpy(&v, (const void *)(uintptr_t)at, 8);
-		fp = (v & svm) | (*fpp & ~svm);
+		if (!ra) {
+			got = -1;
+			break;
+		}
+		fp = bits & ROW_FP_SAVED ? v : fp;
+		pc = ra;
+		sp = cfa;
+		if (frames)
+			((struct ustack_frame *)out)[n] = (struct ustack_frame){
+				.pc = ra, .sp = cfa, .method = bits >> 2 & ROW_METHOD_MAX };
+		else
+			((void **)out)[n] = (void *)(uintptr_t)ra;
+		if (++n >= limit) {
+			/* (kept only here: not carried through the loop) */
+			w->d = nd;
+			break;
+		}
 	}
-	if (!ra)
-		return -1;
-	*pcp = ra;
-	*spp = cfa;
-	*fpp = fp;
-	return 1;
+out:
+	w->pc = pc;
+	w->sp = sp;
+	w->fp = fp;
+	w->n = n;
+	return got;
+}
+
+__attribute__((noinline, no_sanitize_address)) static int
+fast_walk_pcs(struct self_ctx *c, struct fast_walk *w, void *out, int limit)
+{
+	return fast_walk_body(c, w, out, limit, 0);
+}
+
+__attribute__((noinline, no_sanitize_address)) static int
+fast_walk_frames(struct self_ctx *c, struct fast_walk *w, void *out, int limit)
+{
+	return fast_walk_body(c, w, out, limit, 1);
 }
 
 /*
@@ -815,8 +932,8 @@ __attribute__((always_inline)) static inline int fast_step(struct self_ctx *c, s
  * map, as _dl_find_object() reported them when recorded). A replay asks
  * _dl_find_object() again, once per module per walk, and stops at the
  * first module that is not what it was (dlclose + dlopen at the same
- * address), exactly like the module slots above. The main executable
- * cannot be unloaded: its steps need no look-up.
+ * address), exactly like the module slots above. Permanent modules
+ * (perm) cannot be unloaded: their steps need no look-up.
  *
  * Slots are shared by all threads, written under a sequence counter (odd
  * while written, claimed with a compare-and-swap, never waited for). A
@@ -849,7 +966,7 @@ static struct stk_slot {
 	_Atomic uint32_t seq; /* odd while being written; 0: never written */
 	uint32_t n;           /* steps recorded */
 	uint32_t nmods;
-	uint32_t perm;        /* bit i: mods[i] is the main executable */
+	uint32_t perm;        /* bit i: mods[i] is a permanent module */
 	uint32_t full;        /* the walk went on past what a slot can hold */
 	uint64_t key;         /* pc of frame 0 */
 	/* Hints, written without owning the slot, never trusted for a frame:
@@ -896,7 +1013,7 @@ static int stk_mod_index(struct stk_slot *sl, const struct self_ctx *c)
 		return -1;
 	sl->mods[mi] = (struct stk_mod){ c->mod.map_start, c->mod.map_end, c->mod.link_map,
 					 c->mod.bid_addr, { c->mod.bid[0], c->mod.bid[1] } };
-	if (stk_is_main(&c->mod))
+	if (perm_is(&c->mod) >= 0)
 		sl->perm |= 1u << mi;
 	else
 		sl->perm &= ~(1u << mi);
@@ -943,11 +1060,12 @@ static void stk_release(struct stk_rec *r, int full)
  * Common body of the public entry points: we start from our caller's
  * registers, recovered from our own frame (which
  * __builtin_frame_address(0) forces to have rbp set up). Ordinary frames
- * go through fast_step(); anything else (cache miss, module change, signal
+ * go through fast_walk_body(); anything else (cache miss, module change, signal
  * frame, fallback, the end) through the generic cursor, one step at a time,
  * so both give the same frames.
  */
 typedef void (*frame_sink_fn)(void *sink, int i, const struct ustack_frame *f);
+typedef int (*fast_walk_fn)(struct self_ctx *c, struct fast_walk *w, void *out, int limit);
 
 /*
  * Replay the steps of slot @sl from @r (frame *n - 1) while they match the
@@ -1009,13 +1127,13 @@ static inline uint32_t stk_replay(const struct stk_slot *sl, uint64_t hi, struct
  * registers, recovered from our own frame (which
  * __builtin_frame_address(0) forces to have rbp set up). A whole-stack
  * cache hit replays as many steps as still match; ordinary frames go
- * through fast_step(); anything else (cache miss, module change, signal
+ * through fast_walk_body(); anything else (cache miss, module change, signal
  * frame, fallback, the end) through the generic cursor, one step at a time,
  * so all three give the same frames.
  */
 __attribute__((no_sanitize_address, always_inline))
 static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_fn sink, void *arg,
-			  unsigned int *stop)
+			  unsigned int *stop, fast_walk_fn walk)
 {
 	struct self_ctx c;
 	struct ustack_unwind_cursor cur;
@@ -1089,32 +1207,26 @@ static inline int backtrace_from(uint64_t fp, uint64_t ra, int size, frame_sink_
 		struct row_entry e;
 
 		if (!exact) {
-			/* ordinary frames, registers kept in locals */
-			uint64_t pc = regs.pc, sp = regs.sp, fpv = regs.fp, prev_pc = pc, d;
-			struct fast_regs fr;
-			int got = 0;
+			/* ordinary frames; one step at a time while recording */
+			struct fast_walk w = { .pc = regs.pc, .sp = regs.sp, .fp = regs.fp, .n = n };
+			int got;
 
-			fast_regs_load(&c, &fr);
-			/* locals of their own (ff, fe): f and e have their address
-			 * taken on the generic path, which would keep them in memory */
-			while (n < size && (got = fast_step(&c, &fr, &pc, &sp, &fpv, &d)) > 0) {
-				struct ustack_frame ff = { .pc = pc, .sp = sp,
-							   .method = (uint8_t)(d >> 58) & ROW_METHOD_MAX };
-
-				sink(arg, n++, &ff);
-				if (__builtin_expect(rec.sl != NULL, 0)) {
+			do {
+				got = walk(&c, &w, arg, rec.sl ? w.n + 1 : size);
+				if (__builtin_expect(rec.sl != NULL, 0) && w.n > n) {
 					struct row_entry fe;
 
-					row_word_decode(d, &fe);
-					if (!stk_record(&rec, &c, &fe, pc))
+					row_word_decode(w.d, &fe);
+					if (!stk_record(&rec, &c, &fe, w.pc))
 						stk_release(&rec, 1);
 				}
-			}
-			regs.pc = pc;
-			regs.sp = sp;
-			regs.fp = fpv;
-			if (pc != prev_pc)
+				n = w.n;
+			} while (got > 0 && n < size);
+			if (w.pc != regs.pc)
 				bx_known = 0; /* packed rows keep no rbx rule */
+			regs.pc = w.pc;
+			regs.sp = w.sp;
+			regs.fp = w.fp;
 			if (n >= size)
 				break;
 			if (got < 0) {
@@ -1203,7 +1315,8 @@ USTACK_API __attribute__((noinline)) int ustack_backtrace(void **buffer, int siz
 	if (size <= 0)
 		return 0;
 	return backtrace_from((uintptr_t)__builtin_frame_address(0),
-			      (uintptr_t)__builtin_return_address(0), size, sink_pcs, buffer, NULL);
+			      (uintptr_t)__builtin_return_address(0), size, sink_pcs, buffer, NULL,
+			      fast_walk_pcs);
 }
 
 USTACK_API __attribute__((noinline)) int ustack_backtrace_frames(struct ustack_frame *frames,
@@ -1216,5 +1329,5 @@ USTACK_API __attribute__((noinline)) int ustack_backtrace_frames(struct ustack_f
 	}
 	return backtrace_from((uintptr_t)__builtin_frame_address(0),
 			      (uintptr_t)__builtin_return_address(0), size, sink_frames, frames,
-			      stop);
+			      stop, fast_walk_frames);
 }

@@ -5,7 +5,8 @@
 # every depth 1..200,
 # under a timer signal (and from its handler), four threads at once, and
 # through a library dlclose()d and replaced by another build at the same
-# address (progs/bt_full.c says how each is checked). Built -O2
+# address, and called back from qsort() (libc mid-stack) (progs/bt_full.c
+# says how each is checked). Built -O2
 # -fomit-frame-pointer without SFrame (.eh_frame only, what distributions
 # ship) and with -Wa,--gsframe; linked with the ASan+UBSan library of make
 # check and with the release library.
@@ -46,8 +47,8 @@ for v in cfi-asan-unw cfi-release-unw cfi-release-glibc sframe-release-unw sfram
 	*) sf= ;;
 	esac
 	case $v in
-	*-unw) peer=(-DBT_UNW) peerlib=-lunwind modes="depths signals threads dlopen" ;;
-	*) peer=() peerlib= modes="depths threads dlopen" ;;
+	*-unw) peer=(-DBT_UNW) peerlib=-lunwind modes="depths signals threads libc dlopen" ;;
+	*) peer=() peerlib= modes="depths threads libc dlopen" ;;
 	esac
 	if [ ! -f "$lib" ]; then
 		echo "SKIP $T/$v: $lib not built"

@@ -15,6 +15,8 @@
  *   threads  four threads at once, each on its own paths
  *   dlopen   paths through a library, dlclose()d and replaced by another
  *            build of different frame sizes (usually at the same address)
+ *   libc     paths called back from qsort(): libc's frames in the middle
+ *            of the stack, between two runs of the executable's
  *
  *   bt_full MODE LIB1 LIB2     (LIB*: the two builds of bt_full_lib.c)
  * Prints "OK <mode> <calls compared>" or "FAIL <mode>: <what>"; exit 1 on
@@ -169,6 +171,52 @@ static int mode_depths(void)
 		calls += 8;
 	}
 	printf("OK depths %ld\n", calls);
+	return 0;
+}
+
+/* ---- libc in the middle: paths called back from qsort() ----
+ * libc is one of the modules ustack places without asking the loader
+ * (it cannot be unloaded while ustack runs: docs/ARCHITECTURE.md); here
+ * its rows are used mid-walk, not only at the bottom of the stack. */
+static int qs_depth, qs_bad;
+static long qs_calls;
+
+static FULL_NOIPA int qs_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	if (!qs_bad) {
+		uint32_t s = seed_of((uint32_t)qs_calls++ + 7000000u);
+
+		full_tab[s % FULL_NFN](s, qs_depth);
+		if (check("libc", leaf, qs_depth, s))
+			qs_bad = 1;
+		else if (leaf->stop != USTACK_STOP_OUTERMOST) {
+			printf("FAIL libc: depth %d: stop reason %s, not outermost\n", qs_depth,
+			       ustack_stop_reason_name(leaf->stop));
+			qs_bad = 1;
+		}
+	}
+	return (x > y) - (x < y);
+}
+
+static int mode_libc(void)
+{
+	static struct leaf_state st;
+	int v[16];
+
+	leaf = &st;
+	use_all(&st);
+	st.caps[st.ncaps++] = frames_capture;
+	for (int d = 1; d <= 60 && !qs_bad; d++) {
+		for (int i = 0; i < 16; i++)
+			v[i] = (int)seed_of((uint32_t)(d * 100 + i));
+		qs_depth = d;
+		qsort(v, 16, sizeof(v[0]), qs_cmp);
+	}
+	if (qs_bad)
+		return 1;
+	printf("OK libc %ld\n", qs_calls);
 	return 0;
 }
 
@@ -475,8 +523,10 @@ int main(int argc, char **argv)
 #endif
 	if (!strcmp(mode, "threads"))
 		return mode_threads();
+	if (!strcmp(mode, "libc"))
+		return mode_libc();
 	if (!strcmp(mode, "dlopen") && argc > 3)
 		return mode_dlopen(argv[2], argv[3]);
-	fprintf(stderr, "usage: bt_full depths|signals|threads|dlopen LIB1 LIB2\n");
+	fprintf(stderr, "usage: bt_full depths|signals|threads|libc|dlopen LIB1 LIB2\n");
 	return 2;
 }
