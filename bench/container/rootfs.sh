@@ -7,6 +7,8 @@
 # python3-minimal) for tests/integration/python_container.sh; a root cached
 # before it did gets it added with the root's own apt-get. `make check` never calls this: it uses the
 # root file system only when it is already there (it needs no network).
+# Debian sid's CPython 3.14 and 3.15 for tests/integration/python_314.sh:
+# SUITE=sid ROOTFS=build/rootfs/sid PACKAGES='python3-minimal python3.15-minimal'.
 # Prints the seconds debootstrap took; exit 0 when the root is usable.
 set -u
 : "${TOP:=$(cd "$(dirname "$0")/../.." && pwd)}"

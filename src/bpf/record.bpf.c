@@ -1044,6 +1044,8 @@ static long py_frame_cb(__u32 i, void *ctx)
 	if (k >= UB_MAX_FRAMES || w->npy >= UB_MAX_PY_FRAMES)
 		return py_stop(w, UB_PYSTOP_DEPTH);
 	code = pybuf_u64(w, w->py.fr_code);
+	if (w->py.flags & UB_PYC_TAGGED)
+		code &= ~3ull; /* the code object itself, as user space reads it */
 	instr = pybuf_u64(w, w->py.fr_instr);
 	if ((w->py.flags & UB_PYC_IS_ENTRY) && w->pybuf[w->py.fr_is_entry & (UB_PY_FR_SPAN - 1)])
 		entry = UB_PY_ENTRY;

@@ -176,6 +176,8 @@ enum ub_pyconf_flags {
 	UB_PYC_CFRAME = 1u << 0,   /* current frame = tstate->cframe->current_frame (3.11, 3.12) */
 	UB_PYC_IS_ENTRY = 1u << 1, /* fr_is_entry holds 3.11's is_entry byte */
 	UB_PYC_CSTACK = 1u << 2,   /* owner_cstack marks an entry shim (3.12+) */
+	UB_PYC_TAGGED = 1u << 3,   /* f_executable is a _PyStackRef: its low 2 bits are
+				      tags, masked off (3.14+) */
 };
 struct ub_pyconf {
 	ub_u64 runtime;        /* &_PyRuntime in the process */

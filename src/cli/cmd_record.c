@@ -63,7 +63,7 @@ static void usage(FILE *f)
 		"      --probe-rate N    probe hits recorded per second and CPU at most\n"
 		"                        (default 200000; 0: no limit)\n"
 		"      --no-python       do not read CPython's frames (bpf backend: the\n"
-		"                        functions of a Python 3.11-3.13 program are recorded\n"
+		"                        functions of a Python 3.11-3.15 program are recorded\n"
 		"                        among its native frames unless this is given)\n"
 		"      --alloc           record who allocates memory and who holds it: the\n"
 		"                        allocations a byte sampling keeps (event alloc,\n"

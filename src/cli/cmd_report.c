@@ -1818,7 +1818,7 @@ static void usage(FILE *f)
 		"Frames in JIT code are named from the perf maps (/tmp/perf-PID.map) the\n"
 		"recorder copied into the trace, marked [jit] (folded: NAME_[j]).\n"
 		"\n"
-		"Python frames (CPython 3.11-3.13, recorded with their functions) show\n"
+		"Python frames (CPython 3.11-3.15, recorded with their functions) show\n"
 		"above the interpreter frame that runs them: ' => py  QUALNAME (FILE:LINE)'\n"
 		"(folded: 'py::QUALNAME (BASE:LINE)'); in a stack that holds them, the\n"
 		"'py::' trampolines of python -X perf are dropped (the same functions).\n"

@@ -439,7 +439,7 @@ static void usage(FILE *f)
 		"Frame 0 is the exact pc; every later pc is a return address (as eu-stack).\n"
 		"Frames in JIT code are named from /tmp/perf-PID.map when the process writes\n"
 		"one (node --perf-basic-prof, python3 -X perf, JVM perf agents).\n"
-		"A process running CPython 3.11-3.13 gets its Python frames too, each\n"
+		"A process running CPython 3.11-3.15 gets its Python frames too, each\n"
 		"'#N py  QUALNAME (FILE:LINE)' right above the _PyEval_EvalFrameDefault\n"
 		"frame that runs it (folded: 'py::QUALNAME (BASE:LINE)'); a CPython that\n"
 		"is not read says why on stderr.\n");

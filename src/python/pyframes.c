@@ -139,17 +139,19 @@ static int find_mapping(const char *maps, struct py_mapping *out)
 	return best ? 0 : -ENOENT;
 }
 
-enum { SYM_RUNTIME, SYM_VERSION, SYM_EVAL, SYM_CODE_TYPE, SYM_STR_TYPE, SYM_BYTES_TYPE, SYM_NR };
+enum { SYM_RUNTIME, SYM_VERSION, SYM_EVAL, SYM_CODE_TYPE, SYM_STR_TYPE, SYM_BYTES_TYPE,
+       SYM_EVAL_COLD, SYM_NR };
 
 struct py_syms {
 	uint64_t v[SYM_NR];   /* link-time addresses, 0: absent */
-	uint64_t eval_size;
+	uint64_t eval_size, cold_size;
 };
 
 static void scan_symtab(struct ustack_elf *elf, const char *tab, const char *strtab, struct py_syms *s)
 {
 	static const char *names[SYM_NR] = { "_PyRuntime", "Py_Version", "_PyEval_EvalFrameDefault",
-				       "PyCode_Type", "PyUnicode_Type", "PyBytes_Type" };
+				       "PyCode_Type", "PyUnicode_Type", "PyBytes_Type",
+				       "_PyEval_EvalFrameDefault.cold" };
 	struct ustack_elf_section sym, str;
 
 	if (ustack_elf__section(elf, tab, &sym) || ustack_elf__section(elf, strtab, &str) ||
@@ -173,6 +175,8 @@ static void scan_symtab(struct ustack_elf *elf, const char *tab, const char *str
 			*dst = e.st_value;
 			if (i == SYM_EVAL)
 				s->eval_size = e.st_size;
+			if (i == SYM_EVAL_COLD)
+				s->cold_size = e.st_size;
 		}
 	}
 }
@@ -215,7 +219,7 @@ static int py_layout(struct ustack_py_proc *p, int minor, ustack_py_read_fn read
 	char why[200];
 	int e;
 
-	if (minor != 13)
+	if (minor < 13)
 		return ustack_py_layout__table(minor, &p->lay);
 	if (read(ctx, p->runtime, dbg, sizeof(dbg))) {
 		snprintf(err, errlen, "%s: _PyRuntime at 0x%llx cannot be read", path,
@@ -250,8 +254,64 @@ static int py_check(struct ustack_py_proc *p, ustack_py_read_fn read, void *ctx,
 	return 0;
 }
 
+/* The FDE start addresses of .eh_frame_hdr's search table (link-time
+ * addresses, malloc'd into *@out): 0; -ENOENT: no such table, or not in
+ * the encodings every toolchain here writes; -EBADMSG: its count runs
+ * past the section */
+static int fde_starts(struct ustack_elf *elf, uint64_t **out, size_t *n)
+{
+	struct ustack_elf_section h;
+	uint32_t cnt;
+
+	if (ustack_elf__section(elf, ".eh_frame_hdr", &h) || !h.data || h.size < 12)
+		return -ENOENT;
+	/* version 1, eh_frame_ptr 4 bytes, count udata4, table datarel sdata4 */
+	if (h.data[0] != 1 || ((h.data[1] & 0x0f) != 0x03 && (h.data[1] & 0x0f) != 0x0b) ||
+	    h.data[2] != 0x03 || h.data[3] != 0x3b)
+		return -ENOENT;
+	memcpy(&cnt, h.data + 8, 4);
+	if (!cnt || cnt > (h.size - 12) / 8)
+		return -EBADMSG;
+	*out = malloc(cnt * sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < cnt; i++) {
+		int32_t v;
+
+		memcpy(&v, h.data + 12 + 8 * (size_t)i, 4);
+		(*out)[i] = h.addr + (int64_t)v;
+	}
+	*n = cnt;
+	return 0;
+}
+
+/* The eval function's cold part: its .cold symbol, else found from the
+ * hot part's jumps (a stripped build); none found leaves 0, 0 */
+static void eval_cold(struct ustack_elf *elf, struct py_syms *s, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t off, *starts = NULL;
+	const uint8_t *data;
+	size_t size, n;
+
+	*lo = *hi = 0;
+	if (s->v[SYM_EVAL_COLD] && s->cold_size) {
+		*lo = s->v[SYM_EVAL_COLD];
+		*hi = *lo + s->cold_size;
+		return;
+	}
+	if (!s->v[SYM_EVAL] || !s->eval_size ||
+	    ustack_elf__vaddr_to_offset(elf, s->v[SYM_EVAL], &off))
+		return;
+	data = ustack_elf__data(elf, &size);
+	if (!data || off > size || s->eval_size > size - off || fde_starts(elf, &starts, &n))
+		return;
+	if (ustack_py_eval_cold(data + off, s->eval_size, s->v[SYM_EVAL], starts, n, lo, hi))
+		*lo = *hi = 0;
+	free(starts);
+}
+
 static int py_open(pid_t pid, const char *root, const struct py_mapping *m, struct py_syms *s,
-		   uint64_t *bias, char *err, size_t errlen)
+		   uint64_t *bias, uint64_t cold[2], char *err, size_t errlen)
 {
 	char file[8192];
 	struct ustack_elf *elf;
@@ -284,6 +344,7 @@ static int py_open(pid_t pid, const char *root, const struct py_mapping *m, stru
 	scan_symtab(elf, ".dynsym", ".dynstr", s);
 	scan_symtab(elf, ".symtab", ".strtab", s);
 	e = ustack_elf__offset_to_vaddr(elf, m->pgoff, &vaddr);
+	eval_cold(elf, s, &cold[0], &cold[1]);
 	ustack_elf__close(elf);
 	if (e) {
 		snprintf(err, errlen, "%s: mapped at file offset 0x%llx, which no PT_LOAD holds", m->path,
@@ -307,7 +368,7 @@ static int find_in(pid_t pid, const char *maps, const char *root, ustack_py_read
 	struct py_mapping *m = calloc(1, sizeof(*m));
 	struct ustack_py_proc *p = calloc(1, sizeof(*p));
 	struct py_syms s;
-	uint64_t bias;
+	uint64_t bias, cold[2];
 	int e;
 
 	*out = NULL;
@@ -321,12 +382,14 @@ static int find_in(pid_t pid, const char *maps, const char *root, ustack_py_read
 		snprintf(err, errlen, "pid %d: no CPython (no python3.X or libpython3.X.so mapped)", (int)pid);
 		goto out;
 	}
-	if (m->minor < 11 || m->minor > 13) {
-		snprintf(err, errlen, "%s: CPython 3.%d is not supported (3.11-3.13)", m->path, m->minor);
+	/* 3.16+ are let through to their _Py_DebugOffsets, whose version
+	 * this build knows or refuses with what it says */
+	if (m->minor < 11) {
+		snprintf(err, errlen, "%s: CPython 3.%d is not supported (3.11-3.15)", m->path, m->minor);
 		e = -ENOTSUP;
 		goto out;
 	}
-	e = py_open(pid, root, m, &s, &bias, err, errlen);
+	e = py_open(pid, root, m, &s, &bias, cold, err, errlen);
 	if (e)
 		goto out;
 	p->runtime = s.v[SYM_RUNTIME] + bias;
@@ -348,6 +411,10 @@ static int find_in(pid_t pid, const char *maps, const char *root, ustack_py_read
 	if (s.v[SYM_EVAL]) {
 		p->eval_lo = s.v[SYM_EVAL] + bias;
 		p->eval_hi = p->eval_lo + s.eval_size;
+	}
+	if (cold[0] < cold[1]) {
+		p->eval_cold_lo = cold[0] + bias;
+		p->eval_cold_hi = cold[1] + bias;
 	}
 	py_desc(p, m->path);
 	*out = p;
@@ -399,6 +466,12 @@ void ustack_py_proc__eval_range(const struct ustack_py_proc *p, uint64_t *lo, ui
 {
 	*lo = p->eval_lo;
 	*hi = p->eval_hi;
+}
+
+void ustack_py_proc__eval_cold_range(const struct ustack_py_proc *p, uint64_t *lo, uint64_t *hi)
+{
+	*lo = p->eval_cold_lo;
+	*hi = p->eval_cold_hi;
 }
 
 void ustack_py_proc__free(struct ustack_py_proc *p)

@@ -124,6 +124,12 @@ const char *ustack_py_proc__describe(const struct ustack_py_proc *p);
  * placed, only listed) */
 void ustack_py_proc__eval_range(const struct ustack_py_proc *p, uint64_t *lo, uint64_t *hi);
 
+/* [lo, hi) of its cold part, where the compiler split it off (GCC's
+ * _PyEval_EvalFrameDefault.cold: Debian's 3.14 runs most opcodes there),
+ * found by the .cold symbol or, in a stripped file, by the hot part's
+ * jumps into it (pyproc.h); 0, 0: none */
+void ustack_py_proc__eval_cold_range(const struct ustack_py_proc *p, uint64_t *lo, uint64_t *hi);
+
 /*
  * Every thread state of every interpreter, with its frames, read now
  * through @read (the caller has the threads stopped, or accepts a chain

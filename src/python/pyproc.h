@@ -20,6 +20,7 @@ struct ustack_py_proc {
 	 * must point to (0: not checked) */
 	uint64_t code_type, str_type, bytes_type;
 	uint64_t eval_lo, eval_hi;
+	uint64_t eval_cold_lo, eval_cold_hi; /* its .cold part (0, 0: none found) */
 	char desc[160];
 };
 
@@ -34,5 +35,16 @@ struct ustack_py_proc *ustack_py_proc__new(const struct ustack_py_layout *lay, u
  * "no location" entry), -ENOENT when @addrq is past the table, -EBADMSG
  * when the table is cut inside an entry */
 int ustack_py_line_of(const uint8_t *tab, size_t len, int firstlineno, int64_t addrq, int *line);
+
+/*
+ * The cold part of a function the compiler split (pyeval_cold.c): @code,
+ * @len bytes of the hot part at @lo; @starts the sorted start addresses
+ * of the file's FDEs (.eh_frame_hdr). The function most of the hot
+ * part's rel32 jumps reach inside, not at its start, at least 4 of them:
+ * [*@cold_lo, *@cold_hi) up to the next start. 0; -ENOENT: none;
+ * -EBADMSG: @starts not sorted; -ENOMEM.
+ */
+int ustack_py_eval_cold(const uint8_t *code, size_t len, uint64_t lo, const uint64_t *starts,
+			size_t nstarts, uint64_t *cold_lo, uint64_t *cold_hi);
 
 #endif

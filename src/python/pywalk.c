@@ -322,7 +322,7 @@ static int walk_one(struct py_walk *w, struct ustack_py_thread *t, int *cap, uin
 	}
 	if (owner < 0 || owner > 3)
 		return -EBADMSG;
-	code = u64_at(buf, l->fr_code);
+	code = u64_at(buf, l->fr_code) & l->fr_code_mask;
 	instr = u64_at(buf, l->fr_instr);
 	c = code_of(w, code);
 	if (c->err)

@@ -37,6 +37,7 @@ struct py_proc {
 	struct ustack_py_proc *proc;
 	/* _PyEval_EvalFrameDefault as trace frames name it: file id, offsets */
 	uint64_t eval_file, eval_lo, eval_hi;
+	uint64_t eval_clo, eval_chi; /* its cold part (0, 0: none, or not in that file) */
 	int eval_known;
 	struct ustack_u64map *codes; /* word0 (address | fingerprint) -> index in rec_py.codes */
 };
@@ -121,7 +122,8 @@ static void fill_conf(const struct ustack_py_proc *p, struct ub_pyconf *c)
 	c->runtime = p->runtime;
 	c->flags = (l->ts_cframe != USTACK_PY_NO_FIELD ? UB_PYC_CFRAME : 0) |
 		   (l->fr_is_entry != USTACK_PY_NO_FIELD ? UB_PYC_IS_ENTRY : 0) |
-		   (l->owner_cstack >= 0 ? UB_PYC_CSTACK : 0);
+		   (l->owner_cstack >= 0 ? UB_PYC_CSTACK : 0) |
+		   (l->fr_code_mask != UINT64_MAX ? UB_PYC_TAGGED : 0);
 	c->owner_cstack = l->owner_cstack >= 0 ? (uint32_t)l->owner_cstack : 0xff;
 	c->rt_interp_head = (uint32_t)l->rt_interp_head;
 	c->is_next = (uint32_t)l->is_next;
@@ -140,9 +142,12 @@ static void fill_conf(const struct ustack_py_proc *p, struct ub_pyconf *c)
 	c->co_firstlineno = (uint32_t)l->co_firstlineno;
 }
 
-/* The frame offsets the kernel reads must fit its one read of a frame */
-static int conf_fits(const struct ub_pyconf *c)
+/* The frame offsets the kernel reads must fit its one read of a frame,
+ * and a tagged f_executable have the tag bits the kernel masks */
+static int conf_fits(const struct ustack_py_layout *l, const struct ub_pyconf *c)
 {
+	if (l->fr_code_mask != UINT64_MAX && l->fr_code_mask != ~(uint64_t)3)
+		return 0;
 	return c->fr_span >= 8 && c->fr_span <= UB_PY_FR_SPAN && c->fr_code + 8 <= c->fr_span &&
 	       c->fr_previous + 8 <= c->fr_span && c->fr_instr + 8 <= c->fr_span &&
 	       c->fr_owner < c->fr_span && c->fr_is_entry < c->fr_span;
@@ -184,7 +189,7 @@ static void look(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf, struc
 	}
 	if (!e) {
 		fill_conf(pp->proc, &c);
-		if (!conf_fits(&c)) {
+		if (!conf_fits(&pp->proc->lay, &c)) {
 			snprintf(err, sizeof(err), "%s: a frame's fields lie beyond the %d bytes the "
 				 "kernel reads", ustack_py_proc__describe(pp->proc), UB_PY_FR_SPAN);
 			e = -ENOTSUP;
@@ -292,6 +297,13 @@ static int eval_where(struct rec *r, struct py_proc *pp)
 	pp->eval_file = f->id;
 	pp->eval_lo = lo - v->start + v->pgoff;
 	pp->eval_hi = hi - v->start + v->pgoff;
+	pp->eval_clo = pp->eval_chi = 0;
+	ustack_py_proc__eval_cold_range(pp->proc, &lo, &hi);
+	if (lo < hi && (v = ustack_recmaps__find(r->rm, pp->pid, lo)) && v->file >= 0 &&
+	    (f = ustack_recmaps__file(r->rm, v->file)) && f->id == pp->eval_file && hi <= v->end) {
+		pp->eval_clo = lo - v->start + v->pgoff;
+		pp->eval_chi = hi - v->start + v->pgoff;
+	}
 	pp->eval_known = 1;
 	return 1;
 }
@@ -405,7 +417,8 @@ uint32_t rec_py__frames(struct rec *r, struct rec_py *py, const struct rec_py_wo
 		uint64_t off = native[2 * i] - ((native[2 * i + 1] >> 62) & 1 ? 0 : 1);
 
 		is_eval[i] = (native[2 * i + 1] & USTACK_TRACE_WORD_FILE_ID_MASK) == pp->eval_file &&
-			     off >= pp->eval_lo && off < pp->eval_hi;
+			     ((off >= pp->eval_lo && off < pp->eval_hi) ||
+			      (off >= pp->eval_clo && off < pp->eval_chi));
 	}
 	for (int k = 0; k < m; k++)
 		entry[k] = fr[k].entry;

@@ -12,16 +12,17 @@
 
 #include "snapshot/py_place.h"
 
-static int in_eval(const struct ustack_frame *f, uint64_t lo, uint64_t hi)
+static int in_eval(const struct ustack_frame *f, uint64_t lo, uint64_t hi, uint64_t clo,
+		   uint64_t chi)
 {
 	/* a return address is past its call: the call's own pc is before it */
 	uint64_t pc = f->pc - (f->flags & USTACK_FRAME_EXACT_PC ? 0 : 1);
 
-	return pc >= lo && pc < hi;
+	return (pc >= lo && pc < hi) || (pc >= clo && pc < chi);
 }
 
 int ustack_py_place(const struct ustack_frame *native, int n, uint64_t lo, uint64_t hi,
-		    struct ustack_snapshot_pyframe *py, int m, char *why, size_t whylen)
+		    uint64_t clo, uint64_t chi, struct ustack_snapshot_pyframe *py, int m, char *why, size_t whylen)
 {
 	uint8_t *is_eval, *entry;
 	int *idx, ret;
@@ -44,7 +45,7 @@ int ustack_py_place(const struct ustack_frame *native, int n, uint64_t lo, uint6
 		goto out;
 	}
 	for (int i = 0; i < n; i++)
-		is_eval[i] = in_eval(&native[i], lo, hi);
+		is_eval[i] = in_eval(&native[i], lo, hi, clo, chi);
 	for (int j = 0; j < m; j++)
 		entry[j] = !!(py[j].flags & USTACK_SNAPSHOT_PYFRAME_ENTRY);
 	/* a snapshot's walk is never cut for the placement: counts must match */

@@ -18,7 +18,8 @@
 /*
  * Sets native_index of the @m Python frames @py (innermost first, their
  * flags set) to the index in @native (@n frames, innermost first) of the
- * _PyEval_EvalFrameDefault frame ([@lo, @hi)) that runs each, when the
+ * _PyEval_EvalFrameDefault frame ([@lo, @hi), or its cold part [@clo,
+ * @chi) where the compiler split one off) that runs each, when the
  * runs of Python frames and those native frames are as many; otherwise
  * every native_index is -1 and @why (@whylen bytes) says why: a count
  * that does not match is never placed by a guess.
@@ -26,6 +27,6 @@
  *         the symbol); -ERANGE: the counts differ
  */
 int ustack_py_place(const struct ustack_frame *native, int n, uint64_t lo, uint64_t hi,
-		    struct ustack_snapshot_pyframe *py, int m, char *why, size_t whylen);
+		    uint64_t clo, uint64_t chi, struct ustack_snapshot_pyframe *py, int m, char *why, size_t whylen);
 
 #endif

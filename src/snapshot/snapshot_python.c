@@ -63,6 +63,7 @@ static int py_opened(struct snap_py *py, int ret, ustack_py_read_fn read, void *
 		return ret == -ENOMEM ? ret : 0;
 	}
 	ustack_py_proc__eval_range(py->proc, &py->lo, &py->hi);
+	ustack_py_proc__eval_cold_range(py->proc, &py->clo, &py->chi);
 	ret = ustack_py_proc__threads(py->proc, read, ctx, &th, &nr, st->python,
 				      sizeof(st->python));
 	if (!ret)
@@ -247,7 +248,7 @@ void snap_py_name(struct snap_py *py, struct snap_py_thread *t, const struct ust
 	}
 	if (t->nr) {
 		st->py_threads++;
-		if (ustack_py_place(native, n, py->lo, py->hi, py->out, t->nr, why, sizeof(why)))
+		if (ustack_py_place(native, n, py->lo, py->hi, py->clo, py->chi, py->out, t->nr, why, sizeof(why)))
 			st->py_unplaced++;
 	}
 	snprintf(py->note, sizeof(py->note), "%s%s%s", t->note, t->note[0] && why[0] ? "; " : "",

@@ -19,6 +19,7 @@
 struct snap_py {
 	struct ustack_py_proc *proc;
 	uint64_t lo, hi; /* _PyEval_EvalFrameDefault */
+	uint64_t clo, chi; /* its cold part (0, 0: none) */
 	/* native tids with a Python thread state when the snapshot began,
 	 * sorted: the chains are read for those threads only */
 	uint64_t *tids;

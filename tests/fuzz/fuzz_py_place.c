@@ -59,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		nf[i] = (struct ustack_frame){ .pc = (data[1 + i] & 1 ? LO : 0x9000u) + 1u + (unsigned)i };
 	for (size_t k = (size_t)n + 1; k < size && m < 256; k++)
 		py[m++] = (struct ustack_snapshot_pyframe){ .flags = data[k], .native_index = 77 };
-	ret = ustack_py_place(nf, n, LO, HI, py, m, why, sizeof(why));
+	ret = ustack_py_place(nf, n, LO, HI, 0, 0, py, m, why, sizeof(why));
 	if (!ret) {
 		check_placed(nf, n, py, m);
 		return 0;

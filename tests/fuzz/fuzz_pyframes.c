@@ -4,15 +4,18 @@
  * memory image made of the input, served at a fixed base address: the
  * runtime, interpreters, thread states, frames, code objects, str and
  * bytes objects are whatever the input holds there. Header (20 bytes):
- *   u8  layout: 0 3.11's table, 1 3.12's, 2 3.13 from the _Py_DebugOffsets
- *       the image holds at the runtime (as a 3.13 process does)
+ *   u8  layout (% 4): 0 3.11's table, 1 3.12's, 2 3.13 from the
+ *       _Py_DebugOffsets the image holds at the runtime (as a 3.13 process
+ *       does), 3 the same at the version that struct states (3.14, 3.15,
+ *       or one refused)
  *   u8  pad[3]
  *   u32 offset of _PyRuntime, of PyCode_Type, PyUnicode_Type, PyBytes_Type
  *       from the start of the input (0xffffffff: the type is not checked)
  * Whatever the input: no crash, no read outside it, no hang (the walk's
  * bounds), every thread's stop one of the reasons pyframes.h names, every
  * name NUL-terminated within its buffer. The location-table decoder is fed
- * the input too, and the recorder's reader of one code object.
+ * the input too, the recorder's reader of one code object, and the finder
+ * of the eval function's cold part (its code the input's bytes).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -69,6 +72,29 @@ static void check_code(const struct ustack_py_proc *p, struct image *im, const u
 	}
 }
 
+/* The cold-part finder (pyeval_cold.c) over the input as the hot part's
+ * code, the FDE starts increasing steps its first bytes say: a range from
+ * one start to the next, or none */
+static void check_cold(const uint8_t *data, size_t size)
+{
+	uint64_t starts[16], acc = BASE - 0x2000, lo, hi;
+	int e;
+
+	for (int i = 0; i < 16; i++)
+		starts[i] = acc += 1 + (uint64_t)data[i] * 64;
+	e = ustack_py_eval_cold(data + 20, size - 20, BASE, starts, 16, &lo, &hi);
+	if (e && (e != -ENOENT || lo || hi))
+		abort();
+	if (!e) {
+		int k = 0;
+
+		while (k < 15 && starts[k] != lo)
+			k++;
+		if (k == 15 || starts[k + 1] != hi)
+			abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -86,14 +112,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	ustack_py_line_of(data + 20, size - 20, data[1], (int64_t)data[2] * 2 - 2, &line);
 	runtime = type_at(data + 4);
-	if (data[0] % 3 < 2) {
-		if (ustack_py_layout__table(11 + data[0] % 3, &lay))
+	check_cold(data, size);
+	if (data[0] % 4 < 2) {
+		if (ustack_py_layout__table(11 + data[0] % 4, &lay))
 			abort();
 	} else {
 		uint8_t dbg[USTACK_PY_DEBUG_OFFSETS_LEN];
+		uint32_t version = 0x030d00f0;
 
-		if (!runtime || read_image(&im, runtime, dbg, sizeof(dbg)) ||
-		    ustack_py_layout__from_debug_offsets(dbg, sizeof(dbg), 0x030d00f0, &lay, err, sizeof(err)))
+		if (!runtime || read_image(&im, runtime, dbg, sizeof(dbg)))
+			return 0;
+		if (data[0] % 4 == 3)
+			memcpy(&version, dbg + 8, 4); /* the struct's own */
+		if (ustack_py_layout__from_debug_offsets(dbg, sizeof(dbg), version, &lay, err, sizeof(err)))
 			return 0;
 	}
 	p = ustack_py_proc__new(&lay, 0x03000000 | (uint32_t)lay.minor << 16, runtime ? runtime : BASE,

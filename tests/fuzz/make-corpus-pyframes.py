@@ -15,6 +15,9 @@ L311 = dict(rt_head=40, is_next=0, is_threads=16, ts_next=8, ts_interp=16, ts_na
             ts_cframe=56, cf_current=8, fr_code=32, fr_prev=48, fr_instr=56, fr_owner=69,
             fr_entry=68, co_filename=112, co_qualname=128, co_linetable=136, co_first=72,
             co_adaptive=184, ascii=48, compact=72)
+# 3.14 (its _Py_DebugOffsets grew: debug_offsets_314): frames as 3.13's
+# but for the owner byte; f_executable a tagged _PyStackRef (bit 0 set)
+L314 = None  # set below from L313
 L313 = dict(rt_head=632, is_next=7264, is_threads=7344, ts_next=8, ts_interp=16, ts_native=160,
             ts_frame=72, fr_code=0, fr_prev=8, fr_instr=56, fr_owner=70, co_filename=112,
             co_qualname=128, co_linetable=136, co_first=68, co_adaptive=200, ascii=40, compact=56)
@@ -32,6 +35,27 @@ def debug_offsets(L):
     b += q(24, 16, 24) + q(33, 16, 32) + q(56, 32, 16, L["ascii"]) + q(400, 0)
     assert len(b) == 584, len(b)
     return b
+
+
+L314 = dict(L313, rt_head=1000, fr_owner=74, co_adaptive=208, tagged=1)
+
+
+def debug_offsets_314(L):
+    b = bytearray(760)
+    b[0:8] = b"xdebugpy"
+    put = lambda at, v: struct.pack_into("<Q", b, at, v)
+    put(8, 0x030e0af0)
+    for at in (24, 48, 176, 248, 312, 400, 592, 616):
+        put(at, 8000)
+    for at, k in ((40, "rt_head"), (64, "is_next"), (72, "is_threads"), (192, "ts_next"),
+                  (200, "ts_interp"), (208, "ts_frame"), (224, "ts_native"), (256, "fr_prev"),
+                  (264, "fr_code"), (272, "fr_instr"), (288, "fr_owner"), (320, "co_filename"),
+                  (336, "co_qualname"), (344, "co_linetable"), (352, "co_first"), (384, "co_adaptive")):
+        put(at, L[k])
+    put(408, 8)
+    put(600, 16); put(608, 32)
+    put(624, 32); put(632, 16); put(640, L["ascii"])
+    return bytes(b)
 
 
 class Image:
@@ -53,7 +77,7 @@ class Image:
 def build(L, minor, chain, tstates=2, loop=None, tsloop=False, kind=1, cut_table=False):
     im = Image()
     types = [im.alloc(16) for _ in range(3)]  # PyCode_Type, PyUnicode_Type, PyBytes_Type
-    struct.pack_into("<BxxxIIII", im.buf, 0, {11: 0, 12: 1, 13: 2}[minor], 0, *types)
+    struct.pack_into("<BxxxIIII", im.buf, 0, {11: 0, 12: 1, 13: 2, 14: 3}[minor], 0, *types)
 
     def string(s):
         ascii = all(ord(c) < 128 for c in s) and kind == 1
@@ -88,7 +112,7 @@ def build(L, minor, chain, tstates=2, loop=None, tsloop=False, kind=1, cut_table
             im.put(f + L["fr_owner"], "B", 3)
         else:
             c = code(name, 10)
-            im.put(f + L["fr_code"], "Q", c)
+            im.put(f + L["fr_code"], "Q", c | L.get("tagged", 0))
             im.put(f + L["fr_instr"], "Q", c + L["co_adaptive"] + 2 * unit)
             im.put(f + L["fr_owner"], "B", owner)
             if "fr_entry" in L:
@@ -99,9 +123,11 @@ def build(L, minor, chain, tstates=2, loop=None, tsloop=False, kind=1, cut_table
     if loop is not None:
         im.put(frames[-1] + L["fr_prev"], "Q", im.addr(frames[loop]))
 
-    rt = im.alloc(max(L["rt_head"] + 8, 600))
+    rt = im.alloc(max(L["rt_head"] + 8, 800 if minor == 14 else 600))
     if minor == 13:
         im.buf[rt:rt + 584] = debug_offsets(L)
+    if minor == 14:
+        im.buf[rt:rt + 760] = debug_offsets_314(L)
     interp = im.alloc(L["is_threads"] + 8)
     im.put(rt + L["rt_head"], "Q", im.addr(interp))
     struct.pack_into("<I", im.buf, 4, rt)
@@ -140,6 +166,7 @@ seeds = {
     "v313-loop": build(L313, 13, chain313, loop=2),
     "v313-ucs4": build(L313, 13, chain313, kind=4),
     "v313-tsloop": build(L313, 13, chain313, tstates=2, tsloop=True),
+    "v314": build(L314, 14, chain313),
 }
 for name, data in seeds.items():
     with open(os.path.join(out, name), "wb") as f:

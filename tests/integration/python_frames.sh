@@ -129,7 +129,7 @@ else
 	"$tmp/py_frames_dump" "$pid" >"$tmp/310.read" 2>"$tmp/310.err"
 	rc=$?
 	if [ "$rc" = 95 ] && [ "$(wc -l <"$tmp/310.err")" = 1 ] &&
-		grep -q 'python3\.10.*: CPython 3\.10 is not supported (3\.11-3\.13)' "$tmp/310.err"; then
+		grep -q 'python3\.10.*: CPython 3\.10 is not supported (3\.11-3\.15)' "$tmp/310.err"; then
 		pass "python_frames_refused ($(cat "$tmp/310.err"))"
 	else
 		fail python_frames_refused "exit $rc (want 95, ENOTSUP), stderr: $(cat "$tmp/310.err")"

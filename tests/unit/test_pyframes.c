@@ -48,11 +48,12 @@ static int walk_seed(const char *name, struct image *im, struct ustack_py_thread
 		CHECK_EQ(ustack_py_layout__table(11, &lay), 0);
 	} else {
 		uint8_t dbg[USTACK_PY_DEBUG_OFFSETS_LEN];
+		uint32_t version = im->data[0] == 3 ? 0x030e0af0 : 0x030d00f0;
 
 		CHECK_EQ(read_image(im, at(im->data + 4), dbg, sizeof(dbg)), 0);
-		CHECK_EQ(ustack_py_layout__from_debug_offsets(dbg, sizeof(dbg), 0x030d00f0, &lay, err,
+		CHECK_EQ(ustack_py_layout__from_debug_offsets(dbg, sizeof(dbg), version, &lay, err,
 							       sizeof(err)), 0);
-		CHECK_EQ(lay.minor, 13);
+		CHECK_EQ(lay.minor, im->data[0] == 3 ? 14 : 13);
 	}
 	p = ustack_py_proc__new(&lay, 0x030b00f0, at(im->data + 4), at(im->data + 8),
 				at(im->data + 12), at(im->data + 16));
@@ -113,6 +114,22 @@ static void test_pyframes_313_shims(void)
 	CHECK_EQ(walk_seed("v313", &im, &th, &nr), 0);
 	CHECK_EQ(nr, 2);
 	CHECK_EQ(th[1].native_tid, 4243);
+	CHECK_EQ(th[0].stop, 0);
+	check_frames(&th[0], w313, 4, "/srv/app/m.py");
+	ustack_py_threads_free(th, nr);
+	free(im.data);
+}
+
+/* 3.14: the layout from its own _Py_DebugOffsets, each f_executable
+ * tagged (bit 0 set: the walk masks it off), the same frames as 3.13's */
+static void test_pyframes_314_tagged(void)
+{
+	struct ustack_py_thread *th;
+	struct image im;
+	int nr;
+
+	CHECK_EQ(walk_seed("v314", &im, &th, &nr), 0);
+	CHECK_EQ(nr, 2);
 	CHECK_EQ(th[0].stop, 0);
 	check_frames(&th[0], w313, 4, "/srv/app/m.py");
 	ustack_py_threads_free(th, nr);
@@ -236,14 +253,146 @@ static void test_pyframes_many_threads(void)
 	free(im.data);
 }
 
+/* A _Py_DebugOffsets of 3.14's shape: each group's size, then the fields
+ * used here at the positions of 3.14.10's internal/pycore_debug_offsets.h
+ * (offsetof() as compiled from it), each value distinct */
+static void dbg_314(uint8_t *b, uint64_t version)
+{
+	static const uint16_t sizes[] = { 24, 48, 176, 248, 312, 400, 592, 616 };
+
+	memset(b, 0, USTACK_PY_DEBUG_OFFSETS_LEN);
+	memcpy(b, "xdebugpy", 8);
+	put64(b, 8, version);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		put64(b, sizes[i], 8000);
+	put64(b, 40, 640);                                 /* interpreters.head */
+	put64(b, 64, 10); put64(b, 72, 7344);              /* next, threads.head */
+	put64(b, 192, 8); put64(b, 200, 16); put64(b, 208, 72); put64(b, 224, 152);
+	put64(b, 256, 8); put64(b, 264, 0); put64(b, 272, 56); put64(b, 288, 74);
+	put64(b, 320, 112); put64(b, 336, 128); put64(b, 344, 136); put64(b, 352, 68);
+	put64(b, 384, 208);
+	put64(b, 408, 8);                                  /* ob_type */
+	put64(b, 600, 16); put64(b, 608, 32);              /* bytes */
+	put64(b, 624, 32); put64(b, 632, 16); put64(b, 640, 40); /* str */
+}
+
+static void test_pyframes_debug_offsets_314(void)
+{
+	uint8_t b[USTACK_PY_DEBUG_OFFSETS_LEN];
+	struct ustack_py_layout l;
+	char err[256];
+
+	dbg_314(b, 0x030e0af0);
+	CHECK_EQ(ustack_py_layout__from_debug_offsets(b, sizeof(b), 0x030e0af0, &l, err, sizeof(err)), 0);
+	CHECK_EQ(l.minor, 14);
+	CHECK_EQ(l.rt_interp_head, 640);
+	CHECK_EQ(l.is_next, 10);
+	CHECK_EQ(l.is_threads_head, 7344);
+	CHECK_EQ(l.ts_next, 8);
+	CHECK_EQ(l.ts_current_frame, 72);
+	CHECK_EQ(l.ts_native_tid, 152);
+	CHECK_EQ(l.fr_previous, 8);
+	CHECK_EQ(l.fr_code, 0);
+	CHECK_EQ(l.fr_instr, 56);
+	CHECK_EQ(l.fr_owner, 74);
+	CHECK_EQ(l.co_filename, 112);
+	CHECK_EQ(l.co_qualname, 128);
+	CHECK_EQ(l.co_firstlineno, 68);
+	CHECK_EQ(l.co_code_adaptive, 208);
+	CHECK_EQ(l.bytes_sval, 32);
+	CHECK_EQ(l.str_ascii_size, 40);
+	CHECK_EQ(l.str_compact_size, 56);
+	CHECK_EQ(l.fr_code_mask, ~(uint64_t)3); /* a tagged _PyStackRef */
+	CHECK_EQ(l.owner_cstack, 3);
+	CHECK_EQ(l.ts_cframe, USTACK_PY_NO_FIELD);
+	/* 3.13's layout is the table's own: untagged */
+	CHECK_EQ(ustack_py_layout__table(12, &l), 0);
+	CHECK_EQ(l.fr_code_mask, UINT64_MAX);
+}
+
+/* A version this build has no positions for, or one that is not the
+ * process's Py_Version, or fewer bytes than its struct: refused, saying
+ * which, never read at another version's positions */
+static void test_pyframes_debug_offsets_refused(void)
+{
+	uint8_t b[USTACK_PY_DEBUG_OFFSETS_LEN];
+	struct ustack_py_layout l;
+	char err[256];
+
+	dbg_314(b, 0x031000a1);
+	CHECK_EQ(ustack_py_layout__from_debug_offsets(b, sizeof(b), 0x031000a1, &l, err, sizeof(err)),
+		 -ENOTSUP);
+	CHECK(strstr(err, "CPython 3.16 (0x31000a1): this build reads 3.13-3.15"));
+	dbg_314(b, 0x030e0af0);
+	CHECK_EQ(ustack_py_layout__from_debug_offsets(b, sizeof(b), 0x030f02f0, &l, err, sizeof(err)),
+		 -ENOTSUP);
+	CHECK(strstr(err, "not the same release"));
+	CHECK_EQ(ustack_py_layout__from_debug_offsets(b, 700, 0x030e0af0, &l, err, sizeof(err)), -ENOTSUP);
+	CHECK(strstr(err, "700 bytes read, 760 needed"));
+	put64(b, 16, 1);
+	CHECK_EQ(ustack_py_layout__from_debug_offsets(b, sizeof(b), 0x030e0af0, &l, err, sizeof(err)),
+		 -ENOTSUP);
+	CHECK(strstr(err, "free-threaded"));
+}
+
+/* The cold part: the function most of the hot part's rel32 jumps reach
+ * inside (a tail call reaches only a start) */
+static void test_pyframes_eval_cold(void)
+{
+	static const uint64_t starts[] = { 0x1000, 0x2000, 0x3000, 0x5000, 0x9000 };
+	uint8_t code[64];
+	uint64_t lo, hi;
+	int32_t rel;
+
+	memset(code, 0x90, sizeof(code));
+	/* hot part at 0x5000: 4 jumps into 0x2000's function, 3 jmps to
+	 * 0x3000's start (tail calls), a jcc inside itself */
+	for (int i = 0; i < 4; i++) {
+		code[6 * i] = 0x0f;
+		code[6 * i + 1] = 0x84;
+		rel = (int32_t)(0x2010 + 0x40 * i - (0x5000 + 6 * i + 6));
+		memcpy(code + 6 * i + 2, &rel, 4);
+	}
+	for (int i = 0; i < 3; i++) {
+		code[24 + 5 * i] = 0xe9;
+		rel = (int32_t)(0x3000 - (0x5000 + 24 + 5 * i + 5));
+		memcpy(code + 24 + 5 * i + 1, &rel, 4);
+	}
+	CHECK_EQ(ustack_py_eval_cold(code, sizeof(code), 0x5000, starts, 5, &lo, &hi), 0);
+	CHECK_EQ(lo, 0x2000);
+	CHECK_EQ(hi, 0x3000);
+	/* three jumps are not enough to call it the cold part */
+	code[18] = 0x90;
+	CHECK_EQ(ustack_py_eval_cold(code, sizeof(code), 0x5000, starts, 5, &lo, &hi), -ENOENT);
+	CHECK_EQ(lo, 0);
+	/* tail calls alone (jumps to a function's start) are no cold part */
+	memset(code, 0x90, sizeof(code));
+	for (int i = 0; i < 5; i++) {
+		code[5 * i] = 0xe9;
+		rel = (int32_t)(0x3000 - (0x5000 + 5 * i + 5));
+		memcpy(code + 5 * i + 1, &rel, 4);
+	}
+	CHECK_EQ(ustack_py_eval_cold(code, sizeof(code), 0x5000, starts, 5, &lo, &hi), -ENOENT);
+	/* a table out of order is refused, not searched */
+	{
+		static const uint64_t bad[] = { 0x1000, 0x3000, 0x2000 };
+
+		CHECK_EQ(ustack_py_eval_cold(code, sizeof(code), 0x5000, bad, 3, &lo, &hi), -EBADMSG);
+	}
+}
+
 int main(void)
 {
 	RUN(test_pyframes_311);
 	RUN(test_pyframes_313_shims);
+	RUN(test_pyframes_314_tagged);
 	RUN(test_pyframes_wide_strings);
 	RUN(test_pyframes_loops);
 	RUN(test_pyframes_cut_table);
 	RUN(test_pyframes_line_table);
 	RUN(test_pyframes_many_threads);
+	RUN(test_pyframes_debug_offsets_314);
+	RUN(test_pyframes_debug_offsets_refused);
+	RUN(test_pyframes_eval_cold);
 	TEST_EXIT();
 }

@@ -42,7 +42,7 @@ static void test_place_two_runs(void)
 	int n = natives("xexxex", nf);
 
 	pyframes(fl, 3, py);
-	CHECK_EQ(ustack_py_place(nf, n, LO, HI, py, 3, why, sizeof(why)), 0);
+	CHECK_EQ(ustack_py_place(nf, n, LO, HI, 0, 0, py, 3, why, sizeof(why)), 0);
 	CHECK_EQ(py[0].native_index, 1);
 	CHECK_EQ(py[1].native_index, 4);
 	CHECK_EQ(py[2].native_index, 4);
@@ -63,13 +63,13 @@ static void test_place_return_address_edges(void)
 	char why[128] = "";
 
 	pyframes(fl, 1, py);
-	CHECK_EQ(ustack_py_place(nf, 3, LO, HI, py, 1, why, sizeof(why)), 0);
+	CHECK_EQ(ustack_py_place(nf, 3, LO, HI, 0, 0, py, 1, why, sizeof(why)), 0);
 	CHECK_EQ(py[0].native_index, 1);
 	/* frame 0's pc is exact: LO is inside */
 	nf[0].pc = LO;
 	nf[1].pc = 0x9001;
 	pyframes(fl, 1, py);
-	CHECK_EQ(ustack_py_place(nf, 3, LO, HI, py, 1, why, sizeof(why)), 0);
+	CHECK_EQ(ustack_py_place(nf, 3, LO, HI, 0, 0, py, 1, why, sizeof(why)), 0);
 	CHECK_EQ(py[0].native_index, 0);
 }
 
@@ -83,14 +83,14 @@ static void test_place_mismatch(void)
 	int n = natives("xexx", nf);
 
 	pyframes(fl, 3, py);
-	CHECK_EQ(ustack_py_place(nf, n, LO, HI, py, 3, why, sizeof(why)), -ERANGE);
+	CHECK_EQ(ustack_py_place(nf, n, LO, HI, 0, 0, py, 3, why, sizeof(why)), -ERANGE);
 	for (int j = 0; j < 3; j++)
 		CHECK_EQ(py[j].native_index, -1);
 	CHECK_STR(why, "Python frames not placed: 2 runs of Python frames, "
 		       "1 _PyEval_EvalFrameDefault frame");
 	n = natives("eexeex", nf);
 	pyframes(fl, 3, py);
-	CHECK_EQ(ustack_py_place(nf, n, LO, HI, py, 3, why, sizeof(why)), -ERANGE);
+	CHECK_EQ(ustack_py_place(nf, n, LO, HI, 0, 0, py, 3, why, sizeof(why)), -ERANGE);
 	CHECK_EQ(py[0].native_index, -1);
 	CHECK_STR(why, "Python frames not placed: 2 runs of Python frames, "
 		       "4 _PyEval_EvalFrameDefault frames");
@@ -107,7 +107,7 @@ static void test_place_cut_chain(void)
 	int n = natives("xexex", nf);
 
 	pyframes(fl, 3, py);
-	CHECK_EQ(ustack_py_place(nf, n, LO, HI, py, 3, why, sizeof(why)), -ERANGE);
+	CHECK_EQ(ustack_py_place(nf, n, LO, HI, 0, 0, py, 3, why, sizeof(why)), -ERANGE);
 	CHECK_EQ(py[2].native_index, -1);
 	CHECK_STR(why, "Python frames not placed: 2 runs of Python frames (the oldest without "
 		       "its entry frame), 2 _PyEval_EvalFrameDefault frames");
@@ -123,12 +123,12 @@ static void test_place_no_symbol(void)
 	int n = natives("xex", nf);
 
 	pyframes(fl, 1, py);
-	CHECK_EQ(ustack_py_place(nf, n, 0, 0, py, 1, why, sizeof(why)), -ENOENT);
+	CHECK_EQ(ustack_py_place(nf, n, 0, 0, 0, 0, py, 1, why, sizeof(why)), -ENOENT);
 	CHECK_EQ(py[0].native_index, -1);
 	CHECK(strstr(why, "not among the interpreter's symbols") != NULL);
 	/* no Python frames: nothing to place, nothing to say */
 	why[0] = 0;
-	CHECK_EQ(ustack_py_place(nf, n, LO, HI, py, 0, why, sizeof(why)), 0);
+	CHECK_EQ(ustack_py_place(nf, n, LO, HI, 0, 0, py, 0, why, sizeof(why)), 0);
 	CHECK_STR(why, "");
 }
 
