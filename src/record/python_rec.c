@@ -30,6 +30,7 @@ struct py_proc {
 	int state;
 	uint64_t due, wait;
 	uint64_t first; /* first look (ns) */
+	uint64_t found; /* when the kernel was told (CLOCK_MONOTONIC ns, as event times) */
 	/* a refusal while the process may still be loading its libraries
 	 * (pyenv's python3.X is a stub until ld.so maps libpython3.X.so):
 	 * said if it still holds PY_SETTLE_NS after the first look */
@@ -204,6 +205,7 @@ static void look(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf, struc
 		return;
 	}
 	pp->state = PY_FOUND;
+	pp->found = ustack_mono_ns();
 	pp->eval_known = 0;
 	r->st.python_found++;
 	pr_debug("pid %u: %s: Python frames recorded\n", pp->pid, ustack_py_proc__describe(pp->proc));
@@ -218,6 +220,16 @@ void rec_py__seen(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf, uint
 	pp = proc_of(py, pid, 1);
 	if (pp && pp->state == PY_UNKNOWN)
 		look(r, py, bpf, pp);
+}
+
+void rec_py__event(struct rec *r, struct rec_py *py, uint32_t pid, uint64_t time)
+{
+	struct py_proc *pp = py ? proc_of(py, pid, 0) : NULL;
+
+	/* walked before the kernel knew where its frames are: an interpreter
+	 * still starting, or one found after this event */
+	if (pp && (pp->state == PY_RETRY || (pp->state == PY_FOUND && time < pp->found)))
+		r->st.python_early++;
 }
 
 void rec_py__exec(struct rec_py *py, struct ustack_bpf *bpf, uint32_t pid)
@@ -382,14 +394,36 @@ static int py_words(struct rec *r, struct rec_py *py, const struct rec_py_words 
 	return m;
 }
 
+/* The trace words of @n native frames with @m Python frames @fr placed
+ * by @idx into @out; those beyond a cut native walk after its last frame */
+static uint32_t interleave(const uint64_t *native, uint32_t n, const struct py_fr *fr, int m,
+			   const int *idx, uint64_t *out)
+{
+	uint32_t o = 0;
+	int j = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		for (; j < m && idx[j] == (int)i; j++) {
+			out[o++] = fr[j].w0;
+			out[o++] = fr[j].w1;
+		}
+		out[o++] = native[2 * i];
+		out[o++] = native[2 * i + 1];
+	}
+	for (; j < m && idx[j] == USTACK_PY_PLACE_BEYOND; j++) {
+		out[o++] = fr[j].w0;
+		out[o++] = fr[j].w1;
+	}
+	return o / 2;
+}
+
 uint32_t rec_py__frames(struct rec *r, struct rec_py *py, const struct rec_py_words *pw,
-			const uint64_t *native, uint32_t n, uint64_t *out)
+			const uint64_t *native, uint32_t n, int native_cut, uint64_t *out)
 {
 	struct py_proc *pp = proc_of(py, pw->pid, 0);
 	struct py_fr fr[UB_MAX_FRAMES];
 	uint8_t is_eval[UB_MAX_FRAMES], entry[UB_MAX_FRAMES];
-	int idx[UB_MAX_FRAMES], m, j = 0;
-	uint32_t o = 0;
+	int idx[UB_MAX_FRAMES], m;
 	char why[160];
 
 	if (n > UB_MAX_FRAMES || pw->npy > UB_MAX_FRAMES - n) {
@@ -409,22 +443,16 @@ uint32_t rec_py__frames(struct rec *r, struct rec_py *py, const struct rec_py_wo
 	}
 	for (int k = 0; k < m; k++)
 		entry[k] = fr[k].entry;
-	if (ustack_py_place_runs(is_eval, (int)n, entry, m, 0, idx, why, sizeof(why))) {
+	if (ustack_py_place_runs(is_eval, (int)n, entry, m, native_cut, idx, why, sizeof(why))) {
 		pr_debug("pid %u: %s\n", pw->pid, why);
 		goto native_only;
 	}
+	if (idx[m - 1] == USTACK_PY_PLACE_BEYOND)
+		r->st.python_beyond_cut++;
+	r->st.python_frames += (uint64_t)m;
 	/* each run above (inner to) the native frame that runs it, as a
 	 * snapshot prints them */
-	for (uint32_t i = 0; i < n; i++) {
-		for (; j < m && idx[j] == (int)i; j++) {
-			out[o++] = fr[j].w0;
-			out[o++] = fr[j].w1;
-		}
-		out[o++] = native[2 * i];
-		out[o++] = native[2 * i + 1];
-	}
-	r->st.python_frames += (uint64_t)m;
-	return o / 2;
+	return interleave(native, n, fr, m, idx, out);
 native_only:
 	if (m > 0)
 		r->st.python_not_placed++;

@@ -38,6 +38,16 @@
 #                            sends with the copy: >= 99% of the writes
 #                            with the program's path, no code object
 #                            unreadable
+#                            and python_copies (the stat) between 1 and
+#                            the stacks finished from copies
+#   record_python_partial    the same child, with USTACK_BPF_NO_COPIES=1
+#                            (the kernel sends no copy, as when the ring is
+#                            half full): the walks that stop at the
+#                            python3.X not loaded yet keep their partial
+#                            native stack (stop not-loaded) and the Python
+#                            frames above it, after its last native frame:
+#                            >= 99% of the writes with the program's path,
+#                            python_beyond_cut > 0, no copy
 #   record_python_nopython   --no-python: no Python frame, python_found 0
 #   record_python_copy       --backend copy of a CPython: the line saying
 #                            it cannot ("use --backend bpf"), python_copy 1,
@@ -149,6 +159,28 @@ if [ -n "$PY1" ]; then
 		fail record_python_child "stats: $(grep -E 'stat python_' "$d/err.txt" | tr '\n' ' ')"
 	else
 		pass "record_python_child ($(awk -F';' '{ s += $1 } END { print s }' "$d/prog.txt") writes, ${copied:-?} stacks from copies)"
+	fi
+	pc=$(stat_of "$d/err.txt" python_copies)
+	if [ "${pc:-0}" -lt 1 ] || [ "${pc:-0}" -gt "${copied:-0}" ]; then
+		fail record_python_child_copies "python_copies ${pc:-none}, ${copied:-?} stacks from copies"
+	else
+		pass "record_python_child_copies (python_copies $pc of ${copied:-?} copies)"
+	fi
+	d=$tmp/partial
+	mkdir -p "$d"
+	USTACK_BPF_NO_COPIES=1 "$USTACK" record --backend bpf --stats -e syscalls:sys_enter_write \
+		-o "$d/t.data" -- sh -c '"$0" "$1" "$2" threads linger; true' "$PY1" "$PROG" \
+		"$CHILD_ROUNDS" >"$d/prog.txt" 2>"$d/err.txt"
+	"$PY" "$PATHS" "$d/t.data" >"$d/rec.txt" || fail record_python_partial "trace unreadable"
+	kept=$(sed -n 's/.* \([0-9]*\) kept partial.*/\1/p' "$d/err.txt")
+	beyond=$(stat_of "$d/err.txt" python_beyond_cut)
+	if ! out=$(compare record_python_partial "$d/prog.txt" "$d/rec.txt"); then
+		fail record_python_partial "$out (${kept:-?} kept partial)"
+	elif [ "${beyond:-0}" -lt 1 ] || [ "$(stat_of "$d/err.txt" python_copies)" != 0 ] ||
+		[ "$(stat_of "$d/err.txt" python_code_unreadable)" != 0 ]; then
+		fail record_python_partial "stats: $(grep -E 'stat python_|kept partial' "$d/err.txt" | tr '\n' ' ')"
+	else
+		pass "record_python_partial (${kept:-?} stacks kept partial, $beyond distinct with Python frames above the cut)"
 	fi
 fi
 
