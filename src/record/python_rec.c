@@ -160,6 +160,13 @@ static void look(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf, struc
 	e = ustack_py_proc__find((pid_t)pp->pid, NULL, vm_read, (void *)(uintptr_t)pp->pid,
 				 &pp->proc, err, sizeof(err));
 	pr_debug("pid %u: CPython looked for: %s\n", pp->pid, e ? err : "found");
+	/* its CPython is there, not started yet: a refusal of what it mapped
+	 * before (pyenv's stub before its libpython) no longer stands, and
+	 * must not be taken for its last word when it starts after
+	 * PY_SETTLE_NS (a loaded machine: every event of a pyenv Python went
+	 * without its frames) */
+	if (e == -EAGAIN)
+		pp->refusal[0] = 0;
 	if (e && e != -EAGAIN && ustack_mono_ns() - pp->first < PY_SETTLE_NS) {
 		/* a process just started or exec'd may be between mappings */
 		if (e == -ENOTSUP)

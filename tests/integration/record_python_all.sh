@@ -17,7 +17,12 @@
 #                       processes running at its start before the first
 #                       event: none of their writes lacks its Python frames
 #   record_python_all_late  the same, and one more process started by the
-#                       command during the recording (not gated): what is
+#                       command during the recording, slowly (at nice 19
+#                       beside a busy loop on its CPU until its interpreter
+#                       runs, as on a loaded machine: its interpreter
+#                       starts long after its exec, which the recorder
+#                       took for a refusal before, and recorded no Python
+#                       frame of the process). What is
 #                       promised for it is that no write gets a wrong
 #                       path: each is recorded (lost 0) with the program's
 #                       path, or with no Python frame when it was walked
@@ -69,30 +74,6 @@ trap 'for p in $pids; do kill $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
 
 stat_of() { sed -n "s/^stat $2 //p" "$1"; }
 
-# The command the recording lasts for: releases the gated processes
-# (SIGUSR1), starts the late one (LATE: its python, or empty) with its
-# pid in $d/late.pid, and returns once every one has said "done".
-GO='import os, signal, subprocess, sys, time
-d, late, prog, rounds, pids = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
-for p in pids:
-    os.kill(int(p), signal.SIGUSR1)
-errs = ["%s/err.%s" % (d, p) for p in pids]
-if late:
-    e = open(d + "/err.late", "w")
-    c = subprocess.Popen([late, prog, rounds, "threads", "gate"], stdout=open(d + "/out.late", "w"),
-                         stderr=e)
-    open(d + "/late.pid", "w").write("%d\n" % c.pid)
-    t = time.monotonic()
-    while "ready" not in open(d + "/err.late").read() and time.monotonic() - t < 30:
-        time.sleep(0.005)
-    c.send_signal(signal.SIGUSR1)
-    errs.append(d + "/err.late")
-t = time.monotonic()
-while not all("done" in open(f).read() for f in errs):
-    if time.monotonic() - t > 60:
-        sys.exit("not done after 60 s: " + " ".join(errs))
-    time.sleep(0.02)'
-
 # run_all NAME LATE_PYTHON(or empty)
 run_all() {
 	local t=$1 late=$2 d=$tmp/$1 i=0 py p n pyps= bad=0 msg= early names=
@@ -110,7 +91,7 @@ run_all() {
 		i=$((i + 1))
 	done
 	if ! "$USTACK" record --backend bpf -a --stats -e syscalls:sys_enter_write -o "$d/t.data" \
-		-- "$PY" -c "$GO" "$d" "$late" "$PROG" "$ROUNDS" $pyps 2>"$d/rec.err"; then
+		-- "$PY" "$TOP/tests/integration/lib/py_release.py" "$d" "$late" "$PROG" "$ROUNDS" $pyps 2>"$d/rec.err"; then
 		fail "$t" "record failed: $(grep -v '^stat' "$d/rec.err" | tail -3 | tr '\n' ' ')"
 		return
 	fi
@@ -165,7 +146,9 @@ PYEOF
 	fi
 }
 run_all record_python_all ""
+# the late one: a pyenv build (a stub executable and its libpython) where
+# installed, started slowly (lib/py_release.py PY_SLOW_START)
 late=
-for v in $PY_VERSIONS; do [ -x "${v#*:}" ] && { late=${v#*:}; break; }; done
-run_all record_python_all_late "$late"
+for v in $PY_VERSIONS; do [ -x "${v#*:}" ] && late=${v#*:}; done
+PY_SLOW_START=1 run_all record_python_all_late "$late"
 exit $((fails > 0))
