@@ -921,7 +921,7 @@ static void on_event(struct rec *r, const struct ub_event *e)
 			}
 		}
 		r->st.unwinds++;
-		rec_py__event(r, b->py, e->pid, e->time);
+		rec_py__event(r, b->py, b->bpf, e->pid, e->time);
 	} else if (e->flags & UB_EV_USER) {
 		r->st.shared++;
 	} else {

@@ -22,6 +22,7 @@
 #define PY_RETRY_MIN_NS 10000000ull   /* interpreter not started: look again in 10 ms */
 #define PY_RETRY_MAX_NS 1000000000ull /* ... doubling up to 1 s */
 #define PY_SETTLE_NS 300000000ull     /* a refusal stands from 300 ms after the first look */
+#define PY_SETTLE_CPU_NS 20000000ull  /* ... once the process ran 20 ms meanwhile */
 
 enum py_state { PY_UNKNOWN, PY_RETRY, PY_FOUND, PY_REFUSED, PY_NONE };
 
@@ -30,6 +31,8 @@ struct py_proc {
 	int state;
 	uint64_t due, wait;
 	uint64_t first; /* first look (ns) */
+	uint64_t first_cpu; /* the main thread's time on a CPU then (ns, schedstat) */
+	uint64_t looked;    /* last look (ns) */
 	uint64_t found; /* when the kernel was told (CLOCK_MONOTONIC ns, as event times) */
 	/* a refusal while the process may still be loading its libraries
 	 * (pyenv's python3.X is a stub until ld.so maps libpython3.X.so):
@@ -149,14 +152,46 @@ static int conf_fits(const struct ub_pyconf *c)
 	       c->fr_owner < c->fr_span && c->fr_is_entry < c->fr_span;
 }
 
+/* ns the main thread of @pid ran (/proc/PID/schedstat); 0: unknown */
+static uint64_t cpu_ns(uint32_t pid)
+{
+	char path[64];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/schedstat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+/* A refusal may be of a process still loading its libraries: it stands
+ * once PY_SETTLE_NS passed and the process ran PY_SETTLE_CPU_NS since
+ * the first look (a process descheduled or held at its exec on a loaded
+ * machine may stay a stub without _PyRuntime for seconds) */
+static int settled(const struct py_proc *pp)
+{
+	uint64_t cpu = cpu_ns(pp->pid);
+
+	return ustack_mono_ns() - pp->first >= PY_SETTLE_NS &&
+	       (!cpu || cpu - pp->first_cpu >= PY_SETTLE_CPU_NS);
+}
+
 static void look(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf, struct py_proc *pp)
 {
 	char err[256];
 	struct ub_pyconf c;
 	int e;
 
-	if (!pp->first)
+	pp->looked = ustack_mono_ns();
+	if (!pp->first) {
 		pp->first = ustack_mono_ns();
+		pp->first_cpu = cpu_ns(pp->pid);
+	}
 	e = ustack_py_proc__find((pid_t)pp->pid, NULL, vm_read, (void *)(uintptr_t)pp->pid,
 				 &pp->proc, err, sizeof(err));
 	pr_debug("pid %u: CPython looked for: %s\n", pp->pid, e ? err : "found");
@@ -167,7 +202,7 @@ static void look(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf, struc
 	 * without its frames) */
 	if (e == -EAGAIN)
 		pp->refusal[0] = 0;
-	if (e && e != -EAGAIN && ustack_mono_ns() - pp->first < PY_SETTLE_NS) {
+	if (e && e != -EAGAIN && !settled(pp)) {
 		/* a process just started or exec'd may be between mappings */
 		if (e == -ENOTSUP)
 			snprintf(pp->refusal, sizeof(pp->refusal), "%.190s", err);
@@ -229,9 +264,15 @@ void rec_py__seen(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf, uint
 		look(r, py, bpf, pp);
 }
 
-void rec_py__event(struct rec *r, struct rec_py *py, uint32_t pid, uint64_t time)
+void rec_py__event(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf, uint32_t pid,
+		   uint64_t time)
 {
 	struct py_proc *pp = py ? proc_of(py, pid, 0) : NULL;
+
+	/* it runs: its interpreter may have started since the last look,
+	 * which the doubling wait would see up to a second late */
+	if (pp && pp->state == PY_RETRY && ustack_mono_ns() >= pp->looked + PY_RETRY_MIN_NS)
+		look(r, py, bpf, pp);
 
 	/* walked before the kernel knew where its frames are: an interpreter
 	 * still starting, or one found after this event */

@@ -27,8 +27,11 @@ void rec_py__free(struct rec_py *py);
 void rec_py__seen(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf, uint32_t pid);
 /* An event of @pid with a user stack walked at @time (CLOCK_MONOTONIC
  * ns): counted in python_early when @pid maps CPython whose interpreter
- * the kernel did not know of then (its stack has native frames only) */
-void rec_py__event(struct rec *r, struct rec_py *py, uint32_t pid, uint64_t time);
+ * the kernel did not know of then (its stack has native frames only);
+ * a process whose interpreter was not started at the last look is looked
+ * at again (at most every 10 ms) */
+void rec_py__event(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf, uint32_t pid,
+		   uint64_t time);
 /* @pid exec'd: what it ran is gone; looked for again at its next event */
 void rec_py__exec(struct rec_py *py, struct ustack_bpf *bpf, uint32_t pid);
 /* Processes whose interpreter was not started at their last look:

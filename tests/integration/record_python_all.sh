@@ -17,12 +17,12 @@
 #                       processes running at its start before the first
 #                       event: none of their writes lacks its Python frames
 #   record_python_all_late  the same, and one more process started by the
-#                       command during the recording, slowly (at nice 19
-#                       beside a busy loop on its CPU until its interpreter
-#                       runs, as on a loaded machine: its interpreter
-#                       starts long after its exec, which the recorder
-#                       took for a refusal before, and recorded no Python
-#                       frame of the process). What is
+#                       command during the recording, slowly (held 0.5 s
+#                       at its exec, as on a loaded machine: its
+#                       interpreter starts long after the recorder's first
+#                       look, which the recorder took for a refusal
+#                       before, and recorded no Python frame of the
+#                       process). What is
 #                       promised for it is that no write gets a wrong
 #                       path: each is recorded (lost 0) with the program's
 #                       path, or with no Python frame when it was walked
@@ -127,7 +127,9 @@ bare = rec.get("-", 0)
 early = int(sys.argv[3] or 0)
 print("%d of %d writes with their path, %d without Python frames (python_early %d), %d with "
       "a wrong path" % (same, total, bare, early, wrong))
-ok = total and not wrong and same + min(bare, early) >= 0.99 * total
+# found while it ran: its writes read after its interpreter was (the
+# recorder looks again at its next event) have its Python frames
+ok = total and same and not wrong and same + min(bare, early) >= 0.99 * total
 sys.exit(0 if ok else 1)
 PYEOF
 		); then
