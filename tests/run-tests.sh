@@ -36,6 +36,7 @@ ALONE=(
 	record_bpf_more      # -a -e syscalls:sys_enter_getppid: counts system-wide
 	record_scale         # -a over 10,000 children, peak RSS and time bounds
 	container_names      # record -a -d 3, then names every libc frame it saw
+	record_python_all    # -a: three CPython processes' every write, the others' too
 	# need a CPU of their own for what they bound
 	record_storm     # >= 99% of 80,000 write events, read as fast as they come
 	record_eventloop # no ustack_recorder__read() call over 100 ms

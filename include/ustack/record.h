@@ -167,6 +167,15 @@ struct ustack_record_stats {
 	uint64_t python_chains_cut; /**< chains the kernel stopped early (room, a
 	                                read fault, a thread state not found) */
 	char python_refused_why[200]; /**< the find's line for the last refusal */
+	/* Python, more (since 0.3): */
+	uint64_t python_copies;    /**< stack copies sent with their thread's Python
+	                                frames (the native walk could not finish) */
+	uint64_t python_early;     /**< user stacks of a process mapping CPython walked
+	                                before the kernel knew its interpreter (still
+	                                starting, or found after): native frames only */
+	uint64_t python_beyond_cut; /**< stacks whose native walk stopped early with
+	                                older Python frames than its eval frames run:
+	                                those written after its last native frame */
 };
 
 /** ustack_record_opts.alloc_via, ustack_record_stats.alloc_via (since 0.3) */

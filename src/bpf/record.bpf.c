@@ -63,7 +63,8 @@ const volatile __u32 sample_event = 0; /* index of the one sampling event */
 /* wake the reader only when this much waits in the ring (0: at every
  * record the reader has caught up with); it polls with a timeout too */
 const volatile __u64 wake_bytes = 0;
-/* no stack copy while this much waits in the ring (0: no limit) */
+/* no stack copy while this much waits in the ring (0: no limit; 1: no
+ * copy at all, a test knob: the partial stacks of a full ring at will) */
 const volatile __u64 copy_limit = 0;
 /* 0: never walk in the interrupt (USTACK_BPF_NO_VMA_CACHE=1, a test knob) */
 const volatile __u32 use_vcache = 1;
@@ -1125,8 +1126,9 @@ static __noinline int py_walk(struct walk *w, __u32 slot, __u32 tgid, __u32 tid)
 	else if (w->pystop == UB_PYSTOP_BAD)
 		count(UB_C_PY_STOP_BAD, 1);
 	count(UB_C_PY_FRAMES, w->npy);
-	/* code addresses are the process's own: its stacks are its own */
-	hash_word(w, w->pystop);
+	/* code addresses are the process's own: its stacks are its own; a
+	 * cut native walk places them otherwise (its stop is in the record) */
+	hash_word(w, w->pystop | (__u64)(w->stop != S_OUTERMOST) << 32);
 	if (w->npy)
 		hash_word(w, tgid);
 	return 0;
@@ -1155,6 +1157,7 @@ static __noinline int py_walk(struct walk *w, __u32 slot, __u32 tgid, __u32 tid)
 		s->nr = (__u16)(n - w->npy);                                                   \
 		s->id = id;                                                                    \
 		s->pystop = (__u8)w->pystop;                                                   \
+		s->nstop = (__u8)w->stop;                                                      \
 		__builtin_memset(s->pad1, 0, sizeof(s->pad1));                                 \
 		s->pypid = w->npy ? w->py_tgid : 0;                                            \
 		bpf_probe_read_kernel(s->words, 16 * (CAP), w->words);                         \
@@ -1232,7 +1235,8 @@ static __always_inline __u32 copy_stack(struct ub_copy *c, __u64 sp)
  * made (stop reason not-loaded). */
 static __always_inline int copy_room(void)
 {
-	if (copy_limit && bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) >= copy_limit) {
+	if (copy_limit &&
+	    (copy_limit == 1 || bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) >= copy_limit)) {
 		count(UB_C_COPY_SKIPPED, 1);
 		return 0;
 	}

@@ -138,7 +138,9 @@ struct ub_stack {
 	ub_u16 nr;      /* native frames */
 	ub_u32 id;
 	ub_u8 pystop;   /* why the Python chain ended: UB_PYSTOP_* */
-	ub_u8 pad1[3];
+	ub_u8 nstop;    /* why the native walk ended (enum ustack_stop_reason): user
+			   space places Python frames above a cut walk */
+	ub_u8 pad1[2];
 	ub_u32 pypid;   /* the process whose code objects the Python frames name
 			   (part of the stack's identity then; else 0) */
 	ub_u64 words[];

@@ -478,6 +478,10 @@ struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, 
 	 * 999 Hz: the reader's context switches on its CPUs) */
 	b->skel->rodata->wake_bytes = ring / 8;
 	b->skel->rodata->copy_limit = ring / 2;
+	/* a test knob: every walk that would send a copy keeps its partial
+	 * stack, as under a ring half full */
+	if (getenv("USTACK_BPF_NO_COPIES"))
+		b->skel->rodata->copy_limit = 1;
 	/* a test and debugging knob: every sample walked in task context */
 	b->skel->rodata->use_vcache = !getenv("USTACK_BPF_NO_VMA_CACHE");
 	bpf_map__set_max_entries(b->skel->maps.rb, ring);

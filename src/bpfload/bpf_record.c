@@ -72,7 +72,8 @@ static int check_stack(const struct ub_stack *s, size_t size, const char **why)
 		return bad(why, "stack record with no frames or more than a walk makes");
 	if ((size - offsetof(struct ub_stack, words)) / 16 < (size_t)s->nr + s->npy)
 		return bad(why, "stack record shorter than its frames");
-	if (s->pystop > UB_PYSTOP_NO_THREAD || (s->npy && !s->pypid))
+	if (s->pystop > UB_PYSTOP_NO_THREAD || (s->npy && !s->pypid) ||
+	    s->nstop > USTACK_STOP_MAPS_BUSY)
 		return bad(why, "stack record with Python frames of no process or an unknown stop");
 	for (uint32_t i = 0; i < s->nr; i++)
 		if (((s->words[2 * i + 1] >> 56) & 0x3f) > USTACK_METHOD_PLT)

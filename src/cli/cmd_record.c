@@ -181,6 +181,8 @@ static void print_stats(const struct ustack_record_stats *st)
 		{ "python_code_unreadable", st->python_code_unreadable },
 		{ "python_not_placed", st->python_not_placed },
 		{ "python_chains_cut", st->python_chains_cut },
+		{ "python_copies", st->python_copies }, { "python_early", st->python_early },
+		{ "python_beyond_cut", st->python_beyond_cut },
 	};
 
 	fprintf(stderr, "stat backend %s\n", st->backend == USTACK_RECORD_BPF ? "bpf" : "copy");

@@ -245,6 +245,11 @@ static int py_check(struct ustack_py_proc *p, ustack_py_read_fn read, void *ctx,
 			 path, (unsigned long long)p->runtime);
 		return -EAGAIN;
 	}
+	if (!read(ctx, interp + p->lay.is_threads_head, &ts, 8) && !ts) {
+		/* the interpreter made, its first thread state not yet */
+		snprintf(err, errlen, "%s: no thread state in the first interpreter yet", path);
+		return -EAGAIN;
+	}
 	if (read(ctx, interp + p->lay.is_threads_head, &ts, 8) || !ts ||
 	    read(ctx, ts + p->lay.ts_interp, &back, 8) || back != interp) {
 		snprintf(err, errlen, "%s: Py_Version 0x%x but the thread state at 0x%llx does not read as 3.%d's",

@@ -400,6 +400,9 @@ static void load_pid(struct rec *r, uint32_t pid)
 
 	if (!pm)
 		return;
+	/* a CPython running now: the kernel knows its frames before the
+	 * first event (else they come once the reader has seen one) */
+	rec_py__seen(r, B(r)->py, B(r)->bpf, pid);
 	while (!ustack_procmaps__next(pm, addr, USTACK_VMA_EXEC, &vma) && vma.end > addr) {
 		load_vma(r, pid, ustack_recmaps__find(r->rm, pid, vma.start));
 		addr = vma.end;
@@ -731,7 +734,8 @@ static void on_stack(struct rec *r, const struct ub_stack *s)
 		struct rec_py_words pw = { .pid = s->pypid, .npy = s->npy,
 					   .words = s->words + 2u * s->nr };
 
-		n = rec_py__frames(r, B(r)->py, &pw, w, n, r->words);
+		n = rec_py__frames(r, B(r)->py, &pw, w, n, s->nstop != USTACK_STOP_OUTERMOST,
+				   r->words);
 	}
 	if (ustack_stackmap__insert(r->umap, r->words, 2u * n, &id) < 0)
 		return; /* the events naming it get no user stack */
@@ -742,7 +746,7 @@ static void on_stack(struct rec *r, const struct ub_stack *s)
  * from it (r->words), into r->words. As in a stack record, the native
  * frames have the room first: a native stack too deep for all of them
  * keeps the innermost Python frames, as the kernel walk cuts its chain. */
-static uint32_t copy_python(struct rec *r, const struct ub_copy *c, uint32_t n)
+static uint32_t copy_python(struct rec *r, const struct ub_copy *c, uint32_t n, uint32_t stop)
 {
 	struct rec_py_words pw = { .pid = c->pid, .npy = c->npy, .words = c->py };
 	uint32_t nw;
@@ -761,7 +765,8 @@ static uint32_t copy_python(struct rec *r, const struct ub_copy *c, uint32_t n)
 			return n;
 	}
 	memcpy(B(r)->words, r->words, 2u * n * sizeof(uint64_t));
-	nw = rec_py__frames(r, B(r)->py, &pw, B(r)->words, n, r->words);
+	nw = rec_py__frames(r, B(r)->py, &pw, B(r)->words, n, stop != USTACK_STOP_OUTERMOST,
+			    r->words);
 	/* counted with the native ones, as count_frames() counts a stack
 	 * record's */
 	for (uint32_t i = 0; i < nw; i++)
@@ -785,7 +790,7 @@ static void on_copy(struct rec *r, const struct ub_copy *c)
 	n = rec_unwind_copy(r, c->pid, c->ip, c->sp, c->bp, &c->bx, c->data, c->size, b->frames,
 			    UB_MAX_FRAMES, &stop);
 	if (n > 0) {
-		nw = copy_python(r, c, rec_pack_frames(r, c->pid, b->frames, (uint32_t)n));
+		nw = copy_python(r, c, rec_pack_frames(r, c->pid, b->frames, (uint32_t)n), stop);
 		if (ustack_stackmap__insert(r->umap, r->words, 2u * nw, &id) < 0)
 			id = USTACK_TRACE_NO_STACK;
 	}
@@ -916,6 +921,7 @@ static void on_event(struct rec *r, const struct ub_event *e)
 			}
 		}
 		r->st.unwinds++;
+		rec_py__event(r, b->py, b->bpf, e->pid, e->time);
 	} else if (e->flags & UB_EV_USER) {
 		r->st.shared++;
 	} else {
@@ -1059,6 +1065,7 @@ static void bpf_stats(const struct rec *r, struct ustack_record_stats *st)
 	st->walks_hot = bs.c[UB_C_HOT];
 	st->maps_busy = bs.c[UB_C_MAPS_BUSY];
 	st->copies_skipped = bs.c[UB_C_COPY_SKIPPED];
+	st->python_copies = bs.c[UB_C_PY_COPIES];
 	st->bpf_skipped = bs.skipped;
 	st->tables_loaded = bs.tables_loaded;
 	st->table_bytes = bs.table_bytes;

@@ -22,6 +22,7 @@
 #define PY_RETRY_MIN_NS 10000000ull   /* interpreter not started: look again in 10 ms */
 #define PY_RETRY_MAX_NS 1000000000ull /* ... doubling up to 1 s */
 #define PY_SETTLE_NS 300000000ull     /* a refusal stands from 300 ms after the first look */
+#define PY_SETTLE_CPU_NS 20000000ull  /* ... once the process ran 20 ms meanwhile */
 
 enum py_state { PY_UNKNOWN, PY_RETRY, PY_FOUND, PY_REFUSED, PY_NONE };
 
@@ -30,6 +31,9 @@ struct py_proc {
 	int state;
 	uint64_t due, wait;
 	uint64_t first; /* first look (ns) */
+	uint64_t first_cpu; /* the main thread's time on a CPU then (ns, schedstat) */
+	uint64_t looked;    /* last look (ns) */
+	uint64_t found; /* when the kernel was told (CLOCK_MONOTONIC ns, as event times) */
 	/* a refusal while the process may still be loading its libraries
 	 * (pyenv's python3.X is a stub until ld.so maps libpython3.X.so):
 	 * said if it still holds PY_SETTLE_NS after the first look */
@@ -153,18 +157,57 @@ static int conf_fits(const struct ustack_py_layout *l, const struct ub_pyconf *c
 	       c->fr_owner < c->fr_span && c->fr_is_entry < c->fr_span;
 }
 
+/* ns the main thread of @pid ran (/proc/PID/schedstat); 0: unknown */
+static uint64_t cpu_ns(uint32_t pid)
+{
+	char path[64];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/schedstat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+/* A refusal may be of a process still loading its libraries: it stands
+ * once PY_SETTLE_NS passed and the process ran PY_SETTLE_CPU_NS since
+ * the first look (a process descheduled or held at its exec on a loaded
+ * machine may stay a stub without _PyRuntime for seconds) */
+static int settled(const struct py_proc *pp)
+{
+	uint64_t cpu = cpu_ns(pp->pid);
+
+	return ustack_mono_ns() - pp->first >= PY_SETTLE_NS &&
+	       (!cpu || cpu - pp->first_cpu >= PY_SETTLE_CPU_NS);
+}
+
 static void look(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf, struct py_proc *pp)
 {
 	char err[256];
 	struct ub_pyconf c;
 	int e;
 
-	if (!pp->first)
+	pp->looked = ustack_mono_ns();
+	if (!pp->first) {
 		pp->first = ustack_mono_ns();
+		pp->first_cpu = cpu_ns(pp->pid);
+	}
 	e = ustack_py_proc__find((pid_t)pp->pid, NULL, vm_read, (void *)(uintptr_t)pp->pid,
 				 &pp->proc, err, sizeof(err));
 	pr_debug("pid %u: CPython looked for: %s\n", pp->pid, e ? err : "found");
-	if (e && e != -EAGAIN && ustack_mono_ns() - pp->first < PY_SETTLE_NS) {
+	/* its CPython is there, not started yet: a refusal of what it mapped
+	 * before (pyenv's stub before its libpython) no longer stands, and
+	 * must not be taken for its last word when it starts after
+	 * PY_SETTLE_NS (a loaded machine: every event of a pyenv Python went
+	 * without its frames) */
+	if (e == -EAGAIN)
+		pp->refusal[0] = 0;
+	if (e && e != -EAGAIN && !settled(pp)) {
 		/* a process just started or exec'd may be between mappings */
 		if (e == -ENOTSUP)
 			snprintf(pp->refusal, sizeof(pp->refusal), "%.190s", err);
@@ -209,6 +252,7 @@ static void look(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf, struc
 		return;
 	}
 	pp->state = PY_FOUND;
+	pp->found = ustack_mono_ns();
 	pp->eval_known = 0;
 	r->st.python_found++;
 	pr_debug("pid %u: %s: Python frames recorded\n", pp->pid, ustack_py_proc__describe(pp->proc));
@@ -223,6 +267,22 @@ void rec_py__seen(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf, uint
 	pp = proc_of(py, pid, 1);
 	if (pp && pp->state == PY_UNKNOWN)
 		look(r, py, bpf, pp);
+}
+
+void rec_py__event(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf, uint32_t pid,
+		   uint64_t time)
+{
+	struct py_proc *pp = py ? proc_of(py, pid, 0) : NULL;
+
+	/* it runs: its interpreter may have started since the last look,
+	 * which the doubling wait would see up to a second late */
+	if (pp && pp->state == PY_RETRY && ustack_mono_ns() >= pp->looked + PY_RETRY_MIN_NS)
+		look(r, py, bpf, pp);
+
+	/* walked before the kernel knew where its frames are: an interpreter
+	 * still starting, or one found after this event */
+	if (pp && (pp->state == PY_RETRY || (pp->state == PY_FOUND && time < pp->found)))
+		r->st.python_early++;
 }
 
 void rec_py__exec(struct rec_py *py, struct ustack_bpf *bpf, uint32_t pid)
@@ -394,14 +454,36 @@ static int py_words(struct rec *r, struct rec_py *py, const struct rec_py_words 
 	return m;
 }
 
+/* The trace words of @n native frames with @m Python frames @fr placed
+ * by @idx into @out; those beyond a cut native walk after its last frame */
+static uint32_t interleave(const uint64_t *native, uint32_t n, const struct py_fr *fr, int m,
+			   const int *idx, uint64_t *out)
+{
+	uint32_t o = 0;
+	int j = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		for (; j < m && idx[j] == (int)i; j++) {
+			out[o++] = fr[j].w0;
+			out[o++] = fr[j].w1;
+		}
+		out[o++] = native[2 * i];
+		out[o++] = native[2 * i + 1];
+	}
+	for (; j < m && idx[j] == USTACK_PY_PLACE_BEYOND; j++) {
+		out[o++] = fr[j].w0;
+		out[o++] = fr[j].w1;
+	}
+	return o / 2;
+}
+
 uint32_t rec_py__frames(struct rec *r, struct rec_py *py, const struct rec_py_words *pw,
-			const uint64_t *native, uint32_t n, uint64_t *out)
+			const uint64_t *native, uint32_t n, int native_cut, uint64_t *out)
 {
 	struct py_proc *pp = proc_of(py, pw->pid, 0);
 	struct py_fr fr[UB_MAX_FRAMES];
 	uint8_t is_eval[UB_MAX_FRAMES], entry[UB_MAX_FRAMES];
-	int idx[UB_MAX_FRAMES], m, j = 0;
-	uint32_t o = 0;
+	int idx[UB_MAX_FRAMES], m;
 	char why[160];
 
 	if (n > UB_MAX_FRAMES || pw->npy > UB_MAX_FRAMES - n) {
@@ -422,22 +504,16 @@ uint32_t rec_py__frames(struct rec *r, struct rec_py *py, const struct rec_py_wo
 	}
 	for (int k = 0; k < m; k++)
 		entry[k] = fr[k].entry;
-	if (ustack_py_place_runs(is_eval, (int)n, entry, m, 0, idx, why, sizeof(why))) {
+	if (ustack_py_place_runs(is_eval, (int)n, entry, m, native_cut, idx, why, sizeof(why))) {
 		pr_debug("pid %u: %s\n", pw->pid, why);
 		goto native_only;
 	}
+	if (idx[m - 1] == USTACK_PY_PLACE_BEYOND)
+		r->st.python_beyond_cut++;
+	r->st.python_frames += (uint64_t)m;
 	/* each run above (inner to) the native frame that runs it, as a
 	 * snapshot prints them */
-	for (uint32_t i = 0; i < n; i++) {
-		for (; j < m && idx[j] == (int)i; j++) {
-			out[o++] = fr[j].w0;
-			out[o++] = fr[j].w1;
-		}
-		out[o++] = native[2 * i];
-		out[o++] = native[2 * i + 1];
-	}
-	r->st.python_frames += (uint64_t)m;
-	return o / 2;
+	return interleave(native, n, fr, m, idx, out);
 native_only:
 	if (m > 0)
 		r->st.python_not_placed++;

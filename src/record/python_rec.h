@@ -25,6 +25,13 @@ void rec_py__free(struct rec_py *py);
 /* @pid was seen (an event, a new executable mapping): looked for CPython
  * now if never, or if its last look was before an exec */
 void rec_py__seen(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf, uint32_t pid);
+/* An event of @pid with a user stack walked at @time (CLOCK_MONOTONIC
+ * ns): counted in python_early when @pid maps CPython whose interpreter
+ * the kernel did not know of then (its stack has native frames only);
+ * a process whose interpreter was not started at the last look is looked
+ * at again (at most every 10 ms) */
+void rec_py__event(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf, uint32_t pid,
+		   uint64_t time);
 /* @pid exec'd: what it ran is gone; looked for again at its next event */
 void rec_py__exec(struct rec_py *py, struct ustack_bpf *bpf, uint32_t pid);
 /* Processes whose interpreter was not started at their last look:
@@ -48,12 +55,15 @@ struct rec_py_words {
  * (@pw->npy > 0, @n + @pw->npy <= UB_MAX_FRAMES): its @n native frames
  * @native (2 * n words, as the recorder prepared them: from the stack
  * record, or unwound from the copy) with the Python frames placed among
- * them, into @out (room for 2 * UB_MAX_FRAMES words). Returns the frames
- * written; the native ones alone when the Python frames cannot be placed
- * (counted).
+ * them, into @out (room for 2 * UB_MAX_FRAMES words). @native_cut: the
+ * native walk stopped before the outermost frame (its stop reason says
+ * why): the innermost runs pair with the eval frames it has, and the
+ * older ones come after its last frame, where the walk would have gone
+ * on (counted in python_beyond_cut). Returns the frames written; the
+ * native ones alone when the Python frames cannot be placed (counted).
  */
 uint32_t rec_py__frames(struct rec *r, struct rec_py *py, const struct rec_py_words *pw,
-			const uint64_t *native, uint32_t n, uint64_t *out);
+			const uint64_t *native, uint32_t n, int native_cut, uint64_t *out);
 
 
 #endif

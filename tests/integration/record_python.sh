@@ -38,6 +38,25 @@
 #                            sends with the copy: >= 99% of the writes
 #                            with the program's path, no code object
 #                            unreadable
+#                            and python_copies (the stat) between 1 and
+#                            the stacks finished from copies
+#   record_python_partial    the same child, with USTACK_BPF_NO_COPIES=1
+#                            (the kernel sends no copy, as when the ring is
+#                            half full): the walks that stop at the
+#                            python3.X not loaded yet keep their partial
+#                            native stack (stop not-loaded) and the Python
+#                            frames above it, after its last native frame:
+#                            >= 99% of the writes with the program's path,
+#                            python_beyond_cut > 0, no copy
+#   record_python_container  Debian 13's python3.13 in its own root
+#                            (ROOTFS, default build/rootfs/trixie, made by
+#                            bench/container/rootfs.sh, read only: the
+#                            program comes in by a bind mount on its /tmp in
+#                            a mount namespace of its own), chrooted,
+#                            recorded from the host with -p: its paths as
+#                            above, python_found 1, and report names
+#                            py::emit (py_writes.py:LINE) after the process
+#                            is gone; SKIP naming a missing root
 #   record_python_nopython   --no-python: no Python frame, python_found 0
 #   record_python_copy       --backend copy of a CPython: the line saying
 #                            it cannot ("use --backend bpf"), python_copy 1,
@@ -149,6 +168,28 @@ if [ -n "$PY1" ]; then
 		fail record_python_child "stats: $(grep -E 'stat python_' "$d/err.txt" | tr '\n' ' ')"
 	else
 		pass "record_python_child ($(awk -F';' '{ s += $1 } END { print s }' "$d/prog.txt") writes, ${copied:-?} stacks from copies)"
+	fi
+	pc=$(stat_of "$d/err.txt" python_copies)
+	if [ "${pc:-0}" -lt 1 ] || [ "${pc:-0}" -gt "${copied:-0}" ]; then
+		fail record_python_child_copies "python_copies ${pc:-none}, ${copied:-?} stacks from copies"
+	else
+		pass "record_python_child_copies (python_copies $pc of ${copied:-?} copies)"
+	fi
+	d=$tmp/partial
+	mkdir -p "$d"
+	USTACK_BPF_NO_COPIES=1 "$USTACK" record --backend bpf --stats -e syscalls:sys_enter_write \
+		-o "$d/t.data" -- sh -c '"$0" "$1" "$2" threads linger; true' "$PY1" "$PROG" \
+		"$CHILD_ROUNDS" >"$d/prog.txt" 2>"$d/err.txt"
+	"$PY" "$PATHS" "$d/t.data" >"$d/rec.txt" || fail record_python_partial "trace unreadable"
+	kept=$(sed -n 's/.* \([0-9]*\) kept partial.*/\1/p' "$d/err.txt")
+	beyond=$(stat_of "$d/err.txt" python_beyond_cut)
+	if ! out=$(compare record_python_partial "$d/prog.txt" "$d/rec.txt"); then
+		fail record_python_partial "$out (${kept:-?} kept partial)"
+	elif [ "${beyond:-0}" -lt 1 ] || [ "$(stat_of "$d/err.txt" python_copies)" != 0 ] ||
+		[ "$(stat_of "$d/err.txt" python_code_unreadable)" != 0 ]; then
+		fail record_python_partial "stats: $(grep -E 'stat python_|kept partial' "$d/err.txt" | tr '\n' ' ')"
+	else
+		pass "record_python_partial (${kept:-?} stacks kept partial, $beyond distinct with Python frames above the cut)"
 	fi
 fi
 
@@ -273,6 +314,49 @@ PYEOF
 	fi
 }
 py_each_version record_python_subinterp subinterp_version
+
+# Debian 13's python3.13 in a root of its own, gated (progs/py_writes.py
+# "gate": released by the recording's command, lib/py_release.py, and
+# alive until the recorder is done), recorded from the host
+ROOTFS=${ROOTFS:-$TOP/build/rootfs/trixie}
+if [ ! -x "$ROOTFS/usr/bin/python3" ] || [ ! -d "$ROOTFS/tmp" ]; then
+	skip record_python_container "no Debian 13 root with python3 at $ROOTFS (bench/container/rootfs.sh makes it; needs the network)"
+elif ! command -v unshare >/dev/null || ! command -v chroot >/dev/null; then
+	skip record_python_container "unshare or chroot not installed"
+else
+	d=$tmp/ct
+	mkdir -p "$d/in"
+	cp "$PROG" "$d/in/"
+	# one pid from unshare to python3: each execs the next
+	unshare -m --propagation private sh -c 'mount --bind "$1" "$2/tmp" || exit 111
+		exec chroot "$2" /usr/bin/python3 /tmp/py_writes.py "$3" threads gate' \
+		ct "$d/in" "$ROOTFS" 20 >"$d/out.ct" 2>"$d/err.ct" &
+	ctpid=$!
+	if ! py_wait_ready "$d/err.ct"; then
+		fail record_python_container "the container's python3 did not start: $(tail -2 "$d/err.ct")"
+		kill $ctpid 2>/dev/null
+	else
+		mv "$d/err.ct" "$d/err.$ctpid"
+		"$USTACK" record --backend bpf --stats -p $ctpid -e syscalls:sys_enter_write \
+			-o "$d/t.data" -- "$PY" "$TOP/tests/integration/lib/py_release.py" "$d" "" \
+			"$PROG" 20 $ctpid 2>"$d/rec.err"
+		kill -USR1 $ctpid
+		wait $ctpid
+		"$PY" "$PATHS" "$d/t.data" >"$d/rec.txt" || fail record_python_container "trace unreadable"
+		"$USTACK" report -i "$d/t.data" -f folded >"$d/folded" 2>"$d/report.err"
+		if ! out=$(compare record_python_container "$d/out.ct" "$d/rec.txt"); then
+			fail record_python_container "$out"
+		elif [ "$(stat_of "$d/rec.err" python_found)" != 1 ] ||
+			[ "$(stat_of "$d/rec.err" lost)" != 0 ] ||
+			[ "$(stat_of "$d/rec.err" python_code_unreadable)" != 0 ]; then
+			fail record_python_container "stats: $(grep -E 'stat (lost|python_)' "$d/rec.err" | tr '\n' ' ')"
+		elif ! grep -q 'py::emit (py_writes.py:[0-9]' "$d/folded"; then
+			fail record_python_container "report after the process exited names no py::emit: $(head -c 300 "$d/folded")"
+		else
+			pass "record_python_container ($(awk -F';' '{ s += $1 } END { print s }' "$d/out.ct") writes of $(chroot "$ROOTFS" /usr/bin/python3 -V 2>/dev/null || echo python3) in $ROOTFS)"
+		fi
+	fi
+fi
 
 # a build whose runtime has no symbol (lib/py_strip.py on Debian's 3.11):
 # refused once with the finder's line, native stacks recorded

@@ -113,6 +113,13 @@ static void test_stacks(void)
 	CHECK_EQ(check(16 + 32, 1, &why), -EBADMSG);
 	CHECK(strstr(why, "unwind method"));
 	s->words[3] = 5;
+	/* the native walk's stop, which places Python frames above a cut */
+	s->nstop = USTACK_STOP_MAPS_BUSY;
+	CHECK_EQ(check(16 + 32, 1, &why), 0);
+	s->nstop = USTACK_STOP_MAPS_BUSY + 1;
+	CHECK_EQ(check(16 + 32, 1, &why), -EBADMSG);
+	CHECK(strstr(why, "unknown stop"));
+	s->nstop = 0;
 	s->nr = UB_MAX_FRAMES + 1;
 	CHECK_EQ(check(sizeof(buf), 1, &why), -EBADMSG);
 	s->nr = 0;

@@ -11,6 +11,7 @@
 import collections
 import functools
 import os
+import signal
 import sys
 import threading
 import time
@@ -81,8 +82,18 @@ def worker(rounds):
         round_(i)
 
 
+def gate(word):
+    sys.stderr.write(word + "\n")
+    sys.stderr.flush()
+    signal.sigwait([signal.SIGUSR1])
+
+
 def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    gated = "gate" in sys.argv[2:]
+    if gated:
+        signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
+        gate("ready")
     threads = [threading.Thread(target=worker, args=(rounds,)) for _ in range(2)] \
         if "threads" in sys.argv[2:] else []
     for t in threads:
@@ -93,6 +104,9 @@ def main():
     out = sys.stdout
     for k, v in sorted(COUNTS.items()):
         out.write("%d;%s\n" % (v, k))
+    if gated:
+        out.flush()
+        gate("done")
     if "linger" in sys.argv[2:]:
         # alive a while after its writes: a recorder that reads its code
         # objects late (still loading its first tables) finds them
