@@ -29,6 +29,7 @@ enum py_state { PY_UNKNOWN, PY_RETRY, PY_FOUND, PY_REFUSED, PY_NONE };
 struct py_proc {
 	uint32_t pid;
 	int state;
+	int counted; /* in python_found (kept across exec: one process) */
 	uint64_t due, wait;
 	uint64_t first; /* first look (ns) */
 	uint64_t first_cpu; /* the main thread's time on a CPU then (ns, schedstat) */
@@ -254,7 +255,12 @@ static void look(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf, struc
 	pp->state = PY_FOUND;
 	pp->found = ustack_mono_ns();
 	pp->eval_known = 0;
-	r->st.python_found++;
+	/* a process, once: the exec that brought the interpreter may be
+	 * handled after a look already found it (then found again) */
+	if (!pp->counted) {
+		pp->counted = 1;
+		r->st.python_found++;
+	}
 	pr_debug("pid %u: %s: Python frames recorded\n", pp->pid, ustack_py_proc__describe(pp->proc));
 }
 
