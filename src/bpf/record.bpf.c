@@ -72,6 +72,11 @@ __u32 next_stack_id = 0;
 /* bumped by user space after every write to `files` (bpf_backend.c,
  * apply_op): a hot stack (below) is valid under one value only */
 __u32 files_gen = 0;
+/* set by user space before it first fills pyprocs (bpf_backend.c,
+ * ustack_bpf__set_python), never cleared: until then no event looks for
+ * Python frames, so a recording of native programs does not pay the
+ * pyprocs lookup on every event */
+__u32 py_any = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -111,15 +116,34 @@ struct {
 	__array(values, struct rows_inner);
 } tables SEC(".maps");
 
-struct stack_key {
-	__u64 h1, h2;
+/*
+ * The stacks sent so far, by their 128-bit hash: an open-addressing table
+ * in an array map, a slot looked up by index (inlined by the JIT, one
+ * cache line) where a hash map took a call, a jhash, its bucket and its
+ * element, two cache misses on bench/record/kernel_ns.sh's storm (4096
+ * distinct stacks: the hash map's lookup was ~15% of the program,
+ * docs/PERFORMANCE.md). Slots are never emptied once published (user space
+ * never deletes), so a slot holding a key holds it for good.
+ *
+ * Written from every CPU: a slot is claimed by a compare-and-swap of k1
+ * from 0 (empty) to ST_BUSY, then its id and the key's second half are
+ * stored, then k1 (x86 keeps stores in order; the compiler is held by
+ * barriers). A reader takes a slot only when k1 holds its key, so never a
+ * half-written slot.
+ */
+#define ST_SLOTS 65536 /* power of two */
+#define ST_PROBE 8     /* slots tried from the stack's own: two cache lines */
+#define ST_BUSY 1ull
+struct st_slot {
+	__u64 k1;   /* 0 empty, ST_BUSY being written, else the key's first half */
+	__u64 k2id; /* the high 32 bits of the key's second half, the id */
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct stack_key);
-	__type(value, __u32);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ST_SLOTS);
+	__type(key, __u32);
+	__type(value, struct st_slot);
 } stack_ids SEC(".maps");
 
 struct {
@@ -207,6 +231,7 @@ struct {
 #ifndef WIN_BYTES
 #define WIN_BYTES 4096 /* a page: the rest of addr's page in one read */
 #endif
+#define FM_N 4        /* power of two */
 #define HOT_READS 64  /* power of two */
 #define HOT_FRAMES 48 /* frames after the first step a hot stack keeps */
 
@@ -241,6 +266,14 @@ struct walk {
 	__u32 vfile;             /* 0 anonymous, 1 file or vDSO */
 	__u32 vpad;
 	struct ub_file_val fv;
+	/* the files entries met lately, by (dev, ino), valid under one
+	 * files_gen (as the row cache): most walks go from one file to
+	 * another and back (the program, libc), a hash map lookup each */
+	struct fmemo {
+		__u64 dev, ino;
+		__u32 gen, set, known, pad;
+		struct ub_file_val fv;
+	} fm[FM_N];
 	__u32 cache_only; /* in an interrupt: VMAs from vc only */
 	__u32 defer;      /* a VMA missing from vc: redo the walk in task context */
 	__u32 vc_ok;      /* vc is valid for the mm as it is now */
@@ -340,9 +373,15 @@ static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *d
 /* The mm's write sequence, or 1 (odd: never valid) where it cannot be read. */
 static __always_inline __u32 mm_seq(struct task_struct *task)
 {
+	struct mm_struct *mm;
+
 	if (!bpf_core_field_exists(((struct mm_struct *)0)->mm_lock_seq))
 		return 1;
-	return BPF_CORE_READ(task, mm, mm_lock_seq.sequence);
+	/* loads from the BTF pointer (fault-safe, the verifier's): up to
+	 * four reads an event, and two bpf_probe_read_kernel() calls each
+	 * with BPF_CORE_READ */
+	mm = task->mm;
+	return mm ? mm->mm_lock_seq.sequence : 1;
 }
 
 static __always_inline int vc_find(struct walk *w, __u64 pc, struct vma_out *o)
@@ -379,6 +418,7 @@ __noinline int vma_of(struct walk *w, __u64 pc)
 	struct task_struct *task;
 	struct ub_file_key key;
 	struct ub_file_val *fv;
+	struct fmemo *m;
 	long ret;
 
 	if (!w)
@@ -404,15 +444,29 @@ __noinline int vma_of(struct walk *w, __u64 pc)
 	w->vexec = o.exec;
 	w->vfile = o.file;
 	w->vknown = 0;
-	if (o.file) {
-		key.dev = o.dev;
-		key.ino = o.ino;
-		fv = bpf_map_lookup_elem(&files, &key);
-		if (fv) {
-			w->fv = *fv;
+	if (!o.file)
+		return 0;
+	m = &w->fm[(o.ino ^ o.dev) & (FM_N - 1)];
+	if (m->set && m->gen == w->s1.gen && m->dev == o.dev && m->ino == o.ino) {
+		if (m->known) {
+			w->fv = m->fv;
 			w->vknown = 1;
 		}
+		return 0;
 	}
+	key.dev = o.dev;
+	key.ino = o.ino;
+	fv = bpf_map_lookup_elem(&files, &key);
+	if (fv) {
+		w->fv = *fv;
+		w->vknown = 1;
+		m->fv = *fv;
+	}
+	m->dev = o.dev;
+	m->ino = o.ino;
+	m->gen = w->s1.gen;
+	m->known = !!fv;
+	m->set = 1;
 	return 0;
 }
 
@@ -1094,6 +1148,8 @@ static __noinline int py_walk(struct walk *w, __u32 slot, __u32 tgid, __u32 tid)
 		return 0;
 	w->npy = 0;
 	w->pystop = UB_PYSTOP_NONE;
+	if (!py_any)
+		return 0;
 	c = bpf_map_lookup_elem(&pyprocs, &tgid);
 	if (!c)
 		return 0;
@@ -1137,17 +1193,11 @@ static __noinline int py_walk(struct walk *w, __u32 slot, __u32 tgid, __u32 tid)
 		struct ub_stack *s = bpf_ringbuf_reserve(&rb, 16 + 16 * (CAP), 0);              \
 		if (!s) {                                                                      \
 			count(UB_C_STACK_LOST, 1);                                             \
+			if (slot)                                                              \
+				slot->k1 = 0; /* ours since the claim: free again */            \
 			return 0;                                                              \
 		}                                                                              \
 		id = __sync_fetch_and_add(&next_stack_id, 1) + 1;                              \
-		if (bpf_map_update_elem(&stack_ids, &key, &id, BPF_NOEXIST)) {                 \
-			known = bpf_map_lookup_elem(&stack_ids, &key);                         \
-			if (known) {                                                           \
-				bpf_ringbuf_discard(s, 0);                                     \
-				return *known;                                                 \
-			}                                                                      \
-			count(UB_C_STACKMAP_FULL, 1);                                          \
-		}                                                                              \
 		s->type = UB_REC_STACK;                                                        \
 		s->npy = (__u8)w->npy;                                                         \
 		s->nr = (__u16)(n - w->npy);                                                   \
@@ -1156,19 +1206,59 @@ static __noinline int py_walk(struct walk *w, __u32 slot, __u32 tgid, __u32 tid)
 		__builtin_memset(s->pad1, 0, sizeof(s->pad1));                                 \
 		s->pypid = w->npy ? w->py_tgid : 0;                                            \
 		bpf_probe_read_kernel(s->words, 16 * (CAP), w->words);                         \
+		if (slot) {                                                                    \
+			slot->k2id = k2 | id;                                                  \
+			asm volatile("" ::: "memory");                                         \
+			slot->k1 = k1;                                                         \
+		}                                                                              \
 		bpf_ringbuf_submit(s, w->npy ? py_wake_flags(wake_flags()) : wake_flags());  \
 		count(UB_C_STACKS, 1);                                                         \
 		count(UB_C_STACK_BYTES, 16 + 16 * (CAP));                                      \
 		return id;                                                                     \
 	} while (0)
 
+/* The slot of key (k1, k2) in stack_ids: 1 and *id where it is there,
+ * else 0 and *free, the first empty slot on its probe sequence (NULL: none) */
+static __always_inline int st_find(__u64 k1, __u64 k2, __u32 at, __u32 *id,
+				   struct st_slot **free)
+{
+	struct st_slot *s;
+	__u64 v;
+
+	*free = NULL;
+	for (__u32 i = 0; i < ST_PROBE; i++) {
+		__u32 k = (at + i) & (ST_SLOTS - 1);
+
+		s = bpf_map_lookup_elem(&stack_ids, &k);
+		if (!s)
+			return 0;
+		v = *(volatile __u64 *)&s->k1;
+		asm volatile("" ::: "memory");
+		if (v == k1) {
+			v = s->k2id;
+			if ((v & ~0xffffffffull) == k2) {
+				*id = (__u32)v;
+				return 1;
+			}
+		} else if (!v) {
+			*free = s;
+			return 0;
+		}
+	}
+	return 0;
+}
+
 /* The id of w's stack; its frames go to user space the first time only.
  * The record is reserved before the id is published, so no event that
- * names the id can come before it in the ring buffer. 0: not sent. */
+ * names the id can come before it in the ring buffer. 0: not sent. A
+ * stack with no slot (the table full along its probe sequence, or its
+ * slot claimed by another CPU in between) is sent with a new id each
+ * time: the same frames under two ids, never an id for other frames. */
 static __noinline __u32 stack_id(struct walk *w)
 {
-	struct stack_key key;
-	__u32 id, *known, n;
+	struct st_slot *slot;
+	__u64 k1, k2;
+	__u32 id, n;
 
 	if (!w)
 		return 0;
@@ -1177,13 +1267,18 @@ static __noinline __u32 stack_id(struct walk *w)
 	n = w->n + w->npy;
 	if (!n || n > UB_MAX_FRAMES)
 		return 0;
-	key.h1 = w->h1 ^ n ^ ((__u64)w->npy << 32);
-	key.h2 = w->h2;
-	if (UB_PROF & 16)
-		bpf_map_lookup_elem(&stack_ids, &key);
-	known = bpf_map_lookup_elem(&stack_ids, &key);
-	if (known)
-		return *known;
+	k1 = w->h1 ^ n ^ ((__u64)w->npy << 32);
+	if (k1 <= ST_BUSY)
+		k1 = ST_BUSY + 1; /* 0 and 1 are states: their stacks share a key */
+	k2 = w->h2 & ~0xffffffffull;
+	if ((UB_PROF & 16) && st_find(k1, k2, (__u32)w->h2, &id, &slot))
+		id = 0;
+	if (st_find(k1, k2, (__u32)w->h2, &id, &slot))
+		return id;
+	if (!slot)
+		count(UB_C_STACKMAP_FULL, 1);
+	else if (__sync_val_compare_and_swap(&slot->k1, 0, ST_BUSY) != 0)
+		slot = NULL;
 	if (n <= 8)
 		SEND_CLASS(8);
 	if (n <= 24)
@@ -1394,7 +1489,18 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	if (vc && !vc->busy && !(seq & 1)) {
 		if (UB_PROF & 4)
 			w->vc = *vc;
-		w->vc = *vc;
+		/* the entries in use only: a few of VC_N (the program, libc,
+		 * the stack), read from memory the task may have last
+		 * written on another CPU */
+		w->vc.mm = vc->mm;
+		w->vc.seq = vc->seq;
+		w->vc.n = vc->n;
+		w->vc.next = vc->next;
+		for (int i = 0; i < VC_N; i++) {
+			if (i >= w->vc.n)
+				break;
+			w->vc.e[i] = vc->e[i];
+		}
 		if (w->vc.mm == (__u64)task->mm && w->vc.seq == seq && w->vc.n <= VC_N) {
 			w->vc_ok = 1;
 		} else if (!w->cache_only) {
@@ -1424,6 +1530,7 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	w->signals = 0;
 	w->win_len = 0;
 	w->vend = 0;
+	w->s1.gen = files_gen; /* before vma_of(), whose files memo it keys */
 	/* the stack's own mapping bounds the walk as the copy does */
 	if (!vma_of(w, sp))
 		w->hi = w->vend;
@@ -1432,7 +1539,6 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	w->vend = 0;
 	w->rec = 0;
 	w->nreads = 0;
-	w->s1.gen = files_gen;
 	w->s1.mm = (__u64)task->mm;
 	hot = seq & 1 ? NULL
 		      : bpf_task_storage_get(&hots, task, 0,

@@ -509,6 +509,9 @@ int ustack_bpf__set_python(struct ustack_bpf *b, uint32_t tgid, const struct ub_
 
 	if (!c)
 		return bpf_map_delete_elem(fd, &tgid) && errno != ENOENT ? -errno : 0;
+	/* before the entry: an event that sees the entry also looks it up */
+	if (b->skel->bss)
+		__atomic_store_n(&b->skel->bss->py_any, 1, __ATOMIC_SEQ_CST);
 	return bpf_map_update_elem(fd, &tgid, c, BPF_ANY) ? -errno : 0;
 }
 
