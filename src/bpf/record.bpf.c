@@ -154,13 +154,6 @@ struct {
 } kstacks SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct ub_task);
-} task_state SEC(".maps");
-
-struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
@@ -215,12 +208,6 @@ struct vcache {
 	struct vma_out e[VC_N];
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct vcache);
-} vcaches SEC(".maps");
 
 /* UB_PROF: a build that does one part of the walk twice, or skips one,
  * to see what it costs (bench/record/bpf_breakdown.sh); 0 in every other
@@ -470,6 +457,15 @@ __noinline int vma_of(struct walk *w, __u64 pc)
 	return 0;
 }
 
+/* vma_of() without its call where @pc lies in w's VMA already: most frames
+ * of a walk (a call is a few dozen instructions of the JIT's, twice a step) */
+static __always_inline int vma_at(struct walk *w, __u64 pc)
+{
+	if (w->vend && pc >= w->vstart && pc < w->vend)
+		return 0;
+	return vma_of(w, pc);
+}
+
 /* ---- rows ---------------------------------------------------------------------- */
 
 
@@ -582,7 +578,7 @@ static __always_inline void emit(struct walk *w, __u64 pc, __u32 method, __u32 f
 
 	if (n >= UB_MAX_FRAMES)
 		return;
-	ret = vma_of(w, pc);
+	ret = vma_at(w, pc);
 	if (ret == -EBUSY) {
 		/* the mmap lock is held (another thread maps or unmaps): the
 		 * frame's file is unknown, and a bare address would make an
@@ -708,7 +704,7 @@ __noinline long step_one(__u32 slot)
 		return stop(w, S_DEPTH);
 
 	lookup = w->is_return ? w->pc - 1 : w->pc;
-	kind = vma_of(w, lookup);
+	kind = vma_at(w, lookup);
 	if (kind == -EAGAIN)
 		return 1;
 	if (kind == -EBUSY) {
@@ -800,7 +796,7 @@ __noinline long step_one(__u32 slot)
 			return stop(w, S_NO_INFO);
 		if (!npc)
 			return stop(w, S_NO_INFO);
-		kind = vma_of(w, npc);
+		kind = vma_at(w, npc);
 		if (kind == -EAGAIN)
 			return 1;
 		if (kind == -EBUSY) {
@@ -859,12 +855,21 @@ struct hot {
 	__u64 words[2 * HOT_FRAMES];
 };
 
+/* A task's own state, in one task storage (one lookup an event, where
+ * three maps took three): its open kernel entry, its VMA cache, its hot
+ * stack */
+struct task_all {
+	struct ub_task t;
+	struct vcache vc;
+	struct hot hot;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct hot);
-} hots SEC(".maps");
+	__type(value, struct task_all);
+} tasks SEC(".maps");
 
 /* 1: w's walk finished from @h (frames, hash, stop). A global function:
  * verified once. */
@@ -1439,6 +1444,7 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	int user_mode;
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct ub_event *ev;
+	struct task_all *ta;
 	struct ub_task *ts;
 	struct vcache *vc;
 	struct hot *hot;
@@ -1458,7 +1464,8 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 
 	if (!(e->flags & UB_EV_USER))
 		goto send;
-	ts = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	ta = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	ts = ta ? &ta->t : NULL;
 	if (ts && ts->valid && !user_mode && ts->pid == e->pid && ts->ip == ip && ts->sp == sp &&
 	    ts->bp == bp && ts->tag == tag) {
 		/* same kernel entry: same cookie, same stack */
@@ -1484,8 +1491,7 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	w->vc_ok = 0;
 	w->vc_dirty = 0;
 	seq = mm_seq(task);
-	vc = bpf_task_storage_get(&vcaches, task, 0,
-				  w->cache_only ? 0 : BPF_LOCAL_STORAGE_GET_F_CREATE);
+	vc = ta ? &ta->vc : NULL;
 	if (vc && !vc->busy && !(seq & 1)) {
 		if (UB_PROF & 4)
 			w->vc = *vc;
@@ -1540,9 +1546,7 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	w->rec = 0;
 	w->nreads = 0;
 	w->s1.mm = (__u64)task->mm;
-	hot = seq & 1 ? NULL
-		      : bpf_task_storage_get(&hots, task, 0,
-					     w->cache_only ? 0 : BPF_LOCAL_STORAGE_GET_F_CREATE);
+	hot = seq & 1 || !ta ? NULL : &ta->hot;
 	if (UB_PROF & 128)
 		hot = NULL;
 	if (!w->defer)
@@ -1900,11 +1904,13 @@ struct {
  * whole run of a preempted thread's intervals came out "mismatch"). */
 static __always_inline void offcpu_dropped(struct task_struct *t, const struct offcpu *oc)
 {
+	struct task_all *ta;
 	struct ub_task *ts;
 
 	if (!(oc->e.flags & UB_EV_NEW_ENTRY))
 		return;
-	ts = bpf_task_storage_get(&task_state, t, 0, 0);
+	ta = bpf_task_storage_get(&tasks, t, 0, 0);
+	ts = ta ? &ta->t : NULL;
 	if (ts && ts->cookie == oc->e.cookie)
 		ts->valid = 0;
 }
