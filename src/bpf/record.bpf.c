@@ -1381,14 +1381,53 @@ static __noinline int send_copy(struct ub_event *e, const struct regs_in *r, str
 
 /* ---- the event ---------------------------------------------------------------------- */
 
+/*
+ * The last answer of `targets` on this CPU, valid while targets_gen has
+ * not moved: a tracepoint's program runs for every process's events, mostly
+ * the same process's one after another, and the hash lookup was ~4% of an
+ * event on bench/record/kernel_ns.sh's storm (docs/PERFORMANCE.md). Every
+ * writer of `targets` bumps targets_gen after its write (the fork, exec and
+ * exit programs below, ustack_bpf__add_target()): an answer read before a
+ * write is kept under the generation before it, so no event after the bump
+ * takes it. Per CPU and not per slot: an interrupt in the middle of this
+ * may write an answer of its own, so the answer is one 8-byte word, read
+ * and written whole: tgid << 32 | (generation + 1, 31 bits) << 1 | traced.
+ */
+__u32 targets_gen = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} tmemos SEC(".maps");
+
+static __always_inline void targets_changed(void)
+{
+	__sync_fetch_and_add(&targets_gen, 1);
+}
+
 static __always_inline int traced(__u32 tgid)
 {
+	__u32 zero = 0, on;
+	__u64 *m, key, v;
 	__u8 *st;
 
 	if (trace_all)
 		return tgid != self_tgid;
+	key = (__u64)tgid << 32 | (__u64)((*(volatile __u32 *)&targets_gen + 1) & 0x7fffffff) << 1;
+	asm volatile("" ::: "memory");
+	m = bpf_map_lookup_elem(&tmemos, &zero);
+	if (m) {
+		v = *(volatile __u64 *)m;
+		if ((v & ~1ull) == key)
+			return v & 1;
+	}
 	st = bpf_map_lookup_elem(&targets, &tgid);
-	return st && *st == UB_TARGET_ACTIVE;
+	on = st && *st == UB_TARGET_ACTIVE;
+	if (m)
+		*(volatile __u64 *)m = key | on;
+	return on;
 }
 
 /* The kernel's cookie recurrence (docs/deferred.md). */
@@ -2204,8 +2243,8 @@ int BPF_PROG(ustack_fork, struct task_struct *parent, struct task_struct *child)
 	if (ptgid == ctgid)
 		return 0;
 	st = bpf_map_lookup_elem(&targets, &ptgid);
-	if (st && *st == UB_TARGET_ACTIVE)
-		bpf_map_update_elem(&targets, &ctgid, &on, BPF_ANY);
+	if (st && *st == UB_TARGET_ACTIVE && !bpf_map_update_elem(&targets, &ctgid, &on, BPF_ANY))
+		targets_changed();
 	return 0;
 }
 
@@ -2216,8 +2255,8 @@ int BPF_PROG(ustack_exit, struct task_struct *p)
 {
 	__u32 tgid = p->tgid;
 
-	if (!BPF_CORE_READ(p, signal, live.counter))
-		bpf_map_delete_elem(&targets, &tgid);
+	if (!BPF_CORE_READ(p, signal, live.counter) && !bpf_map_delete_elem(&targets, &tgid))
+		targets_changed();
 	return 0;
 }
 
@@ -2227,8 +2266,8 @@ int BPF_PROG(ustack_exec, struct task_struct *p)
 	__u32 tgid = p->tgid;
 	__u8 on = UB_TARGET_ACTIVE, *st = bpf_map_lookup_elem(&targets, &tgid);
 
-	if (st && *st == UB_TARGET_ARMED)
-		bpf_map_update_elem(&targets, &tgid, &on, BPF_ANY);
+	if (st && *st == UB_TARGET_ARMED && !bpf_map_update_elem(&targets, &tgid, &on, BPF_ANY))
+		targets_changed();
 	return 0;
 }
 

@@ -519,8 +519,13 @@ int ustack_bpf__add_target(struct ustack_bpf *b, uint32_t tgid, int armed)
 {
 	uint8_t st = armed ? UB_TARGET_ARMED : UB_TARGET_ACTIVE;
 
-	return bpf_map_update_elem(bpf_map__fd(b->skel->maps.targets), &tgid, &st, BPF_ANY) ? -errno
-											   : 0;
+	if (bpf_map_update_elem(bpf_map__fd(b->skel->maps.targets), &tgid, &st, BPF_ANY))
+		return -errno;
+	/* after the write: the program's memo of targets' answers
+	 * (record.bpf.c, traced()) holds under one generation */
+	if (b->skel->bss)
+		__atomic_add_fetch(&b->skel->bss->targets_gen, 1, __ATOMIC_SEQ_CST);
+	return 0;
 }
 
 static int add_link(struct ustack_bpf *b, struct bpf_link *l, const char *what, char *err,
