@@ -65,6 +65,10 @@ const volatile __u32 sample_event = 0; /* index of the one sampling event */
 const volatile __u64 wake_bytes = 0;
 /* no stack copy while this much waits in the ring (0: no limit) */
 const volatile __u64 copy_limit = 0;
+/* 0: system-call tracepoint programs run with preemption off on this
+ * kernel (no trace_call_bpf_faultable): tp_event() need not hold it off
+ * (two kfunc calls an event). 1 unless user space knows better. */
+const volatile __u32 tp_preemptible = 1;
 /* 0: never walk in the interrupt (USTACK_BPF_NO_VMA_CACHE=1, a test knob) */
 const volatile __u32 use_vcache = 1;
 
@@ -1736,10 +1740,10 @@ static __always_inline void tp_event(void *ctx, __u64 cookie)
 	/* SLOT_TP is this CPU's. Where the program runs preemptibly (system
 	 * call tracepoints on 7.x), a clock sample of another task could take
 	 * the slot in between; held off for the walk */
-	if (bpf_preempt_disable)
+	if (tp_preemptible && bpf_preempt_disable)
 		bpf_preempt_disable();
 	finish(&e, &r);
-	if (bpf_preempt_enable)
+	if (tp_preemptible && bpf_preempt_enable)
 		bpf_preempt_enable();
 }
 

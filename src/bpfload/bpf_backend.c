@@ -433,6 +433,7 @@ struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, 
 		goto fail;
 	}
 	b->syscall_kprobes = syscall_route(kf.tp_sys_faultable);
+	b->skel->rodata->tp_preemptible = kf.tp_sys_faultable;
 	/* its program is verified only where it is used */
 	bpf_program__set_autoload(b->skel->progs.ustack_kp, b->syscall_kprobes);
 	offcpu_opts(b, o);

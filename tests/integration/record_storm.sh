@@ -188,6 +188,26 @@ for b in copy bpf; do
 	fi
 done
 
+# ---- 1b. each stack sent once (bpf): the program's stack table ----------------------
+# The kernel side stores each distinct stack once and names it by id after
+# that (record.bpf.c, stack_id): the recording's distinct user stacks are
+# at most the paths the storm took, plus the main thread's few, plus the
+# rare stack sent twice (two CPUs meeting it new at once: its slot claimed
+# by the other). A table that never finds a stack sends all 80000; one
+# that gives two stacks one id shows fewer than the paths (less 1%: a path
+# whose every event was lost).
+if [ -s "$tmp/storm-bpf.stats" ] && [ -s "$tmp/storm-bpf.counts" ]; then
+	paths=$(grep -vc '^total ' "$tmp/storm-bpf.counts")
+	distinct=$(awk '/^distinct user stacks:/ { print $4; exit }' "$tmp/storm-bpf.stats")
+	slack=$((16 + paths / 100))
+	echo "  bpf: $distinct distinct user stacks for $paths paths taken (at most $((paths + slack)))"
+	if [ -z "$distinct" ] || [ "$distinct" -gt $((paths + slack)) ] || [ "$distinct" -lt $((paths * 99 / 100)) ]; then
+		fail record_storm_dedup "${distinct:-no} distinct user stacks for $paths paths taken: want $((paths * 99 / 100))..$((paths + slack))"
+	else
+		pass record_storm_dedup
+	fi
+fi
+
 # ---- 2. low rate: nothing lost, both backends alike ----------------------------------
 lowrate() { # B USEC: record, check, 0 ok / 1 fail / 2 unavailable / 3 lost records
 	local b=$1 out=$tmp/low-$1 lost nost
