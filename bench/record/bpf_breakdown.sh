@@ -13,8 +13,8 @@
 # -DUB_PROF=BITS (1 row lookup twice, 2 each window read twice, 4 the VMA
 # cache copied twice, 8 the hot stack taken and kept twice, 16 the stack id
 # looked up twice, 64 no walk at all (the event without its user stack),
-# 128 no hot stack) or -DWIN_BYTES=N; or @COMMIT, the program of that
-# commit (the rest of the recorder this tree's). Default: the list below. The builds
+# 128 no hot stack) or -DWIN_BYTES=N; or @COMMIT, the recorder of that
+# commit (built whole from git archive). Default: the list below. The builds
 # go to build/bench/record/breakdown/NAME/ (make BUILD=...).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -43,12 +43,12 @@ for v in "${VARIANTS[@]}"; do
 		rm -rf "$d/obj" "$d/bpf" && cp -a build/obj "$d/"
 		rm -f "$d/obj/bpfload/bpf_backend.o"
 		if [ "${f#@}" != "$f" ]; then
-			# the program of commit ${f#@}, the rest of the build this tree's
-			mkdir -p "$d/bpf"
-			git show "${f#@}:src/bpf/record.bpf.c" >"$d/bpf/record.bpf.c"
-			clang $BASE_BPF -c "$d/bpf/record.bpf.c" -o "$d/bpf/record.bpf.o"
-			bpftool gen skeleton "$d/bpf/record.bpf.o" name ustack_record_bpf >"$d/bpf/record.skel.h"
-			make -s -j2 BUILD="$d" "$d/ustack" >/dev/null
+			# the recorder of commit ${f#@}, whole: a program and the
+			# user space that loads it go together (the globals it sets)
+			rm -rf "$d/tree" && mkdir -p "$d/tree"
+			git archive "${f#@}" | tar -x -C "$d/tree"
+			make -s -j2 -C "$d/tree" build/ustack >/dev/null
+			cp "$d/tree/build/ustack" "$d/ustack"
 		else
 			make -s -j2 BUILD="$d" BPF_CFLAGS="$BASE_BPF $f" "$d/ustack" >/dev/null
 		fi

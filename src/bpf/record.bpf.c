@@ -66,6 +66,10 @@ const volatile __u64 wake_bytes = 0;
 /* no stack copy while this much waits in the ring (0: no limit; 1: no
  * copy at all, a test knob: the partial stacks of a full ring at will) */
 const volatile __u64 copy_limit = 0;
+/* 0: system-call tracepoint programs run with preemption off on this
+ * kernel (no trace_call_bpf_faultable): tp_event() need not hold it off
+ * (two kfunc calls an event). 1 unless user space knows better. */
+const volatile __u32 tp_preemptible = 1;
 /* 0: never walk in the interrupt (USTACK_BPF_NO_VMA_CACHE=1, a test knob) */
 const volatile __u32 use_vcache = 1;
 
@@ -73,6 +77,11 @@ __u32 next_stack_id = 0;
 /* bumped by user space after every write to `files` (bpf_backend.c,
  * apply_op): a hot stack (below) is valid under one value only */
 __u32 files_gen = 0;
+/* set by user space before it first fills pyprocs (bpf_backend.c,
+ * ustack_bpf__set_python), never cleared: until then no event looks for
+ * Python frames, so a recording of native programs does not pay the
+ * pyprocs lookup on every event */
+__u32 py_any = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -112,15 +121,34 @@ struct {
 	__array(values, struct rows_inner);
 } tables SEC(".maps");
 
-struct stack_key {
-	__u64 h1, h2;
+/*
+ * The stacks sent so far, by their 128-bit hash: an open-addressing table
+ * in an array map, a slot looked up by index (inlined by the JIT, one
+ * cache line) where a hash map took a call, a jhash, its bucket and its
+ * element, two cache misses on bench/record/kernel_ns.sh's storm (4096
+ * distinct stacks: the hash map's lookup was ~15% of the program,
+ * docs/PERFORMANCE.md). Slots are never emptied once published (user space
+ * never deletes), so a slot holding a key holds it for good.
+ *
+ * Written from every CPU: a slot is claimed by a compare-and-swap of k1
+ * from 0 (empty) to ST_BUSY, then its id and the key's second half are
+ * stored, then k1 (x86 keeps stores in order; the compiler is held by
+ * barriers). A reader takes a slot only when k1 holds its key, so never a
+ * half-written slot.
+ */
+#define ST_SLOTS 65536 /* power of two */
+#define ST_PROBE 8     /* slots tried from the stack's own: two cache lines */
+#define ST_BUSY 1ull
+struct st_slot {
+	__u64 k1;   /* 0 empty, ST_BUSY being written, else the key's first half */
+	__u64 k2id; /* the high 32 bits of the key's second half, the id */
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct stack_key);
-	__type(value, __u32);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ST_SLOTS);
+	__type(key, __u32);
+	__type(value, struct st_slot);
 } stack_ids SEC(".maps");
 
 struct {
@@ -129,13 +157,6 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, UB_MAX_FRAMES * sizeof(__u64));
 } kstacks SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct ub_task);
-} task_state SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -192,12 +213,6 @@ struct vcache {
 	struct vma_out e[VC_N];
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct vcache);
-} vcaches SEC(".maps");
 
 /* UB_PROF: a build that does one part of the walk twice, or skips one,
  * to see what it costs (bench/record/bpf_breakdown.sh); 0 in every other
@@ -208,6 +223,7 @@ struct {
 #ifndef WIN_BYTES
 #define WIN_BYTES 4096 /* a page: the rest of addr's page in one read */
 #endif
+#define FM_N 4        /* power of two */
 #define HOT_READS 64  /* power of two */
 #define HOT_FRAMES 48 /* frames after the first step a hot stack keeps */
 
@@ -242,6 +258,14 @@ struct walk {
 	__u32 vfile;             /* 0 anonymous, 1 file or vDSO */
 	__u32 vpad;
 	struct ub_file_val fv;
+	/* the files entries met lately, by (dev, ino), valid under one
+	 * files_gen (as the row cache): most walks go from one file to
+	 * another and back (the program, libc), a hash map lookup each */
+	struct fmemo {
+		__u64 dev, ino;
+		__u32 gen, set, known, pad;
+		struct ub_file_val fv;
+	} fm[FM_N];
 	__u32 cache_only; /* in an interrupt: VMAs from vc only */
 	__u32 defer;      /* a VMA missing from vc: redo the walk in task context */
 	__u32 vc_ok;      /* vc is valid for the mm as it is now */
@@ -341,9 +365,15 @@ static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *d
 /* The mm's write sequence, or 1 (odd: never valid) where it cannot be read. */
 static __always_inline __u32 mm_seq(struct task_struct *task)
 {
+	struct mm_struct *mm;
+
 	if (!bpf_core_field_exists(((struct mm_struct *)0)->mm_lock_seq))
 		return 1;
-	return BPF_CORE_READ(task, mm, mm_lock_seq.sequence);
+	/* loads from the BTF pointer (fault-safe, the verifier's): up to
+	 * four reads an event, and two bpf_probe_read_kernel() calls each
+	 * with BPF_CORE_READ */
+	mm = task->mm;
+	return mm ? mm->mm_lock_seq.sequence : 1;
 }
 
 static __always_inline int vc_find(struct walk *w, __u64 pc, struct vma_out *o)
@@ -380,6 +410,7 @@ __noinline int vma_of(struct walk *w, __u64 pc)
 	struct task_struct *task;
 	struct ub_file_key key;
 	struct ub_file_val *fv;
+	struct fmemo *m;
 	long ret;
 
 	if (!w)
@@ -405,16 +436,39 @@ __noinline int vma_of(struct walk *w, __u64 pc)
 	w->vexec = o.exec;
 	w->vfile = o.file;
 	w->vknown = 0;
-	if (o.file) {
-		key.dev = o.dev;
-		key.ino = o.ino;
-		fv = bpf_map_lookup_elem(&files, &key);
-		if (fv) {
-			w->fv = *fv;
+	if (!o.file)
+		return 0;
+	m = &w->fm[(o.ino ^ o.dev) & (FM_N - 1)];
+	if (m->set && m->gen == w->s1.gen && m->dev == o.dev && m->ino == o.ino) {
+		if (m->known) {
+			w->fv = m->fv;
 			w->vknown = 1;
 		}
+		return 0;
 	}
+	key.dev = o.dev;
+	key.ino = o.ino;
+	fv = bpf_map_lookup_elem(&files, &key);
+	if (fv) {
+		w->fv = *fv;
+		w->vknown = 1;
+		m->fv = *fv;
+	}
+	m->dev = o.dev;
+	m->ino = o.ino;
+	m->gen = w->s1.gen;
+	m->known = !!fv;
+	m->set = 1;
 	return 0;
+}
+
+/* vma_of() without its call where @pc lies in w's VMA already: most frames
+ * of a walk (a call is a few dozen instructions of the JIT's, twice a step) */
+static __always_inline int vma_at(struct walk *w, __u64 pc)
+{
+	if (w->vend && pc >= w->vstart && pc < w->vend)
+		return 0;
+	return vma_of(w, pc);
 }
 
 /* ---- rows ---------------------------------------------------------------------- */
@@ -529,7 +583,7 @@ static __always_inline void emit(struct walk *w, __u64 pc, __u32 method, __u32 f
 
 	if (n >= UB_MAX_FRAMES)
 		return;
-	ret = vma_of(w, pc);
+	ret = vma_at(w, pc);
 	if (ret == -EBUSY) {
 		/* the mmap lock is held (another thread maps or unmaps): the
 		 * frame's file is unknown, and a bare address would make an
@@ -655,7 +709,7 @@ __noinline long step_one(__u32 slot)
 		return stop(w, S_DEPTH);
 
 	lookup = w->is_return ? w->pc - 1 : w->pc;
-	kind = vma_of(w, lookup);
+	kind = vma_at(w, lookup);
 	if (kind == -EAGAIN)
 		return 1;
 	if (kind == -EBUSY) {
@@ -747,7 +801,7 @@ __noinline long step_one(__u32 slot)
 			return stop(w, S_NO_INFO);
 		if (!npc)
 			return stop(w, S_NO_INFO);
-		kind = vma_of(w, npc);
+		kind = vma_at(w, npc);
 		if (kind == -EAGAIN)
 			return 1;
 		if (kind == -EBUSY) {
@@ -806,12 +860,21 @@ struct hot {
 	__u64 words[2 * HOT_FRAMES];
 };
 
+/* A task's own state, in one task storage (one lookup an event, where
+ * three maps took three): its open kernel entry, its VMA cache, its hot
+ * stack */
+struct task_all {
+	struct ub_task t;
+	struct vcache vc;
+	struct hot hot;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct hot);
-} hots SEC(".maps");
+	__type(value, struct task_all);
+} tasks SEC(".maps");
 
 /* 1: w's walk finished from @h (frames, hash, stop). A global function:
  * verified once. */
@@ -1097,6 +1160,8 @@ static __noinline int py_walk(struct walk *w, __u32 slot, __u32 tgid, __u32 tid)
 		return 0;
 	w->npy = 0;
 	w->pystop = UB_PYSTOP_NONE;
+	if (!py_any)
+		return 0;
 	c = bpf_map_lookup_elem(&pyprocs, &tgid);
 	if (!c)
 		return 0;
@@ -1141,17 +1206,11 @@ static __noinline int py_walk(struct walk *w, __u32 slot, __u32 tgid, __u32 tid)
 		struct ub_stack *s = bpf_ringbuf_reserve(&rb, 16 + 16 * (CAP), 0);              \
 		if (!s) {                                                                      \
 			count(UB_C_STACK_LOST, 1);                                             \
+			if (slot)                                                              \
+				slot->k1 = 0; /* ours since the claim: free again */            \
 			return 0;                                                              \
 		}                                                                              \
 		id = __sync_fetch_and_add(&next_stack_id, 1) + 1;                              \
-		if (bpf_map_update_elem(&stack_ids, &key, &id, BPF_NOEXIST)) {                 \
-			known = bpf_map_lookup_elem(&stack_ids, &key);                         \
-			if (known) {                                                           \
-				bpf_ringbuf_discard(s, 0);                                     \
-				return *known;                                                 \
-			}                                                                      \
-			count(UB_C_STACKMAP_FULL, 1);                                          \
-		}                                                                              \
 		s->type = UB_REC_STACK;                                                        \
 		s->npy = (__u8)w->npy;                                                         \
 		s->nr = (__u16)(n - w->npy);                                                   \
@@ -1161,19 +1220,59 @@ static __noinline int py_walk(struct walk *w, __u32 slot, __u32 tgid, __u32 tid)
 		__builtin_memset(s->pad1, 0, sizeof(s->pad1));                                 \
 		s->pypid = w->npy ? w->py_tgid : 0;                                            \
 		bpf_probe_read_kernel(s->words, 16 * (CAP), w->words);                         \
+		if (slot) {                                                                    \
+			slot->k2id = k2 | id;                                                  \
+			asm volatile("" ::: "memory");                                         \
+			slot->k1 = k1;                                                         \
+		}                                                                              \
 		bpf_ringbuf_submit(s, w->npy ? py_wake_flags(wake_flags()) : wake_flags());  \
 		count(UB_C_STACKS, 1);                                                         \
 		count(UB_C_STACK_BYTES, 16 + 16 * (CAP));                                      \
 		return id;                                                                     \
 	} while (0)
 
+/* The slot of key (k1, k2) in stack_ids: 1 and *id where it is there,
+ * else 0 and *free, the first empty slot on its probe sequence (NULL: none) */
+static __always_inline int st_find(__u64 k1, __u64 k2, __u32 at, __u32 *id,
+				   struct st_slot **free)
+{
+	struct st_slot *s;
+	__u64 v;
+
+	*free = NULL;
+	for (__u32 i = 0; i < ST_PROBE; i++) {
+		__u32 k = (at + i) & (ST_SLOTS - 1);
+
+		s = bpf_map_lookup_elem(&stack_ids, &k);
+		if (!s)
+			return 0;
+		v = *(volatile __u64 *)&s->k1;
+		asm volatile("" ::: "memory");
+		if (v == k1) {
+			v = s->k2id;
+			if ((v & ~0xffffffffull) == k2) {
+				*id = (__u32)v;
+				return 1;
+			}
+		} else if (!v) {
+			*free = s;
+			return 0;
+		}
+	}
+	return 0;
+}
+
 /* The id of w's stack; its frames go to user space the first time only.
  * The record is reserved before the id is published, so no event that
- * names the id can come before it in the ring buffer. 0: not sent. */
+ * names the id can come before it in the ring buffer. 0: not sent. A
+ * stack with no slot (the table full along its probe sequence, or its
+ * slot claimed by another CPU in between) is sent with a new id each
+ * time: the same frames under two ids, never an id for other frames. */
 static __noinline __u32 stack_id(struct walk *w)
 {
-	struct stack_key key;
-	__u32 id, *known, n;
+	struct st_slot *slot;
+	__u64 k1, k2;
+	__u32 id, n;
 
 	if (!w)
 		return 0;
@@ -1182,13 +1281,18 @@ static __noinline __u32 stack_id(struct walk *w)
 	n = w->n + w->npy;
 	if (!n || n > UB_MAX_FRAMES)
 		return 0;
-	key.h1 = w->h1 ^ n ^ ((__u64)w->npy << 32);
-	key.h2 = w->h2;
-	if (UB_PROF & 16)
-		bpf_map_lookup_elem(&stack_ids, &key);
-	known = bpf_map_lookup_elem(&stack_ids, &key);
-	if (known)
-		return *known;
+	k1 = w->h1 ^ n ^ ((__u64)w->npy << 32);
+	if (k1 <= ST_BUSY)
+		k1 = ST_BUSY + 1; /* 0 and 1 are states: their stacks share a key */
+	k2 = w->h2 & ~0xffffffffull;
+	if ((UB_PROF & 16) && st_find(k1, k2, (__u32)w->h2, &id, &slot))
+		id = 0;
+	if (st_find(k1, k2, (__u32)w->h2, &id, &slot))
+		return id;
+	if (!slot)
+		count(UB_C_STACKMAP_FULL, 1);
+	else if (__sync_val_compare_and_swap(&slot->k1, 0, ST_BUSY) != 0)
+		slot = NULL;
 	if (n <= 8)
 		SEND_CLASS(8);
 	if (n <= 24)
@@ -1287,14 +1391,53 @@ static __noinline int send_copy(struct ub_event *e, const struct regs_in *r, str
 
 /* ---- the event ---------------------------------------------------------------------- */
 
+/*
+ * The last answer of `targets` on this CPU, valid while targets_gen has
+ * not moved: a tracepoint's program runs for every process's events, mostly
+ * the same process's one after another, and the hash lookup was ~4% of an
+ * event on bench/record/kernel_ns.sh's storm (docs/PERFORMANCE.md). Every
+ * writer of `targets` bumps targets_gen after its write (the fork, exec and
+ * exit programs below, ustack_bpf__add_target()): an answer read before a
+ * write is kept under the generation before it, so no event after the bump
+ * takes it. Per CPU and not per slot: an interrupt in the middle of this
+ * may write an answer of its own, so the answer is one 8-byte word, read
+ * and written whole: tgid << 32 | (generation + 1, 31 bits) << 1 | traced.
+ */
+__u32 targets_gen = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} tmemos SEC(".maps");
+
+static __always_inline void targets_changed(void)
+{
+	__sync_fetch_and_add(&targets_gen, 1);
+}
+
 static __always_inline int traced(__u32 tgid)
 {
+	__u32 zero = 0, on;
+	__u64 *m, key, v;
 	__u8 *st;
 
 	if (trace_all)
 		return tgid != self_tgid;
+	key = (__u64)tgid << 32 | (__u64)((*(volatile __u32 *)&targets_gen + 1) & 0x7fffffff) << 1;
+	asm volatile("" ::: "memory");
+	m = bpf_map_lookup_elem(&tmemos, &zero);
+	if (m) {
+		v = *(volatile __u64 *)m;
+		if ((v & ~1ull) == key)
+			return v & 1;
+	}
 	st = bpf_map_lookup_elem(&targets, &tgid);
-	return st && *st == UB_TARGET_ACTIVE;
+	on = st && *st == UB_TARGET_ACTIVE;
+	if (m)
+		*(volatile __u64 *)m = key | on;
+	return on;
 }
 
 /* The kernel's cookie recurrence (docs/deferred.md). */
@@ -1350,6 +1493,7 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	int user_mode;
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct ub_event *ev;
+	struct task_all *ta;
 	struct ub_task *ts;
 	struct vcache *vc;
 	struct hot *hot;
@@ -1369,7 +1513,8 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 
 	if (!(e->flags & UB_EV_USER))
 		goto send;
-	ts = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	ta = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	ts = ta ? &ta->t : NULL;
 	if (ts && ts->valid && !user_mode && ts->pid == e->pid && ts->ip == ip && ts->sp == sp &&
 	    ts->bp == bp && ts->tag == tag) {
 		/* same kernel entry: same cookie, same stack */
@@ -1395,12 +1540,22 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	w->vc_ok = 0;
 	w->vc_dirty = 0;
 	seq = mm_seq(task);
-	vc = bpf_task_storage_get(&vcaches, task, 0,
-				  w->cache_only ? 0 : BPF_LOCAL_STORAGE_GET_F_CREATE);
+	vc = ta ? &ta->vc : NULL;
 	if (vc && !vc->busy && !(seq & 1)) {
 		if (UB_PROF & 4)
 			w->vc = *vc;
-		w->vc = *vc;
+		/* the entries in use only: a few of VC_N (the program, libc,
+		 * the stack), read from memory the task may have last
+		 * written on another CPU */
+		w->vc.mm = vc->mm;
+		w->vc.seq = vc->seq;
+		w->vc.n = vc->n;
+		w->vc.next = vc->next;
+		for (int i = 0; i < VC_N; i++) {
+			if (i >= w->vc.n)
+				break;
+			w->vc.e[i] = vc->e[i];
+		}
 		if (w->vc.mm == (__u64)task->mm && w->vc.seq == seq && w->vc.n <= VC_N) {
 			w->vc_ok = 1;
 		} else if (!w->cache_only) {
@@ -1430,6 +1585,7 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	w->signals = 0;
 	w->win_len = 0;
 	w->vend = 0;
+	w->s1.gen = files_gen; /* before vma_of(), whose files memo it keys */
 	/* the stack's own mapping bounds the walk as the copy does */
 	if (!vma_of(w, sp))
 		w->hi = w->vend;
@@ -1438,11 +1594,8 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	w->vend = 0;
 	w->rec = 0;
 	w->nreads = 0;
-	w->s1.gen = files_gen;
 	w->s1.mm = (__u64)task->mm;
-	hot = seq & 1 ? NULL
-		      : bpf_task_storage_get(&hots, task, 0,
-					     w->cache_only ? 0 : BPF_LOCAL_STORAGE_GET_F_CREATE);
+	hot = seq & 1 || !ta ? NULL : &ta->hot;
 	if (UB_PROF & 128)
 		hot = NULL;
 	if (!w->defer)
@@ -1593,10 +1746,10 @@ static __always_inline void tp_event(void *ctx, __u64 cookie)
 	/* SLOT_TP is this CPU's. Where the program runs preemptibly (system
 	 * call tracepoints on 7.x), a clock sample of another task could take
 	 * the slot in between; held off for the walk */
-	if (bpf_preempt_disable)
+	if (tp_preemptible && bpf_preempt_disable)
 		bpf_preempt_disable();
 	finish(&e, &r);
-	if (bpf_preempt_enable)
+	if (tp_preemptible && bpf_preempt_enable)
 		bpf_preempt_enable();
 }
 
@@ -1800,11 +1953,13 @@ struct {
  * whole run of a preempted thread's intervals came out "mismatch"). */
 static __always_inline void offcpu_dropped(struct task_struct *t, const struct offcpu *oc)
 {
+	struct task_all *ta;
 	struct ub_task *ts;
 
 	if (!(oc->e.flags & UB_EV_NEW_ENTRY))
 		return;
-	ts = bpf_task_storage_get(&task_state, t, 0, 0);
+	ta = bpf_task_storage_get(&tasks, t, 0, 0);
+	ts = ta ? &ta->t : NULL;
 	if (ts && ts->cookie == oc->e.cookie)
 		ts->valid = 0;
 }
@@ -2098,8 +2253,8 @@ int BPF_PROG(ustack_fork, struct task_struct *parent, struct task_struct *child)
 	if (ptgid == ctgid)
 		return 0;
 	st = bpf_map_lookup_elem(&targets, &ptgid);
-	if (st && *st == UB_TARGET_ACTIVE)
-		bpf_map_update_elem(&targets, &ctgid, &on, BPF_ANY);
+	if (st && *st == UB_TARGET_ACTIVE && !bpf_map_update_elem(&targets, &ctgid, &on, BPF_ANY))
+		targets_changed();
 	return 0;
 }
 
@@ -2110,8 +2265,8 @@ int BPF_PROG(ustack_exit, struct task_struct *p)
 {
 	__u32 tgid = p->tgid;
 
-	if (!BPF_CORE_READ(p, signal, live.counter))
-		bpf_map_delete_elem(&targets, &tgid);
+	if (!BPF_CORE_READ(p, signal, live.counter) && !bpf_map_delete_elem(&targets, &tgid))
+		targets_changed();
 	return 0;
 }
 
@@ -2121,8 +2276,8 @@ int BPF_PROG(ustack_exec, struct task_struct *p)
 	__u32 tgid = p->tgid;
 	__u8 on = UB_TARGET_ACTIVE, *st = bpf_map_lookup_elem(&targets, &tgid);
 
-	if (st && *st == UB_TARGET_ARMED)
-		bpf_map_update_elem(&targets, &tgid, &on, BPF_ANY);
+	if (st && *st == UB_TARGET_ARMED && !bpf_map_update_elem(&targets, &tgid, &on, BPF_ANY))
+		targets_changed();
 	return 0;
 }
 

@@ -463,6 +463,7 @@ struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, 
 		goto fail;
 	}
 	b->syscall_kprobes = syscall_route(kf.tp_sys_faultable);
+	b->skel->rodata->tp_preemptible = kf.tp_sys_faultable;
 	/* its program is verified only where it is used */
 	bpf_program__set_autoload(b->skel->progs.ustack_kp, b->syscall_kprobes);
 	offcpu_opts(b, o);
@@ -543,6 +544,9 @@ int ustack_bpf__set_python(struct ustack_bpf *b, uint32_t tgid, const struct ub_
 
 	if (!c)
 		return bpf_map_delete_elem(fd, &tgid) && errno != ENOENT ? -errno : 0;
+	/* before the entry: an event that sees the entry also looks it up */
+	if (b->skel->bss)
+		__atomic_store_n(&b->skel->bss->py_any, 1, __ATOMIC_SEQ_CST);
 	return bpf_map_update_elem(fd, &tgid, c, BPF_ANY) ? -errno : 0;
 }
 
@@ -550,8 +554,13 @@ int ustack_bpf__add_target(struct ustack_bpf *b, uint32_t tgid, int armed)
 {
 	uint8_t st = armed ? UB_TARGET_ARMED : UB_TARGET_ACTIVE;
 
-	return bpf_map_update_elem(bpf_map__fd(b->skel->maps.targets), &tgid, &st, BPF_ANY) ? -errno
-											   : 0;
+	if (bpf_map_update_elem(bpf_map__fd(b->skel->maps.targets), &tgid, &st, BPF_ANY))
+		return -errno;
+	/* after the write: the program's memo of targets' answers
+	 * (record.bpf.c, traced()) holds under one generation */
+	if (b->skel->bss)
+		__atomic_add_fetch(&b->skel->bss->targets_gen, 1, __ATOMIC_SEQ_CST);
+	return 0;
 }
 
 static int add_link(struct ustack_bpf *b, struct bpf_link *l, const char *what, char *err,

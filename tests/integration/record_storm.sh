@@ -188,6 +188,31 @@ for b in copy bpf; do
 	fi
 done
 
+# ---- 1b. each stack sent once (bpf): the program's stack table ----------------------
+# The kernel side sends each distinct stack once and names it by id after
+# that (record.bpf.c, stack_id); user space merges stacks by their frames
+# anyway, so the trace cannot tell: the bytes the kernel sent can. An
+# event record is 56 bytes with its ring header, a 7-frame stack record
+# 144: the storm's 4096 paths over 80000 writes add ~7.4 bytes an event,
+# a stack sent with every event ~144; a copy (a walk that stopped at a
+# table not loaded yet) is ~22 KiB and is allowed for (24 KiB each).
+# Bound: 120 bytes an event, plus the copies.
+if [ -s "$tmp/storm-bpf.err" ] && [ -s "$tmp/storm-bpf.counts" ]; then
+	e=$tmp/storm-bpf.err
+	kb=$(sed -n 's/^ustack: backend bpf: kernel->user \([0-9]*\) bytes.*/\1/p' "$e")
+	ev=$(sed -n 's/^ustack: wrote .*: \([0-9]*\) events.*/\1/p' "$e")
+	cp=$(sed -n 's/.*(\([0-9]*\) finished from a stack copy.*/\1/p' "$e")
+	max=$((120 * ${ev:-0} + 24576 * ${cp:-0}))
+	echo "  bpf: $kb bytes from the kernel for $ev events and $cp copies (at most $max)"
+	if [ "${ev:-0}" -lt 1000 ] || [ "${kb:-0}" -le 0 ]; then
+		fail record_storm_dedup "no summary to read the kernel's bytes from: $(head -3 "$tmp/storm-bpf.err" | tr '\n' '|')"
+	elif [ "$kb" -gt "$max" ]; then
+		fail record_storm_dedup "$kb bytes from the kernel for $ev events ($((kb / ev)) an event): stacks sent more than once"
+	else
+		pass record_storm_dedup
+	fi
+fi
+
 # ---- 2. low rate: nothing lost, both backends alike ----------------------------------
 lowrate() { # B USEC: record, check, 0 ok / 1 fail / 2 unavailable / 3 lost records
 	local b=$1 out=$tmp/low-$1 lost nost
