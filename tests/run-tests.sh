@@ -45,10 +45,6 @@ ALONE=(
 	# a parallel fresh-clone run (2026-11-29)
 	offcpu
 	probes_more
-	# refuses any line on the recorder's stderr, and the recorder says it
-	# waits for its capture of files into the build-ID cache when that
-	# outlasts the recording by 1 s (seen beside test_modrows at load 11)
-	record_bpf_shapes
 	# may npm install speedscope into build/npm, as report_viewers does:
 	# two installs into one directory at once break it
 	names_hostile
