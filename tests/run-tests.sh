@@ -14,6 +14,9 @@
 # text, without the files): its FAIL lines, each with what the test printed
 # right around it (the diffs, stacks and '#' notes tests print next to a
 # FAIL), then the last 40 lines of its log.
+# Each test's line gives its wall seconds and its CPU seconds; a "# time:"
+# line before the closing one says how long the tests run at once and
+# those of ALONE took, and their CPU seconds in all.
 # TEST_TIMEOUT (seconds, default 900) ends a test that hangs; it is no
 # speed bound: a loaded machine makes the slowest tests (record_bpf_shapes:
 # 238 s seen under load) several times slower.
@@ -76,7 +79,11 @@ run_one() {
 	trap 'kill -TERM $tpid 2>/dev/null' TERM
 	wait "$tpid"; rc=$?
 	[ "$rc" -le 128 ] || ! kill -0 "$tpid" 2>/dev/null || { wait "$tpid"; rc=$?; }
-	local p f s
+	local p f s cpu
+	# `times` here, not in a $(...) subshell, which has no children yet
+	times >"$log.times"
+	cpu=$(cpu_seconds "$log.times")
+	rm -f "$log.times"
 	# a shell error in a test script (an arithmetic syntax error, an
 	# unbound variable, a failed redirection) ends the command it is in:
 	# the check it held would be skipped without a word. Such a line, bash's
@@ -98,9 +105,21 @@ run_one() {
 	{
 		grep -E '^(FAIL|SKIP) ' "$log" | sed "s|^|  [$name] |"
 		[ "$f" -eq 0 ] || explain "$log"
-		printf '%-40s %3d passed %3d failed %3d skipped  (%ds)\n' "$name" "$p" "$f" "$s" $((SECONDS - t0))
+		printf '%-40s %3d passed %3d failed %3d skipped  (%ds, %s s CPU)\n' "$name" "$p" "$f" "$s" \
+			$((SECONDS - t0)) "$cpu"
 	} >"$log_dir/$name.out"
+	echo $((SECONDS - t0)) "$cpu" >"$log_dir/$name.time"
 	echo "$p $f $s" >"$log_dir/$name.tally"
+}
+
+# cpu_seconds FILE: user + system seconds on the second line of bash's
+# `times` output in FILE: the shell's waited-for children. run_one runs in
+# a shell of its own, so that is its test's CPU time, which the load
+# changes much less than the wall time; a process the test left running
+# unwaited is not counted.
+cpu_seconds() {
+	awk 'NR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); sub("s", "", a[2]); n += a[1] * 60 + a[2] }
+		printf "%.1f", n }' "$1"
 }
 
 # explain LOG: FAIL lines before the last 40, each with up to 4 lines
@@ -159,7 +178,7 @@ done
 is_alone() { local a; for a in "${ALONE[@]}"; do [ "$a" = "$1" ] && return 0; done; return 1; }
 together=() alone=()
 for i in "${!names[@]}"; do
-	rm -f "$log_dir/${names[$i]}.tally" "$log_dir/${names[$i]}.out"
+	rm -f "$log_dir/${names[$i]}".{tally,out,time}
 	if is_alone "${names[$i]}"; then alone+=("$i"); else together+=("$i"); fi
 done
 
@@ -168,6 +187,7 @@ done
 trap 'kill -TERM $(jobs -pr) 2>/dev/null; exit 130' INT TERM
 
 # ---- the others, JOBS at a time ---------------------------------------------
+t_start=$SECONDS
 # Printed in list order: a test that ended waits until every test before it
 # was printed. Started longest first (SLOW: the tests that took 25 s or more
 # on an idle 2-CPU machine, longest first), then in list order, so that no
@@ -205,12 +225,19 @@ for ((; printed < ${#together[@]}; printed++)); do
 done
 
 # ---- the ALONE tests, one at a time, nothing else running ------------------
+t_alone=$SECONDS
 for i in "${alone[@]}"; do
 	run_one "${names[$i]}" bash -c "${cmds[$i]}" &
 	wait $!
 	report "${names[$i]}"
 done
 
+# where the time went: the part run at once, the part run alone (one test
+# at a time: it adds its whole length), and the tests' CPU seconds
+awk -v at_once=$((t_alone - t_start)) -v alone=$((SECONDS - t_alone)) -v jobs="$JOBS" '
+	{ cpu += $2 } END { printf "# time: %d s at once (JOBS=%d), %d s alone; the tests used %.0f s of CPU\n",
+		at_once, jobs, alone, cpu }' $(for n in "${names[@]}"; do
+		[ -f "$log_dir/$n.time" ] && echo "$log_dir/$n.time"; done) </dev/null
 [ ${#failed_names[@]} -gt 0 ] && echo "failed: ${failed_names[*]}"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
