@@ -189,11 +189,12 @@ trap 'kill -TERM $(jobs -pr) 2>/dev/null; exit 130' INT TERM
 # ---- the others, JOBS at a time ---------------------------------------------
 t_start=$SECONDS
 # Printed in list order: a test that ended waits until every test before it
-# was printed. Started longest first (SLOW: the tests that took 25 s or more
-# on an idle 2-CPU machine, longest first), then in list order, so that no
-# long test starts last and keeps one CPU busy alone at the end.
-SLOW=(test_modrows report_viewers probe_resolve stack_switch probes_more offcpu
-	alloc snapshot_python)
+# was printed. Started longest first (SLOW: the tests run at once that took
+# 25 s or more in a fresh-clone make check beside `stress-ng --cpu 2`,
+# longest first, 2026-11-29), then in list order, so that no long test
+# starts last and keeps one CPU busy alone at the end.
+SLOW=(jit_perfmap record_python record_bpf_shapes report_viewers jit_perfmap_hostile
+	alloc record_hostile symbolize_dwarf_cache probes_bpf)
 printed=0
 print_ended() {
 	while [ "$printed" -lt ${#together[@]} ] &&
