@@ -14,6 +14,9 @@
 # text, without the files): its FAIL lines, each with what the test printed
 # right around it (the diffs, stacks and '#' notes tests print next to a
 # FAIL), then the last 40 lines of its log.
+# Each test's line gives its wall seconds and its CPU seconds; a "# time:"
+# line before the closing one says how long the tests run at once and
+# those of ALONE took, and their CPU seconds in all.
 # TEST_TIMEOUT (seconds, default 900) ends a test that hangs; it is no
 # speed bound: a loaded machine makes the slowest tests (record_bpf_shapes:
 # 238 s seen under load) several times slower.
@@ -46,10 +49,6 @@ ALONE=(
 	# a parallel fresh-clone run (2026-11-29)
 	offcpu
 	probes_more
-	# refuses any line on the recorder's stderr, and the recorder says it
-	# waits for its capture of files into the build-ID cache when that
-	# outlasts the recording by 1 s (seen beside test_modrows at load 11)
-	record_bpf_shapes
 	# may npm install speedscope into build/npm, as report_viewers does:
 	# two installs into one directory at once break it
 	names_hostile
@@ -81,7 +80,11 @@ run_one() {
 	trap 'kill -TERM $tpid 2>/dev/null' TERM
 	wait "$tpid"; rc=$?
 	[ "$rc" -le 128 ] || ! kill -0 "$tpid" 2>/dev/null || { wait "$tpid"; rc=$?; }
-	local p f s
+	local p f s cpu
+	# `times` here, not in a $(...) subshell, which has no children yet
+	times >"$log.times"
+	cpu=$(cpu_seconds "$log.times")
+	rm -f "$log.times"
 	# a shell error in a test script (an arithmetic syntax error, an
 	# unbound variable, a failed redirection) ends the command it is in:
 	# the check it held would be skipped without a word. Such a line, bash's
@@ -103,9 +106,21 @@ run_one() {
 	{
 		grep -E '^(FAIL|SKIP) ' "$log" | sed "s|^|  [$name] |"
 		[ "$f" -eq 0 ] || explain "$log"
-		printf '%-40s %3d passed %3d failed %3d skipped  (%ds)\n' "$name" "$p" "$f" "$s" $((SECONDS - t0))
+		printf '%-40s %3d passed %3d failed %3d skipped  (%ds, %s s CPU)\n' "$name" "$p" "$f" "$s" \
+			$((SECONDS - t0)) "$cpu"
 	} >"$log_dir/$name.out"
+	echo $((SECONDS - t0)) "$cpu" >"$log_dir/$name.time"
 	echo "$p $f $s" >"$log_dir/$name.tally"
+}
+
+# cpu_seconds FILE: user + system seconds on the second line of bash's
+# `times` output in FILE: the shell's waited-for children. run_one runs in
+# a shell of its own, so that is its test's CPU time, which the load
+# changes much less than the wall time; a process the test left running
+# unwaited is not counted.
+cpu_seconds() {
+	awk 'NR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); sub("s", "", a[2]); n += a[1] * 60 + a[2] }
+		printf "%.1f", n }' "$1"
 }
 
 # explain LOG: FAIL lines before the last 40, each with up to 4 lines
@@ -164,7 +179,7 @@ done
 is_alone() { local a; for a in "${ALONE[@]}"; do [ "$a" = "$1" ] && return 0; done; return 1; }
 together=() alone=()
 for i in "${!names[@]}"; do
-	rm -f "$log_dir/${names[$i]}.tally" "$log_dir/${names[$i]}.out"
+	rm -f "$log_dir/${names[$i]}".{tally,out,time}
 	if is_alone "${names[$i]}"; then alone+=("$i"); else together+=("$i"); fi
 done
 
@@ -173,12 +188,14 @@ done
 trap 'kill -TERM $(jobs -pr) 2>/dev/null; exit 130' INT TERM
 
 # ---- the others, JOBS at a time ---------------------------------------------
+t_start=$SECONDS
 # Printed in list order: a test that ended waits until every test before it
-# was printed. Started longest first (SLOW: the tests that took 25 s or more
-# on an idle 2-CPU machine, longest first), then in list order, so that no
-# long test starts last and keeps one CPU busy alone at the end.
-SLOW=(test_modrows report_viewers probe_resolve stack_switch probes_more offcpu
-	alloc snapshot_python)
+# was printed. Started longest first (SLOW: the tests run at once that took
+# 25 s or more in a fresh-clone make check beside `stress-ng --cpu 2`,
+# longest first, 2026-11-29), then in list order, so that no long test
+# starts last and keeps one CPU busy alone at the end.
+SLOW=(jit_perfmap record_python record_bpf_shapes report_viewers jit_perfmap_hostile
+	alloc record_hostile symbolize_dwarf_cache probes_bpf)
 printed=0
 print_ended() {
 	while [ "$printed" -lt ${#together[@]} ] &&
@@ -210,12 +227,19 @@ for ((; printed < ${#together[@]}; printed++)); do
 done
 
 # ---- the ALONE tests, one at a time, nothing else running ------------------
+t_alone=$SECONDS
 for i in "${alone[@]}"; do
 	run_one "${names[$i]}" bash -c "${cmds[$i]}" &
 	wait $!
 	report "${names[$i]}"
 done
 
+# where the time went: the part run at once, the part run alone (one test
+# at a time: it adds its whole length), and the tests' CPU seconds
+awk -v at_once=$((t_alone - t_start)) -v alone=$((SECONDS - t_alone)) -v jobs="$JOBS" '
+	{ cpu += $2 } END { printf "# time: %d s at once (JOBS=%d), %d s alone; the tests used %.0f s of CPU\n",
+		at_once, jobs, alone, cpu }' $(for n in "${names[@]}"; do
+		[ -f "$log_dir/$n.time" ] && echo "$log_dir/$n.time"; done) </dev/null
 [ ${#failed_names[@]} -gt 0 ] && echo "failed: ${failed_names[*]}"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

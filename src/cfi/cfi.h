@@ -132,6 +132,37 @@ typedef int (*ustack_cfi_span_fn)(void *ctx, const struct ustack_row *row, int b
  */
 int ustack_cfi__rows(const struct ustack_cfi *cfi, ustack_cfi_span_fn fn, void *ctx);
 
+/*
+ * ---- FDE index for a section without a search table (cfi_index.c) ----
+ * Without an .eh_frame_hdr table ustack_cfi__find_row() walks the section
+ * from its start on every lookup. The index is that walk done once: the
+ * FDEs sorted by start address, then a binary search per lookup. The
+ * build allocates (cold path); a lookup does not.
+ */
+struct ustack_cfi_index;
+
+/**
+ * Index every FDE of @cfi, walking it as ustack_cfi__find_row() does (up
+ * to the terminator or the first entry it cannot parse).
+ * @return the index, or NULL with errno: ENOMEM, or ENOTUNIQ when two FDEs
+ *         overlap (the walk's answer then depends on section order: keep
+ *         walking)
+ */
+struct ustack_cfi_index *ustack_cfi_index__build(const struct ustack_cfi *cfi);
+
+/**
+ * Row for @pc: the same answer as ustack_cfi__find_row(@cfi, @pc, @row)
+ * for a @cfi without search table, by binary search.
+ * @return 0, -ENOENT, -EBADMSG (as ustack_cfi__find_row())
+ */
+int ustack_cfi_index__find_row(const struct ustack_cfi *cfi, const struct ustack_cfi_index *ix,
+			       uint64_t pc, struct ustack_row *row);
+
+/** FDEs indexed (those covering at least one byte). */
+size_t ustack_cfi_index__nr_fdes(const struct ustack_cfi_index *ix);
+/** Free; NULL is a no-op. */
+void ustack_cfi_index__free(struct ustack_cfi_index *ix);
+
 /* ---- compiled table (cfi_table.c) ---- */
 struct ustack_cfi_table;
 

@@ -24,6 +24,8 @@ struct ustack_modtab {
 	struct ustack_sframe sf;
 	struct ustack_cfi cfi;
 	struct ustack_cfi_table *cfi_table; /* compiled on first use */
+	struct ustack_cfi_index *cfi_index; /* no search table: built on first use */
+	int cfi_index_failed;   /* overlapping FDEs or no memory: walk */
 	uint64_t plt[3][2];     /* .plt, .plt.sec, .iplt [start, end) in vaddrs */
 	uint64_t entry;         /* e_entry (0: none): no caller, see entry_row() */
 	uint64_t last_use;
@@ -63,6 +65,17 @@ static inline const struct ustack_cfi_table *ustack_modtab__cfi_table(struct ust
 			m->compile_cfi = 0; /* out of memory: interpret instead */
 	}
 	return m->cfi_table;
+}
+
+/* The FDE index of a CFI section without search table, built on first
+ * use, else NULL: then ustack_cfi__find_row() searches by itself. */
+static inline const struct ustack_cfi_index *ustack_modtab__cfi_index(struct ustack_modtab *m)
+{
+	if (!m->cfi.hdr_count && !m->cfi_index && !m->cfi_index_failed) {
+		m->cfi_index = ustack_cfi_index__build(&m->cfi);
+		m->cfi_index_failed = !m->cfi_index;
+	}
+	return m->cfi_index;
 }
 
 #endif

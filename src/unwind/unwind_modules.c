@@ -44,6 +44,7 @@ static void modtab_free(struct ustack_modtab *m)
 	if (!m)
 		return;
 	ustack_cfi_table__free(m->cfi_table);
+	ustack_cfi_index__free(m->cfi_index);
 	ustack_elf__close(m->elf);
 	free(m->mem_copy);
 	free(m);
@@ -306,8 +307,10 @@ static int find_row_tables(struct ustack_modtab *m, uint64_t vaddr, struct ustac
 	}
 	if (m->has_cfi) {
 		const struct ustack_cfi_table *t = ustack_modtab__cfi_table(m);
+		const struct ustack_cfi_index *ix = t ? NULL : ustack_modtab__cfi_index(m);
 
 		ret = t ? ustack_cfi_table__find_row(t, vaddr, row)
+			: ix ? ustack_cfi_index__find_row(&m->cfi, ix, vaddr, row)
 			: ustack_cfi__find_row(&m->cfi, vaddr, row);
 		/* one bad FDE does not spoil the rest: say it once per file */
 		if (ret == -EBADMSG && !m->cfi_warned) {

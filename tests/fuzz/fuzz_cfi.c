@@ -6,7 +6,8 @@
  * endian). tests/data/cfi/make_fuzz_corpus.sh writes real sections in
  * this layout.
  * Invariants checked: no crash/UB; a returned row contains the pc asked
- * for; the table never finds a row where no FDE exists.
+ * for; the table never finds a row where no FDE exists; without search
+ * table, the FDE index gives the walk's answer (error and row).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -25,17 +26,27 @@ static void check_row(int err, uint64_t pc, const struct ustack_row *r)
 		abort();
 }
 
+/* the FDE index (no search table): exactly the walk's answer */
+static struct ustack_cfi_index *ix;
+
 static void probe(const struct ustack_cfi *cfi, const struct ustack_cfi_table *t, uint64_t pc)
 {
-	struct ustack_row r, tr;
-	int e1, e2;
+	struct ustack_row r, tr, ir;
+	int e1, e2, e3;
 
+	memset(&r, 0, sizeof(r));
 	e1 = ustack_cfi__find_row(cfi, pc, &r);
 	check_row(e1, pc, &r);
 	e2 = ustack_cfi_table__find_row(t, pc, &tr);
 	check_row(e2, pc, &tr);
 	if (e2 && e2 != -ENOENT)
 		abort();
+	if (ix) {
+		memset(&ir, 0, sizeof(ir));
+		e3 = ustack_cfi_index__find_row(cfi, ix, pc, &ir);
+		if (e3 != e1 || (!e1 && memcmp(&r, &ir, sizeof(r))))
+			abort();
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -73,6 +84,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	t = ustack_cfi_table__build(&cfi);
 	if (!t)
 		return 0;
+	ix = cfi.hdr_count ? NULL : ustack_cfi_index__build(&cfi);
+	if (!cfi.hdr_count && !ix && errno != ENOTUNIQ && errno != ENOMEM)
+		abort();
 
 	/* probe around every FDE (bounded) and a few fixed pcs */
 	while (n < 200) {
@@ -99,5 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	probe(&cfi, t, sec_addr);
 	probe(&cfi, t, ~(uint64_t)0);
 	ustack_cfi_table__free(t);
+	ustack_cfi_index__free(ix);
+	ix = NULL;
 	return 0;
 }

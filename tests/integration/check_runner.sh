@@ -55,10 +55,11 @@ run() { # JOBS OUT
 	(cd "$tree" && JOBS=$1 CHECK_DIR=build/check ONLY= timeout 120 bash "$TOP/tests/run-tests.sh") >"$2" 2>&1
 	echo $? >"$2.rc"
 }
-# the lines without their seconds, the log excerpts (test_killed's has no
+# the lines without their seconds (wall and CPU) and the closing "# time:"
+# line, the log excerpts (test_killed's has no
 # fixed content) and bash's notice of the killed job (printed when bash
 # notices, at no fixed place)
-lines() { grep -vE '^    \||run-tests\.sh: line [0-9]+: +[0-9]+ Killed' "$1" | sed 's/  ([0-9]*s)$//'; }
+lines() { grep -vE '^    \||run-tests\.sh: line [0-9]+: +[0-9]+ Killed|^# time: ' "$1" | sed 's/  ([0-9]*s, [0-9.]* s CPU)$//'; }
 run 1 "$tmp/j1"
 run 3 "$tmp/j3"
 

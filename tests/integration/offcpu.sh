@@ -227,7 +227,8 @@ case_outputs() {
 		fail "folded/$b" "report -f folded ${sel[*]}: $(head -2 "$tmp/${name//\//.}.rerr" | tr '\n' '|')"
 		return
 	fi
-	total=$(awk '{ s += $NF } END { print s + 0 }' "$tmp/${name//\//.}.folded")
+	# %.0f: mawk prints a sum over 2^31 as 2.51505e+09
+	total=$(awk '{ s += $NF } END { printf "%.0f\n", s }' "$tmp/${name//\//.}.folded")
 	if [ "$total" -eq "$(grep -c '^V off-cpu' "$tmp/${name//\//.}.ev")" ]; then
 		skip "folded/$b" "report -f folded counts events, not their weights (the report's weights have not landed)"
 		return

@@ -171,7 +171,11 @@ record_once() {
 	"$USTACK" record -q -o "$tmp/demo.data" -e syscalls:sys_enter_futex -e cpu-clock \
 		-- "$tmp/futex_demo" -s "$1" >"$tmp/demo.out" 2>"$tmp/record.err"
 	rc=$?
-	if [ $rc -ne 0 ] || [ -s "$tmp/record.err" ]; then
+	# the one line a loaded machine may add (as in record_errors): the
+	# capture of files into the build-ID cache outlasted the recording
+	grep -vxE 'ustack: waiting for the capture of [1-9][0-9]* files? into the build-ID cache \(Ctrl-C again: stop, leaving them out\)' \
+		"$tmp/record.err" >"$tmp/record.warn"
+	if [ $rc -ne 0 ] || [ -s "$tmp/record.warn" ]; then
 		fail record_futex_demo "record exit $rc: $(head -3 "$tmp/record.err" | tr '\n' '|')"
 		exit 1
 	fi

@@ -164,7 +164,31 @@ static int same_row(const struct ustack_row *a, const struct ustack_row *b)
 	return !memcmp(a, b, sizeof(*a));
 }
 
-/* find_row, also checked against the compiled table. */
+/* Without a search table, the FDE index answers as the walk did (@err,
+ * @row): the same error, the same row. Overlapping FDEs: no index. */
+static int index_agrees(const struct ustack_cfi *cfi, uint64_t pc, int err,
+			const struct ustack_row *row)
+{
+	struct ustack_cfi_index *ix;
+	struct ustack_row irow;
+	int ierr;
+
+	if (cfi->hdr_count)
+		return 1;
+	ix = ustack_cfi_index__build(cfi);
+	if (!ix)
+		return errno == ENOTUNIQ;
+	memset(&irow, 0, sizeof(irow));
+	ierr = ustack_cfi_index__find_row(cfi, ix, pc, &irow);
+	ustack_cfi_index__free(ix);
+	if (ierr != err || (!err && !same_row(row, &irow))) {
+		printf("  index differs at 0x%" PRIx64 ": %d vs the walk's %d\n", pc, ierr, err);
+		return 0;
+	}
+	return 1;
+}
+
+/* find_row, also checked against the compiled table and the FDE index. */
 static int lookup(const struct ustack_cfi *cfi, uint64_t pc, struct ustack_row *row)
 {
 	ustack_print_fn_t old = ustack_set_print(NULL); /* corrupt cases warn */
@@ -187,7 +211,7 @@ static int lookup(const struct ustack_cfi *cfi, uint64_t pc, struct ustack_row *
 	}
 	if (err == -ENOENT && terr != -ENOENT)
 		return -1001;
-	return err;
+	return index_agrees(cfi, pc, err, row) ? err : -1002;
 }
 
 #define EXPECT_ROW(r, st, en, creg, coff, rarule, raoff, fprule, fpoff, fl) do { \
@@ -864,6 +888,83 @@ static void test_cfi_table_skips_corrupt_fde(void)
 	ustack_cfi_table__free(NULL);
 }
 
+/* The FDE index of a section without search table: FDEs out of address
+ * order, a zero-length one, a gap; then an entry the walk cannot parse
+ * (everything it did not find before gives -EBADMSG, even an FDE after
+ * it); then overlapping FDEs, which the index refuses. */
+static void test_cfi_index(void)
+{
+	static const uint8_t ins[] = { 0x42, 0x0e, 16, 0x44, 0x0e, 24 };
+	struct bb b = { .n = 0 };
+	struct ustack_cfi cfi;
+	struct ustack_cfi_index *ix;
+	struct ustack_row r, w;
+	size_t cie = cie_std(&b, "zR", 0x1b, NULL, 0);
+	unsigned int found = 0, differ = 0;
+	struct ent e;
+
+	fde_std(&b, cie, 0x3000, 0x100, ins, sizeof(ins));
+	fde_std(&b, cie, 0x2000, 0x80, ins, sizeof(ins));
+	fde_std(&b, cie, 0x2090, 0, ins, sizeof(ins));
+	fde_std(&b, cie, 0x2080, 0x20, NULL, 0);
+	terminator(&b);
+	CHECK_EQ(eh_init(&cfi, &b), 0);
+	ix = ustack_cfi_index__build(&cfi);
+	CHECK(ix != NULL);
+	if (!ix)
+		return;
+	CHECK_EQ(ustack_cfi_index__nr_fdes(ix), 3);
+	for (uint64_t pc = 0x1f00; pc < 0x3200; pc++) {
+		int e1 = ustack_cfi__find_row(&cfi, pc, &w), e2 = ustack_cfi_index__find_row(&cfi, ix, pc, &r);
+
+		differ += e1 != e2 || (!e1 && !same_row(&r, &w));
+		found += !e2;
+	}
+	CHECK_EQ(differ, 0);
+	CHECK_EQ(found, 0x100 + 0x80 + 0x20);
+	CHECK_EQ(ustack_cfi_index__find_row(&cfi, ix, 0x3005, &r), 0);
+	EXPECT_ROW(r, 0x3002, 0x3006, USTACK_CFA_SP, 16, USTACK_RULE_OFFSET, -8,
+		   USTACK_RULE_SAME, 0, 0);
+	CHECK_EQ(ustack_cfi_index__find_row(&cfi, ix, 0x3100, &r), -ENOENT);
+	CHECK_EQ(ustack_cfi_index__find_row(&cfi, ix, ~0ull, &r), -ENOENT);
+	ustack_cfi_index__free(ix);
+
+	/* an FDE whose CIE pointer points before the section, then one more */
+	b.n -= 4;
+	e = begin(&b, 0);
+	p32(&b, 0x7ffffff0u);
+	p32(&b, 0); p32(&b, 0x10);
+	end(&b, e);
+	fde_std(&b, cie, 0x5000, 0x10, NULL, 0);
+	terminator(&b);
+	CHECK_EQ(eh_init(&cfi, &b), 0);
+	ix = ustack_cfi_index__build(&cfi);
+	CHECK(ix != NULL);
+	if (!ix)
+		return;
+	CHECK_EQ(ustack_cfi_index__nr_fdes(ix), 3);
+	CHECK_EQ(ustack_cfi_index__find_row(&cfi, ix, 0x2010, &r), 0);
+	CHECK_EQ(ustack_cfi__find_row(&cfi, 0x5000, &r), -EBADMSG);
+	CHECK_EQ(ustack_cfi_index__find_row(&cfi, ix, 0x5000, &r), -EBADMSG);
+	CHECK_EQ(ustack_cfi_index__find_row(&cfi, ix, 0x2fff, &r), -EBADMSG);
+	CHECK_EQ(ustack_cfi_index__find_row(&cfi, ix, 0x3100, &r), -EBADMSG);
+	CHECK_EQ(lookup(&cfi, 0x2fff, &r), -EBADMSG);
+	ustack_cfi_index__free(ix);
+
+	/* overlapping FDEs: the walk's answer depends on section order */
+	b.n = 0;
+	cie = cie_std(&b, "zR", 0x1b, NULL, 0);
+	fde_std(&b, cie, 0x2000, 0x80, ins, sizeof(ins));
+	fde_std(&b, cie, 0x2040, 0x80, NULL, 0);
+	terminator(&b);
+	CHECK_EQ(eh_init(&cfi, &b), 0);
+	errno = 0;
+	CHECK(ustack_cfi_index__build(&cfi) == NULL);
+	CHECK_EQ(errno, ENOTUNIQ);
+	CHECK_EQ(lookup(&cfi, 0x2050, &r), 0);
+	ustack_cfi_index__free(NULL);
+}
+
 int main(void)
 {
 	RUN(test_cfi_basic_prologue);
@@ -880,5 +981,6 @@ int main(void)
 	RUN(test_cfi_eh_frame_hdr);
 	RUN(test_cfi_corrupt);
 	RUN(test_cfi_table_skips_corrupt_fde);
+	RUN(test_cfi_index);
 	TEST_EXIT();
 }

@@ -478,12 +478,15 @@ def cmd_pprof(args):
             if len(w) >= 6 and w[-1] in OURS:
                 m = num.match(w[3])
                 if m:
-                    got[w[-1]] = float(m.group(1)) * unit[m.group(2)]
+                    # pprof rounds to what it prints ("0.28s", "27.50ms",
+                    # "750ns"): half a unit of the last digit printed
+                    digits = m.group(1).partition(".")[2]
+                    half = 0.5 * 10 ** -len(digits) * unit[m.group(2)]
+                    got[w[-1]] = (float(m.group(1)) * unit[m.group(2)], half)
     bad = []
     for fn, n in sorted(cum.items()):
-        g = got.get(fn)
-        # pprof prints 4 significant digits: half a unit of the last one
-        if g is None or abs(g - n) > max(0.5e-3 * n, 1):
+        g, half = got.get(fn, (None, 0))
+        if g is None or abs(g - n) > max(half * (1 + 1e-9), 1):
             bad.append(f"{fn}: pprof cum {g}, folded {n}")
     return verdict("pprof", f"{len(cum)} functions of ours compared", bad)
 
