@@ -28,18 +28,9 @@
 set -u
 USTACK=${USTACK:-build/check/ustack}
 TOP=${TOP:-$PWD}
-fails=0
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
-skip() { echo "SKIP $1: $2"; }
-
-[ -x "$USTACK" ] || { fail python_314 "no $USTACK"; exit 1; }
-PY=/usr/bin/python3 # the checker, the host's
+. "$TOP/tests/integration/lib/python_versions.sh"
+py_test_begin python_314 bpf # root: chroot and the bpf backend need it
 ROOTFS=${ROOTFS_SID:-$TOP/build/rootfs/sid}
-if [ "$(id -u)" != 0 ]; then
-	skip python_314 "not root: chroot and the bpf backend need it"
-	exit 0
-fi
 if [ ! -x "$ROOTFS/usr/bin/python3.14" ]; then
 	skip python_314 "no Debian sid root with python3.14 at $ROOTFS (SUITE=sid ROOTFS=$ROOTFS PACKAGES='python3-minimal python3.15-minimal' bench/container/rootfs.sh makes it; needs the network)"
 	exit 0

@@ -67,18 +67,7 @@ set -u
 USTACK=${USTACK:-build/check/ustack}
 TOP=${TOP:-$PWD}
 . "$TOP/tests/integration/lib/python_versions.sh"
-fails=0
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
-skip() { echo "SKIP $1: $2"; }
-
-[ -x "$USTACK" ] || { fail record_python "no $USTACK"; exit 1; }
-PY=/usr/bin/python3 # the checker; `python3` on PATH may be a pyenv shim
-[ -x "$PY" ] || { skip record_python "no $PY for the checker"; exit 0; }
-if [ "$(id -u)" != 0 ]; then
-	skip record_python "not root: the bpf backend needs CAP_BPF and CAP_PERFMON"
-	exit 0
-fi
+py_test_begin record_python bpf
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 PROG=$TOP/tests/integration/progs/py_writes.py

@@ -60,18 +60,7 @@ set -u
 USTACK=${USTACK:-build/check/ustack}
 TOP=${TOP:-$PWD}
 . "$TOP/tests/integration/lib/python_versions.sh"
-fails=0
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
-skip() { echo "SKIP $1: $2"; }
-
-[ -x "$USTACK" ] || { fail snapshot_python "no $USTACK"; exit 1; }
-PY=/usr/bin/python3 # the checker; `python3` on PATH may be a pyenv shim
-[ -x "$PY" ] || { skip snapshot_python "no $PY for the checker"; exit 0; }
-if [ "$(id -u)" != 0 ] && [ "$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)" != 0 ]; then
-	skip snapshot_python "not root and yama ptrace_scope != 0: cannot trace a sibling"
-	exit 0
-fi
+py_test_begin snapshot_python ptrace
 
 tmp=$(mktemp -d)
 pids=()

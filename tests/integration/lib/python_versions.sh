@@ -39,3 +39,29 @@ py_start_unsupported() {
 	PY_PID=$!
 	py_wait_ready "$1" || true # not ready: the caller's checks fail on it
 }
+
+# py_test_begin NAME bpf|ptrace: how a Python-frame test starts (USTACK set
+# before): pass/fail/skip and the count of failures (fails), PY the
+# checker's Python (/usr/bin/python3: `python3` on PATH may be a pyenv
+# shim); exits with FAIL NAME when ustack is not built, with SKIP NAME when
+# the checker is missing or the test cannot run here (bpf: not root, the
+# bpf backend needs CAP_BPF and CAP_PERFMON; ptrace: not root and yama
+# forbids tracing a sibling)
+py_test_begin() {
+	fails=0
+	pass() { echo "PASS $1"; }
+	fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
+	skip() { echo "SKIP $1: $2"; }
+	[ -x "$USTACK" ] || { fail "$1" "no $USTACK"; exit 1; }
+	PY=/usr/bin/python3
+	[ -x "$PY" ] || { skip "$1" "no $PY for the checker"; exit 0; }
+	if [ "$2" = bpf ] && [ "$(id -u)" != 0 ]; then
+		skip "$1" "not root: the bpf backend needs CAP_BPF and CAP_PERFMON"
+		exit 0
+	fi
+	if [ "$2" = ptrace ] && [ "$(id -u)" != 0 ] &&
+		[ "$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)" != 0 ]; then
+		skip "$1" "not root and yama ptrace_scope != 0: cannot trace a sibling"
+		exit 0
+	fi
+}
