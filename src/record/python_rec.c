@@ -34,6 +34,7 @@ struct py_proc {
 	uint64_t first; /* first look (ns) */
 	uint64_t first_cpu; /* the main thread's time on a CPU then (ns, schedstat) */
 	uint64_t looked;    /* last look (ns) */
+	int last_e;         /* what the last look found: 0 or -errno */
 	uint64_t found; /* when the kernel was told (CLOCK_MONOTONIC ns, as event times) */
 	/* a refusal while the process may still be loading its libraries
 	 * (pyenv's python3.X is a stub until ld.so maps libpython3.X.so):
@@ -179,12 +180,20 @@ static uint64_t cpu_ns(uint32_t pid)
  * once PY_SETTLE_NS passed and the process ran PY_SETTLE_CPU_NS since
  * the first look (a process descheduled or held at its exec on a loaded
  * machine may stay a stub without _PyRuntime for seconds) */
-static int settled(const struct py_proc *pp)
+static int settled(const struct py_proc *pp, int e)
 {
-	uint64_t cpu = cpu_ns(pp->pid);
+	uint64_t cpu;
 
-	return ustack_mono_ns() - pp->first >= PY_SETTLE_NS &&
-	       (!cpu || cpu - pp->first_cpu >= PY_SETTLE_CPU_NS);
+	if (ustack_mono_ns() - pp->first < PY_SETTLE_NS)
+		return 0;
+	/* nothing of CPython mapped (-ENOENT): not a stub waiting for its
+	 * libpython, and most processes of a machine are such; waiting for
+	 * their CPU time kept 10,000 short-lived children of record_scale
+	 * looked at again and again (each look reads /proc/PID/maps) */
+	if (e == -ENOENT)
+		return 1;
+	cpu = cpu_ns(pp->pid);
+	return !cpu || cpu - pp->first_cpu >= PY_SETTLE_CPU_NS;
 }
 
 static void look(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf, struct py_proc *pp)
@@ -208,7 +217,8 @@ static void look(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf, struc
 	 * without its frames) */
 	if (e == -EAGAIN)
 		pp->refusal[0] = 0;
-	if (e && e != -EAGAIN && !settled(pp)) {
+	pp->last_e = e;
+	if (e && e != -EAGAIN && !settled(pp, e)) {
 		/* a process just started or exec'd may be between mappings */
 		if (e == -ENOTSUP)
 			snprintf(pp->refusal, sizeof(pp->refusal), "%.190s", err);
@@ -282,12 +292,14 @@ void rec_py__event(struct rec *r, struct rec_py *py, struct ustack_bpf *bpf, uin
 
 	/* it runs: its interpreter may have started since the last look,
 	 * which the doubling wait would see up to a second late */
-	if (pp && pp->state == PY_RETRY && ustack_mono_ns() >= pp->looked + PY_RETRY_MIN_NS)
+	if (pp && pp->state == PY_RETRY && pp->last_e != -ENOENT &&
+	    ustack_mono_ns() >= pp->looked + PY_RETRY_MIN_NS)
 		look(r, py, bpf, pp);
 
 	/* walked before the kernel knew where its frames are: an interpreter
 	 * still starting, or one found after this event */
-	if (pp && (pp->state == PY_RETRY || (pp->state == PY_FOUND && time < pp->found)))
+	if (pp && ((pp->state == PY_RETRY && pp->last_e != -ENOENT) ||
+		   (pp->state == PY_FOUND && time < pp->found)))
 		r->st.python_early++;
 }
 

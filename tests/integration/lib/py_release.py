@@ -49,6 +49,13 @@ def main():
             if libc.ptrace(17, c.pid, None, None):  # PTRACE_DETACH
                 sys.exit("PTRACE_DETACH: errno %d" % ctypes.get_errno())
         wait_for(d + "/err.late", "ready", 30)
+        # Python frames are promised from the recorder's first look at the
+        # process, made when it reads the process's first event: up to a
+        # poll period (0.1 s) later, more on a loaded machine. Released at
+        # once, its 540 writes (~50 ms) were all walked before that look in
+        # 1 run of 3 under load (0 of 540 named): a process that started
+        # a second before its measured work, as a service does
+        time.sleep(1.0)
         c.send_signal(signal.SIGUSR1)
         errs.append(d + "/err.late")
     for f in errs:
