@@ -60,6 +60,13 @@ if [ $mode = build ]; then
   command -v dpkg-query >/dev/null || exit 0
   PKGS=("${BUILD_PKGS[@]}")
 fi
+# make check runs `deps` and `deps-build` in parallel: as root, one
+# installs at a time and the other then finds what it needs installed
+# (two apt-gets at once: the second fails on apt's lock). A non-root run
+# installs nothing and takes no lock.
+if [ "$(id -u)" -eq 0 ]; then
+  exec 9>>/tmp/ustack-deps.lock && flock 9
+fi
 # one dpkg-query for all (a package it does not know is left out of its
 # answer and reported on stderr)
 installed=" $(dpkg-query -W -f='${Package}=${Status}\n' "${PKGS[@]}" 2>/dev/null |
@@ -78,7 +85,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
     echo "deps: installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    { apt-get update -qq && $cmd -qq; } >/tmp/ustack-deps.log 2>&1 || {
+    # another apt (unattended-upgrades at boot) is waited for, not failed on
+    { apt-get update -qq -o DPkg::Lock::Timeout=600 && $cmd -qq -o DPkg::Lock::Timeout=600; } >/tmp/ustack-deps.log 2>&1 || {
       echo "deps: '$cmd' failed; see /tmp/ustack-deps.log" >&2; tail -5 /tmp/ustack-deps.log >&2; exit 1; }
   else
     echo "deps: missing packages: ${missing[*]}" >&2
