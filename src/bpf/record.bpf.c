@@ -1440,16 +1440,21 @@ static __always_inline int traced(__u32 tgid)
 	return on;
 }
 
-/* The kernel's cookie recurrence (docs/deferred.md). */
-static __always_inline __u64 next_cookie(__u32 cpu)
+/* The kernel's cookie recurrence (docs/deferred.md), on the counter of
+ * the CPU this runs on and with that CPU's number: not the event's, as a
+ * sample's walk runs later in task work, on whatever CPU the task resumes
+ * on (after a preemption at the interrupt's return, often another), and
+ * CPU B's counter under CPU A's number repeats a cookie of A's. The add is
+ * atomic: an interrupt's walk on this CPU may come between a read and a
+ * write of the counter. Either gave two threads' entries one cookie. */
+static __always_inline __u64 next_cookie(void)
 {
 	__u32 zero = 0, *ctr = bpf_map_lookup_elem(&cookie_ctr, &zero), cnt;
 
 	if (!ctr)
 		return 0;
-	cnt = (*ctr + 2) | 1;
-	*ctr = cnt;
-	return ((__u64)cnt << 32) | (cpu + 1);
+	cnt = (__sync_fetch_and_add(ctr, 2) + 2) | 1;
+	return ((__u64)cnt << 32) | (bpf_get_smp_processor_id() + 1);
 }
 
 struct uctx {
@@ -1637,7 +1642,7 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 
 	if (user_mode)
 		e->flags |= UB_EV_USER_MODE; /* its entry closes with it */
-	e->cookie = next_cookie(e->cpu);
+	e->cookie = next_cookie();
 	e->stop = (__u8)w->stop;
 	e->nr = (__u8)w->n;
 	e->flags |= UB_EV_NEW_ENTRY;

@@ -364,7 +364,7 @@ def report(d, period, schema):
         assert all(hits), "hostile symbol / C++ / JIT frames: %s" % hits
 
     def rep_raw():
-        kern, user, cur = {}, {}, None
+        kern, user, owner, cur = {}, {}, {}, None
         prog = open(p("prog"), "rb").read()
         pre = rb"(.+)-(\d+) \[(\d+)\] (\.\.\.\.\.|\.\.\.1\.) (\d+\.\d+): "
         paths = []
@@ -374,7 +374,12 @@ def report(d, period, schema):
             if m and re.fullmatch(rb"\S+ cookie=[0-9a-f]+", rest):
                 cur = kern.setdefault((int(m.group(2)), m.group(5), rest.split(b"=")[1]), [0])
             elif m and rest.startswith(b"<user stack unwind> cookie="):
-                cur = user.setdefault(rest.split(b"=")[1], [0])
+                # readers stitch by tid, then cookie (docs/deferred.md); the
+                # cookie itself is unique, as the kernel's is: one thread's
+                cookie = rest.split(b"=")[1]
+                owner.setdefault(cookie, set()).add(int(m.group(2)))
+                assert len(owner[cookie]) == 1, "cookie %s in threads %s" % (cookie, sorted(owner[cookie]))
+                cur = user.setdefault((int(m.group(2)), cookie), [0])
             elif m and rest.startswith(b"file_map: "):
                 f = re.fullmatch(rb"file_map: id=0x[0-9a-f]+ path=(\S+) build_id=([0-9a-f]+|-)", rest)
                 assert f, "file_map fields: %r" % rest
@@ -394,7 +399,7 @@ def report(d, period, schema):
         assert esc_word(prog) in paths, (esc_word(prog), paths)
         for tid, t, cookie, n in text:
             k = kern[(tid, t, cookie)][0]
-            u = user.get(cookie, [0])[0] if cookie != b"0" else 0
+            u = user.get((tid, cookie), [0])[0] if cookie != b"0" else 0
             assert n == k + u, "event %s/%s: %d frames in text, %d + %d in raw" % (t, cookie, n, k, u)
 
     want_depths = {}
