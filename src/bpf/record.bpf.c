@@ -175,14 +175,26 @@ struct {
 	__type(value, struct ub_pyconf);
 } pyprocs SEC(".maps");
 
-/* tid -> its PyThreadState, found once by the thread-list search and
- * re-validated at each use by its native_thread_id */
+/* tid -> its PyThreadState, found once by the thread-list search in a
+ * process with one interpreter (@head), and re-validated at each use by
+ * its native_thread_id and by the interpreter list's head: a new
+ * (sub-)interpreter is put at the head, and then the thread may have a
+ * thread state in each, searched for again */
+struct py_ts_memo {
+	__u64 ts, head;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct py_ts_memo);
 } pytstates SEC(".maps");
+
+/* thread states of one thread read per event: its own interpreter's and
+ * those of the sub-interpreters it called into (snapshot takes up to
+ * SNAP_PY_MAX_CHAINS) */
+#define PY_CHAINS 4
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -287,7 +299,14 @@ struct walk {
 	/* the Python walk (py_walk): its process's config, where the thread
 	 * search and the frame chain are, the frame read last */
 	__u32 npy, pystop, py_tid, py_tgid;
-	__u64 py_interp, py_ts, py_found, pyf;
+	__u64 py_interp, py_ts, pyf;
+	/* the thread states of this thread (one per interpreter it runs
+	 * code in), innermost first once ordered, and each one's place on
+	 * the C stack (its key: lower is newer) */
+	__u64 py_m[PY_CHAINS], py_key[PY_CHAINS];
+	__u32 py_nm, py_ninterp;
+	__u32 py_c0; /* w->npy where the chain being read began */
+	__u32 py_kc; /* the chain whose key py_key_cb looks for */
 	__u64 py_lo, py_hi;      /* the thread's stack at the event: [sp, end of its VMA) */
 	struct ub_pyconf py;
 	__u8 pybuf[UB_PY_FR_SPAN];
@@ -1009,27 +1028,32 @@ __noinline int hot_keep(struct walk *w, struct hot *h, __u32 seq)
  */
 #define PY_FIND_STEPS 256 /* interpreters + thread states visited per search */
 
-/* Whether thread state @ts runs on this thread's stack: its native id is
- * the thread that made it, not always the one running it (a 3.11/3.12
- * sub-interpreter's thread state made by another thread); its cframe, a
- * local of the innermost C-level eval call, says whose stack it is on.
- * 3.13 (no cframe): the id alone. */
-static __always_inline int py_ts_here(struct walk *w, __u64 ts)
+/* Whether thread state @ts runs on this thread (@tid): where it has a
+ * cframe (3.11, 3.12), a local of the innermost C-level eval call that
+ * runs it, that cframe lies on this thread's stack; its native id is the
+ * thread that made it, not always the one running it (3.11/3.12's
+ * _xxsubinterpreters runs a sub-interpreter's code in any thread on the
+ * thread state the main thread made). 3.13 (no cframe) binds a thread
+ * state to the thread that runs it: the id. *@key: the cframe. */
+static __always_inline int py_ts_mine(struct walk *w, __u64 ts, __u32 tid, __u64 *key)
 {
-	__u64 cf;
+	__u64 v;
 
+	*key = 0;
 	if (!(w->py.flags & UB_PYC_CFRAME))
-		return 1;
-	if (read_user(ts + w->py.ts_cframe, &cf))
+		return !read_user(ts + w->py.ts_native_tid, &v) && v == tid;
+	if (read_user(ts + w->py.ts_cframe, key))
 		return 0;
-	return cf >= w->py_lo && (!w->py_hi || cf < w->py_hi);
+	return *key >= w->py_lo && (!w->py_hi || *key < w->py_hi);
 }
 
+/* One step of the search for this thread's thread states: every
+ * interpreter's list, each match kept (up to PY_CHAINS) */
 static long py_find_cb(__u32 i, void *ctx)
 {
-	__u32 slot = *(__u32 *)ctx;
+	__u32 slot = *(__u32 *)ctx, k;
 	struct walk *w = bpf_map_lookup_elem(&walks, &slot);
-	__u64 v;
+	__u64 cf = 0;
 
 	if (!w)
 		return 1;
@@ -1037,19 +1061,102 @@ static long py_find_cb(__u32 i, void *ctx)
 		/* the interpreter's threads, then the next interpreter */
 		if (!w->py_interp || read_user(w->py_interp + w->py.is_threads_head, &w->py_ts))
 			return 1;
+		w->py_ninterp++;
 		if (read_user(w->py_interp + w->py.is_next, &w->py_interp))
 			w->py_interp = 0;
 		return 0;
 	}
-	if (read_user(w->py_ts + w->py.ts_native_tid, &v))
-		return 1;
-	if (v == w->py_tid && py_ts_here(w, w->py_ts)) {
-		w->py_found = w->py_ts;
-		return 1;
+	if (py_ts_mine(w, w->py_ts, w->py_tid, &cf)) {
+		k = w->py_nm;
+		if (k >= PY_CHAINS)
+			return 1;
+		w->py_m[k] = w->py_ts;
+		w->py_key[k] = cf;
+		w->py_nm = k + 1;
 	}
 	if (read_user(w->py_ts + w->py.ts_next, &w->py_ts))
 		return 1;
 	return 0;
+}
+
+/* 3.12+ without a cframe: a chain's key is its newest entry shim, a local
+ * of the innermost C-level eval call that runs it (on the C stack of the
+ * thread that runs it); w->pyf from the chain's newest frame */
+static long py_key_cb(__u32 i, void *ctx)
+{
+	__u32 slot = *(__u32 *)ctx, k;
+	struct walk *w = bpf_map_lookup_elem(&walks, &slot);
+	__u8 owner = 0;
+
+	if (!w || !w->pyf)
+		return 1;
+	if (bpf_probe_read_user(&owner, 1, (const void *)(w->pyf + w->py.fr_owner)))
+		return 1;
+	if (owner == w->py.owner_cstack) {
+		k = w->py_kc;
+		if (k < PY_CHAINS)
+			w->py_key[k] = w->pyf;
+		return 1;
+	}
+	if (read_user(w->pyf + w->py.fr_previous, &w->pyf))
+		return 1;
+	return 0;
+}
+
+/* The newest frame of thread state @ts into w->pyf; 0, or 1 on a fault */
+static __always_inline int py_chain_start(struct walk *w, __u64 ts)
+{
+	__u64 cf;
+
+	w->pyf = 0;
+	if (w->py.flags & UB_PYC_CFRAME)
+		return read_user(ts + w->py.ts_cframe, &cf) ||
+		       (cf && read_user(cf + w->py.cf_current, &w->pyf));
+	return read_user(ts + w->py.ts_current_frame, &w->pyf);
+}
+
+/* A thread with thread states in several interpreters (it called into a
+ * sub-interpreter): the chains on its C stack, ordered by their key, the
+ * newest (lowest address) first, as snapshot orders them */
+static __always_inline void py_order(struct walk *w, __u32 *slot)
+{
+	__u64 m, k;
+	__u32 n = 0;
+
+	for (__u32 c = 0; c < PY_CHAINS; c++) {
+		if (c >= w->py_nm)
+			break;
+		if (!(w->py.flags & UB_PYC_CFRAME)) {
+			w->py_key[c] = 0;
+			w->py_kc = c;
+			if (!py_chain_start(w, w->py_m[c]) && (w->py.flags & UB_PYC_CSTACK))
+				bpf_loop(UB_MAX_PY_FRAMES, py_key_cb, slot, 0);
+		}
+		k = w->py_key[c];
+		if (k < w->py_lo || (w->py_hi && k >= w->py_hi))
+			continue; /* not on this stack (or not found) */
+		if (n < PY_CHAINS) {
+			w->py_m[n] = w->py_m[c];
+			w->py_key[n] = k;
+			n++;
+		}
+	}
+	/* insertion sort of up to PY_CHAINS */
+	for (__u32 a = 1; a < PY_CHAINS; a++) {
+		if (a >= n)
+			break;
+		for (__u32 b = a; b > 0 && b < PY_CHAINS; b--) {
+			if (w->py_key[b - 1] <= w->py_key[b])
+				break;
+			k = w->py_key[b - 1];
+			m = w->py_m[b - 1];
+			w->py_key[b - 1] = w->py_key[b];
+			w->py_m[b - 1] = w->py_m[b];
+			w->py_key[b] = k;
+			w->py_m[b] = m;
+		}
+	}
+	w->py_nm = n;
 }
 
 static __always_inline __u64 pybuf_u64(struct walk *w, __u32 off)
@@ -1092,7 +1199,7 @@ static long py_frame_cb(__u32 i, void *ctx)
 	prev = pybuf_u64(w, w->py.fr_previous);
 	if ((w->py.flags & UB_PYC_CSTACK) && owner == w->py.owner_cstack) {
 		k = w->n + w->npy;
-		if (w->npy && k >= 1 && k <= UB_MAX_FRAMES) {
+		if (w->npy > w->py_c0 && k >= 1 && k <= UB_MAX_FRAMES) {
 			j = k - 1;
 			if (j < UB_MAX_FRAMES) {
 				w->words[2 * j + 1] |= UB_PY_ENTRY;
@@ -1124,29 +1231,38 @@ static long py_frame_cb(__u32 i, void *ctx)
 	return 0;
 }
 
-/* The thread's PyThreadState: the cached one while it still says this
- * thread, else a search of every interpreter's thread list. 0: none. */
-static __always_inline __u64 py_tstate(struct walk *w, __u32 *slot, __u32 tid)
+/* The thread's PyThreadStates into w->py_m (w->py_nm of them): the
+ * cached one while it still says this thread and the process still has
+ * one interpreter, else a search of every interpreter's thread list */
+static __always_inline void py_tstates(struct walk *w, __u32 *slot, __u32 tid)
 {
-	__u64 *cached = bpf_map_lookup_elem(&pytstates, &tid), v, ts;
+	struct py_ts_memo *cached = bpf_map_lookup_elem(&pytstates, &tid), memo;
+	__u64 head, key;
 
-	if (cached) {
-		ts = *cached;
-		if (!read_user(ts + w->py.ts_native_tid, &v) && v == tid && py_ts_here(w, ts)) {
+	w->py_nm = 0;
+	if (read_user(w->py.runtime + w->py.rt_interp_head, &head))
+		return;
+	if (cached && cached->head == head) {
+		memo = *cached;
+		if (py_ts_mine(w, memo.ts, tid, &key)) {
 			count(UB_C_PY_TS_CACHED, 1);
-			return ts;
+			w->py_m[0] = memo.ts;
+			w->py_nm = 1;
+			return;
 		}
 	}
 	w->py_tid = tid;
 	w->py_ts = 0;
-	w->py_found = 0;
-	if (read_user(w->py.runtime + w->py.rt_interp_head, &w->py_interp))
-		return 0;
+	w->py_ninterp = 0;
+	w->py_interp = head;
 	bpf_loop(PY_FIND_STEPS, py_find_cb, slot, 0);
-	ts = w->py_found;
-	if (ts)
-		bpf_map_update_elem(&pytstates, &tid, &ts, BPF_ANY);
-	return ts;
+	if (w->py_nm == 1 && w->py_ninterp == 1) {
+		memo.ts = w->py_m[0];
+		memo.head = head;
+		bpf_map_update_elem(&pytstates, &tid, &memo, BPF_ANY);
+	} else if (w->py_nm > 1) {
+		py_order(w, slot);
+	}
 }
 
 /* The Python frames of the current thread into w->words after its native
@@ -1154,11 +1270,11 @@ static __always_inline __u64 py_tstate(struct walk *w, __u32 *slot, __u32 tid)
 static __noinline int py_walk(struct walk *w, __u32 slot, __u32 tgid, __u32 tid)
 {
 	const struct ub_pyconf *c;
-	__u64 ts, cf;
 
 	if (!w)
 		return 0;
 	w->npy = 0;
+	w->py_c0 = 0;
 	w->pystop = UB_PYSTOP_NONE;
 	if (!py_any)
 		return 0;
@@ -1168,21 +1284,25 @@ static __noinline int py_walk(struct walk *w, __u32 slot, __u32 tgid, __u32 tid)
 	w->py = *c;
 	w->py_tgid = tgid;
 	count(UB_C_PY_WALKS, 1);
-	ts = py_tstate(w, &slot, tid);
-	w->pyf = 0;
-	if (!ts) {
+	py_tstates(w, &slot, tid);
+	if (!w->py_nm) {
 		count(UB_C_PY_NO_THREAD, 1);
 		w->pystop = UB_PYSTOP_NO_THREAD;
-	} else if (w->py.flags & UB_PYC_CFRAME) {
-		if (read_user(ts + w->py.ts_cframe, &cf) ||
-		    (cf && read_user(cf + w->py.cf_current, &w->pyf)))
-			w->pystop = UB_PYSTOP_FAULT;
-	} else if (read_user(ts + w->py.ts_current_frame, &w->pyf)) {
-		w->pystop = UB_PYSTOP_FAULT;
 	}
-	if (!w->pystop) {
+	/* each chain after the one before, innermost first; the run of
+	 * Python frames an eval call runs never spans two chains */
+	for (__u32 c = 0; c < PY_CHAINS; c++) {
+		if (c >= w->py_nm)
+			break;
+		w->py_c0 = w->npy;
+		if (py_chain_start(w, w->py_m[c])) {
+			w->pystop = UB_PYSTOP_FAULT;
+			break;
+		}
 		w->pystop = UB_PYSTOP_DEPTH; /* unless the chain ends first */
 		bpf_loop(2 * UB_MAX_PY_FRAMES, py_frame_cb, &slot, 0);
+		if (w->pystop != UB_PYSTOP_END)
+			break;
 	}
 	if (w->pystop == UB_PYSTOP_DEPTH)
 		count(UB_C_PY_STOP_DEPTH, 1);
