@@ -37,7 +37,6 @@ ALONE=(
 	# binaries deleted as they exit), and the checks count what they saw
 	record_whole_machine # a busy loop's events and a 0.9..120 s wall time
 	record_bpf_more      # -a -e syscalls:sys_enter_getppid: counts system-wide
-	record_scale         # -a over 10,000 children, peak RSS and time bounds
 	container_names      # record -a -d 3, then names every libc frame it saw
 	record_python_all    # -a: three CPython processes' every write, the others' too
 	# need a CPU of their own for what they bound
@@ -49,9 +48,10 @@ ALONE=(
 	# a parallel fresh-clone run (2026-11-29)
 	offcpu
 	probes_more
-	# may npm install speedscope into build/npm, as report_viewers does:
-	# two installs into one directory at once break it
-	names_hostile
+	# record -a over 10,000 short-lived processes: its memory and counts
+	# are of the whole machine's processes (its part that needs no -a is
+	# record_scale_threads, run with the others)
+	record_scale
 )
 set -u
 : "${ONLY:=}"

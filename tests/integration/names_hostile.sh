@@ -81,14 +81,11 @@ if ! out=$($PY "$CHECK" patch "$prog" 2>&1); then
 fi
 printf '%s' "$prog" >"$tmp/t.prog"
 
-# the speedscope schema (the npm package report_viewers.sh installs)
+# the speedscope schema (the npm package, as report_viewers.sh installs it)
 npm_dir=$TOP/build/npm
 schema=$npm_dir/node_modules/speedscope/dist/release/file-format-schema.json
-if [ ! -f "$schema" ] && command -v npm >/dev/null; then
-	mkdir -p "$npm_dir"
-	timeout 180 npm install --prefix "$npm_dir" --no-audit --no-fund "speedscope@$SPEEDSCOPE_VERSION" \
-		>"$tmp/npm.log" 2>&1
-fi
+. "$TOP/tests/integration/lib/speedscope_npm.sh"
+speedscope_npm "$npm_dir" "$SPEEDSCOPE_VERSION" "$tmp/npm.log"
 if [ ! -f "$schema" ] || ! $PY -c 'import jsonschema' 2>/dev/null; then
 	echo "# speedscope schema not available: the speedscope files are checked as JSON only"
 	schema=

@@ -186,15 +186,8 @@ EOF
 npm_dir=$TOP/build/npm
 schema=$npm_dir/node_modules/speedscope/dist/release/file-format-schema.json
 index=$npm_dir/node_modules/speedscope/dist/release/index.html
-if [ ! -f "$schema" ]; then
-	if ! command -v npm >/dev/null; then
-		:
-	else
-		mkdir -p "$npm_dir"
-		timeout 180 npm install --prefix "$npm_dir" --no-audit --no-fund "speedscope@$SPEEDSCOPE_VERSION" \
-			>"$tmp/npm.log" 2>&1
-	fi
-fi
+. "$TOP/tests/integration/lib/speedscope_npm.sh"
+speedscope_npm "$npm_dir" "$SPEEDSCOPE_VERSION" "$tmp/npm.log"
 if [ ! -f "$schema" ]; then
 	why=$(command -v npm >/dev/null && echo "npm install speedscope@$SPEEDSCOPE_VERSION failed (registry unreachable?): $(grep -m1 -i err "$tmp/npm.log")" || echo "npm missing")
 	skip speedscope_schema "$why"
