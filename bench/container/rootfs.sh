@@ -8,7 +8,10 @@
 # before it did gets it added with the root's own apt-get. `make check` never calls this: it uses the
 # root file system only when it is already there (it needs no network).
 # Debian sid's CPython 3.14 and 3.15 for tests/integration/python_314.sh:
-# SUITE=sid ROOTFS=build/rootfs/sid PACKAGES='python3-minimal python3.15-minimal'.
+# SUITE=sid ROOTFS=build/rootfs/sid PACKAGES='python3-minimal python3.15-minimal
+# libpython3.14-stdlib libpython3.15-stdlib' (the stdlib: _interpreters,
+# for python_314's sub-interpreter case). A cached root gets the PACKAGES
+# it lacks with its own apt-get.
 # Prints the seconds debootstrap took; exit 0 when the root is usable.
 set -u
 : "${TOP:=$(cd "$(dirname "$0")/../.." && pwd)}"
@@ -16,9 +19,14 @@ ROOTFS=${ROOTFS:-$TOP/build/rootfs/trixie}
 SUITE=${SUITE:-trixie}
 PACKAGES=${PACKAGES:-python3-minimal}
 if [ -f "$ROOTFS/.ustack-complete" ]; then
-	if [ -n "$PACKAGES" ] && ! [ -x "$ROOTFS/usr/bin/python3" ]; then
-		chroot "$ROOTFS" apt-get install -y -q $PACKAGES >"$ROOTFS.log" 2>&1 ||
-			{ echo "rootfs: apt-get install $PACKAGES in $ROOTFS failed: $(tail -n1 "$ROOTFS.log")" >&2; exit 1; }
+	missing=
+	for p in $PACKAGES; do
+		chroot "$ROOTFS" dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+			missing="$missing $p"
+	done
+	if [ -n "$missing" ]; then
+		chroot "$ROOTFS" apt-get install -y -q $missing >"$ROOTFS.log" 2>&1 ||
+			{ echo "rootfs: apt-get install$missing in $ROOTFS failed: $(tail -n1 "$ROOTFS.log")" >&2; exit 1; }
 	fi
 	echo "rootfs: $ROOTFS (cached)"
 	exit 0

@@ -2,7 +2,8 @@
 # CPython 3.14 and 3.15 (issue 32): Debian sid's python3.14 and python3.15
 # in a root file system of their own (bench/container/rootfs.sh with
 # SUITE=sid ROOTFS=build/rootfs/sid PACKAGES='python3-minimal
-# python3.15-minimal'; skipped, saying so, when it is not there), run
+# python3.15-minimal libpython3.14-stdlib libpython3.15-stdlib'; skipped,
+# saying so, when it is not there), run
 # chrooted. Their layouts come from their own _Py_DebugOffsets, their
 # f_executable is a tagged _PyStackRef, and GCC 16 split their eval
 # function: most opcodes run in its cold part, which the stripped binary
@@ -19,6 +20,14 @@
 #                            after it is gone: >= 99% of its writes with the
 #                            path it counted itself; python_found 1, no code
 #                            object unreadable, no stack unplaced, no lost
+#   python_314_subinterp_<v>  record --backend bpf of progs/py_subwrites.py
+#                            (a thread in a sub-interpreter beside the main
+#                            thread): lib/py_subwrites_check.py, each
+#                            thread's writes >= 99% with their whole path,
+#                            the sub-interpreter's under the main one's;
+#                            skipped, saying so, where the root lacks
+#                            _interpreters (libpython3.X-stdlib, not in
+#                            python3.X-minimal)
 #   python_314_refused_<what>  a copy of python3.15 named python3.16 whose
 #                            Py_Version and _Py_DebugOffsets say 3.16 (a
 #                            layout this build does not know): snapshot and
@@ -32,7 +41,7 @@ TOP=${TOP:-$PWD}
 py_test_begin python_314 bpf # root: chroot and the bpf backend need it
 ROOTFS=${ROOTFS_SID:-$TOP/build/rootfs/sid}
 if [ ! -x "$ROOTFS/usr/bin/python3.14" ]; then
-	skip python_314 "no Debian sid root with python3.14 at $ROOTFS (SUITE=sid ROOTFS=$ROOTFS PACKAGES='python3-minimal python3.15-minimal' bench/container/rootfs.sh makes it; needs the network)"
+	skip python_314 "no Debian sid root with python3.14 at $ROOTFS (SUITE=sid ROOTFS=$ROOTFS PACKAGES='python3-minimal python3.15-minimal libpython3.14-stdlib libpython3.15-stdlib' bench/container/rootfs.sh makes it; needs the network)"
 	exit 0
 fi
 T=/ustack-t314 # inside the root
@@ -45,7 +54,8 @@ cleanup() {
 	rm -rf "$D"
 }
 trap cleanup EXIT
-cp "$TOP/tests/integration/progs/py_paths.py" "$TOP/tests/integration/progs/py_writes.py" "$D/"
+cp "$TOP/tests/integration/progs/py_paths.py" "$TOP/tests/integration/progs/py_writes.py" \
+	"$TOP/tests/integration/progs/py_subwrites.py" "$D/"
 stat_of() { sed -n "s/^stat $2 //p" "$1"; }
 
 # start_waiting NAME PYTHON: py_paths.py run chrooted by PYTHON (a path in
@@ -106,6 +116,26 @@ record_version() { # v
 		fail "$t" "stats: $(grep -E 'stat (lost|python_)' "$d/err.txt" | tr '\n' ' ')"
 	else
 		pass "$t ($(awk -F';' '{ n += $1 } END { print n }' "$d/prog.txt") writes)"
+	fi
+}
+
+subinterp_version() { # v
+	local t=python_314_subinterp_$1 d=$D/sub$1 out
+	mkdir -p "$d"
+	if ! chroot "$ROOTFS" "/usr/bin/python$1" -c 'import _interpreters' 2>/dev/null; then
+		skip "$t" "python$1 in $ROOTFS has no _interpreters (chroot $ROOTFS apt-get install libpython$1-stdlib)"
+		return
+	fi
+	"$USTACK" record --backend bpf -q -e syscalls:sys_enter_write -o "$d/t.data" \
+		-- chroot "$ROOTFS" "/usr/bin/python$1" "$T/py_subwrites.py" 300 >"$d/prog.txt" 2>"$d/err.txt"
+	"$PY" "$TOP/tests/integration/lib/py_trace_paths.py" "$d/t.data" >"$d/rec.txt" ||
+		{ fail "$t" "trace unreadable"; return; }
+	if ! grep -q '^main 300$' "$d/prog.txt" || ! grep -q '^sub 300$' "$d/prog.txt"; then
+		fail "$t" "the program did not finish: $(tail -2 "$d/err.txt")"
+	elif ! out=$("$PY" "$TOP/tests/integration/lib/py_subwrites_check.py" "$d/rec.txt"); then
+		fail "$t" "$out"
+	else
+		pass "$t ($out)"
 	fi
 }
 
@@ -189,10 +219,12 @@ for v in 3.14 3.15; do
 	if [ ! -x "$ROOTFS/usr/bin/python$v" ]; then
 		skip "python_314_snapshot_$v" "no python$v in $ROOTFS"
 		skip "python_314_record_$v" "no python$v in $ROOTFS"
+		skip "python_314_subinterp_$v" "no python$v in $ROOTFS"
 		continue
 	fi
 	snapshot_version "$v"
 	record_version "$v"
+	subinterp_version "$v"
 done
 refused
 [ "$fails" = 0 ]

@@ -298,33 +298,7 @@ subinterp_version() { # name python
 	"$PY" "$PATHS" "$d/t.data" >"$d/rec.txt" || { fail "$t" "trace unreadable"; return; }
 	if ! grep -q '^main 300$' "$d/prog.txt" || ! grep -q '^sub 300$' "$d/prog.txt"; then
 		fail "$t" "the program did not finish: $(tail -2 "$d/err.txt")"
-	elif ! out=$("$PY" - "$d/rec.txt" <<'PYEOF'
-import sys
-MAIN = ["<module>", "main_outer", "main_leaf"]
-SUB = ["Thread._bootstrap", "Thread._bootstrap_inner", "Thread.run", "<module>", "sub_outer", "sub_leaf"]
-main = sub = bad = 0
-for line in open(sys.argv[1]):
-    n, _, path = line.rstrip("\n").partition(";")
-    if path == "-":
-        continue
-    f = path.split(";")
-    if "?" in f:
-        continue  # a function unknown (its code object unread): not a wrong name
-    if f == MAIN:
-        main += int(n)
-    elif f == SUB:
-        sub += int(n)
-    elif ("main_leaf" in f or "main_outer" in f) and ("sub_leaf" in f or "sub_outer" in f):
-        bad += int(n)
-    elif "sub_leaf" in f or "main_leaf" in f:
-        bad += int(n)
-print("%d of 300 main writes and %d of 300 sub-interpreter writes with their path, %d writes with a wrong path" % (main, sub, bad))
-ok = main * 100 >= 99 * 300 and sub * 100 >= 99 * 300 and bad == 0
-if not ok:
-    print(open(sys.argv[1]).read().replace("\n", " | ")[:600])
-sys.exit(0 if ok else 1)
-PYEOF
-	); then
+	elif ! out=$("$PY" "$TOP/tests/integration/lib/py_subwrites_check.py" "$d/rec.txt"); then
 		fail "$t" "$out"
 	else
 		pass "$t ($out)"
