@@ -23,12 +23,14 @@
 # the kernel (a write walked from a stack copy, its table not yet loaded,
 # has no Python frames); the slowdown on the sampling rate and the stack
 # depth. Root (BPF, bpf_stats), bpftool.
-#   bash bench/python/record.sh [ROUNDS]      env: PY (default /usr/bin/python3.11), N (rounds of py_writes, default 400)
+#   bash bench/python/record.sh [ROUNDS]      env: PY (default /usr/bin/python3.11), N (rounds of py_writes, default 2000:
+#   the counters are read every ~0.2 s while the recorder runs; 400 rounds,
+#   under a second here, were over before a reading and gave 0 ns)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=${1:-5}
 PY=${PY:-/usr/bin/python3.11}
-N=${N:-400}
+N=${N:-2000}
 USTACK=${USTACK:-build/ustack}
 [ "$(id -u)" -eq 0 ] || { echo "bench/python/record.sh: needs root" >&2; exit 1; }
 command -v bpftool >/dev/null || { echo "bench/python/record.sh: needs bpftool" >&2; exit 1; }

@@ -120,23 +120,12 @@ record_version() { # v
 }
 
 subinterp_version() { # v
-	local t=python_314_subinterp_$1 d=$D/sub$1 out
-	mkdir -p "$d"
+	local t=python_314_subinterp_$1 d=$D/sub$1
 	if ! chroot "$ROOTFS" "/usr/bin/python$1" -c 'import _interpreters' 2>/dev/null; then
 		skip "$t" "python$1 in $ROOTFS has no _interpreters (chroot $ROOTFS apt-get install libpython$1-stdlib)"
 		return
 	fi
-	"$USTACK" record --backend bpf -q -e syscalls:sys_enter_write -o "$d/t.data" \
-		-- chroot "$ROOTFS" "/usr/bin/python$1" "$T/py_subwrites.py" 300 >"$d/prog.txt" 2>"$d/err.txt"
-	"$PY" "$TOP/tests/integration/lib/py_trace_paths.py" "$d/t.data" >"$d/rec.txt" ||
-		{ fail "$t" "trace unreadable"; return; }
-	if ! grep -q '^main 300$' "$d/prog.txt" || ! grep -q '^sub 300$' "$d/prog.txt"; then
-		fail "$t" "the program did not finish: $(tail -2 "$d/err.txt")"
-	elif ! out=$("$PY" "$TOP/tests/integration/lib/py_subwrites_check.py" "$d/rec.txt"); then
-		fail "$t" "$out"
-	else
-		pass "$t ($out)"
-	fi
+	py_subwrites_run "$t" "$d" chroot "$ROOTFS" "/usr/bin/python$1" "$T/py_subwrites.py"
 }
 
 # A python3.15 copy that says 3.16: Py_Version and the version word of

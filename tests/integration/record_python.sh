@@ -291,18 +291,8 @@ py_each_version record_python_xperf xperf_version
 # to the thread that runs it, and the chains are ordered by their entry
 # frames' places on that stack).
 subinterp_version() { # name python
-	local t=record_python_subinterp_$1 d=$tmp/subinterp_$1
-	mkdir -p "$d"
-	"$USTACK" record --backend bpf -q -e syscalls:sys_enter_write -o "$d/t.data" \
-		-- "$2" "$TOP/tests/integration/progs/py_subwrites.py" 300 >"$d/prog.txt" 2>"$d/err.txt"
-	"$PY" "$PATHS" "$d/t.data" >"$d/rec.txt" || { fail "$t" "trace unreadable"; return; }
-	if ! grep -q '^main 300$' "$d/prog.txt" || ! grep -q '^sub 300$' "$d/prog.txt"; then
-		fail "$t" "the program did not finish: $(tail -2 "$d/err.txt")"
-	elif ! out=$("$PY" "$TOP/tests/integration/lib/py_subwrites_check.py" "$d/rec.txt"); then
-		fail "$t" "$out"
-	else
-		pass "$t ($out)"
-	fi
+	py_subwrites_run "record_python_subinterp_$1" "$tmp/subinterp_$1" \
+		"$2" "$TOP/tests/integration/progs/py_subwrites.py"
 }
 py_each_version record_python_subinterp subinterp_version
 

@@ -65,3 +65,23 @@ py_test_begin() {
 		exit 0
 	fi
 }
+
+# py_subwrites_run TEST DIR CMD...: record --backend bpf of CMD 300, CMD
+# running progs/py_subwrites.py (a thread in a sub-interpreter beside the
+# main thread), into DIR; PASS or FAIL TEST by lib/py_subwrites_check.py
+py_subwrites_run() {
+	local t=$1 d=$2 out
+	shift 2
+	mkdir -p "$d"
+	"$USTACK" record --backend bpf -q -e syscalls:sys_enter_write -o "$d/t.data" \
+		-- "$@" 300 >"$d/prog.txt" 2>"$d/err.txt"
+	"$PY" "$TOP/tests/integration/lib/py_trace_paths.py" "$d/t.data" >"$d/rec.txt" ||
+		{ fail "$t" "trace unreadable"; return; }
+	if ! grep -q '^main 300$' "$d/prog.txt" || ! grep -q '^sub 300$' "$d/prog.txt"; then
+		fail "$t" "the program did not finish: $(tail -2 "$d/err.txt")"
+	elif ! out=$("$PY" "$TOP/tests/integration/lib/py_subwrites_check.py" "$d/rec.txt"); then
+		fail "$t" "$out"
+	else
+		pass "$t ($out)"
+	fi
+}
