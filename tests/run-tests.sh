@@ -48,7 +48,7 @@ ALONE=(
 	# a parallel fresh-clone run (2026-11-29)
 	offcpu
 	probes_more
-	# record -a over 10,000 short-lived processes: its memory and counts
+	# record -a over 5,000 short-lived processes: its memory and counts
 	# are of the whole machine's processes (its part that needs no -a is
 	# record_scale_threads, run with the others)
 	record_scale
