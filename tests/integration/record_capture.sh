@@ -89,6 +89,10 @@ int main(int argc, char **argv)
 {
 	if (argc > 2 && !strcmp(argv[1], "gone"))
 		return run_gone_copy(argv[2]);
+	/* until killed: a process the recorder attaches to (-p) */
+	if (argc > 1 && !strcmp(argv[1], "forever"))
+		for (;;)
+			spin();
 	for (int i = argc > 1 && !strcmp(argv[1], "long") ? 6 : 1; i > 0; i--)
 		spin();
 	return 0;
@@ -256,9 +260,11 @@ mkroot() { # DIR: the program, stripped, with libc and ld.so
 		objcopy --strip-debug "$tmp/spin" "$1/spin"
 }
 # record_root ROOT NAME CACHE: the program running in ROOT, recorded for 1 s
+# (it runs until killed: "long", ~0.5 s on an idle machine here, ended
+# before the recorder attached once, "pid N: no such process")
 record_root() {
 	local pid ret
-	chroot "$1" /spin long &
+	chroot "$1" /spin forever &
 	pid=$!
 	# recorded once chroot has become the program (10 s at most)
 	local end=$((SECONDS + 10)) want
