@@ -21,6 +21,7 @@
 #include <stdlib.h>
 
 #include "cfi/cfi.h"
+#include "common/grow.h"
 
 struct fde_ref {
 	uint64_t pc_begin, pc_end, off;
@@ -54,15 +55,11 @@ static int collect(const struct ustack_cfi *cfi, struct ustack_cfi_index *ix)
 			return 0;
 		}
 		if (err == 1 && fde.pc_begin < fde.pc_end) {
-			if (ix->n == cap) {
-				size_t ncap = cap ? 2 * cap : 256;
-				struct fde_ref *p = realloc(ix->fdes, ncap * sizeof(*p));
+			void *p = ix->fdes;
 
-				if (!p)
-					return -ENOMEM;
-				ix->fdes = p;
-				cap = ncap;
-			}
+			if (ustack_grow(&p, &cap, ix->n + 1, sizeof(*ix->fdes), 256))
+				return -ENOMEM;
+			ix->fdes = p;
 			ix->fdes[ix->n++] = (struct fde_ref){ fde.pc_begin, fde.pc_end, off };
 		}
 		off = next; /* always > off: entries are at least 4 bytes */
