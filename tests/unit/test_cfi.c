@@ -888,6 +888,20 @@ static void test_cfi_table_skips_corrupt_fde(void)
 	ustack_cfi_table__free(NULL);
 }
 
+/* The index of @b's section as .eh_frame into @cfi, which must hold
+ * @nfdes FDEs; NULL (a failed check) when it cannot be built */
+static struct ustack_cfi_index *index_of(struct ustack_cfi *cfi, const struct bb *b, size_t nfdes)
+{
+	struct ustack_cfi_index *ix;
+
+	CHECK_EQ(eh_init(cfi, b), 0);
+	ix = ustack_cfi_index__build(cfi);
+	CHECK(ix != NULL);
+	if (ix)
+		CHECK_EQ(ustack_cfi_index__nr_fdes(ix), nfdes);
+	return ix;
+}
+
 /* The FDE index of a section without search table: FDEs out of address
  * order, a zero-length one, a gap; then an entry the walk cannot parse
  * (everything it did not find before gives -EBADMSG, even an FDE after
@@ -908,12 +922,9 @@ static void test_cfi_index(void)
 	fde_std(&b, cie, 0x2090, 0, ins, sizeof(ins));
 	fde_std(&b, cie, 0x2080, 0x20, NULL, 0);
 	terminator(&b);
-	CHECK_EQ(eh_init(&cfi, &b), 0);
-	ix = ustack_cfi_index__build(&cfi);
-	CHECK(ix != NULL);
+	ix = index_of(&cfi, &b, 3);
 	if (!ix)
 		return;
-	CHECK_EQ(ustack_cfi_index__nr_fdes(ix), 3);
 	for (uint64_t pc = 0x1f00; pc < 0x3200; pc++) {
 		int e1 = ustack_cfi__find_row(&cfi, pc, &w), e2 = ustack_cfi_index__find_row(&cfi, ix, pc, &r);
 
@@ -937,12 +948,9 @@ static void test_cfi_index(void)
 	end(&b, e);
 	fde_std(&b, cie, 0x5000, 0x10, NULL, 0);
 	terminator(&b);
-	CHECK_EQ(eh_init(&cfi, &b), 0);
-	ix = ustack_cfi_index__build(&cfi);
-	CHECK(ix != NULL);
+	ix = index_of(&cfi, &b, 3);
 	if (!ix)
 		return;
-	CHECK_EQ(ustack_cfi_index__nr_fdes(ix), 3);
 	CHECK_EQ(ustack_cfi_index__find_row(&cfi, ix, 0x2010, &r), 0);
 	CHECK_EQ(ustack_cfi__find_row(&cfi, 0x5000, &r), -EBADMSG);
 	CHECK_EQ(ustack_cfi_index__find_row(&cfi, ix, 0x5000, &r), -EBADMSG);
