@@ -215,21 +215,8 @@ fi
 if [ ! -x "$PY_UNSUPPORTED" ]; then
 	skip record_python_refused "$PY_UNSUPPORTED is not installed"
 else
-	d=$tmp/refused
-	mkdir -p "$d"
-	"$USTACK" record --backend bpf --stats -e syscalls:sys_enter_write -o "$d/t.data" \
-		-- "$PY_UNSUPPORTED" -c 'import os, time
-for i in range(100):
-    os.write(1, b"")
-    time.sleep(0.008)' >/dev/null 2>"$d/err.txt"
-	"$PY" "$PATHS" "$d/t.data" >"$d/rec.txt"
-	n=$(grep -c "Python frames not recorded: .*CPython 3.10 is not supported" "$d/err.txt")
-	if [ "$n" != 1 ] || [ "$(stat_of "$d/err.txt" python_refused)" != 1 ] ||
-		grep -qv '^[0-9]*;-$' "$d/rec.txt" || [ "$(stat_of "$d/err.txt" user_stacks)" -lt 100 ]; then
-		fail record_python_refused "$n lines; $(grep -E 'python|user_stacks' "$d/err.txt" | head -4 | tr '\n' ' ')"
-	else
-		pass record_python_refused
-	fi
+	py_refused_record record_python_refused "$tmp/refused" ".*CPython 3.10 is not supported" \
+		"$PY_UNSUPPORTED"
 fi
 # -X perf (3.12+): the interpreter runs each function through a trampoline
 # of its own in anonymous memory (no unwind table, no frame pointer), named

@@ -85,3 +85,28 @@ py_subwrites_run() {
 		pass "$t ($out)"
 	fi
 }
+
+# py_refused_record TEST DIR LINE CMD...: record --backend bpf of CMD -c
+# (100 writes, 8 ms apart), CMD an interpreter the recorder must refuse;
+# PASS TEST when stderr holds one line "Python frames not recorded: ..."
+# matching the regex LINE, --stats says python_refused 1, every one of the
+# 100+ stacks has no Python frame (native stacks as ever); else FAIL
+py_refused_record() {
+	local t=$1 d=$2 line=$3 n
+	shift 3
+	mkdir -p "$d"
+	"$USTACK" record --backend bpf --stats -e syscalls:sys_enter_write -o "$d/t.data" \
+		-- "$@" -c 'import os, time
+for i in range(100):
+    os.write(1, b"")
+    time.sleep(0.008)' >/dev/null 2>"$d/rec.err"
+	"$PY" "$TOP/tests/integration/lib/py_trace_paths.py" "$d/t.data" >"$d/rec.txt"
+	n=$(grep -c "Python frames not recorded: $line" "$d/rec.err")
+	if [ "$n" != 1 ] || [ "$(sed -n 's/^stat python_refused //p' "$d/rec.err")" != 1 ] ||
+		grep -qv '^[0-9]*;-$' "$d/rec.txt" ||
+		[ "$(sed -n 's/^stat user_stacks //p' "$d/rec.err")" -lt 100 ]; then
+		fail "$t" "$n lines; $(grep -E 'python|user_stacks' "$d/rec.err" | head -4 | tr '\n' ' ')"
+	else
+		pass "$t ($(sed -n 's/^stat python_refused_why //p' "$d/rec.err"))"
+	fi
+}
