@@ -12,7 +12,8 @@
 #   record -F 4999 -- rec_migrate 2000, then report -f raw: at least 200
 #   user stacks; each cookie in one user stack record only; each event with
 #   a cookie has that one record of its thread; each cookie is
-#   (odd counter << 32) | (CPU + 1) with CPU < the machine's CPUs.
+#   (odd counter << 32) | (CPU + 1) with CPU a possible CPU's number
+#   (/sys/devices/system/cpu/possible).
 # SKIP with one CPU allowed (nothing moves), or with the recorder's reason
 # where bpf or perf events are not available.
 set -u
@@ -52,7 +53,7 @@ for backend in bpf copy; do
 		fail $backend "ustack report -f raw: $(head -n3 "$out.rep.err" | tr '\n' ' ')"
 		continue
 	fi
-	if why=$(/usr/bin/python3 - "$out.raw" "$(getconf _NPROCESSORS_CONF)" <<'PY'
+	if why=$(/usr/bin/python3 - "$out.raw" <<'PY'
 import re, sys
 head = re.compile(rb"(.+)-(\d+) +\[(\d+|---)\] \S+ (\d+\.\d+): (.*)")
 stacks, owner, events, bad = {}, {}, [], []
@@ -69,7 +70,8 @@ for line in open(sys.argv[1], "rb"):
         stacks[(tid, c)] = stacks.get((tid, c), 0) + 1
     elif e and int(e.group(1), 16):
         events.append((tid, int(e.group(1), 16)))
-ncpu = int(sys.argv[2])
+# the highest CPU number the kernel may use (ids can be sparse: not the count)
+ncpu = max(int(r.split("-")[-1]) for r in open("/sys/devices/system/cpu/possible").read().strip().split(",")) + 1
 shared = {c: t for c, t in owner.items() if len(t) > 1}
 for c in owner:
     if not (c >> 32) & 1 or not 1 <= (c & 0xffffffff) <= ncpu:
