@@ -22,12 +22,14 @@
 #                    is seen right below hot's; the text report says
 #                    "[jit] /tmp/perf-PID.map"
 #   methods/BACKEND  in the same trace (report --format stackmap): every
-#                    frame with file id 0 below the leaf was found by frame
-#                    pointer (method 3), and so was the frame below it
+#                    frame with file id 0 below another with file id 0 was
+#                    found by frame pointer (method 3), and so was the frame
+#                    below some JIT frame (one below node's own code is
+#                    found by its CFI: under load, 1 in 143 in a busy run)
 #   snapshot         `ustack snapshot -p` of a running node: a thread's frame
 #                    0 or 1 is named JS:...hot from the live map, the stack
-#                    reaches __libc_start_call_main, the JIT frames below the
-#                    leaf say [fp]; json marks them "jit": true
+#                    reaches __libc_start_call_main, a JIT frame below a JIT
+#                    frame says [fp]; json marks them "jit": true
 #   malformed        the running node's map replaced by a damaged copy
 #                    (garbage lines, a bad size, an older entry overlapping
 #                    the good ones, a truncated last line): snapshot and a
@@ -250,12 +252,15 @@ for line in open(sys.argv[1]):
         m = re.match(r'\s*\[\d+\] (0x[0-9a-f]+)', line)
         if m and cur is not None:
             cur.append(int(m.group(1), 16))
+# a JIT frame called by JIT code is found by frame pointer: nothing else
+# steps out of code without a table; one that called into node's own code
+# (a builtin, the runtime) is found by that code's CFI, as rightly
 jit = bad = caller_fp = caller_other = 0
 for words in stacks:
     frames = [(words[k], words[k + 1]) for k in range(0, len(words) - 1, 2)]
     for k, (off, w) in enumerate(frames):
         fid, method = w & ((1 << 56) - 1), (w >> 56) & 0x3f
-        if fid or k == 0:
+        if fid or k == 0 or frames[k - 1][1] & ((1 << 56) - 1):
             continue
         jit += 1
         if method != 3:
@@ -269,9 +274,9 @@ print(jit, bad, caller_fp, caller_other)
 EOF
 	read -r jit bad caller_fp caller_other <"$tmp/$b.methods"
 	if [ "${jit:-0}" -eq 0 ]; then
-		fail "methods/$b" "no frame with file id 0 below a leaf"
+		fail "methods/$b" "no frame with file id 0 below a JIT frame"
 	elif [ "$bad" -ne 0 ]; then
-		fail "methods/$b" "$bad of $jit JIT frames below the leaf not found by frame pointer"
+		fail "methods/$b" "$bad of $jit JIT frames below a JIT frame not found by frame pointer"
 	elif [ "$caller_fp" -eq 0 ]; then
 		fail "methods/$b" "no frame below a JIT frame found by frame pointer ($caller_other otherwise)"
 	else
@@ -313,8 +318,10 @@ if [ -z "$got" ]; then
 	fail snapshot "no snapshot named hot() in frame 0 or 1: $(head -5 "$tmp/snap.main" | tr '\n' '|')"
 elif ! grep -q '__libc_start_call_main' "$tmp/snap.main"; then
 	fail snapshot "the stack does not reach __libc_start_call_main: $(tr '\n' '|' <"$tmp/snap.main" | cut -c1-600)"
-elif grep -E '^#([1-9]|[1-9][0-9]+) .*\[jit\]' "$tmp/snap.main" | grep -vq '\[fp\]$'; then
-	fail snapshot "a JIT frame below the leaf not found by frame pointer: $(grep '\[jit\]' "$tmp/snap.main" | tr '\n' '|')"
+elif awk '/^#[0-9]+ / { j = / \[jit\] /; if (j && pj && !/\[fp\]$/) bad = 1; pj = j } END { exit !bad }' \
+	"$tmp/snap.main"; then
+	# (a JIT frame under node's own code is found by that code's CFI)
+	fail snapshot "a JIT frame below a JIT frame not found by frame pointer: $(grep '\[jit\]' "$tmp/snap.main" | tr '\n' '|')"
 elif ! for _ in 1 2 3 4 5; do
 		# a snapshot may land outside JIT code (a C++ builtin called from
 		# interpreted code): a few tries, as for the text above
