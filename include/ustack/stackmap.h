@@ -93,7 +93,10 @@ struct ustack_stackmap_stats {
 };
 
 /**
- * Create a map. Everything it will ever use is allocated here.
+ * Create a map. Everything it will ever use is allocated here, as address
+ * space: pages are zeroed by the kernel when first touched, so the memory
+ * a map holds grows with what it stores (an insert may take a page fault,
+ * which is async-signal-safe), and a capacity never used costs nothing.
  * @param opts options or NULL for defaults
  * @return the map (active: inserts accepted), or NULL with errno set
  *         (EINVAL for bad options, ENOMEM)

@@ -160,6 +160,7 @@ struct ustack_bpf {
 	int warned_load;
 	/* system-call events through kprobes (syscall_route) */
 	int syscall_kprobes;
+	int no_tracepoints;     /* its tracepoint programs not loaded (opts) */
 	int offcpu; /* the off-CPU program is loaded */
 	struct bpf_link *sched_link; /* and attached */
 	uint32_t nr_probes; /* the probe programs are loaded, the probes map this long */
@@ -464,8 +465,13 @@ struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, 
 	}
 	b->syscall_kprobes = syscall_route(kf.tp_sys_faultable);
 	b->skel->rodata->tp_preemptible = kf.tp_sys_faultable;
-	/* its program is verified only where it is used */
-	bpf_program__set_autoload(b->skel->progs.ustack_kp, b->syscall_kprobes);
+	/* each program is verified only where it is used */
+	if (o->sz >= offsetof(struct ustack_bpf_opts, no_sampling) + sizeof(o->no_sampling)) {
+		b->no_tracepoints = o->no_tracepoints;
+		bpf_program__set_autoload(b->skel->progs.ustack_tp, !o->no_tracepoints);
+		bpf_program__set_autoload(b->skel->progs.ustack_sample, !o->no_sampling);
+	}
+	bpf_program__set_autoload(b->skel->progs.ustack_kp, b->syscall_kprobes && !b->no_tracepoints);
 	offcpu_opts(b, o);
 	probe_opts(b, o);
 	alloc_opts(b, o);
@@ -680,6 +686,10 @@ int ustack_bpf__attach_tracepoint(struct ustack_bpf *b, const char *sys, const c
 	char what[256];
 
 	snprintf(what, sizeof(what), "tracepoint %s:%s", sys, name);
+	if (b->no_tracepoints) {
+		snprintf(err, errlen, "BPF backend: %s: opened without tracepoint events", what);
+		return -ENOENT;
+	}
 	if (b->syscall_kprobes && (event & UB_TP_SYSCALL)) {
 		int ret = attach_syscall_kprobe(b, name, event, err, errlen);
 

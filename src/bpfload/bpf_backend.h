@@ -43,6 +43,11 @@ struct ustack_bpf_opts {
 	 * are not loaded. Non-zero also turns BPF run-time stats on while the
 	 * backend is open (probe_run_ns) */
 	uint32_t nr_probes;
+	/* programs not loaded (0: loaded): the tracepoint one (and its
+	 * system-call kprobe form) where no tracepoint event is recorded, the
+	 * perf-event one where there is no sampling event. The kernel verifies
+	 * each of them whole (~43 KB of instructions): a third of the start-up */
+	uint32_t no_tracepoints, no_sampling;
 };
 
 /* The one line saying why loading failed with @ret: @has_btf, whether

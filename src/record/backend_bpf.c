@@ -218,7 +218,10 @@ static int bpf_open(struct rec *r, char *err, size_t errlen)
 		ret = rec_bpf_alloc_opts(r, &bo, err, errlen);
 	if (ret)
 		return ret;
+	bo.no_tracepoints = 1;
 	for (int i = 0; i < r->nr_events; i++) {
+		if (r->events[i].kind->attach == REC_ATTACH_TRACEPOINT)
+			bo.no_tracepoints = 0;
 		if (r->events[i].kind->attach != REC_ATTACH_PERF)
 			continue;
 		if (sampling++) {
@@ -229,6 +232,7 @@ static int bpf_open(struct rec *r, char *err, size_t errlen)
 		}
 		bo.sample_event = (uint32_t)i;
 	}
+	bo.no_sampling = !sampling;
 	b = r->be_state = calloc(1, sizeof(*b));
 	if (b)
 		b->efd = b->py_tfd = -1;

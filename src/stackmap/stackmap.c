@@ -19,6 +19,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -262,16 +263,52 @@ static int smap_membarrier_ok(void)
 #endif
 }
 
+/* The map's arrays are anonymous mappings: the kernel hands out zeroed
+ * pages as they are first touched, so a map costs the memory it holds, not
+ * its capacity (a recorder's two maps of 65,536 stacks are 2 x 20 MiB; the
+ * memset that used to touch them all up front was a fifth of `ustack
+ * record`'s start-up). The price: an insert may take a page fault, which is
+ * async-signal-safe. A PROT_NONE page after each array turns a write past
+ * its end into a fault, in any build. */
+static size_t smap_span(size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return ((size ? size : 1) + page - 1) / page * page + page;
+}
+
 static void *smap_zalloc(size_t size)
 {
-	void *p = NULL;
+	size_t span = smap_span(size), page = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	/* memset touches every page now so that inserts never fault a page
-	 * in (posix_memalign keeps the compiler from folding it to calloc) */
-	if (posix_memalign(&p, 64, size ? size : 64))
+	if (p == MAP_FAILED)
 		return NULL;
-	memset(p, 0, size);
+	if (mprotect(p + span - page, page, PROT_NONE)) {
+		munmap(p, span);
+		return NULL;
+	}
 	return p;
+}
+
+static void smap_free(void *p, size_t size)
+{
+	if (p)
+		munmap(p, smap_span(size));
+}
+
+/* the sizes smap_zalloc() was given for each array of @map */
+#define SMAP_TABLE_BYTES(m)  (2 * (size_t)(m)->capacity * sizeof(*(m)->table))
+#define SMAP_ELTS_BYTES(m)   ((size_t)(m)->capacity * sizeof(*(m)->elts))
+#define SMAP_ARENA_BYTES(m)  ((size_t)(m)->arena_words * sizeof(uint64_t))
+#define SMAP_BLOCKS_BYTES(m) (((size_t)(m)->max_threads + 1) * sizeof(*(m)->blocks))
+
+static void smap_free_arrays(struct ustack_stackmap *map)
+{
+	smap_free(map->table, SMAP_TABLE_BYTES(map));
+	smap_free(map->elts, SMAP_ELTS_BYTES(map));
+	smap_free(map->arena, SMAP_ARENA_BYTES(map));
+	smap_free(map->blocks, SMAP_BLOCKS_BYTES(map));
 }
 
 USTACK_API struct ustack_stackmap *
@@ -312,16 +349,13 @@ ustack_stackmap__new(const struct ustack_stackmap_opts *opts)
 	map->max_depth = (uint32_t)depth;
 	map->max_threads = (uint32_t)threads;
 	map->arena_words = words;
-	map->table = smap_zalloc(2 * cap * sizeof(*map->table));
-	map->elts = smap_zalloc(cap * sizeof(*map->elts));
-	map->arena = smap_zalloc(words * sizeof(uint64_t));
-	map->blocks = smap_zalloc((threads + 1) * sizeof(*map->blocks));
+	map->table = smap_zalloc(SMAP_TABLE_BYTES(map));
+	map->elts = smap_zalloc(SMAP_ELTS_BYTES(map));
+	map->arena = smap_zalloc(SMAP_ARENA_BYTES(map));
+	map->blocks = smap_zalloc(SMAP_BLOCKS_BYTES(map));
 	if (!map->table || !map->elts || !map->arena || !map->blocks ||
 	    pthread_rwlock_init(&map->export_lock, NULL)) {
-		free(map->table);
-		free(map->elts);
-		free(map->arena);
-		free(map->blocks);
+		smap_free_arrays(map);
 		free(map);
 		errno = ENOMEM;
 		return NULL;
@@ -347,10 +381,7 @@ USTACK_API void ustack_stackmap__free(struct ustack_stackmap *map)
 	if (!map)
 		return;
 	pthread_rwlock_destroy(&map->export_lock);
-	free(map->table);
-	free(map->elts);
-	free(map->arena);
-	free(map->blocks);
+	smap_free_arrays(map);
 	free(map);
 }
 
