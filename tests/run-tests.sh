@@ -36,7 +36,7 @@ ALONE=(
 	# recorded and named too (their hostile names, a million-line JIT map,
 	# binaries deleted as they exit), and the checks count what they saw
 	record_whole_machine # a busy loop's events and a 0.9..120 s wall time
-	record_bpf_more      # -a -e syscalls:sys_enter_getppid: counts system-wide
+	record_bpf_more_system # -a -e syscalls:sys_enter_getppid: counts system-wide
 	container_names      # record -a -d 3, then names every libc frame it saw
 	record_python_all    # -a: three CPython processes' every write, the others' too
 	# need a CPU of their own for what they bound

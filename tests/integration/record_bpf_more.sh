@@ -82,9 +82,14 @@
 # No sleep is a synchronization: the handshakes wait for what the trace
 # shows (bounded by 30 s; the trace is written at least once a second).
 #
-# Env (from make check): USTACK CC TOP GSFRAME; KEEP_TMP=1 keeps the files.
+# Env (from make check): USTACK CC TOP GSFRAME; KEEP_TMP=1 keeps the files;
+# PARTS: "targets" (the default: every case but all/*, run with the other
+# tests), "system" (all/*: record -a, which counts what the whole machine
+# does and runs alone: record_bpf_more_system.sh), or both.
 set -u
 T=record_bpf_more
+PARTS=${PARTS:-targets}
+part() { [[ " $PARTS " == *" $1 "* ]]; }
 USTACK=${USTACK:-build/check/ustack}
 CC=${CC:-gcc}
 TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -140,49 +145,56 @@ build() { # what, command...
 	fi
 }
 has_sframe() { readelf -SW "$1" 2>/dev/null | grep -q '\.sframe'; }
-mkdir -p "$tmp/cpu" "$tmp/big" "$tmp/sf"
-build cpu "$CC" "${CF[@]}" -fPIC -shared -Wl,-soname,librec_cpu.so -o "$tmp/cpu/librec_cpu.so" "$P/rec_cpu_lib.c"
-build cpu "$CC" "${CF[@]}" -pthread -o "$tmp/rec_cpu" "$P/rec_cpu.c" -L"$tmp/cpu" -lrec_cpu -Wl,-rpath,"$tmp/cpu"
 build all "$CC" "${CF[@]}" -o "$tmp/allping" "$P/rec_chain.c"
-build hot "$CC" "${CF[@]}" -o "$tmp/rec_hot" "$P/rec_hot.c"
 build all "$CC" "${CF[@]}" -o "$tmp/allmark" "$P/rec_chain.c"
-# the big library: 1200 functions of three calls each, every one with its
-# pushes and pops (about 11000 rows, 0.17 MiB in the kernel); six copies
-# (distinct inodes, so six tables), linked by path (no soname)
-awk -v n=1200 'BEGIN {
-	print "long (*volatile big_ext)(long);"
-	for (i = 0; i < n; i++)
-		printf "long big_f%d(long a, long b) { long x = a * %d + b; long y = big_ext(a); " \
-			"long z = big_ext(b + x); return x + y + z + big_ext(y * z); }\n", i, i + 3
-}' >"$tmp/big.c"
-build budget "$CC" -O2 -fomit-frame-pointer -fPIC -shared -o "$tmp/big/libbig0.so" "$tmp/big.c"
-big=()
-for i in 1 2 3 4 5 6; do
-	cp "$tmp/big/libbig0.so" "$tmp/big/libbig$i.so"
-	big+=("$tmp/big/libbig$i.so")
-done
-build budget "$CC" "${CF[@]}" -fPIC -shared -Wl,-soname,librec_lib.so -o "$tmp/big/librec_lib.so" "$P/rec_lib.c"
-build budget "$CC" "${CF[@]}" -o "$tmp/budget" "$P/rec_lib_main.c" -Wl,--no-as-needed "${big[@]}" \
-	-L"$tmp/big" -lrec_lib -Wl,-rpath,"$tmp/big"
-if [ -n "$GSFRAME" ]; then
-	build bad_sframe "$CC" "${CF[@]}" $GSFRAME -fPIC -shared -Wl,-soname,librec_lib.so \
-		-o "$tmp/sf/librec_lib.so" "$P/rec_lib.c"
-	build bad_sframe "$CC" "${CF[@]}" -o "$tmp/badsf" "$P/rec_lib_main.c" -L"$tmp/sf" -lrec_lib \
-		-Wl,-rpath,"$tmp/sf"
+if has_sframe "$tmp/allmark"; then
+	fail build/no-sframe "allmark has an .sframe section (the toolchain adds SFrame by itself?)"
+	exit 1
 fi
-for f in rec_cpu rec_hot cpu/librec_cpu.so allmark big/libbig1.so big/librec_lib.so budget; do
-	if has_sframe "$tmp/$f"; then
-		fail build/no-sframe "$f has an .sframe section (the toolchain adds SFrame by itself?)"
-		exit 1
+# the other programs: for the targets part only
+if part targets; then
+	mkdir -p "$tmp/cpu" "$tmp/big" "$tmp/sf"
+	build cpu "$CC" "${CF[@]}" -fPIC -shared -Wl,-soname,librec_cpu.so -o "$tmp/cpu/librec_cpu.so" "$P/rec_cpu_lib.c"
+	build cpu "$CC" "${CF[@]}" -pthread -o "$tmp/rec_cpu" "$P/rec_cpu.c" -L"$tmp/cpu" -lrec_cpu -Wl,-rpath,"$tmp/cpu"
+	build hot "$CC" "${CF[@]}" -o "$tmp/rec_hot" "$P/rec_hot.c"
+	# the big library: 1200 functions of three calls each, every one with its
+	# pushes and pops (about 11000 rows, 0.17 MiB in the kernel); six copies
+	# (distinct inodes, so six tables), linked by path (no soname)
+	awk -v n=1200 'BEGIN {
+		print "long (*volatile big_ext)(long);"
+		for (i = 0; i < n; i++)
+			printf "long big_f%d(long a, long b) { long x = a * %d + b; long y = big_ext(a); " \
+				"long z = big_ext(b + x); return x + y + z + big_ext(y * z); }\n", i, i + 3
+	}' >"$tmp/big.c"
+	build budget "$CC" -O2 -fomit-frame-pointer -fPIC -shared -o "$tmp/big/libbig0.so" "$tmp/big.c"
+	big=()
+	for i in 1 2 3 4 5 6; do
+		cp "$tmp/big/libbig0.so" "$tmp/big/libbig$i.so"
+		big+=("$tmp/big/libbig$i.so")
+	done
+	build budget "$CC" "${CF[@]}" -fPIC -shared -Wl,-soname,librec_lib.so -o "$tmp/big/librec_lib.so" "$P/rec_lib.c"
+	build budget "$CC" "${CF[@]}" -o "$tmp/budget" "$P/rec_lib_main.c" -Wl,--no-as-needed "${big[@]}" \
+		-L"$tmp/big" -lrec_lib -Wl,-rpath,"$tmp/big"
+	if [ -n "$GSFRAME" ]; then
+		build bad_sframe "$CC" "${CF[@]}" $GSFRAME -fPIC -shared -Wl,-soname,librec_lib.so \
+			-o "$tmp/sf/librec_lib.so" "$P/rec_lib.c"
+		build bad_sframe "$CC" "${CF[@]}" -o "$tmp/badsf" "$P/rec_lib_main.c" -L"$tmp/sf" -lrec_lib \
+			-Wl,-rpath,"$tmp/sf"
 	fi
-done
-# every frame function under its own name (no .isra/.constprop copies)
-for f in rec_cpu cpu/librec_cpu.so; do
-	if nm --defined-only "$tmp/$f" | grep -q 'rec_cpu_[a-z_]*\.'; then
-		fail build/cpu "$f has clones of rec_cpu_* functions: $(nm "$tmp/$f" | grep -o 'rec_cpu_[a-z_]*\..*' | head -3 | tr '\n' ' ')"
-		exit 1
-	fi
-done
+	for f in rec_cpu rec_hot cpu/librec_cpu.so big/libbig1.so big/librec_lib.so budget; do
+		if has_sframe "$tmp/$f"; then
+			fail build/no-sframe "$f has an .sframe section (the toolchain adds SFrame by itself?)"
+			exit 1
+		fi
+	done
+	# every frame function under its own name (no .isra/.constprop copies)
+	for f in rec_cpu cpu/librec_cpu.so; do
+		if nm --defined-only "$tmp/$f" | grep -q 'rec_cpu_[a-z_]*\.'; then
+			fail build/cpu "$f has clones of rec_cpu_* functions: $(nm "$tmp/$f" | grep -o 'rec_cpu_[a-z_]*\..*' | head -3 | tr '\n' ' ')"
+			exit 1
+		fi
+	done
+fi
 
 # ---- reading traces -----------------------------------------------------------
 # (a frame that has no name, "[unknown]" or "[FILE]", is never right)
@@ -290,10 +302,12 @@ kernel_at_least() { # MAJOR MINOR
 }
 
 section cpu
-cpu_run cpu.copy copy -- 2
-cpu_judge cpu.copy
-verdict cpu/copy cpu.copy
-if bpf_ok cpu/bpf; then
+if part targets; then
+	cpu_run cpu.copy copy -- 2
+	cpu_judge cpu.copy
+	verdict cpu/copy cpu.copy
+fi
+if part targets && bpf_ok cpu/bpf; then
 	cpu_run cpu.bpf bpf -- 2
 	if cpu_judge cpu.bpf; then
 		read -r at_once deferred < <(walks_of cpu.bpf)
@@ -481,7 +495,7 @@ all_case() {
 	done
 	grep -q 'rec_chain: 7 calls' "$tmp/$tag.out" || { why="allmark did not run to its end"; return 1; }
 }
-if bpf_ok all/bpf; then
+if part system && bpf_ok all/bpf; then
 	all_case
 	if [ -z "$why" ]; then pass all/bpf; else fail all/bpf "$why"; grep -E '^all(ping|mark);' "$tmp/all.bpf.marker" 2>/dev/null | show /dev/stdin; fi
 	# -d alone ends a system-wide recording
@@ -496,6 +510,7 @@ if bpf_ok all/bpf; then
 	fi
 fi
 
+part targets || { section end; [ $fails -eq 0 ]; exit; }
 section budget
 # ---- 3. the table budget ------------------------------------------------------------
 BUDGET_WARN='^ustack: BPF tables: budget of 1 MiB full'
