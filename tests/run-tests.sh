@@ -29,9 +29,6 @@
 # at a time, with nothing else of make check running, because they compete
 # with other tests for something other than a CPU share (docs/TESTING.md):
 ALONE=(
-	# changes the sysctl kernel.perf_event_paranoid (to 2, then back) for
-	# its "no permission" case: a test starting meanwhile reads the other value
-	record_errors
 	# record the whole machine (-a): every process of the other tests is
 	# recorded and named too (their hostile names, a million-line JIT map,
 	# binaries deleted as they exit), and the checks count what they saw
