@@ -46,7 +46,7 @@ ALONE=(
 	# backend's cases only (its bpf ones: probes_more_bpf, with the others)
 	offcpu
 	probes_more
-	# record -a over 5,000 short-lived processes: its memory and counts
+	# record -a over 2,500 short-lived processes: its memory and counts
 	# are of the whole machine's processes (its part that needs no -a is
 	# record_scale_threads, run with the others)
 	record_scale
