@@ -35,8 +35,8 @@
 #   preempt   --off-cpu --off-cpu-preempt, three CPU-bound threads on one
 #             CPU: their waits under off-cpu-preempt with the busy stack,
 #             never under off-cpu
-#   stop      a short sleep then a 4 s stop (SIGSTOP) in one system call,
-#             --off-cpu-min 3s: the stop is written with its whole stack
+#   stop      a short sleep then a 1.5 s stop (SIGSTOP) in one system call,
+#             --off-cpu-min 1s: the stop is written with its whole stack
 #             (the short one's unwind not shared away); every off-cpu
 #             kernel stack starts where the thread blocked, not in the
 #             recorder's tracing frames (BPF program, bpf_trace_run*)
@@ -45,7 +45,9 @@
 #   pprof     go tool pprof -top -sample_index=off_cpu = folded, per function
 #
 # Env (from make check): USTACK CC TOP CHECK_DIR SAN_FLAGS BASE_CFLAGS
-# LIB_LDLIBS; KEEP_TMP=1 keeps the files; OFFCPU_BACKENDS="bpf copy".
+# LIB_LDLIBS; KEEP_TMP=1 keeps the files; OFFCPU_BACKENDS: "copy" (the
+# default: make check runs it alone, tests/run-tests.sh), "bpf" (what
+# offcpu_bpf.sh runs, with the other tests), or both.
 set -u
 T=offcpu
 : "${CC:=gcc}" "${CHECK_DIR:=build/check}" "${TOP:=$PWD}" "${USTACK:=$TOP/$CHECK_DIR/ustack}"
@@ -168,17 +170,17 @@ case_pre() {
 # p-pre blocks in read(2) (recorded from exec, so its switch-out is seen);
 # SIGSTOP while it is blocked: the same system call, not yet restarted, goes
 # on to the stop (state T) with the same user registers. Under
-# --off-cpu-min 3s the read's first sleep (short) is not written, the stop
-# (4 s) is: its user stack must be whole, through path_pre. The short one
+# --off-cpu-min 1s the read's first sleep (short) is not written, the stop
+# (1.5 s) is: its user stack must be whole, through path_pre. The short one
 # opened the entry's unwind; a recorder that let the stop share that
 # unwind's cookie wrote the stop with a cookie no USER_STACK answers (the
 # bpf backend did). When the machine is so slow that the first sleep
-# itself lasts 3 s, both are written and the case checks less, not wrongly.
+# itself lasts 1 s, both are written and the case checks less, not wrongly.
 case_stop() {
 	local b=$1 name=stop/$1 f end pid tid rpid
 	f=$tmp/stop.$b
 	mkfifo "$f.ctl"
-	"$USTACK" record -q --stats --backend "$b" --off-cpu --off-cpu-min 3s -o "$f.data" -- \
+	"$USTACK" record -q --stats --backend "$b" --off-cpu --off-cpu-min 1s -o "$f.data" -- \
 		"$tmp/paths" -r 1 -t 1 -o "$f.log" pre <"$f.ctl" >/dev/null 2>"$f.stats" &
 	rpid=$!; pids+=("$rpid")
 	exec 8>"$f.ctl"
@@ -192,7 +194,7 @@ case_stop() {
 		fail "$name" "p-pre never blocked in read(2) within 30 s"
 		exec 8>&-; return
 	fi
-	kill -STOP "$pid"; sleep 4; kill -CONT "$pid"
+	kill -STOP "$pid"; sleep 1.5; kill -CONT "$pid"
 	echo go >&8
 	exec 8>&-
 	if ! wait "$rpid"; then
@@ -200,10 +202,10 @@ case_stop() {
 		return
 	fi
 	events "$name" || return
-	# the intervals of p-pre of 3 s or more: the stop at least
-	awk -v t="$tid" '$1 == "V" && $2 == "off-cpu" && $3 == t && $6 >= 3000000000' "$f.ev" >"$f.long"
+	# the intervals of p-pre of 1 s or more: the stop at least
+	awk -v t="$tid" '$1 == "V" && $2 == "off-cpu" && $3 == t && $6 >= 1000000000' "$f.ev" >"$f.long"
 	if [ ! -s "$f.long" ]; then
-		fail "$name" "no off-cpu interval of p-pre (tid $tid) of 3 s or more (its 4 s stop)"
+		fail "$name" "no off-cpu interval of p-pre (tid $tid) of 1 s or more (its 1.5 s stop)"
 	elif awk '$8 == "-" || $8 !~ /path_pre;do_pre_wait;/' "$f.long" | grep -q .; then
 		fail "$name" "an interval of p-pre without its whole stack: $(awk '$8 == "-" || $8 !~ /path_pre;do_pre_wait;/' "$f.long" | head -1)"
 	elif ! "$USTACK" report -q --no-lines -i "$f.data" >"$f.txt" 2>"$f.rerr"; then
@@ -215,7 +217,7 @@ case_stop() {
 		fail "$name" "an off-cpu kernel stack starting in the tracing machinery: $(head -1 "$f.kleaf")"
 	else
 		pass "$name"
-		echo "  $name: $(wc -l <"$f.long") intervals of 3 s or more, each through path_pre; kernel stacks from $(awk '/: off-cpu / { f = 1; next } f && /^ => / { print $2; f = 0 }' "$f.txt" | sort | uniq -c | sort -rn | head -1 | awk '{ print $2 }'); $(grep -E 'offcpu_(short|intervals) ' "$f.stats" | tr '\n' ' ')"
+		echo "  $name: $(wc -l <"$f.long") intervals of 1 s or more, each through path_pre; kernel stacks from $(awk '/: off-cpu / { f = 1; next } f && /^ => / { print $2; f = 0 }' "$f.txt" | sort | uniq -c | sort -rn | head -1 | awk '{ print $2 }'); $(grep -E 'offcpu_(short|intervals) ' "$f.stats" | tr '\n' ' ')"
 	fi
 }
 
@@ -265,7 +267,7 @@ case_outputs() {
 		fail "pprof/$b" "$(grep -m1 '^RESULT' "$tmp/${name//\//.}.pcheck" | cut -d' ' -f3-)"; fi
 }
 
-for b in ${OFFCPU_BACKENDS:-bpf copy}; do
+for b in ${OFFCPU_BACKENDS:-copy}; do
 	if ! "$USTACK" record -q --backend "$b" --off-cpu -o "$tmp/probe.data" -- true >/dev/null 2>"$tmp/probe.err"; then
 		why=$(grep -m1 . "$tmp/probe.err")
 		skip "$b" "${why:-record --backend $b --off-cpu failed without a reason}"
