@@ -34,7 +34,7 @@ ALONE=(
 	# binaries deleted as they exit), and the checks count what they saw
 	record_whole_machine # a busy loop's events and a 0.9..120 s wall time
 	record_bpf_more_system # -a -e syscalls:sys_enter_getppid: counts system-wide
-	container_names      # record -a -d 3, then names every libc frame it saw
+	container_names_system # record -a -d 3, then names every libc frame it saw
 	record_python_all    # -a: three CPython processes' every write, the others' too
 	# need a CPU of their own for what they bound
 	record_storm     # >= 99% of 80,000 write events, read as fast as they come
