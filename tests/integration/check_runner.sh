@@ -6,7 +6,7 @@
 #             right totals; test_slow ends last but is printed in its place
 #   together  with JOBS=3, test_meet_a and test_meet_b run at the same time
 #             (each waits for the other to have started)
-#   alone     record_errors (in ALONE) runs while no other test runs, and
+#   alone     record_storm (in ALONE) runs while no other test runs, and
 #             after all of them
 #   counts    a test that exits 3 without a FAIL line, one whose run-tests
 #             job is killed, a shell error in a script: one failure each,
@@ -30,7 +30,7 @@ unit() { # NAME BODY: a unit test program (a shell script here)
 	printf '#!/bin/bash\nst=%s\n%s\n' "$st" "$2" >"$tree/build/check/tests/$1"
 	chmod +x "$tree/build/check/tests/$1"
 }
-# every test but record_errors marks itself running while it runs
+# every test but record_storm marks itself running while it runs
 mark='touch "$st/running.$$"; trap '\''rm -f "$st/running.$$"'\'' EXIT'
 # wait_for FILE: up to 30 s
 wait_for='w() { local end=$((SECONDS + 30)); until [ -e "$1" ]; do [ $SECONDS -lt $end ] || return 1; sleep 0.01; done; }'
@@ -48,7 +48,7 @@ chmod +x "$tree/build/check/fuzz/fuzz_one"
 printf 'st=%s\n%s\necho PASS z; touch "$st/z.done"; x=$((1+))\n' "$st" "$mark" >"$tree/tests/integration/z.sh"
 # in ALONE: nothing else may be running, and everything else has run
 printf 'st=%s\nls "$st" | grep -q "^running\\." && echo "FAIL alone: running beside $(ls "$st" | grep "^running\\.")"\n[ -e "$st/z.done" ] && echo PASS alone || echo "FAIL alone: before z"\n' \
-	"$st" >"$tree/tests/integration/record_errors.sh"
+	"$st" >"$tree/tests/integration/record_storm.sh"
 
 run() { # JOBS OUT
 	rm -f "$st"/*
@@ -78,11 +78,11 @@ else
 	fail together "$(grep -E '^(  \[)?test_(meet|slow)' "$tmp/j3" | tr '\n' '|')"
 fi
 for j in j1 j3; do
-	if grep -q '^record_errors  *1 passed   0 failed' "$tmp/$j" &&
-		[ "$(grep -E '^[a-z_]+-?[a-z]* +[0-9]+ passed' "$tmp/$j" | tail -1 | cut -d' ' -f1)" = record_errors ]; then
+	if grep -q '^record_storm  *1 passed   0 failed' "$tmp/$j" &&
+		[ "$(grep -E '^[a-z_]+-?[a-z]* +[0-9]+ passed' "$tmp/$j" | tail -1 | cut -d' ' -f1)" = record_storm ]; then
 		pass "alone/$j"
 	else
-		fail "alone/$j" "$(grep record_errors "$tmp/$j" | tr '\n' '|')"
+		fail "alone/$j" "$(grep record_storm "$tmp/$j" | tr '\n' '|')"
 	fi
 done
 if [ "$(cat "$tmp/j3.rc")" = 1 ] && grep -q '^failed: test_crash test_killed z$' "$tmp/j3" &&

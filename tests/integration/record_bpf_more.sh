@@ -125,6 +125,7 @@ cleanup() {
 }
 trap cleanup EXIT
 P=$TOP/tests/integration/progs
+. "$TOP/tests/integration/lib/poll.sh"
 
 bpf_skip=
 if ! "$USTACK" record -q --backend bpf -o "$tmp/probe.data" -e syscalls:sys_enter_getppid \
@@ -435,7 +436,7 @@ mverdict() { # NAME TAG
 seen() {
 	local end=$((SECONDS + 30))
 	while [ $SECONDS -lt $end ] && kill -0 "$3" 2>/dev/null; do
-		"$USTACK" report -i "$tmp/$1.data" --format folded 2>/dev/null | grep -q -- "$2" && return 0
+		"$POLL_USTACK" report -i "$tmp/$1.data" --format folded 2>/dev/null | grep -q -- "$2" && return 0
 		sleep 0.1
 	done
 	why="the trace never showed $2 (recorder $(kill -0 "$3" 2>/dev/null && echo running || echo exited): $(head -2 "$tmp/$1.err" | tr '\n' '|'))"

@@ -111,6 +111,7 @@ cleanup() {
 }
 trap cleanup EXIT
 P=$TOP/tests/integration/progs
+. "$TOP/tests/integration/lib/poll.sh"
 
 # ---- the backends ------------------------------------------------------------
 # Until the bpf backend lands, `record` has no --backend and is the copy
@@ -233,7 +234,7 @@ handshake() {
 		if [ -n "$pat" ] && [ ! -s "$tmp/$tag.hs" ]; then
 			seen=0 end=$((SECONDS + 30))
 			while [ $SECONDS -lt $end ] && kill -0 "$rpid" 2>/dev/null; do
-				if "$USTACK" report -i "$tmp/$tag.data" --format folded 2>/dev/null | grep -q -- "$pat"; then
+				if "$POLL_USTACK" report -i "$tmp/$tag.data" --format folded 2>/dev/null | grep -q -- "$pat"; then
 					seen=1
 					break
 				fi

@@ -42,6 +42,7 @@ USTACK=$(cd "$(dirname "$USTACK")" && pwd)/$(basename "$USTACK")
 tp_why=$(tracepoint_why syscalls:sys_enter_futex)
 
 tmp=$(mktemp -d)
+. "$TOP/tests/integration/lib/poll.sh"
 chmod 755 "$tmp"
 pids=()
 paranoid_saved=
@@ -120,7 +121,7 @@ stop_demo() { kill -KILL $wp 2>/dev/null; wait $wp 2>/dev/null; }
 wait_events() {
 	local end=$((SECONDS + 60)) n
 	while [ $SECONDS -lt $end ] && kill -0 "$3" 2>/dev/null; do
-		n=$("$USTACK" report -i "$1" --stats 2>/dev/null | sed -n 's/^events: \([0-9]*\).*/\1/p')
+		n=$("$POLL_USTACK" report -i "$1" --stats 2>/dev/null | sed -n 's/^events: \([0-9]*\).*/\1/p')
 		[ "${n:-0}" -ge "$2" ] && return 0
 		sleep 0.2
 	done

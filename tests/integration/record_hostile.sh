@@ -80,6 +80,7 @@ cleanup() {
 }
 trap cleanup EXIT
 P=$TOP/tests/integration/progs
+. "$TOP/tests/integration/lib/poll.sh"
 
 bpf_skip=
 if ! "$USTACK" record -q --backend bpf -o "$tmp/probe.data" -- true >/dev/null 2>"$tmp/probe.err"; then
@@ -167,7 +168,7 @@ wait_until() {
 	echo "lag: waited 30 s for $why" >>"$O/$tag.lag"
 	return 1
 }
-trace_has() { "$USTACK" report -i "$O/$1.data" --format perf-script 2>/dev/null | grep -q -- "$2"; }
+trace_has() { "$POLL_USTACK" report -i "$O/$1.data" --format perf-script 2>/dev/null | grep -q -- "$2"; }
 
 # lag TAG RECORDER_PID: the recorder stopped (SIGSTOP) while the program
 # replaces liba by libb and libb by liba again (progs/hostile_moving.c,
