@@ -189,11 +189,13 @@ trap 'kill -TERM $(jobs -pr) 2>/dev/null; exit 130' INT TERM
 t_start=$SECONDS
 # Printed in list order: a test that ended waits until every test before it
 # was printed. Started longest first (SLOW: the tests run at once that took
-# 25 s or more in a fresh-clone make check beside `stress-ng --cpu 2`,
-# longest first, 2026-11-29), then in list order, so that no long test
-# starts last and keeps one CPU busy alone at the end.
-SLOW=(jit_perfmap record_python record_bpf_shapes report_viewers jit_perfmap_hostile
-	alloc record_hostile symbolize_dwarf_cache probes_bpf)
+# 45 s or more of wall time, or 30 s or more of CPU, in a make check at
+# JOBS=3 on a loaded machine, 2026-11-29, longest first), then in list
+# order, so that no long test starts last and keeps one CPU busy alone at
+# the end.
+SLOW=(record_python jit_perfmap_hostile record_bpf_shapes record_scale_threads snapshot_blocked
+	jit_perfmap probes_more_bpf record_bpf_more alloc sframe_objdump report_viewers
+	container_names offcpu_bpf)
 printed=0
 print_ended() {
 	while [ "$printed" -lt ${#together[@]} ] &&
