@@ -49,6 +49,7 @@
 #include "common/log.h"
 #include "elf/elf_file.h"
 #include "bpfload/bpf_backend.h"
+#include "bpfload/btf_scan.h"
 #include "perf/perf_record.h"
 #include "bpf/rows_layout.h"
 #include "bpf/alloc_draw.h"
@@ -266,20 +267,32 @@ struct kernel_facts {
 
 static void kernel_facts(struct kernel_facts *f)
 {
-	struct btf *kbtf = btf__load_vmlinux_btf();
+	/* 7.x runs system-call tracepoint programs through
+	 * trace_call_bpf_faultable(), under migrate_disable() only */
+	struct ustack_btf_func fn[] = { { .name = tw_plain }, { .name = "trace_call_bpf_faultable" } };
+	struct btf *kbtf;
 	const struct btf_type *t;
-	int id;
+	int id, ret;
 
 	memset(f, 0, sizeof(*f));
+	/* libbpf's parse of the file costs 50-100 ms, and the skeleton's
+	 * load parses it again: a walk of the raw file is enough */
+	ret = ustack_btf_scan_file("/sys/kernel/btf/vmlinux", fn, ARRAY_SIZE(fn));
+	if (!ret) {
+		f->tw_implicit = fn[0].found && fn[0].nr_params == 4;
+		f->tp_sys_faultable = fn[1].found;
+		return;
+	}
+	pr_debug("BPF backend: /sys/kernel/btf/vmlinux: %s; asking libbpf\n",
+		 ret == -EBADMSG ? "a form the BTF scan does not know" : strerror(-ret));
+	kbtf = btf__load_vmlinux_btf();
 	if (!kbtf)
 		return;
 	id = btf__find_by_name_kind(kbtf, tw_plain, BTF_KIND_FUNC);
 	if (id > 0 && (t = btf__type_by_id(kbtf, btf__type_by_id(kbtf, id)->type)) &&
 	    btf_is_func_proto(t) && btf_vlen(t) == 4)
 		f->tw_implicit = 1;
-	/* 7.x runs them through this one, under migrate_disable() only */
-	f->tp_sys_faultable = btf__find_by_name_kind(kbtf, "trace_call_bpf_faultable",
-						     BTF_KIND_FUNC) > 0;
+	f->tp_sys_faultable = btf__find_by_name_kind(kbtf, fn[1].name, BTF_KIND_FUNC) > 0;
 	btf__free(kbtf);
 }
 
