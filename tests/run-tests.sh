@@ -44,8 +44,9 @@ ALONE=(
 	# the copy backend's stack copies compete for the CPUs with the other
 	# tests: offcpu's bounds on each call's off-CPU time (0.2 ms skew) and
 	# probes_more's every USDT hit of the copy backend each failed once in
-	# a parallel fresh-clone run (2026-11-29); probes_more is the copy
-	# backend's cases only (its bpf ones: probes_more_bpf, with the others)
+	# a parallel fresh-clone run (2026-11-29); both are the copy backend's
+	# cases only (the bpf ones, offcpu_bpf and probes_more_bpf, run with
+	# the others)
 	offcpu
 	probes_more
 	# record -a over 2,500 short-lived processes: its memory and counts
