@@ -117,7 +117,16 @@ struct ustack_perf_session {
 	struct pending *pend;
 	uint64_t nr_pend, cap_pend;
 	struct ustack_perf_parser parser; /* set up at the first record */
+	/* LOST records delivered, and whether the events count their own
+	 * lost samples (PERF_FORMAT_LOST, Linux 6.0+; 0: this kernel refused
+	 * it, -1: not tried yet) */
+	uint64_t lost_reported;
+	int format_lost;
 };
+
+/* read_format bit: the event's count of samples it could not write to its
+ * ring (a header older than Linux 6.0 does not name it) */
+#define USTACK_PERF_FORMAT_LOST (1u << 4)
 
 static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
 			   unsigned long flags)
@@ -457,7 +466,17 @@ static int open_one(struct ustack_perf_session *s, const struct ustack_perf_opts
 	int fd, ret;
 
 	fill_attr(&a, ev, o, first, pid != -1, s->pages * 4096u);
+	if (s->format_lost)
+		a.read_format |= USTACK_PERF_FORMAT_LOST;
 	fd = perf_event_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && errno == EINVAL && s->format_lost < 0) {
+		/* a kernel before 6.0: its losses are the LOST records alone */
+		s->format_lost = 0;
+		a.read_format &= ~(uint64_t)USTACK_PERF_FORMAT_LOST;
+		fd = perf_event_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	if (fd >= 0 && s->format_lost < 0)
+		s->format_lost = 1;
 	if (fd < 0) {
 		ret = -errno;
 		if (ret == -EACCES || ret == -EPERM)
@@ -587,6 +606,7 @@ struct ustack_perf_session *ustack_perf_session__open(const struct ustack_perf_o
 	err[0] = 0;
 	if (!s)
 		return NULL;
+	s->format_lost = -1;
 	s->nr_cpus = (int)sysconf(_SC_NPROCESSORS_CONF);
 	/* A sample with a 16 KiB stack copy is ~16.5 KiB: 4 MiB per CPU holds
 	 * ~250 of them (a quarter second at 999 Hz), enough to ride out the
@@ -686,6 +706,24 @@ uint64_t ustack_perf_session__bad_records(const struct ustack_perf_session *s)
 uint64_t ustack_perf_session__bytes(const struct ustack_perf_session *s)
 {
 	return s->bytes;
+}
+
+uint64_t ustack_perf_session__unreported_lost(const struct ustack_perf_session *s)
+{
+	uint64_t lost = 0;
+
+	if (s->format_lost != 1)
+		return 0;
+	for (int i = 0; i < s->nr_fds; i++) {
+		uint64_t v[2]; /* read_format LOST alone: the count, then lost */
+
+		if (read(s->fds[i].fd, v, sizeof(v)) == (ssize_t)sizeof(v))
+			lost += v[1];
+	}
+	ustack_log(USTACK_DEBUG, "ustack: perf: %llu samples lost by the events' own counts, "
+		   "%llu records by the LOST records\n", (unsigned long long)lost,
+		   (unsigned long long)s->lost_reported);
+	return lost > s->lost_reported ? lost - s->lost_reported : 0;
 }
 
 void ustack_perf_session__close(struct ustack_perf_session *s)
@@ -956,6 +994,8 @@ static int poll_round(struct ustack_perf_session *s, int timeout_ms, uint64_t un
 					   "refused: %s\n", h->type, h->misc, h->size, strerror(-ret));
 			continue;
 		}
+		if (rec.type == USTACK_PREC_LOST)
+			s->lost_reported += rec.lost.lost;
 		fn(ctx, &rec);
 		delivered++;
 	}

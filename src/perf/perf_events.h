@@ -262,6 +262,15 @@ uint64_t ustack_perf_session__bad_records(const struct ustack_perf_session *s);
 
 /** Bytes of records read from the ring buffers so far. */
 uint64_t ustack_perf_session__bytes(const struct ustack_perf_session *s);
+/* Samples the kernel could not write to a full ring that no LOST record
+ * reported, once the rings are drained: perf writes a LOST record only at
+ * the next record that fits in that ring, so what a burst drops just
+ * before the events close is never reported. Read from each event's own
+ * count (PERF_FORMAT_LOST, Linux 6.0+; 0 before): their sum less the LOST
+ * records delivered, 0 when those say as much or more (they count every
+ * kind of record, side-band ones too). An inherited event's children that
+ * exited took their counts with them. */
+uint64_t ustack_perf_session__unreported_lost(const struct ustack_perf_session *s);
 
 void ustack_perf_session__close(struct ustack_perf_session *s);
 

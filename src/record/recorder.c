@@ -124,6 +124,19 @@ static int rec_finish(struct rec *r)
 	/* what is still in the buffers, and what waited for a later round */
 	while (!r->werr && ustack_perf_session__poll_until(r->ps, 0, UINT64_MAX, rec_on_record, r) > 0)
 		;
+	/* what the kernel dropped at the end that no LOST record said */
+	if (r->w) {
+		struct ustack_trace_lost l = { .what = USTACK_TRACE_LOST_KERNEL,
+					       .cpu = USTACK_TRACE_NO_CPU,
+					       .count = ustack_perf_session__unreported_lost(r->ps) };
+		struct timespec ts;
+
+		if (l.count) {
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			l.time = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+			rec_write_lost(r, &l);
+		}
+	}
 	r->be->finish(r);
 	rec_end_child(r);
 	rec_jit_finish(r);
