@@ -129,11 +129,9 @@ static int rec_finish(struct rec *r)
 		struct ustack_trace_lost l = { .what = USTACK_TRACE_LOST_KERNEL,
 					       .cpu = USTACK_TRACE_NO_CPU,
 					       .count = ustack_perf_session__unreported_lost(r->ps) };
-		struct timespec ts;
 
 		if (l.count) {
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			l.time = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+			l.time = ustack_mono_ns();
 			rec_write_lost(r, &l);
 		}
 	}
