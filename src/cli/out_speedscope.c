@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The speedscope file format (https://www.speedscope.app/file-format-schema.json):
- * one shared frame table, one "sampled" profile per thread (and event
- * kind, when a file mixes kinds), samples as lists of frame indexes root
+ * one shared frame table, one "sampled" profile per thread and name (and
+ * event kind, when a file mixes kinds), samples as lists of frame indexes root
  * first. Everything is kept in memory until the end because the frame
  * table must come before the profiles and is only known once every stack
  * has been seen; stacks are interned, so memory grows with distinct stacks
@@ -241,7 +241,7 @@ int cli_speedscope__add_sample(struct cli_speedscope *s, uint32_t tid, const cha
 	uint64_t st, *slot;
 	long ev = event_index(s, event ? event : "event");
 	struct ss_profile *p;
-	int isnew;
+	int isnew, fresh;
 
 	if (ev < 0)
 		return (int)ev;
@@ -250,9 +250,30 @@ int cli_speedscope__add_sample(struct cli_speedscope *s, uint32_t tid, const cha
 	slot = ustack_u64map__slot(s->profile_idx, (uint64_t)tid << 32 | (uint64_t)ev, &isnew);
 	if (!slot)
 		return -ENOMEM;
+	fresh = isnew;
+	if (!comm || !*comm)
+		comm = "<...>";
+	/* a thread that took another name (exec, prctl) gets a profile per
+	 * name, as folded output's "comm" frames: its samples before an exec
+	 * are not the program it became. The map points at the profile of
+	 * the thread's latest name; a name it had before is found again. */
+	if (!isnew && strncmp(s->profiles[*slot].comm, comm, sizeof(p->comm) - 1)) {
+		isnew = 1;
+		for (size_t i = s->nprofiles; i-- > 0;) {
+			p = &s->profiles[i];
+			if (p->tid == tid && p->event == (uint32_t)ev &&
+			    !strncmp(p->comm, comm, sizeof(p->comm) - 1)) {
+				*slot = i;
+				isnew = 0;
+				break;
+			}
+		}
+	}
 	if (isnew) {
 		if (grow(&s->profiles, &s->profiles_cap, s->nprofiles + 1, sizeof(*s->profiles))) {
-			ustack_u64map__delete(s->profile_idx, (uint64_t)tid << 32 | (uint64_t)ev, NULL);
+			if (fresh)
+				ustack_u64map__delete(s->profile_idx,
+						      (uint64_t)tid << 32 | (uint64_t)ev, NULL);
 			return -ENOMEM;
 		}
 		p = &s->profiles[s->nprofiles];
@@ -260,7 +281,7 @@ int cli_speedscope__add_sample(struct cli_speedscope *s, uint32_t tid, const cha
 		p->tid = tid;
 		p->event = (uint32_t)ev;
 		p->unit = unit;
-		snprintf(p->comm, sizeof(p->comm), "%s", comm && *comm ? comm : "<...>");
+		snprintf(p->comm, sizeof(p->comm), "%s", comm);
 		*slot = s->nprofiles++;
 	}
 	p = &s->profiles[*slot];

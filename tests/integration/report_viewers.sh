@@ -30,7 +30,10 @@
 #                        makes the same check fail (the oracle can fail).
 #                        Screenshot: build/speedscope.png
 #   speedscope_mixed     cpu-clock + a tracepoint: profiles "comm (tid) EVENT",
-#                        nanoseconds/1001001 for one, none/1 for the other
+#                        nanoseconds/1001001 for one, none/1 for the other; a
+#                        thread that burns CPU as sh, then execs vwprog, has a
+#                        cpu-clock profile under each name (its samples before
+#                        the exec are not vwprog's)
 #   snapshot_speedscope  snapshot -f speedscope -o FILE: schema-valid, one
 #                        profile per thread of a 3-thread process, one sample each
 #   viewers_edge         empty trace, trace of only LOST records, truncated
@@ -256,22 +259,26 @@ fi
 
 # ---- mixed event kinds: one profile per (thread, event kind) ------------------------------------
 if ! "$USTACK" record -q -o "$tmp/mix.data" -e cpu-clock -e syscalls:sys_enter_write -- \
-	sh -c "'$tmp/vwprog'; for i in 1 2 3; do echo x; done" >/dev/null 2>"$tmp/mix.err"; then
+	sh -c "for i in 1 2 3; do echo x; done; i=0; while [ \$i -lt 100000 ]; do i=\$((i+1)); done
+		exec '$tmp/vwprog'" >/dev/null 2>"$tmp/mix.err"; then
 	skip speedscope_mixed "tracepoint recording unavailable: $(head -n1 "$tmp/mix.err")"
 elif "$USTACK" report -i "$tmp/mix.data" -f speedscope -o "$tmp/mix.json" &&
 	$PY - "$tmp/mix.json" 2>"$tmp/py.err" <<'EOF'; then pass speedscope_mixed; else fail speedscope_mixed "$(grep -v '^ ' "$tmp/py.err" | tail -1 | cut -c1-400)"; fi
 import json, sys
 d = json.load(open(sys.argv[1]))
-# every profile of a kind has that kind's unit and weights; which threads
-# got a cpu-clock sample depends on timing (sh may get one too), so the
-# test asks only that vwprog's is among them
+# every profile of a kind has that kind's unit and weights. One thread:
+# sh (its writes and ~0.2 s of CPU in its loop), then vwprog (~1 s of CPU)
+# after the exec: a cpu-clock profile per name, of the same tid
 kinds = {}
 for p in d["profiles"]:
     comm_tid, ev = p["name"].rsplit(" ", 1)
     kinds.setdefault(ev, []).append((p["unit"], set(p["weights"]), comm_tid))
 assert all(k[:2] == ("nanoseconds", {1001001}) for k in kinds["cpu-clock"]), kinds
 assert all(k[:2] == ("none", {1}) for k in kinds["syscalls:sys_enter_write"]), kinds
-assert any(k[2].startswith("vwprog (") for k in kinds["cpu-clock"]), kinds
+names = sorted(k[2] for k in kinds["cpu-clock"])
+assert len(names) == 2 and names[0].startswith("sh (") and names[1].startswith("vwprog ("), names
+assert names[0][3:] == names[1][7:], names
+assert [k[2] for k in kinds["syscalls:sys_enter_write"]] == [names[0]], kinds
 EOF
 
 # ---- snapshot --format speedscope ---------------------------------------------------------------
