@@ -48,8 +48,9 @@
 #   scale/...    progs/hostile_scale.c: 10,000 mappings more (a quarter
 #                of them code of a hostile_lib.c library, mapped 2,500
 #                times at two file offsets, the rest anonymous pages) and
-#                2,000 threads (4 calling that code through via_scale, the
-#                rest blocked in read()).
+#                2,000 threads (4 calling that code through via_scale
+#                while a snapshot or a recording runs, asleep otherwise,
+#                the rest blocked in read()).
 #     snapshot         exit 0, one block per thread of /proc/PID/task
 #                      (the threads do not change), every blocked thread
 #                      through hs_blocked -> hs_wait, the 4 spinners
@@ -242,7 +243,11 @@ fi
 ntask=$(ls "/proc/$sp/task" | wc -l)
 echo "# scale: $(cat "$O/scale.out"); $(wc -l <"/proc/$sp/maps") lines in /proc/$sp/maps, $ntask threads"
 
+# the spinners spin only while a snapshot or a recording runs (SIGUSR1 on,
+# SIGUSR2 off: progs/hostile_scale.c); asleep, they are still in hs_spinner
+spin() { kill "-USR$1" "$sp"; }
 # snapshot, ASan build: every thread, the right stacks, in time
+spin 1
 t0=$SECONDS
 "$USTACK" snapshot -p "$sp" >"$O/snap.out" 2>"$O/snap.err"
 rc=$? dt=$((SECONDS - t0))
@@ -271,12 +276,14 @@ else
 		pass scale/snapshot-memory
 	fi
 fi
+spin 2
 
 # record -p TAG BINARY BACKEND: under $O/TAG.*; the soft limit of open
 # files at 1,024 (the recorder needs one per thread and CPU and raises it)
 record_p() {
 	local tag=$1 bin=$2 b=$3 f=$O/$1 wp t0 ts tstop rc
 	mkdir -p "$(dirname "$f")"
+	spin 1
 	(ulimit -Sn 1024 && exec python3 "$RSS" "$f.rss" "$bin" record -p "$sp" --backend "$b" \
 		-o "$f.data" >/dev/null 2>"$f.err") &
 	wp=$!; pids+=("$wp")
@@ -291,6 +298,7 @@ record_p() {
 	kill -INT "$wp"
 	wait "$wp"
 	rc=$?
+	spin 2
 	tstop=$((SECONDS - tstop))
 	echo "# $tag: first events after ${ts:-?} s, stopped in $tstop s, peak RSS $(cut -d' ' -f1 "$f.rss" 2>/dev/null) KiB"
 	grep '^ustack: \(wrote\|backend\)' "$f.err" | sed 's/^/# /'
