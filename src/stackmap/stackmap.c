@@ -291,6 +291,17 @@ static void *smap_zalloc(size_t size)
 	return p;
 }
 
+/* Zero an array of smap_zalloc(@size) again: its pages handed back, to be
+ * zero-filled when touched (a reset costs what the map held, as new()
+ * does, and gives that memory back); memset if the kernel refuses */
+static void smap_rezero(void *p, size_t size)
+{
+	size_t span = smap_span(size), page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (madvise(p, span - page, MADV_DONTNEED))
+		memset(p, 0, size);
+}
+
 static void smap_free(void *p, size_t size)
 {
 	if (p)
@@ -665,8 +676,8 @@ USTACK_API int ustack_stackmap__reset(struct ustack_stackmap *map)
 	 * slipped between a start and a stop issued from elsewhere */
 	smap_drain(map);
 	pthread_rwlock_wrlock(&map->export_lock);
-	memset((void *)map->table, 0, ((size_t)map->table_mask + 1) * sizeof(*map->table));
-	memset(map->elts, 0, (size_t)map->capacity * sizeof(*map->elts));
+	smap_rezero((void *)map->table, SMAP_TABLE_BYTES(map));
+	smap_rezero(map->elts, SMAP_ELTS_BYTES(map));
 	atomic_store_explicit(&map->next_elt, 0, memory_order_relaxed);
 	atomic_store_explicit(&map->next_word, 0, memory_order_relaxed);
 	for (uint32_t i = 0; i <= map->max_threads; i++) {

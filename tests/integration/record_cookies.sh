@@ -11,7 +11,9 @@
 # Lines (PASS/FAIL/SKIP record_cookies/BACKEND), BACKEND bpf and copy:
 #   record -F 4999 -- rec_migrate 2000, then report -f raw: at least 200
 #   user stacks; each cookie in one user stack record only; each event with
-#   a cookie has that one record of its thread; each cookie is
+#   a cookie has that one record of its thread (but those `report --stats`
+#   counts as without a user stack "after loss", when the trace has LOST
+#   records: withheld by the recorder, docs/deferred.md); each cookie is
 #   (odd counter << 32) | (CPU + 1) with CPU a possible CPU's number
 #   (/sys/devices/system/cpu/possible).
 # SKIP with one CPU allowed (nothing moves), or with the recorder's reason
@@ -53,7 +55,8 @@ for backend in bpf copy; do
 		fail $backend "ustack report -f raw: $(head -n3 "$out.rep.err" | tr '\n' ' ')"
 		continue
 	fi
-	if why=$(/usr/bin/python3 - "$out.raw" <<'PY'
+	"$USTACK" report -i "$out.data" --stats >"$out.stats" 2>&1
+	if why=$(/usr/bin/python3 - "$out.raw" "$out.stats" <<'PY'
 import re, sys
 head = re.compile(rb"(.+)-(\d+) +\[(\d+|---)\] \S+ (\d+\.\d+): (.*)")
 stacks, owner, events, bad = {}, {}, [], []
@@ -77,16 +80,26 @@ for c in owner:
     if not (c >> 32) & 1 or not 1 <= (c & 0xffffffff) <= ncpu:
         bad.append(c)
 unpaired = [ev for ev in events if stacks.get(ev) != 1]
+# an event may lack its stack only where the trace says why: its entry
+# was open when the kernel lost records (the stack is withheld: "after
+# loss"), as many as the trace counts, and only with LOST records in it
+st = open(sys.argv[2]).read()
+lost = int(re.search(r"^lost records: (\d+)", st, re.M).group(1))
+nostack = re.search(r"^events without user stack: .*", st, re.M).group(0)
+after_loss = int(re.search(r"after loss (\d+)", nostack).group(1))
+allowed = after_loss if lost else 0
 if len(owner) < 200:
     print("only %d user stacks" % len(owner)); sys.exit(1)
-if shared or bad or unpaired:
+if shared or bad or len(unpaired) > allowed:
     ex = sorted(shared.items())[:3]
     print("%d cookies in more than one user stack record %s; %d not (odd << 32 | cpu + 1): %s; "
-          "%d of %d events without exactly one stack of their thread" %
+          "%d of %d events without exactly one stack of their thread (allowed %d; --stats: %s, "
+          "lost records %d)" %
           (len(shared), ["%x: threads %s" % (c, t) for c, t in ex], len(bad),
-           ["%x" % c for c in bad[:3]], len(unpaired), len(events)))
+           ["%x" % c for c in bad[:3]], len(unpaired), len(events), allowed, nostack, lost))
     sys.exit(1)
-print("%d user stacks, %d events: each cookie one thread's entry" % (len(owner), len(events)))
+print("%d user stacks, %d events: each cookie one thread's entry; %d withheld after %d lost" %
+      (len(owner), len(events), len(unpaired), lost))
 PY
 	); then
 		pass "$backend ($why)"

@@ -102,6 +102,8 @@ fi
 rel_why=
 [ -x "$REL" ] || rel_why="no release build at $REL (make)"
 . "$TOP/tests/integration/lib/tracepoint.sh"
+# POLL_USTACK
+. "$TOP/tests/integration/lib/poll.sh"
 
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
@@ -135,12 +137,13 @@ build scale "$CC" "${CF[@]}" -fPIC -shared -o "$tmp/liba.so" "$P/hostile_lib.c"
 build scale "$CC" "${CF[@]}" -pthread -o "$tmp/hostile_scale" "$P/hostile_scale.c"
 cp /bin/true "$tmp/hostile_true" && cp /bin/true "$tmp/hostile_mark" || { fail build/true "no /bin/true"; exit 1; }
 
-# until CMD succeeds, at most S seconds (0 when it did)
+# until CMD succeeds, at most S seconds (0 when it did), a try every
+# $STEP s (0.05 unless set)
 wait_until() {
 	local end=$((SECONDS + $1)); shift
 	while [ $SECONDS -lt $end ]; do
 		"$@" && return 0
-		sleep 0.05
+		sleep "${STEP:-0.05}"
 	done
 	return 1
 }
@@ -289,10 +292,13 @@ record_p() {
 	wp=$!; pids+=("$wp")
 	t0=$SECONDS ts= tstop=
 	# (a recorder that is gone has nothing more to write: no waiting then)
-	if wait_until $START_S eval '! kill -0 $wp 2>/dev/null || [ "$("$bin" report -i "$f.data" --stats 2>/dev/null | sed -n "s/^events: //p")" -gt 0 ] 2>/dev/null' &&
+	# the looks at the trace: the release build ($POLL_USTACK,
+	# lib/poll.sh), 5 a second (with the ASan build, 20 a second, they
+	# took a CPU of their own while the recorder started)
+	if STEP=0.2 wait_until $START_S eval '! kill -0 $wp 2>/dev/null || [ "$("$POLL_USTACK" report -i "$f.data" --stats 2>/dev/null | sed -n "s/^events: //p")" -gt 0 ] 2>/dev/null' &&
 		kill -0 "$wp" 2>/dev/null; then
 		ts=$((SECONDS - t0))
-		wait_until 120 eval '! kill -0 $wp 2>/dev/null || [ "$("$bin" report -i "$f.data" --format perf-script 2>/dev/null | grep -c " a_spin+")" -ge 50 ]'
+		STEP=0.2 wait_until 120 eval '! kill -0 $wp 2>/dev/null || [ "$("$POLL_USTACK" report -i "$f.data" --format perf-script 2>/dev/null | grep -c " a_spin+")" -ge 50 ]'
 	fi
 	tstop=$SECONDS
 	kill -INT "$wp"
