@@ -101,7 +101,9 @@ WRAP="import runpy, sys, time; time.sleep(1.5); sys.argv = ['py_writes.py'] + sy
 record_version() { # v
 	local t=python_314_record_$1 d=$D/rec$1 out
 	mkdir -p "$d"
-	if ! "$USTACK" record --backend bpf --stats -e syscalls:sys_enter_write -o "$d/t.data" \
+	# USTACK_DEBUG: the recorder says why a code object was not read
+	# ("pid N: code object at 0x...: ERROR"), for a failure to show
+	if ! USTACK_DEBUG=1 "$USTACK" record --backend bpf --stats -e syscalls:sys_enter_write -o "$d/t.data" \
 		-- chroot "$ROOTFS" "/usr/bin/python$1" -c "$WRAP" 60 threads >"$d/prog.txt" 2>"$d/err.txt"; then
 		fail "$t" "record failed: $(tail -3 "$d/err.txt")"
 		return
@@ -109,7 +111,7 @@ record_version() { # v
 	"$PY" "$TOP/tests/integration/lib/py_trace_paths.py" "$d/t.data" >"$d/rec.txt" ||
 		{ fail "$t" "trace unreadable"; return; }
 	if ! out=$("$PY" "$TOP/tests/integration/lib/py_paths_compare.py" "$d/prog.txt" "$d/rec.txt"); then
-		fail "$t" "$out"
+		fail "$t" "$(grep -E 'stat (lost|python_)' "$d/err.txt" | tr '\n' ' '); $(grep -m3 'code object at' "$d/err.txt" | tr '\n' ' '); $out"
 	elif [ "$(stat_of "$d/err.txt" lost)" != 0 ] || [ "$(stat_of "$d/err.txt" python_found)" != 1 ] ||
 		[ "$(stat_of "$d/err.txt" python_code_unreadable)" != 0 ] ||
 		[ "$(stat_of "$d/err.txt" python_not_placed)" != 0 ]; then
