@@ -16,7 +16,11 @@
 #   python_314_record_<v>    record --backend bpf of progs/py_writes.py (its
 #                            writes after 1.5 s: the recorder's first looks
 #                            at a process just exec'd in the chroot find no
-#                            interpreter yet), its paths read from the trace
+#                            interpreter yet; then alive 1 s more, "linger":
+#                            a recorder behind on a loaded machine read its
+#                            code objects while the interpreter's exit freed
+#                            them, "Bad address", docs/cli/record.md; as
+#                            record_python), its paths read from the trace
 #                            after it is gone: >= 99% of its writes with the
 #                            path it counted itself; python_found 1, no code
 #                            object unreadable, no stack unplaced, no lost
@@ -104,7 +108,7 @@ record_version() { # v
 	# USTACK_DEBUG: the recorder says why a code object was not read
 	# ("pid N: code object at 0x...: ERROR"), for a failure to show
 	if ! USTACK_DEBUG=1 "$USTACK" record --backend bpf --stats -e syscalls:sys_enter_write -o "$d/t.data" \
-		-- chroot "$ROOTFS" "/usr/bin/python$1" -c "$WRAP" 60 threads >"$d/prog.txt" 2>"$d/err.txt"; then
+		-- chroot "$ROOTFS" "/usr/bin/python$1" -c "$WRAP" 60 threads linger >"$d/prog.txt" 2>"$d/err.txt"; then
 		fail "$t" "record failed: $(tail -3 "$d/err.txt")"
 		return
 	fi
