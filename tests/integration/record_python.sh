@@ -10,7 +10,9 @@
 # through lib/py_trace_paths.py: PYFUNC names of each user stack's Python
 # frames):
 #
-#   record_python_<version>  the histogram of recorded Python paths that
+#   record_python_<version>  (the program alive 1 s after its writes,
+#                            "linger": python_314 says why) the histogram of
+#                            recorded Python paths that
 #                            end in emit equals the program's for >= 99% of
 #                            its writes; no lost
 #                            records; --stats: python_found 1, no code
@@ -90,7 +92,7 @@ run_version() {
 	local t=record_python_$1 d=$tmp/$1
 	mkdir -p "$d"
 	if ! "$USTACK" record --backend bpf --stats -e syscalls:sys_enter_write -o "$d/t.data" \
-		-- "$2" "$PROG" "$ROUNDS" threads >"$d/prog.txt" 2>"$d/err.txt"; then
+		-- "$2" "$PROG" "$ROUNDS" threads linger >"$d/prog.txt" 2>"$d/err.txt"; then
 		fail "$t" "record failed: $(tail -3 "$d/err.txt")"
 		return
 	fi
