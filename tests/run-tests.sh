@@ -193,11 +193,11 @@ t_start=$SECONDS
 # Printed in list order: a test that ended waits until every test before it
 # was printed. Started longest first (SLOW: the tests run at once that took
 # 45 s or more of wall time, or 30 s or more of CPU, in a make check at
-# JOBS=3 on a loaded machine, 2026-11-29, longest first), then in list
-# order, so that no long test starts last and keeps one CPU busy alone at
-# the end.
-SLOW=(record_python jit_perfmap_hostile record_bpf_shapes record_scale_threads snapshot_blocked
-	jit_perfmap probes_more_bpf record_bpf_more alloc sframe_objdump report_viewers
+# JOBS=3, by the wall time of the idle fresh-clone .ci/run of 2026-11-29
+# 12:16, longest first), then in list order, so that no long test starts
+# last and keeps one CPU busy alone at the end.
+SLOW=(record_bpf_shapes jit_perfmap_hostile jit_perfmap report_viewers record_scale_threads
+	record_bpf_more record_python snapshot_blocked probes_more_bpf alloc sframe_objdump
 	container_names offcpu_bpf)
 printed=0
 print_ended() {
