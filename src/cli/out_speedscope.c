@@ -25,6 +25,7 @@ struct ss_frame {
 
 struct ss_profile {
 	uint32_t tid, event;
+	size_t prev; /* the profile of the same thread and event made before, + 1 (0: none) */
 	char comm[32];
 	const char *unit;
 	uint32_t *stacks;   /* stack index per sample */
@@ -45,7 +46,7 @@ struct cli_speedscope {
 	struct ustack_u64map *stack_idx; /* caller key -> stack index */
 	struct ss_profile *profiles;
 	size_t nprofiles, profiles_cap;
-	struct ustack_u64map *profile_idx; /* tid << 32 | event -> profile index */
+	struct ustack_u64map *profile_idx; /* tid << 32 | event -> its newest profile */
 	char **events;
 	size_t nevents;
 };
@@ -235,43 +236,55 @@ static long event_index(struct cli_speedscope *s, const char *event)
 	return (long)s->nevents++;
 }
 
+static int profile_is(const struct ss_profile *p, uint32_t tid, uint32_t ev, const char *comm)
+{
+	return p->tid == tid && p->event == ev && !strncmp(p->comm, comm, sizeof(p->comm) - 1);
+}
+
+/* the names of one thread and event searched before another profile is
+ * made: a trace whose thread cycles through more names costs at most
+ * this many compares per event (and gets profiles of the same name) */
+#define SS_NAMES_SEARCHED 16
+
 int cli_speedscope__add_sample(struct cli_speedscope *s, uint32_t tid, const char *comm,
 			       const char *event, const char *unit, uint64_t key, uint64_t weight)
 {
 	uint64_t st, *slot;
 	long ev = event_index(s, event ? event : "event");
 	struct ss_profile *p;
-	int isnew, fresh;
+	size_t i = SIZE_MAX;
+	int isnew;
 
 	if (ev < 0)
 		return (int)ev;
 	if (!ustack_u64map__get(s->stack_idx, key, &st))
 		return -ENOENT;
+	if (!comm || !*comm)
+		comm = "<...>";
+	/* A profile per thread and name: a thread that took another name
+	 * (exec, prctl) has its samples before an exec apart from the
+	 * program it became, as folded output's "comm" frames. The map
+	 * holds the thread's newest profile (of this event); each links to
+	 * the one made before it. */
 	slot = ustack_u64map__slot(s->profile_idx, (uint64_t)tid << 32 | (uint64_t)ev, &isnew);
 	if (!slot)
 		return -ENOMEM;
-	fresh = isnew;
-	if (!comm || !*comm)
-		comm = "<...>";
-	/* a thread that took another name (exec, prctl) gets a profile per
-	 * name, as folded output's "comm" frames: its samples before an exec
-	 * are not the program it became. The map points at the profile of
-	 * the thread's latest name; a name it had before is found again. */
-	if (!isnew && strncmp(s->profiles[*slot].comm, comm, sizeof(p->comm) - 1)) {
-		isnew = 1;
-		for (size_t i = s->nprofiles; i-- > 0;) {
-			p = &s->profiles[i];
-			if (p->tid == tid && p->event == (uint32_t)ev &&
-			    !strncmp(p->comm, comm, sizeof(p->comm) - 1)) {
-				*slot = i;
-				isnew = 0;
+	if (!isnew) {
+		size_t j = (size_t)*slot;
+
+		for (int k = 0; k < SS_NAMES_SEARCHED; k++) {
+			if (profile_is(&s->profiles[j], tid, (uint32_t)ev, comm)) {
+				i = j;
 				break;
 			}
+			if (!s->profiles[j].prev)
+				break;
+			j = s->profiles[j].prev - 1;
 		}
 	}
-	if (isnew) {
+	if (i == SIZE_MAX) {
 		if (grow(&s->profiles, &s->profiles_cap, s->nprofiles + 1, sizeof(*s->profiles))) {
-			if (fresh)
+			if (isnew)
 				ustack_u64map__delete(s->profile_idx,
 						      (uint64_t)tid << 32 | (uint64_t)ev, NULL);
 			return -ENOMEM;
@@ -281,10 +294,12 @@ int cli_speedscope__add_sample(struct cli_speedscope *s, uint32_t tid, const cha
 		p->tid = tid;
 		p->event = (uint32_t)ev;
 		p->unit = unit;
+		p->prev = isnew ? 0 : *slot + 1;
 		snprintf(p->comm, sizeof(p->comm), "%s", comm);
-		*slot = s->nprofiles++;
+		i = s->nprofiles++;
+		*slot = i;
 	}
-	p = &s->profiles[*slot];
+	p = &s->profiles[i];
 	if (p->n == p->cap) {
 		size_t c1 = p->cap, c2 = p->cap;
 

@@ -34,6 +34,10 @@
 #                        thread that burns CPU as sh, then execs vwprog, has a
 #                        cpu-clock profile under each name (its samples before
 #                        the exec are not vwprog's)
+#   speedscope_renames   a thread that renames itself ren_ping, ren_pong, ping,
+#                        pong... (prctl, 4 rounds, ~60 ms of CPU under each):
+#                        one profile per name, not per rename, each with its
+#                        samples
 #   snapshot_speedscope  snapshot -f speedscope -o FILE: schema-valid, one
 #                        profile per thread of a 3-thread process, one sample each
 #   viewers_edge         empty trace, trace of only LOST records, truncated
@@ -279,6 +283,52 @@ names = sorted(k[2] for k in kinds["cpu-clock"])
 assert len(names) == 2 and names[0].startswith("sh (") and names[1].startswith("vwprog ("), names
 assert names[0][3:] == names[1][7:], names
 assert [k[2] for k in kinds["syscalls:sys_enter_write"]] == [names[0]], kinds
+EOF
+
+# ---- a thread that takes its names again: one profile per name ------------------------------------
+cat >"$tmp/renames.c" <<'EOF'
+#include <sys/prctl.h>
+#include <time.h>
+static volatile unsigned long sink;
+static void burn(long ms) /* ms of this thread's own CPU time */
+{
+	struct timespec a, b;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+	do {
+		for (int i = 0; i < 100000; i++)
+			sink += i;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+	} while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
+}
+int main(void)
+{
+	for (int r = 0; r < 4; r++) {
+		prctl(PR_SET_NAME, "ren_ping");
+		burn(60);
+		prctl(PR_SET_NAME, "ren_pong");
+		burn(60);
+	}
+	return 0;
+}
+EOF
+if ! $CC -O2 -o "$tmp/renames" "$tmp/renames.c"; then
+	fail speedscope_renames "cannot build the test program"
+elif ! "$USTACK" record -q -o "$tmp/ren.data" -e cpu-clock -- "$tmp/renames" >/dev/null 2>"$tmp/ren.err"; then
+	fail speedscope_renames "record: $(head -n2 "$tmp/ren.err")"
+elif "$USTACK" report -i "$tmp/ren.data" -f speedscope -o "$tmp/ren.json" &&
+	$PY - "$tmp/ren.json" 2>"$tmp/py.err" <<'EOF'; then pass speedscope_renames; else fail speedscope_renames "$(grep -v '^ ' "$tmp/py.err" | tail -1 | cut -c1-400)"; fi
+import json, sys
+# the program (one thread) renamed itself 8 times, ren_ping and ren_pong
+# in turn, ~60 ms of CPU under each: one profile per name (the first,
+# "renames", may have a few samples of the start), each name once
+d = json.load(open(sys.argv[1]))
+names = [p["name"] for p in d["profiles"]]
+ours = sorted(n for n in names if n.startswith("ren"))
+assert len(ours) == len(set(ours)), names
+assert [n.split(" (")[0] for n in ours if n.startswith("ren_")] == ["ren_ping", "ren_pong"], names
+assert len({n.split(" (")[1] for n in ours}) == 1, names
+assert all(len(p["samples"]) >= 20 for p in d["profiles"] if p["name"].startswith("ren_")), \
+    [(p["name"], len(p["samples"])) for p in d["profiles"]]
 EOF
 
 # ---- snapshot --format speedscope ---------------------------------------------------------------
