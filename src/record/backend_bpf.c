@@ -1006,8 +1006,6 @@ static int bpf_poll(struct rec *r, int timeout_ms)
 	return ret;
 }
 
-/* the ring buffer up to now first, then the side-band up to the same
- * moment: a process's exit or exec is applied after its last event */
 /* The looks for CPython that are due, and the timer set for the next */
 static void py_retry(struct rec *r)
 {
@@ -1029,6 +1027,8 @@ static void py_retry(struct rec *r)
 	timerfd_settime(b->py_tfd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
+/* the ring buffer up to now first, then the side-band up to the same
+ * moment: a process's exit or exec is applied after its last event */
 static int bpf_read(struct rec *r, char *err, size_t errlen)
 {
 	uint64_t now = ustack_mono_ns();
