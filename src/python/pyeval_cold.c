@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elf/elf_file.h"
 #include "python/pyframes.h"
 
 #define COLD_MIN_HITS 4           /* jumps into one function to call it the cold part */
@@ -94,5 +95,35 @@ int ustack_py_eval_cold(const uint8_t *code, size_t len, uint64_t lo, const uint
 		return -ENOENT;
 	*cold_lo = starts[best];
 	*cold_hi = starts[best + 1];
+	return 0;
+}
+
+/* .eh_frame_hdr: version 1, eh_frame_ptr, then the count (udata4) and the
+ * table (datarel sdata4 pairs: start, FDE), the encodings every
+ * toolchain here writes */
+int ustack_py_fde_starts(struct ustack_elf *elf, uint64_t **out, size_t *n)
+{
+	struct ustack_elf_section h;
+	uint32_t cnt;
+
+	if (ustack_elf__section(elf, ".eh_frame_hdr", &h) || !h.data || h.size < 12)
+		return -ENOENT;
+	/* version 1, eh_frame_ptr 4 bytes, count udata4, table datarel sdata4 */
+	if (h.data[0] != 1 || ((h.data[1] & 0x0f) != 0x03 && (h.data[1] & 0x0f) != 0x0b) ||
+	    h.data[2] != 0x03 || h.data[3] != 0x3b)
+		return -ENOENT;
+	memcpy(&cnt, h.data + 8, 4);
+	if (!cnt || cnt > (h.size - 12) / 8)
+		return -EBADMSG;
+	*out = malloc(cnt * sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < cnt; i++) {
+		int32_t v;
+
+		memcpy(&v, h.data + 12 + 8 * (size_t)i, 4);
+		(*out)[i] = h.addr + (int64_t)v;
+	}
+	*n = cnt;
 	return 0;
 }

@@ -259,37 +259,6 @@ static int py_check(struct ustack_py_proc *p, ustack_py_read_fn read, void *ctx,
 	return 0;
 }
 
-/* The FDE start addresses of .eh_frame_hdr's search table (link-time
- * addresses, malloc'd into *@out): 0; -ENOENT: no such table, or not in
- * the encodings every toolchain here writes; -EBADMSG: its count runs
- * past the section */
-static int fde_starts(struct ustack_elf *elf, uint64_t **out, size_t *n)
-{
-	struct ustack_elf_section h;
-	uint32_t cnt;
-
-	if (ustack_elf__section(elf, ".eh_frame_hdr", &h) || !h.data || h.size < 12)
-		return -ENOENT;
-	/* version 1, eh_frame_ptr 4 bytes, count udata4, table datarel sdata4 */
-	if (h.data[0] != 1 || ((h.data[1] & 0x0f) != 0x03 && (h.data[1] & 0x0f) != 0x0b) ||
-	    h.data[2] != 0x03 || h.data[3] != 0x3b)
-		return -ENOENT;
-	memcpy(&cnt, h.data + 8, 4);
-	if (!cnt || cnt > (h.size - 12) / 8)
-		return -EBADMSG;
-	*out = malloc(cnt * sizeof(**out));
-	if (!*out)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < cnt; i++) {
-		int32_t v;
-
-		memcpy(&v, h.data + 12 + 8 * (size_t)i, 4);
-		(*out)[i] = h.addr + (int64_t)v;
-	}
-	*n = cnt;
-	return 0;
-}
-
 /* The eval function's cold part: its .cold symbol, else found from the
  * hot part's jumps (a stripped build); none found leaves 0, 0 */
 static void eval_cold(struct ustack_elf *elf, struct py_syms *s, uint64_t *lo, uint64_t *hi)
@@ -308,7 +277,7 @@ static void eval_cold(struct ustack_elf *elf, struct py_syms *s, uint64_t *lo, u
 	    ustack_elf__vaddr_to_offset(elf, s->v[SYM_EVAL], &off))
 		return;
 	data = ustack_elf__data(elf, &size);
-	if (!data || off > size || s->eval_size > size - off || fde_starts(elf, &starts, &n))
+	if (!data || off > size || s->eval_size > size - off || ustack_py_fde_starts(elf, &starts, &n))
 		return;
 	if (ustack_py_eval_cold(data + off, s->eval_size, s->v[SYM_EVAL], starts, n, lo, hi))
 		*lo = *hi = 0;

@@ -47,4 +47,13 @@ int ustack_py_line_of(const uint8_t *tab, size_t len, int firstlineno, int64_t a
 int ustack_py_eval_cold(const uint8_t *code, size_t len, uint64_t lo, const uint64_t *starts,
 			size_t nstarts, uint64_t *cold_lo, uint64_t *cold_hi);
 
+struct ustack_elf;
+/*
+ * The FDE start addresses of @elf's .eh_frame_hdr search table (link-time
+ * addresses, in the table's order, malloc'd into *@out, *@n of them): 0;
+ * -ENOENT: no such table, or not in the encodings every toolchain here
+ * writes; -EBADMSG: its count is 0 or runs past the section; -ENOMEM.
+ */
+int ustack_py_fde_starts(struct ustack_elf *elf, uint64_t **out, size_t *n);
+
 #endif

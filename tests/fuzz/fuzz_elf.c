@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: MIT
-/* Fuzz target: src/elf over arbitrary bytes. */
+/* Fuzz target: src/elf over arbitrary bytes, and what reads an ELF's
+ * .eh_frame_hdr table for the CPython eval function's cold part
+ * (ustack_py_fde_starts, then ustack_py_eval_cold over the file's bytes). */
 #include <stdint.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <ustack/ustack.h>
 #include "elf/elf_file.h"
+#include "python/pyproc.h"
 
 static int quiet(enum ustack_print_level l, const char *f, va_list ap) { return 0; }
 
@@ -74,6 +78,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		ustack_elf__close(f);
 		ustack_elf__close(g);
+	}
+	/* the search table: every start read from inside the section */
+	{
+		struct ustack_elf_section h;
+		uint64_t *starts = NULL, lo, hi;
+		size_t n = 0;
+
+		if (!ustack_py_fde_starts(e, &starts, &n)) {
+			if (ustack_elf__section(e, ".eh_frame_hdr", &h) || !n || n > (h.size - 12) / 8)
+				__builtin_trap();
+			if (!ustack_py_eval_cold(data, size < 4096 ? size : 4096, 0x1000, starts, n,
+						 &lo, &hi) && !(lo < hi))
+				__builtin_trap();
+			free(starts);
+		}
 	}
 	ustack_elf__close(e);
 	return 0;
