@@ -120,8 +120,8 @@ $(CHECK)/libustack.a: $(CHK_LIB_OBJS)
 # The sanitizer runtimes linked into the command, which the tests start
 # ~1,500 times: each start of the dynamically linked one relocated
 # libasan and libubsan, and LeakSanitizer's exit check read both
-# libraries' untouched .bss (4.4 MB of stack depot each): 80 -> 58 ms of
-# CPU per `ustack --version`, 4,474 -> 2,879 page faults (docs/TESTING.md)
+# libraries' untouched .bss (4.4 MB of stack depot each): 80 -> 50 ms of
+# CPU per `ustack --version`, 4,474 -> 2,875 page faults (docs/TESTING.md)
 $(CHECK)/ustack: $(CHK_CLI_OBJS) $(CHECK)/libustack.a
 	$(CC) $(SAN_FLAGS) -static-libasan -static-libubsan -o $@ $(CHK_CLI_OBJS) $(CHECK)/libustack.a $(LIB_LDLIBS) $(SAN_LDLIBS) $(CLI_LDLIBS)
 

@@ -98,9 +98,7 @@ int ustack_py_eval_cold(const uint8_t *code, size_t len, uint64_t lo, const uint
 	return 0;
 }
 
-/* .eh_frame_hdr: version 1, eh_frame_ptr, then the count (udata4) and the
- * table (datarel sdata4 pairs: start, FDE), the encodings every
- * toolchain here writes */
+/* pyproc.h */
 int ustack_py_fde_starts(struct ustack_elf *elf, uint64_t **out, size_t *n)
 {
 	struct ustack_elf_section h;
