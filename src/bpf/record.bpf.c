@@ -1623,7 +1623,8 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	struct vcache *vc;
 	struct hot *hot;
 	struct walk *w;
-	__u32 seq;
+	__u32 seq, ustack;
+	int same, copy;
 
 	if (!e || !r)
 		return 0;
@@ -1640,16 +1641,14 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 		goto send;
 	ta = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	ts = ta ? &ta->t : NULL;
-	if (ts && ts->valid && !user_mode && ts->pid == e->pid && ts->ip == ip && ts->sp == sp &&
-	    ts->bp == bp && ts->tag == tag) {
-		/* same kernel entry: same cookie, same stack */
-		e->cookie = ts->cookie;
-		e->ustack = ts->ustack;
-		e->stop = ts->stop;
-		e->nr = ts->nr;
-		count(UB_C_SHARED, 1);
-		goto send;
-	}
+	/* The registers of the thread's last kernel entry: this may be the
+	 * same entry (a second tracepoint, a second sleep in one system call)
+	 * or the next one with the same registers and top stack word (a loop
+	 * calling one wrapper from two callers at one depth: nothing on a
+	 * stock kernel tells the two apart). Walked either way; the entry's
+	 * cookie is taken when the stack is the same too (below). */
+	same = ts && ts->valid && !user_mode && ts->pid == e->pid && ts->ip == ip && ts->sp == sp &&
+	       ts->bp == bp && ts->tag == tag;
 
 	if (UB_PROF & 64)
 		goto send;
@@ -1762,19 +1761,30 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 
 	if (user_mode)
 		e->flags |= UB_EV_USER_MODE; /* its entry closes with it */
-	e->cookie = next_cookie();
 	e->stop = (__u8)w->stop;
 	e->nr = (__u8)w->n;
-	e->flags |= UB_EV_NEW_ENTRY;
 	/* the Python frames first, for a copy too: read now, as the
 	 * thread's chain changes as soon as it runs, and it needs no unwind
 	 * table */
 	py_walk(w, slot, e->pid, e->tid);
-	if ((w->stop == UB_STOP_NOT_LOADED || w->stop == UB_STOP_MAPS_BUSY) && copy_room() &&
-	    send_copy(e, r, w))
+	copy = (w->stop == UB_STOP_NOT_LOADED || w->stop == UB_STOP_MAPS_BUSY) && copy_room();
+	ustack = copy ? 0 : stack_id(w);
+	if (same && !copy && ts && ustack == ts->ustack && e->stop == ts->stop && e->nr == ts->nr) {
+		/* the entry's registers and its stack: its cookie. Two entries
+		 * whose stacks are the same may share one too, rightly so:
+		 * each event's stack is the cookie's. (A copy is unwound in
+		 * user space: it opens an entry of its own.) */
+		e->cookie = ts->cookie;
+		e->ustack = ustack;
+		count(UB_C_SHARED, 1);
+		goto send;
+	}
+	e->cookie = next_cookie();
+	e->flags |= UB_EV_NEW_ENTRY;
+	if (copy && send_copy(e, r, w))
 		e->flags |= UB_EV_COPY;
 	else
-		e->ustack = stack_id(w);
+		e->ustack = copy ? stack_id(w) : ustack;
 	if (ts) {
 		ts->ip = ip;
 		ts->sp = sp;

@@ -31,6 +31,11 @@
 #             switch-out was not seen); its later sleeps are
 #   thresh    --off-cpu-min 10ms, sleeps of 2 and 60 ms: nothing below 10 ms
 #             recorded, every 60 ms one is, offcpu_short counts the 2 ms ones
+#   alt       thresh's program under --off-cpu alone: one thread blocks in
+#             turn from two callers into one nanosleep at one depth (the
+#             same registers at each kernel entry): each interval with its
+#             own caller's stack (the bpf backend gave all of them the
+#             first one's, its entry test taking them for one entry)
 #   mixed     -e cpu-clock --off-cpu: both events, each with its stacks
 #   preempt   --off-cpu --off-cpu-preempt, three CPU-bound threads on one
 #             CPU: their waits under off-cpu-preempt with the busy stack,
@@ -285,6 +290,7 @@ for b in ${OFFCPU_BACKENDS:-copy}; do
 	case_pre "$b"
 	record thresh/$b "$b" --off-cpu --off-cpu-min 10ms -- -r 5 -t 20 thresh &&
 		judge thresh/$b thresh --min 10000000
+	record alt/$b "$b" --off-cpu -- -r 5 -t 10 thresh && judge alt/$b alt
 	record mixed/$b "$b" -e cpu-clock --off-cpu --off-cpu-preempt -- -r 5 -t 20 mixed && judge mixed/$b mixed
 	record preempt/$b "$b" --off-cpu --off-cpu-preempt -- -r 10 -t 20 preempt && judge preempt/$b preempt
 	case_stop "$b"

@@ -405,6 +405,16 @@ def case_thresh(c, a):
                    f"{c.stats.get('offcpu_short')} ({c.stats.get('offcpu_short_ns')} ns)")
 
 
+def case_alt(c, a):
+    # thresh's program with every interval recorded: one thread blocks in
+    # turn from two callers (path_short, path_long) into one nanosleep at
+    # one stack depth, its registers at each kernel entry the same: each
+    # interval with its own caller's stack (place), every call with one
+    c.units(["off-cpu"])
+    c.place()
+    c.coverage(["short", "long"], must_block=["short", "long"])
+
+
 def case_mixed(c, a):
     c.units(["off-cpu", "off-cpu-preempt"])
     d = c.evs.desc.get("cpu-clock")
@@ -527,7 +537,7 @@ def main():
     if cmd == "share":
         return cmd_share(args)
     cases = {"paths": case_paths, "xcpu": case_xcpu, "exit": case_exit, "reuse": case_reuse,
-             "pre": case_pre, "thresh": case_thresh, "mixed": case_mixed, "preempt": case_preempt}
+             "pre": case_pre, "thresh": case_thresh, "alt": case_alt, "mixed": case_mixed, "preempt": case_preempt}
     if cmd not in cases or len(args) < 3:
         sys.exit(__doc__)
     opts = {"min": 0, "label": cmd}
