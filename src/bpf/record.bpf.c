@@ -1823,6 +1823,9 @@ static __always_inline int collect(void *ctx, const struct uctx *u, __u32 event,
 
 	if (!traced(tgid))
 		return 0;
+	/* stamped before the kernel stack walk: the event's time is when it
+	 * happened, not when its kernel stack was taken */
+	e->time = bpf_ktime_get_ns();
 	count(UB_C_EVENTS, 1);
 	kst = !kstack || u->have ? -1 : bpf_get_stackid(ctx, &kstacks, 0);
 	if (kstack && !u->have && kst < 0)
@@ -1831,7 +1834,6 @@ static __always_inline int collect(void *ctx, const struct uctx *u, __u32 event,
 	e->cpu = bpf_get_smp_processor_id();
 	e->pid = tgid;
 	e->tid = (__u32)id;
-	e->time = bpf_ktime_get_ns();
 	e->event = event;
 	e->kstack = (__s32)kst;
 	if (!task->mm)
@@ -2104,7 +2106,7 @@ static __always_inline void offcpu_dropped(struct task_struct *t, const struct o
  * while it was setting itself up to sleep is still runnable: the kernel's
  * own sched_switch output says R+ for it). */
 static __always_inline void offcpu_out(void *ctx, int preempt, struct task_struct *prev,
-				       unsigned int state)
+				       unsigned int state, __u64 now)
 {
 	struct regs_in r = { .slot = SLOT_SCHED, .keep = 1 };
 	struct ub_event e = {};
@@ -2131,24 +2133,24 @@ static __always_inline void offcpu_out(void *ctx, int preempt, struct task_struc
 	finish(&e, &r);
 	e.flags |= UB_EV_VALUE;
 	oc->e = e;
-	/* the time collect() took before the walk: the thread's CPU time was
-	 * accounted before this tracepoint, so the walk is already time it
-	 * spends switched out (stamped after it, every interval was short by
-	 * the walk, 10-40 us, against the thread's own wall - CPU time) */
-	oc->out = e.time;
+	/* the tracepoint's own time, taken before anything else ran in it:
+	 * the thread's CPU time was accounted before this tracepoint, so the
+	 * kernel stack and user walks are already time it spends switched out
+	 * (stamped after the walk, every interval was short by it, 10-40 us,
+	 * against the thread's own wall - CPU time) */
+	oc->out = now;
 	count(UB_C_OFFCPU_OUT, 1);
 }
 
 /* @next comes back: the interval its switch-out opened, if any, ends. */
-static __always_inline void offcpu_in(struct task_struct *next)
+static __always_inline void offcpu_in(struct task_struct *next, __u64 now)
 {
 	struct offcpu *oc = bpf_task_storage_get(&offcpus, next, 0, 0);
 	struct ub_event *ev;
-	__u64 now, delta;
+	__u64 delta;
 
 	if (!oc || !oc->out)
 		return;
-	now = bpf_ktime_get_ns();
 	delta = now > oc->out ? now - oc->out : 0;
 	oc->out = 0;
 	count(UB_C_OFFCPU_IN, 1);
@@ -2177,8 +2179,13 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(ustack_offcpu, _Bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	offcpu_out(ctx, preempt, prev, prev_state);
-	offcpu_in(next);
+	/* one time for both: @prev leaves and @next comes back at this
+	 * instant. Read after @prev's walk, every interval of @next was
+	 * longer by it (the two threads of one traced process) */
+	__u64 now = bpf_ktime_get_ns();
+
+	offcpu_out(ctx, preempt, prev, prev_state, now);
+	offcpu_in(next, now);
 	return 0;
 }
 

@@ -48,6 +48,9 @@
  *   IRQ NS TICK                       irq + softirq time of all CPUs during
  *                                     the run, and /proc/stat's tick in ns
  *   NOREUSE REASON                    reuse: clone3 set_tid refused
+ *   R PID T_REAPED                    reuse: the process PID had exited
+ *                                     (reaped) by T_REAPED; the next one
+ *                                     with its pid starts after it
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -638,6 +641,7 @@ static int mode_reuse(void)
 		}
 		first = p;
 		waitpid(p, NULL, 0);
+		log_line("R %d %llu\n", p, (unsigned long long)now_ns(CLOCK_MONOTONIC));
 	}
 	print_stat(&st_reuse);
 	return 0;
