@@ -61,7 +61,8 @@
 	X(libbpf_set_print) X(libbpf_num_possible_cpus) X(bpf_object__open_skeleton)          \
 	X(bpf_object__load_skeleton) X(bpf_object__attach_skeleton)                           \
 	X(bpf_object__detach_skeleton) X(bpf_object__destroy_skeleton) X(bpf_map__fd)         \
-	X(bpf_map__set_max_entries) X(bpf_map_update_elem) X(bpf_map_lookup_elem)              \
+	X(bpf_map__set_max_entries) X(bpf_map__set_map_flags) X(bpf_map_update_elem)          \
+	X(bpf_map_lookup_elem)                                                               \
 	X(bpf_map_delete_elem) X(bpf_map_create) X(bpf_program__attach)                       \
 	X(bpf_obj_get_info_by_fd) X(bpf_program__fd)                                         \
 	X(bpf_program__attach_tracepoint_opts) X(bpf_program__attach_perf_event)              \
@@ -81,6 +82,7 @@ DL_SYMS_LOAD(libbpf_load, libbpf, LIBBPF_FNS, "libbpf.so.1")
 #define bpf_object__destroy_skeleton (libbpf.bpf_object__destroy_skeleton)
 #define bpf_map__fd (libbpf.bpf_map__fd)
 #define bpf_map__set_max_entries (libbpf.bpf_map__set_max_entries)
+#define bpf_map__set_map_flags (libbpf.bpf_map__set_map_flags)
 #define bpf_map_update_elem (libbpf.bpf_map_update_elem)
 #define bpf_map_lookup_elem (libbpf.bpf_map_lookup_elem)
 #define bpf_map_delete_elem (libbpf.bpf_map_delete_elem)
@@ -262,6 +264,7 @@ static const char tw_plain[] = "bpf_task_work_schedule_resume";
 /* What the running kernel's BTF says about it. */
 struct kernel_facts {
 	int tw_implicit;       /* the task-work kfunc's implicit-argument form */
+	int tw_any;            /* a task-work kfunc, either form (6.18+) */
 	int tp_sys_faultable;  /* system-call tracepoint programs run preemptibly */
 };
 
@@ -269,7 +272,8 @@ static void kernel_facts(struct kernel_facts *f)
 {
 	/* 7.x runs system-call tracepoint programs through
 	 * trace_call_bpf_faultable(), under migrate_disable() only */
-	struct ustack_btf_func fn[] = { { .name = tw_plain }, { .name = "trace_call_bpf_faultable" } };
+	struct ustack_btf_func fn[] = { { .name = tw_plain }, { .name = "trace_call_bpf_faultable" },
+					{ .name = tw_impl } };
 	struct btf *kbtf;
 	const struct btf_type *t;
 	int id, ret;
@@ -281,6 +285,7 @@ static void kernel_facts(struct kernel_facts *f)
 	if (!ret) {
 		f->tw_implicit = fn[0].found && fn[0].nr_params == 4;
 		f->tp_sys_faultable = fn[1].found;
+		f->tw_any = fn[0].found || fn[2].found;
 		return;
 	}
 	pr_debug("BPF backend: /sys/kernel/btf/vmlinux: %s; asking libbpf\n",
@@ -293,6 +298,7 @@ static void kernel_facts(struct kernel_facts *f)
 	    btf_is_func_proto(t) && btf_vlen(t) == 4)
 		f->tw_implicit = 1;
 	f->tp_sys_faultable = btf__find_by_name_kind(kbtf, fn[1].name, BTF_KIND_FUNC) > 0;
+	f->tw_any = id > 0 || btf__find_by_name_kind(kbtf, tw_impl, BTF_KIND_FUNC) > 0;
 	btf__free(kbtf);
 }
 
@@ -371,6 +377,29 @@ static int syscall_route(int faultable)
 	if (e && !strcmp(e, "tracepoint"))
 		return 0;
 	return faultable;
+}
+
+/* How the two largest hash maps are allocated. Preallocated, the kernel
+ * builds every element of max_entries at their creation: 25-35 ms of a
+ * bpf record's start-up on 6.18 for deferreds (65,536 walks kept for task
+ * work) and ~15 for targets (65,536 pids). deferreds is ustack_sample's
+ * alone: one element without sampling. Elements allocated as they are
+ * added instead (BPF_F_NO_PREALLOC: the BPF memory allocator; kernels
+ * before it let a perf_event program use only preallocated hash maps)
+ * where the kernel has the task-work kfunc, so 6.18+: older kernels load
+ * what they always did. */
+static void maps_alloc(struct ustack_bpf *b, const struct ustack_bpf_opts *o,
+		       const struct kernel_facts *kf)
+{
+	int sampling = !(o->sz >= offsetof(struct ustack_bpf_opts, no_sampling) +
+				   sizeof(o->no_sampling) && o->no_sampling);
+
+	if (!sampling)
+		bpf_map__set_max_entries(b->skel->maps.deferreds, 1);
+	if (!kf->tw_any)
+		return;
+	bpf_map__set_map_flags(b->skel->maps.deferreds, BPF_F_NO_PREALLOC);
+	bpf_map__set_map_flags(b->skel->maps.targets, BPF_F_NO_PREALLOC);
 }
 
 /* The off-CPU program's rodata; loaded (verified) only where it is used. */
@@ -485,6 +514,7 @@ struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, 
 		bpf_program__set_autoload(b->skel->progs.ustack_sample, !o->no_sampling);
 	}
 	bpf_program__set_autoload(b->skel->progs.ustack_kp, b->syscall_kprobes && !b->no_tracepoints);
+	maps_alloc(b, o, &kf);
 	offcpu_opts(b, o);
 	probe_opts(b, o);
 	alloc_opts(b, o);
