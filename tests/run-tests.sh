@@ -59,6 +59,15 @@ set -u
 : "${CHECK_DIR:=build/check}"
 : "${JOBS:=$(($(nproc 2>/dev/null || echo 1) + 1))}"
 export CHECK_DIR USTACK="$PWD/$CHECK_DIR/ustack" TOP="$PWD"
+# `python3` on PATH may be a pyenv shim (bash, then pyenv's version lookup):
+# 0.36 s of CPU per start on this project's machines, against 0.03 s for
+# the interpreter, and the tests start ~450 helper scripts. Those need a
+# python3, any (the standard library only); a test that needs one in
+# particular names it by path. Debian's goes first on PATH.
+if [ -x /usr/bin/python3 ] && [ "$(command -v python3)" != /usr/bin/python3 ]; then
+	mkdir -p "$CHECK_DIR/pybin" && ln -sf /usr/bin/python3 "$CHECK_DIR/pybin/python3" &&
+		PATH="$PWD/$CHECK_DIR/pybin:$PATH"
+fi
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 [[ $JOBS =~ ^[1-9][0-9]*$ ]] || { echo "run-tests: JOBS=$JOBS: want a number >= 1" >&2; exit 2; }
