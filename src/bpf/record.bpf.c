@@ -245,6 +245,11 @@ struct vcache {
 struct hot_state {
 	__u64 pc, sp, fp, hi, bx, mm;
 	__u32 is_return, bx_known, gen, seq;
+	/* a step after the first took an rbx-based CFA: only then does the
+	 * rest of the walk depend on bx (a callee-saved register, which a
+	 * caller's loop counter may live in: compared always, the hot stack
+	 * of a thread blocking in a loop never matched) */
+	__u32 bx_used, pad;
 };
 
 /* The walk's state: too big for the 512-byte BPF stack. One per CPU and
@@ -294,6 +299,8 @@ struct walk {
 	/* the hot stack (below): the state after the first step, and the
 	 * reads after it (nreads > HOT_READS: too many, or a fault) */
 	__u32 rec, nreads;
+	__u32 bx_used; /* a step after the first used an rbx-based CFA */
+	__u32 bx_pad;
 	struct hot_state s1; /* after the first step */
 	__u64 raddr[HOT_READS], rval[HOT_READS];
 	/* the Python walk (py_walk): its process's config, where the thread
@@ -771,6 +778,8 @@ __noinline long step_one(__u32 slot)
 	} else if (kind == R_ROW && !(row.flags & UB_RF_FALLBACK) &&
 		   (!(row.flags & UB_RF_CFA_BX) || w->bx_known)) {
 		base = (row.flags & UB_RF_CFA_FP) ? w->fp : (row.flags & UB_RF_CFA_BX) ? w->bx : w->sp;
+		if (row.flags & UB_RF_CFA_BX)
+			w->bx_used = 1;
 		cfa = base + (__s64)row.cfa_off;
 		if (cfa <= w->sp || (cfa & 7) || !in_stack(w, cfa - 1))
 			return stop(w, S_BAD_STEP);
@@ -906,7 +915,7 @@ __noinline int hot_take(struct walk *w, struct hot *h, __u32 seq)
 	if ((ver & 1) || (seq & 1) || h->s.mm != w->s1.mm || h->s.seq != seq ||
 	    h->s.gen != w->s1.gen || h->s.pc != w->pc || h->s.sp != w->sp || h->s.fp != w->fp ||
 	    h->s.is_return != w->is_return || h->s.hi != w->hi || h->s.bx_known != w->bx_known ||
-	    (w->bx_known && h->s.bx != w->bx) ||
+	    (w->bx_known && h->s.bx_used && h->s.bx != w->bx) ||
 	    w->n != 2 || w->signals)
 		return 0;
 	nr = h->nreads;
@@ -962,7 +971,8 @@ __noinline int hot_again(struct walk *w, struct hot *h, __u32 seq)
 	if (h->s.mm == w->s1.mm && h->s.seq == seq && h->s.gen == w->s1.gen &&
 	    h->s.pc == w->s1.pc && h->s.sp == w->s1.sp && h->s.fp == w->s1.fp &&
 	    h->s.is_return == w->s1.is_return && h->s.hi == w->s1.hi &&
-	    h->s.bx_known == w->s1.bx_known && (!w->s1.bx_known || h->s.bx == w->s1.bx))
+	    h->s.bx_known == w->s1.bx_known &&
+	    (!w->s1.bx_known || !h->s.bx_used || h->s.bx == w->s1.bx))
 		return 1;
 	h->ver = ver + 1;
 	asm volatile("" ::: "memory");
@@ -995,6 +1005,7 @@ __noinline int hot_keep(struct walk *w, struct hot *h, __u32 seq)
 	asm volatile("" ::: "memory");
 	h->s = w->s1;
 	h->s.seq = seq;
+	h->s.bx_used = w->bx_used;
 	h->nreads = nr;
 	h->n = n;
 	h->stop = w->stop;
@@ -1740,7 +1751,9 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 		w->s1.bx = w->bx;
 		w->s1.bx_known = w->bx_known;
 		w->s1.is_return = w->is_return;
+		w->s1.bx_used = 0; /* not known before the walk: see hot_keep() */
 		w->rec = hot && w->n == 2 && !w->signals && hot_again(w, hot, seq);
+		w->bx_used = 0; /* the steps after the first */
 		bpf_loop(UB_MAX_FRAMES, step, &slot, 0);
 	} else if (w->done && !w->defer && w->n > 2) {
 		count(UB_C_HOT, 1);

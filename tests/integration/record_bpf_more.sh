@@ -27,6 +27,12 @@
 #        leaf1 sample under top1, every leaf2 under top2 (>= 100 each),
 #        and some walks finished from the task's hot stack (the frames
 #        above the leaf's caller kept from its last walk, each word re-read)
+#   hot-loop/bpf
+#        progs/rec_hot_loop.c: 20,000 getppid() calls from one call site 12
+#        frames deep, the loop's counter in rbx (another value at every
+#        call); -e syscalls:sys_enter_getppid: every event with the whole
+#        chain, and at least half of the walks finished from the hot stack
+#        (it keyed on rbx, which only an rbx-based CFA needs: none here)
 #   cpu-churn/bpf
 #        the same program with a thread that maps and unmaps anonymous
 #        memory all the time (the VMA cache invalidated at every change;
@@ -158,6 +164,7 @@ if part targets; then
 	build cpu "$CC" "${CF[@]}" -fPIC -shared -Wl,-soname,librec_cpu.so -o "$tmp/cpu/librec_cpu.so" "$P/rec_cpu_lib.c"
 	build cpu "$CC" "${CF[@]}" -pthread -o "$tmp/rec_cpu" "$P/rec_cpu.c" -L"$tmp/cpu" -lrec_cpu -Wl,-rpath,"$tmp/cpu"
 	build hot "$CC" "${CF[@]}" -o "$tmp/rec_hot" "$P/rec_hot.c"
+	build hotloop "$CC" "${CF[@]}" -o "$tmp/rec_hot_loop" "$P/rec_hot_loop.c"
 	# the big library: 1200 functions of three calls each, every one with its
 	# pushes and pops (about 11000 rows, 0.17 MiB in the kernel); six copies
 	# (distinct inodes, so six tables), linked by path (no soname)
@@ -375,6 +382,28 @@ if part targets && bpf_ok cpu/bpf; then
 		why="no walk finished from the hot stack (summary: $(grep -o 'samples walked.*' "$tmp/hot.err"))"
 	fi
 	verdict hot/bpf hot
+
+	# the hot stack of a loop: one call site, rbx another value at every
+	# call (progs/rec_hot_loop.c)
+	"$USTACK" record --backend bpf -e syscalls:sys_enter_getppid -o "$tmp/hotloop.data" -- \
+		"$tmp/rec_hot_loop" 20000 >"$tmp/hotloop.out" 2>"$tmp/hotloop.err"
+	echo $? >"$tmp/hotloop.rc"
+	ustacks hotloop
+	chain="rec_hot_loop;$MAIN" k=
+	for k in 12 11 10 9 8 7 6 5 4 3 2 1; do chain="$chain;rec_loop_$k"; done
+	chain="$chain;rec_loop_calls;$LEAF"
+	good=$(grep -E "^${chain} [0-9]+\$" "$tmp/hotloop.ustk" | awk '{ s += $NF } END { print s + 0 }')
+	hot=$(sed -n "s/.*; \([0-9]*\) walks finished from the task's hot stack.*/\1/p" "$tmp/hotloop.err")
+	echo "# hot-loop/bpf: $good of 20000 events with the whole chain, walks from the hot stack ${hot:-0}"
+	why=
+	if [ "$(cat "$tmp/hotloop.rc")" -ne 0 ] || ! grep -q '^rec_hot_loop: 20000 calls' "$tmp/hotloop.out"; then
+		why="record or program failed: $(head -3 "$tmp/hotloop.err" "$tmp/hotloop.out" | tr '\n' '|')"
+	elif [ "$good" -ne 20000 ]; then
+		why="$good of 20000 events with the whole chain; the others: $(grep -v -E "^${chain} " "$tmp/hotloop.ustk" | head -2 | tr '\n' '|')"
+	elif [ "${hot:-0}" -lt 10000 ] && kernel_at_least 6 13; then
+		why="${hot:-0} of 20000 walks finished from the hot stack, want at least half (summary: $(grep -o 'samples walked.*\|backend bpf.*' "$tmp/hotloop.err" | head -1))"
+	fi
+	verdict hot-loop/bpf hotloop
 fi
 
 # ---- shared by the marker cases ---------------------------------------------------
