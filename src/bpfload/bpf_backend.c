@@ -379,15 +379,18 @@ static int syscall_route(int faultable)
 	return faultable;
 }
 
-/* How the two largest hash maps are allocated. Preallocated, the kernel
- * builds every element of max_entries at their creation: 25-35 ms of a
- * bpf record's start-up on 6.18 for deferreds (65,536 walks kept for task
- * work) and ~15 for targets (65,536 pids). deferreds is ustack_sample's
- * alone: one element without sampling. Elements allocated as they are
- * added instead (BPF_F_NO_PREALLOC: the BPF memory allocator; kernels
- * before it let a perf_event program use only preallocated hash maps)
- * where the kernel has the task-work kfunc, so 6.18+: older kernels load
- * what they always did. */
+/* How the largest hash map is allocated. Preallocated, the kernel builds
+ * every element of max_entries at its creation: 25-35 ms of a bpf
+ * record's start-up on 6.18 for deferreds (65,536 walks kept for task
+ * work), ustack_sample's alone: one element without sampling. Elements
+ * allocated as they are added instead (BPF_F_NO_PREALLOC: the BPF memory
+ * allocator; kernels before it let a perf_event program use only
+ * preallocated hash maps) where the kernel has the task-work kfunc, so
+ * 6.18+: older kernels load what they always did. An add that finds no
+ * element walks the sample at once, as a busy one does. Not targets: an
+ * add there that failed (the allocator's per-CPU cache empty in the fork
+ * tracepoint) would leave a child untraced without a word, and one did
+ * (offcpu reuse/bpf, a reused pid's whole call missing, in a .ci/run). */
 static void maps_alloc(struct ustack_bpf *b, const struct ustack_bpf_opts *o,
 		       const struct kernel_facts *kf)
 {
@@ -399,7 +402,6 @@ static void maps_alloc(struct ustack_bpf *b, const struct ustack_bpf_opts *o,
 	if (!kf->tw_any)
 		return;
 	bpf_map__set_map_flags(b->skel->maps.deferreds, BPF_F_NO_PREALLOC);
-	bpf_map__set_map_flags(b->skel->maps.targets, BPF_F_NO_PREALLOC);
 }
 
 /* The off-CPU program's rodata; loaded (verified) only where it is used. */
