@@ -389,8 +389,9 @@ static int syscall_route(int faultable)
  * 6.18+: older kernels load what they always did. An add that finds no
  * element walks the sample at once, as a busy one does. Not targets: an
  * add there that failed (the allocator's per-CPU cache empty in the fork
- * tracepoint) would leave a child untraced without a word, and one did
- * (offcpu reuse/bpf, a reused pid's whole call missing, in a .ci/run). */
+ * tracepoint) would leave a child untraced without a word; the one .ci/run
+ * with it non-preallocated lost a reused pid's whole call in offcpu
+ * reuse/bpf, as such a child would (the likeliest cause, not proven). */
 static void maps_alloc(struct ustack_bpf *b, const struct ustack_bpf_opts *o,
 		       const struct kernel_facts *kf)
 {
