@@ -125,8 +125,14 @@ $(CHECK)/libustack.a: $(CHK_LIB_OBJS)
 # Linked as a fixed-address executable (-no-pie; the objects stay PIC):
 # the loader no longer relocates the 2.3 MB of ASan's global descriptors
 # at every start, ~580 page faults: 2,877 -> 2,297, 64 -> 51 ms of CPU.
-$(CHECK)/ustack: $(CHK_CLI_OBJS) $(CHECK)/libustack.a
-	$(CC) $(SAN_FLAGS) -static-libasan -static-libubsan -no-pie -o $@ $(CHK_CLI_OBJS) $(CHECK)/libustack.a $(LIB_LDLIBS) $(SAN_LDLIBS) $(CLI_LDLIBS)
+# tests/unit/san_bss.c backs the runtime's .bss with huge pages: 2,320 ->
+# 1,063 page faults per start.
+$(CHECK)/obj/san_bss.o: tests/unit/san_bss.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -c $< -o $@
+
+$(CHECK)/ustack: $(CHK_CLI_OBJS) $(CHECK)/obj/san_bss.o $(CHECK)/libustack.a
+	$(CC) $(SAN_FLAGS) -static-libasan -static-libubsan -no-pie -o $@ $(CHK_CLI_OBJS) $(CHECK)/obj/san_bss.o $(CHECK)/libustack.a $(LIB_LDLIBS) $(SAN_LDLIBS) $(CLI_LDLIBS)
 
 # The unit tests' own code at -O0 (the library they test is the -O2 one in
 # $(CHECK)/libustack.a): a third of the compile time (test_trace.c 3.0 ->
