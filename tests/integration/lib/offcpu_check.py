@@ -71,7 +71,11 @@ What is checked (the program's clock reads are the oracle; no number is tuned):
   docs/cli/record.md), each at most a whole call; a call that must block
   may lack its interval only as many times as the recorder says so.
   Cases that check coverage record --off-cpu-preempt too, as a call's
-  wall - CPU time includes the time it waited preempted.
+  wall - CPU time includes the time it waited preempted; those that
+  cannot (thresh, alt: --off-cpu alone) allow each call its thread's
+  run-queue wait over the call (schedstat, the B line's last field), a
+  bound on the time it waited preempted: a missing or cut sleep of 1 ms
+  or more still shows unless the thread waited as long runnable.
 - the recorder's own stats agree with the trace: offcpu_intervals = the
   number of off-cpu and off-cpu-preempt events, offcpu_ns = their sum.
 Output: PASS/FAIL lines are the shell's; this prints findings, then one
@@ -103,6 +107,7 @@ NONBLOCKING = {"spin", "busy"}
 class Log:
     def __init__(self, path):
         self.names, self.calls, self.x, self.w, self.q, self.stat = {}, {}, {}, {}, None, {}
+        self.rdelay = {}  # (tid, call index) -> the thread's run-queue wait over the call
         self.steal, self.noreuse, self.irq = 0, None, 0
         self.reaped = {}  # pid -> times its processes had exited by (reuse)
         with open(path, encoding="utf-8") as f:
@@ -113,7 +118,10 @@ class Log:
                 if w[0] == "T":
                     self.names.setdefault(int(w[1]), []).append(w[2])
                 elif w[0] == "B":
-                    self.calls.setdefault(int(w[1]), []).append((w[2], int(w[3]), int(w[4]), int(w[5])))
+                    calls = self.calls.setdefault(int(w[1]), [])
+                    if len(w) > 6:
+                        self.rdelay[(int(w[1]), len(calls))] = int(w[6])
+                    calls.append((w[2], int(w[3]), int(w[4]), int(w[5])))
                 elif w[0] == "X":
                     self.x[int(w[2])] = (int(w[1]), int(w[3]), int(w[4]))
                 elif w[0] == "W":
@@ -251,6 +259,11 @@ class Checker:
     def coverage(self, paths, must_block=(), busy=False):
         short_ns = self.stats.get("offcpu_short_ns", 0)
         unpaired = self.stats.get("offcpu_unpaired", 0)
+        # recorded without --off-cpu-preempt, a call's time waiting preempted
+        # is in its wall - CPU time and in no interval: at most its run-queue
+        # wait (B lines' last field; it also holds the wait after each
+        # wakeup, which its off-cpu interval does include)
+        preempt_seen = "off-cpu-preempt" in self.evs.desc
         per, unseen = {}, []
         for tid, calls in self.log.calls.items():
             for i, (p, t0, t1, cpu) in enumerate(calls):
@@ -259,10 +272,11 @@ class Checker:
                 ivs = self.inside.get((tid, i), [])
                 got = sum(e - s for _, _, s, e, _ in ivs)
                 sleep = sum(e - s for k, _, s, e, _ in ivs if k == "off-cpu")
-                a = per.setdefault(p, [0, 0, 0, 0, 0, 0, 0, 0])
+                rq = 0 if preempt_seen else self.log.rdelay.get((tid, i), 0)
+                a = per.setdefault(p, [0, 0, 0, 0, 0, 0, 0, 0, 0])
                 a[0] += 1; a[1] += t1 - t0 - cpu; a[2] += sleep; a[3] += got - sleep
                 a[4] += t1 - t0 - cpu - got; a[5] = max(a[5], t1 - t0)
-                a[6] += len(ivs); a[7] = max(a[7], t1 - t0 - cpu - got)
+                a[6] += len(ivs); a[7] = max(a[7], t1 - t0 - cpu - got - rq); a[8] += rq
                 if p in must_block and not any(k == "off-cpu" for k, *_ in ivs):
                     unseen.append(f"call {i} of tid {tid} in {p} ({(t1 - t0) / 1e6:.3f} ms, it "
                                   f"blocks every time) has no off-cpu interval")
@@ -275,17 +289,19 @@ class Checker:
             if p not in per:
                 self.err(f"no call of path {p} in the log")
                 continue
-            n, off, sleep, pre, missing, maxcall, nivs, worst = per[p]
+            n, off, sleep, pre, missing, maxcall, nivs, worst, rq = per[p]
             # signed: the two clocks' skew makes one call's interval a few
             # us longer and the next one's shorter; a call short by more
             # than CALL_JITTER is an error of its own (below)
             missing = max(0, missing)
             irq = self.log.irq if busy else 0
             allowed = (short_ns + self.log.steal + irq + (self.evs.lost + unpaired) * maxcall +
-                       n * EPS + nivs * EPS_SWITCH)
+                       n * EPS + nivs * EPS_SWITCH + rq)
             self.notes.append(f"path {p}: {n} calls, switched out {off / 1e6:.3f} ms (wall - CPU), "
                               f"recorded off-cpu {sleep / 1e6:.3f} ms + preempt {pre / 1e6:.3f} ms, "
-                              f"missing {missing / 1e6:.3f} ms, allowed {allowed / 1e6:.3f} ms")
+                              f"missing {missing / 1e6:.3f} ms, allowed {allowed / 1e6:.3f} ms" +
+                              ("" if preempt_seen else
+                               f" (preemptions not recorded: run-queue wait {rq / 1e6:.3f} ms)"))
             irq = self.log.irq if busy else 0
             # irq: a busy call's interrupts are neither its CPU time nor an
             # interval (the run's whole irq time bounds one call's)
@@ -296,7 +312,7 @@ class Checker:
                 self.err(f"path {p}: {missing / 1e6:.3f} ms of the calls' off-CPU time not recorded "
                          f"(allowed {allowed / 1e6:.3f} ms: short {short_ns} ns, steal "
                          f"{self.log.steal} ns, irq {irq} ns, {self.evs.lost} lost, {unpaired} unpaired, "
-                         f"{n} x {EPS} ns, {nivs} x {EPS_SWITCH} ns)")
+                         f"{n} x {EPS} ns, {nivs} x {EPS_SWITCH} ns, run-queue wait {rq} ns)")
         return per
 
     def finish(self, label):

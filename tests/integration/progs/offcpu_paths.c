@@ -141,13 +141,32 @@ struct path_stat {
 	int quiet;
 };
 
+/* The calling thread's time so far waiting on a run queue, runnable but
+ * not running (the second field of /proc/thread-self/schedstat;
+ * CONFIG_SCHED_INFO), or 0 where the kernel does not say */
+static uint64_t run_delay_ns(void)
+{
+	char buf[128];
+	unsigned long long run, delay;
+	int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	return sscanf(buf, "%llu %llu", &run, &delay) == 2 ? delay : 0;
+}
+
 /* A bracket around one blocking call: the work is done by fn(arg). */
 struct bracket {
-	uint64_t t0, c0;
+	uint64_t t0, c0, rd0;
 };
 
-static void bracket_start(struct bracket *b)
+static void bracket_start(struct bracket *b, const struct path_stat *ps)
 {
+	b->rd0 = ps->quiet ? 0 : run_delay_ns();
 	b->c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	b->t0 = now_ns(CLOCK_MONOTONIC);
 }
@@ -161,9 +180,13 @@ static void bracket_end(struct bracket *b, struct path_stat *ps)
 	 * over the wall time is the two reads themselves, never off-CPU time */
 	if (cpu > wall)
 		cpu = wall;
+	/* the run-queue wait over the bracket (a superset of the call): the
+	 * time it may have waited preempted, which only an off-cpu-preempt
+	 * interval records */
 	if (!ps->quiet)
-		log_line("B %d %s %llu %llu %llu\n", gettid_(), ps->name, (unsigned long long)b->t0,
-		     (unsigned long long)t1, (unsigned long long)cpu);
+		log_line("B %d %s %llu %llu %llu %llu\n", gettid_(), ps->name, (unsigned long long)b->t0,
+			 (unsigned long long)t1, (unsigned long long)cpu,
+			 (unsigned long long)(run_delay_ns() - b->rd0));
 	atomic_fetch_add(&ps->calls, 1);
 	atomic_fetch_add(&ps->wall, wall);
 	atomic_fetch_add(&ps->off, wall - cpu);
@@ -226,7 +249,7 @@ NOINLINE void path_sleep(void)
 {
 	struct bracket b;
 
-	bracket_start(&b);
+	bracket_start(&b, &st_sleep);
 	do_sleep_wait();
 	bracket_end(&b, &st_sleep);
 }
@@ -244,7 +267,7 @@ NOINLINE void path_cond(void)
 {
 	struct bracket b;
 
-	bracket_start(&b);
+	bracket_start(&b, &st_cond);
 	do_cond_wait();
 	bracket_end(&b, &st_cond);
 }
@@ -261,7 +284,7 @@ NOINLINE void path_pipe(void)
 {
 	struct bracket b;
 
-	bracket_start(&b);
+	bracket_start(&b, &st_pipe);
 	do_pipe_wait(pipefd[0]);
 	bracket_end(&b, &st_pipe);
 }
@@ -271,7 +294,7 @@ NOINLINE void path_mutex(void)
 {
 	struct bracket b;
 
-	bracket_start(&b);
+	bracket_start(&b, &st_mutex);
 	do_mutex_wait();
 	bracket_end(&b, &st_mutex);
 	pthread_mutex_unlock(&mm);
@@ -436,7 +459,7 @@ NOINLINE void path_xcpu(int *before, int *after)
 	/* the helper waits for this count to go up: nothing below blocks
 	 * before the read */
 	atomic_store(&xcpu_v0, vcsw(gettid_()));
-	bracket_start(&b);
+	bracket_start(&b, &st_xcpu);
 	atomic_store(&xcpu_armed, 1);
 	do_xcpu_wait(pipefd[0]);
 	bracket_end(&b, &st_xcpu);
@@ -559,7 +582,7 @@ NOINLINE void path_reuse(void)
 {
 	struct bracket b;
 
-	bracket_start(&b);
+	bracket_start(&b, &st_reuse);
 	do_reuse_wait();
 	bracket_end(&b, &st_reuse);
 }
@@ -567,7 +590,7 @@ NOINLINE void path_reuse_a(void)
 {
 	struct bracket b;
 
-	bracket_start(&b);
+	bracket_start(&b, &st_reuse_a);
 	do_reuse_wait();
 	bracket_end(&b, &st_reuse_a);
 }
@@ -575,7 +598,7 @@ NOINLINE void path_reuse_b(void)
 {
 	struct bracket b;
 
-	bracket_start(&b);
+	bracket_start(&b, &st_reuse_b);
 	do_reuse_wait();
 	bracket_end(&b, &st_reuse_b);
 }
@@ -660,7 +683,7 @@ NOINLINE void path_pre(void)
 {
 	struct bracket b;
 
-	bracket_start(&b);
+	bracket_start(&b, &st_pre);
 	do_pre_wait(pipefd[0]);
 	bracket_end(&b, &st_pre);
 }
@@ -669,7 +692,7 @@ NOINLINE void path_presleep(void)
 {
 	struct bracket b;
 
-	bracket_start(&b);
+	bracket_start(&b, &st_presleep);
 	do_presleep_wait();
 	bracket_end(&b, &st_presleep);
 }
@@ -719,7 +742,7 @@ NOINLINE void path_short(void)
 {
 	struct bracket b;
 
-	bracket_start(&b);
+	bracket_start(&b, &st_short);
 	do_short_wait();
 	bracket_end(&b, &st_short);
 }
@@ -728,7 +751,7 @@ NOINLINE void path_long(void)
 {
 	struct bracket b;
 
-	bracket_start(&b);
+	bracket_start(&b, &st_long);
 	do_long_wait();
 	bracket_end(&b, &st_long);
 }
@@ -758,7 +781,7 @@ NOINLINE void path_spin(void)
 {
 	struct bracket b;
 
-	bracket_start(&b);
+	bracket_start(&b, &st_spin);
 	spin_work((uint64_t)ms * 1000000u);
 	bracket_end(&b, &st_spin);
 }
@@ -767,7 +790,7 @@ NOINLINE void path_mixsleep(void)
 {
 	struct bracket b;
 
-	bracket_start(&b);
+	bracket_start(&b, &st_mix);
 	do_mixsleep_wait();
 	bracket_end(&b, &st_mix);
 }
@@ -788,7 +811,7 @@ NOINLINE void path_busy(void)
 {
 	struct bracket b;
 
-	bracket_start(&b);
+	bracket_start(&b, &st_busy);
 	busy_loop((uint64_t)rounds * (uint64_t)ms * 1000000u);
 	bracket_end(&b, &st_busy);
 }
@@ -810,7 +833,7 @@ NOINLINE void path_ping(void)
 
 	if (write(pp_fd[0][1], "x", 1) != 1)
 		abort();
-	bracket_start(&b);
+	bracket_start(&b, &st_ping);
 	do_ping_wait();
 	bracket_end(&b, &st_ping);
 }
@@ -819,7 +842,7 @@ NOINLINE void path_pong(void)
 {
 	struct bracket b;
 
-	bracket_start(&b);
+	bracket_start(&b, &st_pong);
 	do_pong_wait();
 	bracket_end(&b, &st_pong);
 	if (write(pp_fd[1][1], "x", 1) != 1)
