@@ -62,14 +62,14 @@ __attribute__((noinline)) static void spin(void)
 	for (unsigned long i = 0; i < 150000000ul; i++)
 		sink += i;
 }
-/* "gone PATH": run a copy of this program at PATH, unlinked before its exec */
-static int run_gone_copy(const char *path)
+/* "gone PATH STOP": run a copy of this program at PATH, unlinked before
+ * its exec, which spins until the file STOP exists */
+static int run_gone_copy(const char *path, const char *stop)
 {
 	static char buf[1 << 20];
 	int in = open("/proc/self/exe", O_RDONLY), out, fd;
 	ssize_t n;
-	/* long enough that the recorder sees it alive, however loaded */
-	char *args[] = { (char *)path, "long", NULL };
+	char *args[] = { (char *)path, "until", (char *)stop, NULL };
 
 	out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0755);
 	if (in < 0 || out < 0)
@@ -87,14 +87,21 @@ static int run_gone_copy(const char *path)
 }
 int main(int argc, char **argv)
 {
-	if (argc > 2 && !strcmp(argv[1], "gone"))
-		return run_gone_copy(argv[2]);
+	if (argc > 3 && !strcmp(argv[1], "gone"))
+		return run_gone_copy(argv[2], argv[3]);
+	/* "until STOP": until the test has seen the recorder capture this
+	 * process's file (only the live process's mapping gives it), at most
+	 * ~10 minutes */
+	if (argc > 2 && !strcmp(argv[1], "until")) {
+		for (int i = 0; i < 6000 && access(argv[2], F_OK); i++)
+			spin();
+		return 0;
+	}
 	/* until killed: a process the recorder attaches to (-p) */
 	if (argc > 1 && !strcmp(argv[1], "forever"))
 		for (;;)
 			spin();
-	for (int i = argc > 1 && !strcmp(argv[1], "long") ? 6 : 1; i > 0; i--)
-		spin();
+	spin();
 	return 0;
 }
 EOF
@@ -196,16 +203,29 @@ for b in copy bpf; do
 		fail "stats/$b" "capture_new '${new:-none}', $nfiles elf-* entries, $ncontent FILE_CONTENT records"
 	fi
 
-	# a program gone from the file system before it was mapped
+	# a program gone from the file system before it was mapped: it runs
+	# until its file is in the cache (the capture reads it through the
+	# live process's mapping; a process the recorder reached only after
+	# its exit, on a loaded machine, has none left: a .ci/run saw that),
+	# at most 120 s, then is told to stop
 	want=$(sha "$tmp/spin")
+	bid=$(build_id "$tmp/spin")
 	gone=$tmp/gone-copy-$b
 	# After the second exec the copy backend's picture sometimes lacks the
 	# new image (its stacks then have no frame of it: a recorder issue of
 	# exec, not of the capture); only a trace whose stacks used the copy
 	# tests the capture, so up to 3 tries for one, each said.
 	for try in 1 2 3; do
-		rm -rf "$tmp/cache-gone-$b"
-		record "$b" "gone-$b" "$tmp/cache-gone-$b" -- "$tmp/spin" gone "$gone" || break
+		rm -rf "$tmp/cache-gone-$b" "$tmp/stop-$b"
+		record "$b" "gone-$b" "$tmp/cache-gone-$b" -- "$tmp/spin" gone "$gone" "$tmp/stop-$b" &
+		rp=$!
+		for _ in $(seq 1200); do
+			[ -e "$tmp/cache-gone-$b/.build-id/${bid:0:2}/${bid:2}/elf-$want" ] && break
+			kill -0 $rp 2>/dev/null || break
+			sleep 0.1
+		done
+		touch "$tmp/stop-$b"
+		wait $rp || break
 		"$USTACK" report --format raw -i "$tmp/gone-$b.data" 2>/dev/null |
 			grep -q "file_map: id=0x[0-9a-f]* path=$gone " && break
 		echo "# deleted/$b: try $try: no stack used $gone, recording again"
@@ -216,7 +236,6 @@ for b in copy bpf; do
 		fail "deleted/$b" "the copy was not unlinked"
 	else
 		got=$(content_of "$tmp/gone-$b.stats" "$gone")
-		bid=$(build_id "$tmp/spin")
 		if [ "${got%% *}" = "$want" ] &&
 			cmp -s "$tmp/spin" "$tmp/cache-gone-$b/.build-id/${bid:0:2}/${bid:2}/elf-$want"; then
 			pass "deleted/$b"
@@ -260,7 +279,7 @@ mkroot() { # DIR: the program, stripped, with libc and ld.so
 		objcopy --strip-debug "$tmp/spin" "$1/spin"
 }
 # record_root ROOT NAME CACHE: the program running in ROOT, recorded for 1 s
-# (it runs until killed: "long", ~0.5 s on an idle machine here, ended
+# (it runs until killed: a run of ~0.5 s on an idle machine here ended
 # before the recorder attached once, "pid N: no such process")
 record_root() {
 	local pid ret
