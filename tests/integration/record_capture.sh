@@ -207,7 +207,7 @@ for b in copy bpf; do
 	# until its file is in the cache (the capture reads it through the
 	# live process's mapping; a process the recorder reached only after
 	# its exit, on a loaded machine, has none left: a .ci/run saw that),
-	# at most 120 s, then is told to stop
+	# at most 30 s, then is told to stop
 	want=$(sha "$tmp/spin")
 	bid=$(build_id "$tmp/spin")
 	gone=$tmp/gone-copy-$b
@@ -219,7 +219,7 @@ for b in copy bpf; do
 		rm -rf "$tmp/cache-gone-$b" "$tmp/stop-$b"
 		record "$b" "gone-$b" "$tmp/cache-gone-$b" -- "$tmp/spin" gone "$gone" "$tmp/stop-$b" &
 		rp=$!
-		for _ in $(seq 1200); do
+		for _ in $(seq 300); do
 			[ -e "$tmp/cache-gone-$b/.build-id/${bid:0:2}/${bid:2}/elf-$want" ] && break
 			kill -0 $rp 2>/dev/null || break
 			sleep 0.1
