@@ -379,7 +379,8 @@ static int syscall_route(int faultable)
 	return faultable;
 }
 
-/* How the largest hash map is allocated. Preallocated, the kernel builds
+/* How the largest maps are allocated. The kernel stack map has one entry
+ * where no event takes a kernel stack. Preallocated, the kernel builds
  * every element of max_entries at its creation: 25-35 ms of a bpf
  * record's start-up on 6.18 for deferreds (65,536 walks kept for task
  * work), ustack_sample's alone: one element without sampling. Elements
@@ -400,6 +401,10 @@ static void maps_alloc(struct ustack_bpf *b, const struct ustack_bpf_opts *o,
 
 	if (!sampling)
 		bpf_map__set_max_entries(b->skel->maps.deferreds, 1);
+	if (o->sz >= offsetof(struct ustack_bpf_opts, no_kernel_stacks) +
+			     sizeof(o->no_kernel_stacks) &&
+	    o->no_kernel_stacks)
+		bpf_map__set_max_entries(b->skel->maps.kstacks, 1);
 	if (!kf->tw_any)
 		return;
 	bpf_map__set_map_flags(b->skel->maps.deferreds, BPF_F_NO_PREALLOC);

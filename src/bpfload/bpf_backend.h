@@ -48,6 +48,11 @@ struct ustack_bpf_opts {
 	 * perf-event one where there is no sampling event. The kernel verifies
 	 * each of them whole (~43 KB of instructions): a third of the start-up */
 	uint32_t no_tracepoints, no_sampling;
+	/* 1: no event of the recording takes a kernel stack (system-call
+	 * tracepoints, probes and allocations only): the kernel stack map,
+	 * 16,384 preallocated stacks of 127 frames whose creation is ~35 ms
+	 * of a recording's start-up, is made with one */
+	uint32_t no_kernel_stacks;
 };
 
 /* The one line saying why loading failed with @ret: @has_btf, whether

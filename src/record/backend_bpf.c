@@ -233,6 +233,14 @@ static int bpf_open(struct rec *r, char *err, size_t errlen)
 		bo.sample_event = (uint32_t)i;
 	}
 	bo.no_sampling = !sampling;
+	/* kernel stacks: samples, off-CPU intervals, tracepoints other than
+	 * a system call's (whose kernel part is the call itself) */
+	bo.no_kernel_stacks = !sampling && bo.offcpu_sleep_event == UB_NO_EVENT &&
+			      bo.offcpu_preempt_event == UB_NO_EVENT;
+	for (int i = 0; i < r->nr_events; i++)
+		if (r->events[i].kind->attach == REC_ATTACH_TRACEPOINT &&
+		    !(r->events[i].bpf_flags & UB_TP_SYSCALL))
+			bo.no_kernel_stacks = 0;
 	b = r->be_state = calloc(1, sizeof(*b));
 	if (b)
 		b->efd = b->py_tfd = -1;

@@ -84,6 +84,13 @@
 #        pyenv's shims exec python3): no warning on stderr (the script was
 #        opened as ELF to preload its tables: "not an ELF file", twice),
 #        and the program's getppid stack recorded in full
+#   kstacks/bpf
+#        the kernel stack map is made full size only where an event takes
+#        kernel stacks (docs/cli/record.md): sched:sched_process_exec's event
+#        and every --off-cpu interval of `sh -c 'sleep; sleep | cat'` (4 or
+#        more, kernel stacks of nanosleep, wait4 and read) have kernel
+#        frames ([kernel.kallsyms]) under their user stack; a recording of
+#        syscalls:sys_enter_getppid alone has none (its map has one entry)
 #
 # No sleep is a synchronization: the handshakes wait for what the trace
 # shows (bounded by 30 s; the trace is written at least once a second).
@@ -696,6 +703,42 @@ if bpf_ok script/bpf; then
 		fail script/bpf "no stack allping;_start..main;rec_chain_a;b;c;getppid 5: $(head -3 "$tmp/script.ustk" | tr '\n' '|')"
 	else
 		pass script/bpf
+	fi
+fi
+
+# ---- kstacks/bpf: kernel stacks where an event takes them -------------------
+section kstacks
+if bpf_ok kstacks/bpf; then
+	# kframes TAG EVENT: "EVENTS WITH": events named EVENT in the report of
+	# TAG, and how many of them have kernel frames under their header
+	kframes() {
+		"$USTACK" report -q --no-lines -i "$tmp/$1.data" 2>>"$tmp/$1.err" | awk -v ev="$2" '
+			/^[^ ]/ { in_ev = index($0, ": " ev " ") > 0; n += in_ev; seen = 0; next }
+			in_ev && !seen && /^ => .*\(\[kernel\.kallsyms\]\)$/ { k++; seen = 1 }
+			END { print n + 0, k + 0 }'
+	}
+	ok=1
+	"$USTACK" record -q --backend bpf -o "$tmp/kexec.data" -e sched:sched_process_exec \
+		-- /bin/true >/dev/null 2>"$tmp/kexec.err" || { ok=0; fail kstacks/bpf "exec: $(head -2 "$tmp/kexec.err" | tr '\n' '|')"; }
+	# intervals with distinct kernel stacks (nanosleep, wait4, a pipe's
+	# read): a map of one stack would hold the first one's only
+	"$USTACK" record -q --backend bpf -o "$tmp/koff.data" --off-cpu \
+		-- /bin/sh -c 'sleep 0.05; sleep 0.05 | cat' >/dev/null 2>"$tmp/koff.err" || { ok=0; fail kstacks/bpf "off-cpu: $(head -2 "$tmp/koff.err" | tr '\n' '|')"; }
+	"$USTACK" record -q --backend bpf -o "$tmp/ksys.data" -e syscalls:sys_enter_getppid \
+		-- "$tmp/allping" 2 >/dev/null 2>"$tmp/ksys.err" || { ok=0; fail kstacks/bpf "getppid: $(head -2 "$tmp/ksys.err" | tr '\n' '|')"; }
+	if [ $ok = 1 ]; then
+		read -r ne ke < <(kframes kexec sched:sched_process_exec)
+		read -r no ko < <(kframes koff off-cpu)
+		read -r ns ks < <(kframes ksys syscalls:sys_enter_getppid)
+		if [ "$ne" -lt 1 ] || [ "$ke" -ne "$ne" ]; then
+			fail kstacks/bpf "sched_process_exec: $ne events, $ke of them with kernel frames (want all)"
+		elif [ "$no" -lt 4 ] || [ "$ko" -ne "$no" ]; then
+			fail kstacks/bpf "off-cpu: $no intervals (want 4 or more), $ko of them with kernel frames (want all)"
+		elif [ "$ns" -ne 2 ] || [ "$ks" -ne 0 ]; then
+			fail kstacks/bpf "getppid: $ns events (want 2), $ks of them with kernel frames (want none)"
+		else
+			pass kstacks/bpf
+		fi
 	fi
 fi
 
