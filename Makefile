@@ -124,9 +124,10 @@ $(CHECK)/libustack.a: $(CHK_LIB_OBJS)
 # CPU per `ustack --version`, 4,474 -> 2,875 page faults (docs/TESTING.md).
 # Linked as a fixed-address executable (-no-pie; the objects stay PIC):
 # the loader no longer relocates the 2.3 MB of ASan's global descriptors
-# at every start, ~580 page faults: 2,877 -> 2,297, 64 -> 51 ms of CPU.
-# tests/unit/san_bss.c backs the runtime's .bss with huge pages: 2,320 ->
-# 1,063 page faults per start.
+# at every start, ~570 page faults: 2,864 -> 2,300, 59 -> 52 ms of CPU.
+# tests/unit/san_bss.c backs the runtime's .bss with huge pages: 2,300 ->
+# 1,083 page faults, 52 -> 39 ms (medians of 3 alternating rounds; the
+# build phase in docs/TESTING.md).
 $(CHECK)/obj/san_bss.o: tests/unit/san_bss.c
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -c $< -o $@

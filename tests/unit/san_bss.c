@@ -10,7 +10,7 @@
  * .preinit_array entry (run once the sanitizer runtime has started) backs
  * every whole 2 MiB of it with one transparent huge page (MADV_HUGEPAGE,
  * then MADV_COLLAPSE, which keeps what the runtime already wrote there):
- * `ustack --version` 2,320 -> 1,063 page faults. Where the kernel has no
+ * `ustack --version` 2,300 -> 1,083 page faults. Where the kernel has no
  * MADV_COLLAPSE (< 6.1) or THP is off, the calls fail and nothing else
  * changes. Nothing here changes what the sanitizers check.
  */
