@@ -176,6 +176,12 @@ struct ustack_record_stats {
 	uint64_t python_beyond_cut; /**< stacks whose native walk stopped early with
 	                                older Python frames than its eval frames run:
 	                                those written after its last native frame */
+	/* Kernel stacks the bpf backend's stack map could not store, its
+	 * bucket holding another stack (since 0.3): */
+	uint64_t kernel_stacks_whole; /**< sent whole in the ring buffer instead */
+	uint64_t kernel_stacks_lost;  /**< events recorded without their kernel
+	                                  stack: not sent either (the ring buffer
+	                                  full) */
 };
 
 /** ustack_record_opts.alloc_via, ustack_record_stats.alloc_via (since 0.3) */

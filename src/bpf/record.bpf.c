@@ -1828,6 +1828,38 @@ send:
 	return 0;
 }
 
+__u32 next_kstack_seq = 0;
+
+/* The event's kernel stack sent whole, kstacks having no room for it (its
+ * bucket holds another stack): UB_EV_KSTACK, or 0 where the ring buffer is
+ * full too (counted: the event goes without its kernel frames). The same
+ * callchain bpf_get_stackid() takes. No wakeup: the event follows. */
+static __always_inline __u8 kstack_whole(void *ctx, struct ub_event *e)
+{
+	struct ub_kstack *k = bpf_ringbuf_reserve(&rb, sizeof(*k), 0);
+	long n;
+
+	if (!k) {
+		count(UB_C_KSTACK_FAIL, 1);
+		return 0;
+	}
+	n = bpf_get_stack(ctx, k->ips, sizeof(k->ips), 0);
+	if (n < (long)sizeof(k->ips[0])) {
+		bpf_ringbuf_discard(k, BPF_RB_NO_WAKEUP);
+		count(UB_C_KSTACK_FAIL, 1);
+		return 0;
+	}
+	k->type = UB_REC_KSTACK;
+	k->pad[0] = k->pad[1] = k->pad[2] = 0;
+	k->nr = (__u32)(n / sizeof(k->ips[0]));
+	k->tid = e->tid;
+	k->seq = __sync_fetch_and_add(&next_kstack_seq, 1) + 1;
+	e->kseq = k->seq;
+	bpf_ringbuf_submit(k, BPF_RB_NO_WAKEUP);
+	count(UB_C_KSTACK_INLINE, 1);
+	return UB_EV_KSTACK;
+}
+
 /* The event's record without its user stack, and the user registers.
  * 0: not traced. */
 static __always_inline int collect(void *ctx, const struct uctx *u, __u32 event, int kstack,
@@ -1836,6 +1868,7 @@ static __always_inline int collect(void *ctx, const struct uctx *u, __u32 event,
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
+	__u8 kflag = 0;
 	long kst;
 
 	if (!traced(tgid))
@@ -1845,14 +1878,15 @@ static __always_inline int collect(void *ctx, const struct uctx *u, __u32 event,
 	e->time = bpf_ktime_get_ns();
 	count(UB_C_EVENTS, 1);
 	kst = !kstack || u->have ? -1 : bpf_get_stackid(ctx, &kstacks, 0);
-	if (kstack && !u->have && kst < 0)
-		count(UB_C_KSTACK_FAIL, 1);
 	e->type = UB_REC_EVENT;
 	e->cpu = bpf_get_smp_processor_id();
 	e->pid = tgid;
 	e->tid = (__u32)id;
 	e->event = event;
 	e->kstack = (__s32)kst;
+	if (kstack && !u->have && kst < 0)
+		kflag = kstack_whole(ctx, e);
+	e->flags = kflag;
 	if (!task->mm)
 		return 1; /* a kernel thread: no user stack */
 	if (u->have) {
@@ -1878,7 +1912,7 @@ static __always_inline int collect(void *ctx, const struct uctx *u, __u32 event,
 	/* the tag is for the entry test, which a user-mode sample skips */
 	if (!u->have && !r->user_mode)
 		read_user(r->sp, &r->tag);
-	e->flags = UB_EV_USER;
+	e->flags = UB_EV_USER | kflag;
 	return 1;
 }
 

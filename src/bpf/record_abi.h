@@ -51,6 +51,7 @@ enum ub_rec_type {
 	UB_REC_EVENT = 1,
 	UB_REC_STACK = 2,
 	UB_REC_COPY = 3,
+	UB_REC_KSTACK = 4,
 };
 
 enum ub_event_flags {
@@ -70,6 +71,10 @@ enum ub_event_flags {
 				      event's payload follows (a probe's
 				      arguments or return value, an
 				      allocation's size and address) */
+	UB_EV_KSTACK = 1u << 6,    /* kstack < 0, the kernel stack sent whole: a
+				      UB_REC_KSTACK of this tid with seq ==
+				      kseq came before it (just before, but for
+				      an off-CPU interval: at its switch-out) */
 };
 
 /* One per event: 56 bytes (+ 8 of ring-buffer header). */
@@ -85,7 +90,7 @@ struct ub_event {
 	ub_u32 event;   /* index of the event in the recorder's list */
 	ub_s32 kstack;  /* id in the kstacks map, < 0: none */
 	ub_u32 ustack;  /* stack id (1, 2, ...), 0: none */
-	ub_u32 pad;
+	ub_u32 kseq;    /* UB_EV_KSTACK: its UB_REC_KSTACK's seq; else 0 */
 	ub_u64 value;   /* UB_EV_VALUE: the weight; else 0 */
 };
 
@@ -144,6 +149,21 @@ struct ub_stack {
 	ub_u32 pypid;   /* the process whose code objects the Python frames name
 			   (part of the stack's identity then; else 0) */
 	ub_u64 words[];
+};
+
+/* An event's kernel stack, sent whole (UB_REC_KSTACK) where kstacks could
+ * not store it: bpf_get_stackid() finds the stack's bucket holding another
+ * stack (the map keeps the first stack of a hash; a recording of a few
+ * hundred distinct kernel stacks has such collisions). The event that
+ * follows has UB_EV_KSTACK and kseq = seq. Reserved whole (1,032 bytes),
+ * nr ips used: it is rare. */
+struct ub_kstack {
+	ub_u8 type;     /* UB_REC_KSTACK */
+	ub_u8 pad[3];
+	ub_u32 nr;      /* ips, 1..UB_MAX_FRAMES */
+	ub_u32 tid;
+	ub_u32 seq;     /* 1, 2, ...: the recording's inline stacks in turn */
+	ub_u64 ips[UB_MAX_FRAMES];
 };
 
 /* A Python frame's two words. word0: the code object's address, and a
@@ -287,7 +307,8 @@ enum ub_counter {
 	UB_C_LOST,          /* event records the ring buffer had no room for */
 	UB_C_STACK_LOST,    /* stack records the ring buffer had no room for */
 	UB_C_STACKMAP_FULL, /* new stacks sent without an entry in stack_ids */
-	UB_C_KSTACK_FAIL,   /* kernel stacks not stored (bucket taken, none) */
+	UB_C_KSTACK_FAIL,   /* kernel stacks lost: not stored (bucket taken) and
+			       not sent whole either (ring buffer full), or none */
 	UB_C_UNWINDS,
 	UB_C_SHARED,
 	UB_C_NOT_LOADED,
@@ -327,6 +348,8 @@ enum ub_counter {
 	UB_C_PY_STOP_FAULT,   /* chains that stopped at a read fault */
 	UB_C_PY_STOP_BAD,     /* chains that stopped at a frame that is not one */
 	UB_C_PY_COPIES,       /* copies sent with their thread's Python frames (npy > 0) */
+	UB_C_KSTACK_INLINE,   /* kernel stacks sent whole (UB_REC_KSTACK): kstacks had
+				 another stack in their bucket */
 	UB_NR_COUNTERS
 };
 

@@ -405,6 +405,10 @@ static void maps_alloc(struct ustack_bpf *b, const struct ustack_bpf_opts *o,
 			     sizeof(o->no_kernel_stacks) &&
 	    o->no_kernel_stacks)
 		bpf_map__set_max_entries(b->skel->maps.kstacks, 1);
+	/* a test knob: a kernel stack map of one entry, where every kernel
+	 * stack but the first is sent whole (UB_REC_KSTACK) */
+	else if (getenv("USTACK_BPF_KSTACK_ONE") && *getenv("USTACK_BPF_KSTACK_ONE"))
+		bpf_map__set_max_entries(b->skel->maps.kstacks, 1);
 	if (!kf->tw_any)
 		return;
 	bpf_map__set_map_flags(b->skel->maps.deferreds, BPF_F_NO_PREALLOC);

@@ -20,8 +20,12 @@ _Static_assert(offsetof(struct ub_copy, py) == 72 &&
 		       offsetof(struct ub_copy, data) == 72 + 16 * UB_MAX_PY_FRAMES,
 	       "struct ub_copy: Python words at 72, the stack bytes after them");
 
+_Static_assert(sizeof(struct ub_kstack) == 16 + 8 * UB_MAX_FRAMES &&
+		       offsetof(struct ub_kstack, ips) == 16,
+	       "struct ub_kstack: the ips at 16");
+
 #define EV_FLAGS (UB_EV_NEW_ENTRY | UB_EV_USER | UB_EV_USER_MODE | UB_EV_COPY | UB_EV_VALUE | \
-		  UB_EV_ARGS)
+		  UB_EV_ARGS | UB_EV_KSTACK)
 
 static int bad(const char **why, const char *what)
 {
@@ -49,6 +53,9 @@ static int check_event(const struct ub_event *e, size_t size, uint32_t nr_events
 		return bad(why, "event record naming an event not asked for");
 	if (!(e->flags & UB_EV_VALUE) && e->value)
 		return bad(why, "event record with a value but no value flag");
+	if ((e->flags & UB_EV_KSTACK) ? e->kstack >= 0 || !e->kseq : e->kseq != 0)
+		return bad(why, "event record whose kernel stack is in the map and sent whole, "
+				"or neither with a sequence number");
 	if (e->flags & UB_EV_USER) {
 		if (!e->cookie)
 			return bad(why, "event record with a user stack but no cookie");
@@ -94,6 +101,18 @@ static int check_copy(const struct ub_copy *c, size_t size, const char **why)
 	return 0;
 }
 
+static int check_kstack(const struct ub_kstack *k, size_t size, const char **why)
+{
+	if (size < offsetof(struct ub_kstack, ips))
+		return bad(why, "kernel stack record cut short");
+	if (!k->nr || k->nr > UB_MAX_FRAMES || !k->seq)
+		return bad(why, "kernel stack record with no frames, more than a walk takes, "
+				"or no sequence number");
+	if ((size - offsetof(struct ub_kstack, ips)) / 8 < k->nr)
+		return bad(why, "kernel stack record shorter than its frames");
+	return 0;
+}
+
 int ustack_bpf_record__check(const void *data, size_t size, uint32_t nr_events,
 			     struct ustack_bpf_rec *out, const char **why)
 {
@@ -118,6 +137,10 @@ int ustack_bpf_record__check(const void *data, size_t size, uint32_t nr_events,
 	case UB_REC_COPY:
 		ret = check_copy(data, size, why);
 		out->copy = ret ? NULL : data;
+		return ret;
+	case UB_REC_KSTACK:
+		ret = check_kstack(data, size, why);
+		out->kstack = ret ? NULL : data;
 		return ret;
 	}
 	return bad(why, "unknown record type");

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Checks of the records the BPF backend's program writes into its ring
- * buffer (src/bpf/record_abi.h): UB_REC_EVENT, UB_REC_STACK, UB_REC_COPY.
+ * buffer (src/bpf/record_abi.h): UB_REC_EVENT, UB_REC_STACK, UB_REC_COPY,
+ * UB_REC_KSTACK.
  * The program is ours, but the ring buffer is input like any other (a
  * program built from other sources, a kernel bug, a torn record): every
  * field user space relies on is checked here, apart from the recorder, so
@@ -21,6 +22,7 @@ struct ustack_bpf_rec {
 	const struct ub_event *event; /* with UB_EV_ARGS: a struct ub_pevent */
 	const struct ub_stack *stack;
 	const struct ub_copy *copy;
+	const struct ub_kstack *kstack;
 };
 
 /**

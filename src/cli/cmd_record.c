@@ -150,6 +150,8 @@ static void print_stats(const struct ustack_record_stats *st)
 		{ "user_stacks", st->user_stacks }, { "unwinds", st->unwinds },
 		{ "shared", st->shared }, { "no_user_stack", st->no_user_stack },
 		{ "kernel_stacks", st->kernel_stacks },
+		{ "kernel_stacks_whole", st->kernel_stacks_whole },
+		{ "kernel_stacks_lost", st->kernel_stacks_lost },
 		{ "distinct_user_stacks", st->distinct_user_stacks }, { "lost", st->lost },
 		{ "bad_records", st->bad_records }, { "bytes", st->bytes },
 		{ "kernel_bytes", st->kernel_bytes }, { "frames", st->frames },
@@ -524,6 +526,11 @@ static void print_bpf_summary(const struct ustack_record_stats *st)
 	if (st->walks_hot)
 		fprintf(stderr, "; %llu walks finished from the task's hot stack",
 			(unsigned long long)st->walks_hot);
+	if (st->kernel_stacks_whole || st->kernel_stacks_lost)
+		fprintf(stderr, "; %llu kernel stacks sent whole (the kernel's stack map had "
+			"another in their place), %llu lost (events without kernel frames)",
+			(unsigned long long)st->kernel_stacks_whole,
+			(unsigned long long)st->kernel_stacks_lost);
 	fputc('\n', stderr);
 }
 

@@ -81,6 +81,12 @@ struct rec_bpf {
 	struct ustack_u64map *copy_of;
 	uint64_t lost_seen, kernel_bytes;
 	uint64_t kips[UB_MAX_FRAMES];
+	/* kernel stacks sent whole (UB_REC_KSTACK), each waiting for its
+	 * event in slot tid % KWHOLE_SLOTS (allocated at the first): an event
+	 * takes the stack of its tid and seq; where another took the slot
+	 * first, the event goes without kernel frames, counted in kwhole_lost */
+	struct kwhole { uint32_t tid, seq, nr; uint64_t ips[UB_MAX_FRAMES]; } *kwhole;
+	uint64_t kwhole_lost;
 	struct ustack_frame frames[UB_MAX_FRAMES];
 	int failed_load;
 	/* executable mappings whose tables are still to be loaded */
@@ -279,6 +285,7 @@ static void bpf_close(struct rec *r)
 	rec_py__free(b->py);
 	ustack_u64map__free(b->stack_of);
 	ustack_u64map__free(b->kstack_of);
+	free(b->kwhole);
 	ustack_u64map__free(b->entry_of);
 	ustack_u64map__free(b->copy_of);
 	rec_bpf_alloc_free(b->alloc);
@@ -834,13 +841,50 @@ static uint32_t trim_tracing_frames(struct rec *r, uint64_t *ips, uint32_t n)
 	return n;
 }
 
-static uint32_t kernel_stack(struct rec *r, int32_t kid)
+#define KWHOLE_SLOTS 64
+
+static void on_kstack(struct rec *r, const struct ub_kstack *k)
 {
 	struct rec_bpf *b = B(r);
+	struct kwhole *w;
+
+	if (!b->kwhole && !(b->kwhole = calloc(KWHOLE_SLOTS, sizeof(*b->kwhole))))
+		return; /* its event finds no slot: counted there */
+	w = &b->kwhole[k->tid % KWHOLE_SLOTS];
+	w->tid = k->tid;
+	w->seq = k->seq;
+	w->nr = k->nr; /* checked: 1..UB_MAX_FRAMES */
+	memcpy(w->ips, k->ips, k->nr * sizeof(w->ips[0]));
+}
+
+/* The event's kernel stack sent whole before it (UB_EV_KSTACK) */
+static uint32_t kernel_stack_whole(struct rec *r, const struct ub_event *e)
+{
+	struct rec_bpf *b = B(r);
+	struct kwhole *w = b->kwhole ? &b->kwhole[e->tid % KWHOLE_SLOTS] : NULL;
+	uint32_t n, id;
+
+	if (!w || !w->nr || w->tid != e->tid || w->seq != e->kseq) {
+		b->kwhole_lost++;
+		return USTACK_TRACE_NO_STACK;
+	}
+	n = trim_tracing_frames(r, w->ips, w->nr);
+	w->nr = 0;
+	if (!n || ustack_stackmap__insert(r->kmap, w->ips, n, &id) < 0)
+		return USTACK_TRACE_NO_STACK;
+	return id;
+}
+
+static uint32_t kernel_stack(struct rec *r, const struct ub_event *e)
+{
+	struct rec_bpf *b = B(r);
+	int32_t kid = e->kstack;
 	uint64_t v;
 	uint32_t id;
 	int n;
 
+	if (e->flags & UB_EV_KSTACK)
+		return kernel_stack_whole(r, e);
 	if (kid < 0)
 		return USTACK_TRACE_NO_STACK;
 	if (ustack_u64map__get(b->kstack_of, (uint64_t)kid, &v))
@@ -896,7 +940,7 @@ static void on_event(struct rec *r, const struct ub_event *e)
 	struct rec_bpf *b = B(r);
 	struct ustack_trace_event ev = {
 		.time = e->time, .pid = e->pid, .tid = e->tid, .cpu = e->cpu, .event_id = e->event,
-		.kstack_id = kernel_stack(r, e->kstack),
+		.kstack_id = kernel_stack(r, e),
 	};
 	struct entry *en;
 	uint64_t v;
@@ -973,6 +1017,8 @@ static int on_ring_record(void *ctx, const void *data, size_t size)
 		on_event(r, rec.event);
 	else if (rec.stack)
 		on_stack(r, rec.stack);
+	else if (rec.kstack)
+		on_kstack(r, rec.kstack);
 	else
 		on_copy(r, rec.copy);
 	return r->werr ? 1 : 0;
@@ -1075,6 +1121,8 @@ static void bpf_stats(const struct rec *r, struct ustack_record_stats *st)
 	st->walks_deferred = bs.c[UB_C_DEFERRED];
 	st->walks_late = bs.c[UB_C_STALE];
 	st->walks_hot = bs.c[UB_C_HOT];
+	st->kernel_stacks_lost = bs.c[UB_C_KSTACK_FAIL] + b->kwhole_lost;
+	st->kernel_stacks_whole = bs.c[UB_C_KSTACK_INLINE];
 	st->maps_busy = bs.c[UB_C_MAPS_BUSY];
 	st->copies_skipped = bs.c[UB_C_COPY_SKIPPED];
 	st->python_copies = bs.c[UB_C_PY_COPIES];

@@ -9,7 +9,7 @@
  * the seed corpus.
  * Invariants after a successful check: one pointer set, equal to the
  * record; the bytes the recorder will read (the event, a stack's words, a
- * copy's data and Python words) lie inside it and are read here; the stop reason, method
+ * copy's data and Python words, a kernel stack's ips) lie inside it and are read here; the stop reason, method
  * bits, event index and sizes are in range. Errors are only -EBADMSG.
  */
 #include <errno.h>
@@ -47,12 +47,12 @@ static void check_one(const uint8_t *rec, size_t len, uint32_t nr_events)
 		memcpy(copy, rec, len);
 	ret = ustack_bpf_record__check(copy, len, nr_events, &r, &why);
 	if (ret) {
-		if (ret != -EBADMSG || !why || r.event || r.stack || r.copy)
+		if (ret != -EBADMSG || !why || r.event || r.stack || r.copy || r.kstack)
 			abort();
 		free(copy);
 		return;
 	}
-	if (!!r.event + !!r.stack + !!r.copy != 1)
+	if (!!r.event + !!r.stack + !!r.copy + !!r.kstack != 1)
 		abort();
 	if (r.event) {
 		if ((const void *)r.event != copy || len < sizeof(*r.event) || r.event->event >= nr_events)
@@ -62,6 +62,8 @@ static void check_one(const uint8_t *rec, size_t len, uint32_t nr_events)
 			abort();
 		if (!(r.event->flags & UB_EV_VALUE) && r.event->value)
 			abort(); /* a weight the event does not say it has */
+		if ((r.event->flags & UB_EV_KSTACK) && (r.event->kstack >= 0 || !r.event->kseq))
+			abort(); /* a kernel stack both in the map and sent whole */
 		touch(r.event, sizeof(*r.event));
 	} else if (r.stack) {
 		if ((const void *)r.stack != copy || !r.stack->nr || r.stack->nr > UB_MAX_FRAMES ||
@@ -71,6 +73,11 @@ static void check_one(const uint8_t *rec, size_t len, uint32_t nr_events)
 			if (((r.stack->words[2 * i + 1] >> 56) & 0x3f) > USTACK_METHOD_PLT)
 				abort();
 		touch(r.stack->words, 16 * (size_t)r.stack->nr);
+	} else if (r.kstack) {
+		if ((const void *)r.kstack != copy || !r.kstack->nr || r.kstack->nr > UB_MAX_FRAMES ||
+		    offsetof(struct ub_kstack, ips) + 8 * (size_t)r.kstack->nr > len)
+			abort();
+		touch(r.kstack->ips, 8 * (size_t)r.kstack->nr);
 	} else {
 		if ((const void *)r.copy != copy || r.copy->size > UB_COPY_BYTES ||
 		    offsetof(struct ub_copy, data) + r.copy->size > len ||

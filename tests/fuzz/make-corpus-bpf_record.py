@@ -9,14 +9,22 @@ import sys
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 
-EVENT, STACK, COPY = 1, 2, 3
-NEW, USER, USER_MODE, COPYF, VALUE = 1, 2, 4, 8, 16
+EVENT, STACK, COPY, KSTACK = 1, 2, 3, 4
+NEW, USER, USER_MODE, COPYF, VALUE, ARGS, KSTACKF = 1, 2, 4, 8, 16, 32, 64
 
 
-def event(flags=NEW | USER, stop=0, nr=3, ev=0, cookie=0x300000001, ustack=1, value=0):
-    # type stop flags nr cpu pid tid time cookie event kstack ustack pad value
+def event(flags=NEW | USER, stop=0, nr=3, ev=0, cookie=0x300000001, ustack=1, value=0,
+          kseq=0):
+    # type stop flags nr cpu pid tid time cookie event kstack ustack kseq value
     return struct.pack('<BBBBIIIQQIiIIQ', EVENT, stop, flags, nr, 1, 100, 101, 123456789,
-                       cookie, ev, -1, ustack, 0, value)
+                       cookie, ev, -1, ustack, kseq, value)
+
+
+def kstack(ips, seq=1, tid=101, nr=None):
+    # type pad[3] nr tid seq, then the ips, reserved whole (127)
+    nr = len(ips) if nr is None else nr
+    words = b''.join(struct.pack('<Q', ip) for ip in ips)
+    return struct.pack('<BxxxIII', KSTACK, nr, tid, seq) + words.ljust(8 * 127, b'\0')
 
 
 def stack(frames, sid=1):
@@ -71,3 +79,9 @@ write('offcpu_copy_later', 2, copy(), stack([(0x1130, 7, 0)], sid=2),
 write('offcpu_shared', 1, event(flags=USER | VALUE, value=123))
 write('offcpu_kernel_thread', 1, event(flags=VALUE, cookie=0, ustack=0, value=7))
 write('bad_value_no_flag', 1, event(value=99))
+# a kernel stack sent whole, then its event (UB_EV_KSTACK, kseq = seq)
+write('kstack_whole', 1, kstack([0xffffffff81000010, 0xffffffff81000020], seq=3),
+      event(flags=NEW | USER | KSTACKF, kseq=3))
+write('kstack_too_many', 1, kstack([0xffffffff81000010], nr=128))
+write('kstack_short', 1, kstack([0xffffffff81000010] * 4)[:40])
+write('kstack_flag_no_seq', 1, event(flags=NEW | USER | KSTACKF, kseq=0))

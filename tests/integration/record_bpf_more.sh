@@ -91,6 +91,14 @@
 #        more, kernel stacks of nanosleep, wait4 and read) have kernel
 #        frames ([kernel.kallsyms]) under their user stack; a recording of
 #        syscalls:sys_enter_getppid alone has none (its map has one entry)
+#   kstacks/whole
+#        the same off-CPU recording with a kernel stack map of one entry
+#        (USTACK_BPF_KSTACK_ONE=1): every kernel stack the map cannot hold
+#        is sent whole in the ring buffer (UB_REC_KSTACK): every interval
+#        has kernel frames, none lost, 2 or more sent whole, and the
+#        intervals of user stacks the full map's recording has too carry
+#        its kernel stacks (3 distinct ones at least: nanosleep, wait4, a
+#        pipe's read)
 #
 # No sleep is a synchronization: the handshakes wait for what the trace
 # shows (bounded by 30 s; the trace is written at least once a second).
@@ -739,6 +747,49 @@ if bpf_ok kstacks/bpf; then
 		else
 			pass kstacks/bpf
 		fi
+	fi
+	# kstacks/whole: the same off-CPU recording with a kernel stack map of
+	# one entry (USTACK_BPF_KSTACK_ONE): every kernel stack but the map's
+	# one is sent whole in the ring buffer. Every interval still has its
+	# kernel frames, none is lost, and each interval whose user stack
+	# (from __libc_start_main, with offsets) the full map's recording
+	# (koff) has too has one of the kernel stacks (frames with offsets)
+	# koff gave it: nanosleep, wait4 and a pipe's read at least, three
+	# distinct kernel stacks, so at least two came whole.
+	if [ $ok = 1 ] && USTACK_BPF_KSTACK_ONE=1 "$USTACK" record -q --stats --backend bpf \
+		-o "$tmp/kone.data" --off-cpu -- /bin/sh -c 'sleep 0.05; sleep 0.05 | cat' \
+		>/dev/null 2>"$tmp/kone.err"; then
+		# kparts TAG: "COMM|USER FRAMES<TAB>KERNEL FRAMES" per event of
+		# a full user stack
+		kparts() {
+			"$USTACK" report -q --no-lines -i "$tmp/$1.data" 2>>"$tmp/$1.err" | awk '
+				function out() { if (u ~ /__libc_start_main\+/) print c "|" u "\t" k }
+				/^[^ ]/ { if (c != "") out(); c = $1; sub(/-[0-9]+$/, "", c); u = k = ""; next }
+				/^ => .*\(\[kernel\.kallsyms\]\)$/ { k = k ";" substr($0, 5); next }
+				/^ => / { u = u ";" substr($0, 5) }
+				END { if (c != "") out() }' | sort -u
+		}
+		kparts koff >"$tmp/koff.kp"
+		kparts kone >"$tmp/kone.kp"
+		read -r no1 ko1 < <(kframes kone off-cpu)
+		whole=$(awk '$1 == "stat" && $2 == "kernel_stacks_whole" { print $3 }' "$tmp/kone.err")
+		klost=$(awk '$1 == "stat" && $2 == "kernel_stacks_lost" { print $3 }' "$tmp/kone.err")
+		read -r matched distinct wrong < <(awk -F'\t' '
+			NR == FNR { ok[$0] = 1; user[$1] = 1; next }
+			($1 in user) { m++; if (!($0 in ok)) { w++; print "kone: " $0 >"/dev/stderr" } else d[$2] = 1 }
+			END { n = 0; for (x in d) n++; print m + 0, n, w + 0 }' "$tmp/koff.kp" "$tmp/kone.kp" 2>"$tmp/kone.wrong")
+		if [ "$no1" -lt 4 ] || [ "$ko1" -ne "$no1" ]; then
+			fail kstacks/whole "one-entry map: $no1 intervals (want 4 or more), $ko1 of them with kernel frames (want all)"
+		elif [ "${whole:-0}" -lt 2 ] || [ "${klost:-x}" != 0 ]; then
+			fail kstacks/whole "one-entry map: stat kernel_stacks_whole ${whole:-missing} (want 2 or more), kernel_stacks_lost ${klost:-missing} (want 0)"
+		elif [ "$wrong" -ne 0 ] || [ "$distinct" -lt 3 ]; then
+			fail kstacks/whole "one-entry map: $wrong intervals with a kernel stack the full map's recording did not give their user stack; $distinct distinct kernel stacks matched (want 3 or more): $(head -2 "$tmp/kone.wrong" | cut -c1-300 | tr '\n' '|')"
+		else
+			echo "# kstacks/whole: $no1 intervals, $whole kernel stacks sent whole, $matched with user stacks of the full map's recording, their kernel stacks the same ($distinct distinct)"
+			pass kstacks/whole
+		fi
+	elif [ $ok = 1 ]; then
+		fail kstacks/whole "off-cpu, one-entry map: $(head -2 "$tmp/kone.err" | tr '\n' '|')"
 	fi
 fi
 

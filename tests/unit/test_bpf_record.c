@@ -51,7 +51,7 @@ static void test_events(void)
 	CHECK(strstr(why, "no cookie"));
 	event(UB_EV_NEW_ENTRY, 0, 0, 0);
 	CHECK_EQ(check(sizeof(struct ub_event), 1, &why), -EBADMSG);
-	event(0x40 | UB_EV_USER, 0, 0, 1);
+	event(0x80 | UB_EV_USER, 0, 0, 1);
 	CHECK_EQ(check(sizeof(struct ub_event), 1, &why), -EBADMSG);
 	CHECK(strstr(why, "unknown flags"));
 	/* an event with args: a struct ub_pevent, 1..UB_MAX_ARGS of them */
@@ -165,10 +165,58 @@ static void test_copies(void)
 	CHECK_EQ(check(offsetof(struct ub_copy, py) + 8, 1, &why), -EBADMSG);
 }
 
+static void test_kstacks(void)
+{
+	struct ub_kstack *k = (void *)buf;
+	struct ustack_bpf_rec r;
+	const char *why = NULL;
+
+	memset(buf, 0, sizeof(buf));
+	k->type = UB_REC_KSTACK;
+	k->nr = 2;
+	k->tid = 11;
+	k->seq = 1;
+	k->ips[0] = 0xffffffff81000010;
+	k->ips[1] = 0xffffffff81000020;
+	CHECK_EQ(ustack_bpf_record__check(buf, sizeof(*k), 1, &r, &why), 0);
+	CHECK(r.kstack == k && !r.event && !r.stack && !r.copy);
+	CHECK_EQ(r.type, UB_REC_KSTACK);
+	/* the record may be cut after its frames; not inside them */
+	CHECK_EQ(check(16 + 16, 1, &why), 0);
+	CHECK_EQ(check(16 + 15, 1, &why), -EBADMSG);
+	CHECK(strstr(why, "shorter than its frames"));
+	CHECK_EQ(check(15, 1, &why), -EBADMSG);
+	CHECK(strstr(why, "cut short"));
+	k->nr = UB_MAX_FRAMES;
+	CHECK_EQ(check(sizeof(*k), 1, &why), 0);
+	k->nr = UB_MAX_FRAMES + 1;
+	CHECK_EQ(check(sizeof(buf), 1, &why), -EBADMSG);
+	k->nr = 0;
+	CHECK_EQ(check(sizeof(*k), 1, &why), -EBADMSG);
+	k->nr = 2;
+	k->seq = 0;
+	CHECK_EQ(check(sizeof(*k), 1, &why), -EBADMSG);
+	CHECK(strstr(why, "sequence"));
+	/* its event: UB_EV_KSTACK with the seq, and no id in the map */
+	event(UB_EV_NEW_ENTRY | UB_EV_USER | UB_EV_KSTACK, 0, 0, 1)->kseq = 5;
+	CHECK_EQ(check(sizeof(struct ub_event), 1, &why), 0);
+	event(UB_EV_KSTACK, 0, 0, 0)->kseq = 5; /* a kernel thread's */
+	CHECK_EQ(check(sizeof(struct ub_event), 1, &why), 0);
+	event(UB_EV_USER | UB_EV_KSTACK, 0, 0, 1); /* no seq */
+	CHECK_EQ(check(sizeof(struct ub_event), 1, &why), -EBADMSG);
+	CHECK(strstr(why, "sent whole"));
+	event(UB_EV_USER | UB_EV_KSTACK, 0, 0, 1)->kseq = 5;
+	((struct ub_event *)buf)->kstack = 3; /* in the map too */
+	CHECK_EQ(check(sizeof(struct ub_event), 1, &why), -EBADMSG);
+	event(UB_EV_USER, 0, 0, 1)->kseq = 5; /* a seq without the flag */
+	CHECK_EQ(check(sizeof(struct ub_event), 1, &why), -EBADMSG);
+}
+
 int main(void)
 {
 	RUN(test_events);
 	RUN(test_stacks);
 	RUN(test_copies);
+	RUN(test_kstacks);
 	return tests_failed_total_ ? 1 : 0;
 }
