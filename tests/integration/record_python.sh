@@ -245,6 +245,8 @@ xperf_version() { # name python
 	local rc=$?
 	kill -USR1 $ppid
 	wait $ppid
+	# -X perf's map of this pid, in the trace by now: not left in /tmp
+	rm -f "/tmp/perf-$ppid.map"
 	if [ $rc -ne 0 ]; then
 		fail "$t" "record failed: $(tail -3 "$d/err.txt")"
 		return

@@ -49,12 +49,16 @@ class Page:
     def __enter__(self):
         self.tmp = tempfile.mkdtemp(prefix="ustack-svgb-")
         prof = os.path.join(self.tmp, "profile")
+        # Chromium makes its singleton directory (org.chromium.Chromium.*)
+        # in TMPDIR and leaves it when it is terminated: inside ours, it
+        # goes with it (hundreds were left in /tmp by the test runs)
+        env = dict(os.environ, TMPDIR=self.tmp)
         self.proc = subprocess.Popen(
             [self.chromium, "--headless=new", "--no-sandbox", "--disable-gpu",
              "--disable-dev-shm-usage", "--no-first-run", "--user-data-dir=" + prof,
              "--remote-debugging-port=0", "--window-size=%d,%d" % self.size,
              "--hide-scrollbars", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         port = None
         for _ in range(300):  # Chromium writes its port here once it listens
             try:
