@@ -54,12 +54,39 @@ struct signal_struct {
 	atomic_t live; /* threads not yet exiting; 0 at the last one's exit */
 } __core;
 
+/* Pending uretprobes (CONFIG_UPROBES): each one's function returns to the
+ * trampoline at the start of the mm's xol area; the kernel keeps the real
+ * return address in the task's return_instances, newest first, each with
+ * the address of the stack slot it replaced (stack) */
+struct return_instance {
+	unsigned long stack;
+	unsigned long orig_ret_vaddr;
+	struct return_instance *next;
+} __core;
+
+struct uprobe_task {
+	struct return_instance *return_instances;
+} __core;
+
+struct xol_area {
+	unsigned long vaddr;
+} __core;
+
+struct uprobes_state {
+	struct xol_area *xol_area;
+} __core;
+
+struct mm_struct___uprobes {
+	struct uprobes_state uprobes_state;
+} __core;
+
 struct task_struct {
 	unsigned int flags;
 	int pid;
 	int tgid;
 	struct mm_struct *mm;
 	struct signal_struct *signal;
+	struct uprobe_task *utask;
 } __core;
 
 #define VM_EXEC 0x00000004UL

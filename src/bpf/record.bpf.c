@@ -301,6 +301,9 @@ struct walk {
 	__u32 rec, nreads;
 	__u32 bx_used; /* a step after the first used an rbx-based CFA */
 	__u32 bx_pad;
+	/* pending uretprobes of the task (uret_init()): the trampoline's
+	 * address and the next return_instance (a kernel pointer) */
+	__u64 utramp, uri;
 	struct hot_state s1; /* after the first step */
 	__u64 raddr[HOT_READS], rval[HOT_READS];
 	/* the Python walk (py_walk): its process's config, where the thread
@@ -717,10 +720,66 @@ static __always_inline int py_trampoline_at(__u64 ra)
 	       code[8] == 0xc4 && code[9] == 0x08 && code[10] == 0xc3;
 }
 
+/* The task's pending uretprobes: w->utramp, the trampoline their functions
+ * return to (0: none pending), w->uri, the newest return_instance. */
+static __always_inline void uret_init(struct walk *w, struct task_struct *task,
+				      struct mm_struct *mm)
+{
+	struct mm_struct___uprobes *um = (void *)mm;
+	struct uprobe_task *ut;
+	struct xol_area *area;
+
+	w->utramp = 0;
+	w->uri = 0;
+	if (!bpf_core_field_exists(task->utask) ||
+	    !bpf_core_field_exists(((struct return_instance *)0)->stack) ||
+	    !bpf_core_field_exists(um->uprobes_state))
+		return;
+	ut = BPF_CORE_READ(task, utask);
+	if (!ut)
+		return;
+	w->uri = (__u64)BPF_CORE_READ(ut, return_instances);
+	area = w->uri ? BPF_CORE_READ(um, uprobes_state.xol_area) : NULL;
+	w->utramp = area ? BPF_CORE_READ(area, vaddr) : 0;
+	if (!w->utramp)
+		w->uri = 0;
+}
+
+/* A return address read from @slot is the uretprobe trampoline: the real
+ * one, from the return_instance that replaced that very slot (stack ==
+ * slot; the kernel's own fix of perf's callchains takes them in order
+ * instead). Instances of slots below it are of frames gone (a longjmp over
+ * them) and skipped; several of one slot (a tail call from one probed
+ * function into another: the second found the trampoline there already)
+ * share the address and are all taken. 0, or -1 where no instance is of
+ * that slot (the trampoline is kept: the walk stops after it). */
+static __always_inline int uret_orig(struct walk *w, __u64 slot, __u64 *pc)
+{
+	struct return_instance *ri = (void *)w->uri;
+	__u64 st, orig = 0;
+	int found = 0;
+
+	for (int i = 0; i < 16 && ri; i++) {
+		st = BPF_CORE_READ(ri, stack);
+		if (st > slot)
+			break;
+		if (st == slot && !found) {
+			orig = BPF_CORE_READ(ri, orig_ret_vaddr);
+			found = 1;
+		}
+		ri = BPF_CORE_READ(ri, next);
+	}
+	if (!found || !orig)
+		return -1;
+	w->uri = (__u64)ri;
+	*pc = orig;
+	return 0;
+}
+
 __noinline long step_one(__u32 slot)
 {
 	__u32 method = M_FP, exact = 0, nbx_known = 0;
-	__u64 lookup, npc = 0, nsp = 0, nfp = 0, nbx = 0, cfa, base;
+	__u64 lookup, npc = 0, nsp = 0, nfp = 0, nbx = 0, cfa, base, ra_at = 0;
 	struct ub_row row = {};
 	struct walk *w;
 	int kind;
@@ -783,7 +842,8 @@ __noinline long step_one(__u32 slot)
 		cfa = base + (__s64)row.cfa_off;
 		if (cfa <= w->sp || (cfa & 7) || !in_stack(w, cfa - 1))
 			return stop(w, S_BAD_STEP);
-		if (read_word(w, cfa - 8, &npc)) {
+		ra_at = cfa - 8;
+		if (read_word(w, ra_at, &npc)) {
 			count(UB_C_READ_FAULT, 1);
 			return stop(w, S_READ_FAULT);
 		}
@@ -811,6 +871,7 @@ __noinline long step_one(__u32 slot)
 	} else if (kind == R_NONE && w->is_return && py_trampoline_at(w->pc) &&
 		   !(w->sp & 7) && in_stack(w, w->sp + 15) && !read_word(w, w->sp + 8, &npc)) {
 		/* CPython's perf trampoline (-X perf): src/unwind/unwind_core.c */
+		ra_at = w->sp + 8;
 		nsp = w->sp + 16;
 		nfp = w->fp;
 		nbx = w->bx;
@@ -826,6 +887,9 @@ __noinline long step_one(__u32 slot)
 			return stop(w, S_NO_INFO);
 		if (!npc)
 			return stop(w, S_NO_INFO);
+		ra_at = fp + 8;
+		if (npc == w->utramp)
+			uret_orig(w, ra_at, &npc);
 		kind = vma_at(w, npc);
 		if (kind == -EAGAIN)
 			return 1;
@@ -837,6 +901,9 @@ __noinline long step_one(__u32 slot)
 			return stop(w, S_NO_INFO);
 		nsp = fp + 16;
 	}
+	/* a pending uretprobe's trampoline in place of the return address */
+	if (npc && npc == w->utramp && !exact && ra_at)
+		uret_orig(w, ra_at, &npc);
 	if (!npc)
 		return stop(w, S_OUTERMOST);
 	if (!exact && nsp <= w->sp)
@@ -1734,7 +1801,11 @@ __noinline int finish(struct ub_event *e, struct regs_in *r)
 	w->rec = 0;
 	w->nreads = 0;
 	w->s1.mm = (__u64)mm;
-	hot = seq & 1 || !ta ? NULL : &ta->hot;
+	/* with uretprobes pending, a return address can come from the
+	 * kernel (uret_orig()) and not from the stack words the hot stack
+	 * compares: no hot stack then */
+	uret_init(w, task, mm);
+	hot = seq & 1 || !ta || w->uri ? NULL : &ta->hot;
 	if (UB_PROF & 128)
 		hot = NULL;
 	if (!w->defer)

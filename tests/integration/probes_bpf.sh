@@ -18,6 +18,13 @@
 #             the sum of those as int (target returns an int: the upper half
 #             of rax is not the function's) equal to the program's own sum;
 #             the stacks are the callers' (main;path_a, ...), same counts
+#   pending   uretprobes on path_c and path_c_inner and a uprobe on target,
+#             paths 10 20 30: while target runs from path_c_inner both
+#             return addresses above it are the [uprobes] trampoline; every
+#             stack still reaches _start (the real addresses from the
+#             kernel's return_instances): main;path_c;path_c_inner;target 30,
+#             main;path_a;target 10, main;path_b;target 20, path_c_inner's
+#             uretprobe main;path_c once, path_c's main once, nothing else
 #   usdt      usdt:PROG:ustack_test:tick, fired 500 times with (i, -3i, 5):
 #             operands in memory (DEREF), in a register (signed 64-bit) and a
 #             constant (the test program's note, whichever gcc chose: checked
@@ -189,6 +196,40 @@ EOF
 )
 	fi
 	[ "$r" = ok ] && pass uretprobe || fail uretprobe "$r"
+fi
+
+# ---- pending: stacks through functions whose uretprobe is pending -----------------
+# uretprobes on path_c and path_c_inner, a uprobe on target: while target
+# runs from path_c_inner, both return addresses above it on the stack are
+# the kernel's [uprobes] trampoline; the walk takes the real ones from the
+# task's return_instances. Every stack reaches _start through main: target's
+# main;path_c;path_c_inner;target (C), path_a's and path_b's as in paths,
+# path_c_inner's uretprobe main;path_c (the caller's, whose own return is
+# the trampoline still), path_c's main; no [uprobes] or unnamed frame.
+if record pending -e "uretprobe:$PP:path_c" -e "uretprobe:$PP:path_c_inner" \
+	-e "uprobe:$PP:target" -- paths 10 20 30; then
+	r=$(python3 - "$tmp/pending.folded" "$tmp/pending.stats" <<'EOF'
+import re, sys
+want = {";main;path_a;target": 10, ";main;path_b;target": 20,
+        ";main;path_c;path_c_inner;target": 30, ";main;path_c": 1, ";main": 1}
+got, bad = {}, []
+for l in open(sys.argv[1]):
+    stack, w = l.rsplit(" ", 1)
+    frames = stack.split(";")
+    if "_start" not in frames or "[uprobes]" in stack or "[unknown]" in stack:
+        bad.append(stack[-160:])
+        continue
+    tail = stack[stack.index(";main"):] if ";main" in stack else stack
+    got[tail] = got.get(tail, 0) + int(w)
+st = {f[1]: f[2] for f in (l.split() for l in open(sys.argv[2])) if len(f) == 3 and f[0] == "stat"}
+if st.get("lost", "0") != "0":
+    bad.append("lost " + st["lost"])
+if got != want:
+    bad.append(f"stacks {got}, want {want}")
+print("; ".join(bad) if bad else "ok")
+EOF
+)
+	[ "$r" = ok ] && pass pending || fail pending "$r"
 fi
 
 # ---- usdt -----------------------------------------------------------------------
