@@ -79,6 +79,8 @@ static void usage(FILE *f)
 		"      --off-cpu         record where threads wait: every interval a thread\n"
 		"                        spends switched out asleep (event off-cpu), weighing\n"
 		"                        its length in ns, with the stacks it blocked in\n"
+		"                        (without -e the only event: add -e cpu-clock for\n"
+		"                        CPU samples too)\n"
 		"      --off-cpu-preempt  also the time threads wait for a CPU after being\n"
 		"                        preempted (event off-cpu-preempt, reported apart)\n"
 		"      --off-cpu-min TIME  record only intervals at least TIME long (ns, us,\n"
@@ -291,6 +293,7 @@ struct record_cli {
 	const char *events[MAX_EVENTS];
 	int pids[MAX_PIDS];
 	int quiet, stats;
+	int freq_given; /* -F on the command line */
 };
 
 /* The options that take a number or a size; -1: parsed, else the exit status */
@@ -307,6 +310,7 @@ static int parse_number_opt(struct record_cli *rc, int c)
 			return 2;
 		}
 		o->freq = (uint32_t)v;
+		rc->freq_given = 1;
 		return -1;
 	case 's':
 		if (cli_parse_u64(optarg, 10, &v) || v < 8 || v > 65528 || v % 8) {
@@ -469,6 +473,35 @@ static int parse_opt(struct record_cli *rc, int c)
 	}
 }
 
+/* -F given, but no event it applies to: --off-cpu and --alloc replace the
+ * default cpu-clock (each is the only event without -e), and tracepoints,
+ * probes and the kernel's intervals are not sampled at a frequency. Said,
+ * not refused: the recording is what was asked, only the -F is idle. */
+static void warn_freq_unused(const struct record_cli *rc)
+{
+	const struct ustack_record_opts *o = &rc->o;
+	static const char *const unsampled[] = { "off-cpu", "off-cpu-preempt", "alloc", "free" };
+
+	if (!rc->freq_given)
+		return;
+	for (int i = 0; i < o->nr_events; i++) {
+		int sampled = !strchr(rc->events[i], ':');
+
+		for (size_t k = 0; k < sizeof(unsampled) / sizeof(unsampled[0]); k++)
+			if (!strcmp(rc->events[i], unsampled[k]))
+				sampled = 0;
+		if (sampled)
+			return;
+	}
+	if (!o->nr_events)
+		return; /* the default cpu-clock */
+	fprintf(stderr, "ustack: warning: -F %u has no event to sample: %s (add -e cpu-clock for "
+			"CPU samples too)\n", (unsigned)o->freq,
+		o->nr_events == 1 && !strcmp(rc->events[0], "off-cpu")
+			? "--off-cpu records only where threads wait"
+			: "the events given are not sampled at a frequency");
+}
+
 /* The options and the command after them; -1: go on, else the exit status */
 static int parse_args(struct record_cli *rc, int argc, char **argv)
 {
@@ -495,6 +528,7 @@ static int parse_args(struct record_cli *rc, int argc, char **argv)
 	o->events = rc->events;
 	o->pids = rc->pids;
 	o->argv = optind < argc ? argv + optind : NULL;
+	warn_freq_unused(rc);
 	return -1;
 }
 

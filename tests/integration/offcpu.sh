@@ -45,6 +45,9 @@
 #             (the short one's unwind not shared away); every off-cpu
 #             kernel stack starts where the thread blocked, not in the
 #             recorder's tracing frames (BPF program, bpf_trace_run*)
+#   freq      (bpf run only) -F 999 --off-cpu: one warning that -F samples
+#             nothing (--off-cpu without -e is the only event) and no
+#             cpu-clock event; with -e cpu-clock or without -F, no warning
 #   folded    (paths trace) report -f folded [--event off-cpu]: per function
 #             of ours, the folded sum = the events' weights (exact)
 #   pprof     go tool pprof -top -sample_index=off_cpu = folded, per function
@@ -272,6 +275,30 @@ case_outputs() {
 		fail "pprof/$b" "$(grep -m1 '^RESULT' "$tmp/${name//\//.}.pcheck" | cut -d' ' -f3-)"; fi
 }
 
+# freq: --off-cpu without -e is the only event, so a -F with it samples
+# nothing: the recorder says so in one warning, and records no cpu-clock
+# event; -e cpu-clock beside it, or no -F, no warning. Once (the bpf run).
+case_freq() {
+	local b=$1 f=$tmp/freq w1 w2 w3 n1 n2
+	# ~20-50 ms of CPU, then a sleep: samples where they are asked for
+	local work='i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done; sleep 0.05'
+	"$USTACK" record --backend "$b" -F 999 --off-cpu -o "$f.1.data" -- sh -c "$work" >/dev/null 2>"$f.1.err"
+	"$USTACK" record --backend "$b" -F 999 -e cpu-clock --off-cpu -o "$f.2.data" -- sh -c "$work" >/dev/null 2>"$f.2.err"
+	"$USTACK" record --backend "$b" --off-cpu -o "$f.3.data" -- sh -c 'sleep 0.05' >/dev/null 2>"$f.3.err"
+	w1=$(grep -c 'warning: -F 999 has no event to sample: --off-cpu records only where threads wait' "$f.1.err")
+	w2=$(grep -c 'warning' "$f.2.err")
+	w3=$(grep -c 'warning' "$f.3.err")
+	n1=$("$USTACK" report -i "$f.1.data" --stats 2>/dev/null | grep -c '^events of cpu-clock')
+	n2=$("$USTACK" report -i "$f.2.data" --stats 2>/dev/null | grep -c '^events of cpu-clock')
+	if [ "$w1" -ne 1 ] || [ "$w2" -ne 0 ] || [ "$w3" -ne 0 ]; then
+		fail "freq/$b" "warnings: $w1 with -F --off-cpu (want 1), $w2 with -e cpu-clock, $w3 without -F (want 0): $(head -2 "$f.1.err" | tr '\n' '|')"
+	elif [ "$n1" -ne 0 ] || [ "$n2" -ne 1 ]; then
+		fail "freq/$b" "cpu-clock events recorded: $n1 with -F --off-cpu (want none), $n2 with -e cpu-clock (want some)"
+	else
+		pass "freq/$b"
+	fi
+}
+
 for b in ${OFFCPU_BACKENDS:-copy}; do
 	if ! "$USTACK" record -q --backend "$b" --off-cpu -o "$tmp/probe.data" -- true >/dev/null 2>"$tmp/probe.err"; then
 		why=$(grep -m1 . "$tmp/probe.err")
@@ -294,5 +321,6 @@ for b in ${OFFCPU_BACKENDS:-copy}; do
 	record mixed/$b "$b" -e cpu-clock --off-cpu --off-cpu-preempt -- -r 5 -t 20 mixed && judge mixed/$b mixed
 	record preempt/$b "$b" --off-cpu --off-cpu-preempt -- -r 10 -t 20 preempt && judge preempt/$b preempt
 	case_stop "$b"
+	[ "$b" = bpf ] && case_freq "$b"
 done
 [ $fails -eq 0 ]
