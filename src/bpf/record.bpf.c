@@ -302,8 +302,9 @@ struct walk {
 	__u32 bx_used; /* a step after the first used an rbx-based CFA */
 	__u32 bx_pad;
 	/* pending uretprobes of the task (uret_init()): the trampoline's
-	 * address and the next return_instance (a kernel pointer) */
-	__u64 utramp, uri;
+	 * address, the next return_instance (a kernel pointer) and the
+	 * newest (a stack copy's, copy_uret()) */
+	__u64 utramp, uri, uri0;
 	struct hot_state s1; /* after the first step */
 	__u64 raddr[HOT_READS], rval[HOT_READS];
 	/* the Python walk (py_walk): its process's config, where the thread
@@ -731,6 +732,7 @@ static __always_inline void uret_init(struct walk *w, struct task_struct *task,
 
 	w->utramp = 0;
 	w->uri = 0;
+	w->uri0 = 0;
 	if (!bpf_core_field_exists(task->utask) ||
 	    !bpf_core_field_exists(((struct return_instance *)0)->stack) ||
 	    !bpf_core_field_exists(um->uprobes_state))
@@ -743,6 +745,7 @@ static __always_inline void uret_init(struct walk *w, struct task_struct *task,
 	w->utramp = area ? BPF_CORE_READ(area, vaddr) : 0;
 	if (!w->utramp)
 		w->uri = 0;
+	w->uri0 = w->uri;
 }
 
 /* A return address read from @slot is the uretprobe trampoline: the real
@@ -1528,6 +1531,28 @@ static __always_inline __u32 copy_stack(struct ub_copy *c, __u64 sp)
 	return got > UB_COPY_BYTES ? UB_COPY_BYTES : got;
 }
 
+/* The copy unwound in user space, which has no list of pending uretprobes:
+ * each slot of the copy holding the trampoline that a return_instance
+ * replaced gets the real return address back, as uret_orig() gives it to
+ * the kernel walk. */
+static __always_inline void copy_uret(struct ub_copy *c, const struct walk *w, __u64 sp,
+				      __u32 size)
+{
+	struct return_instance *ri = (void *)w->uri0;
+	__u64 st, off, word;
+
+	for (int i = 0; i < 16 && ri; i++) {
+		st = BPF_CORE_READ(ri, stack);
+		off = st - sp;
+		if (st >= sp && off + 8 <= size && off <= UB_COPY_BYTES - 8) {
+			word = *(__u64 *)(c->data + off);
+			if (word == w->utramp)
+				*(__u64 *)(c->data + off) = BPF_CORE_READ(ri, orig_ret_vaddr);
+		}
+		ri = BPF_CORE_READ(ri, next);
+	}
+}
+
 /* Copies are 22 KiB: while many walks stop at once (a program's tables
  * still loading), they would fill the ring and take the events with them.
  * Past half of the ring, the event keeps the part of its stack the walk
@@ -1576,6 +1601,8 @@ static __noinline int send_copy(struct ub_event *e, const struct regs_in *r, str
 	c->bp = r->bp;
 	c->bx = r->bx;
 	c->size = copy_stack(c, r->sp);
+	if (w->utramp)
+		copy_uret(c, w, r->sp, c->size);
 	bpf_ringbuf_submit(c, npy ? py_wake_flags(wake_flags()) : wake_flags());
 	count(UB_C_COPIES, 1);
 	if (npy)

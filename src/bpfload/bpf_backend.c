@@ -141,6 +141,7 @@ struct ustack_bpf {
 	struct bpf_link **links;
 	size_t nr_links, cap_links;
 	int nr_cpus;
+	int no_tables; /* USTACK_BPF_NO_TABLES: a test knob, below */
 	uint64_t table_bytes, max_table_bytes, table_rows;
 	uint32_t next_table;
 	/* loaded tables, oldest first (eviction order) */
@@ -546,6 +547,10 @@ struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, 
 		b->skel->rodata->copy_limit = 1;
 	/* a test and debugging knob: every sample walked in task context */
 	b->skel->rodata->use_vcache = !getenv("USTACK_BPF_NO_VMA_CACHE");
+	/* a test knob: no file is given to the kernel, so that every walk
+	 * stops at its first frame (not-loaded) and ends in a stack copy,
+	 * unwound in user space */
+	b->no_tables = getenv("USTACK_BPF_NO_TABLES") && *getenv("USTACK_BPF_NO_TABLES");
 	bpf_map__set_max_entries(b->skel->maps.rb, ring);
 	/* attached explicitly, when and where needed */
 	ret = ustack_record_bpf__load(b->skel);
@@ -1232,7 +1237,11 @@ int ustack_bpf__set_file(struct ustack_bpf *b, uint64_t dev, uint64_t ino, uint6
 {
 	struct map_op op = { .key = { .dev = dev, .ino = ino }, .val = { .file_id = file_id } };
 	uint64_t t0 = ustack_mono_ns();
-	int ret = prepare_set(b, m, &op);
+	int ret;
+
+	if (b->no_tables)
+		return 0;
+	ret = prepare_set(b, m, &op);
 
 	pthread_mutex_lock(&b->lock);
 	if (ret >= 0 && queue_op(b, &op)) {
@@ -1254,6 +1263,10 @@ int ustack_bpf__set_file_fd(struct ustack_bpf *b, uint64_t dev, uint64_t ino, ui
 			     .val = { .file_id = file_id }, .fd = fd };
 	int ret;
 
+	if (b->no_tables) {
+		close(fd);
+		return 0;
+	}
 	pthread_mutex_lock(&b->lock);
 	ret = queue_op(b, &op);
 	pthread_mutex_unlock(&b->lock);
