@@ -615,6 +615,8 @@ static void render_user_frame(struct report *rp, struct sbuf *b, const struct us
 			}
 		} else if (outer->status == USTACK_SYM_ANON || outer->status == USTACK_SYM_UNKNOWN_ID) {
 			sb_puts(b, "[unknown]");
+		} else if (cli_is_bracketed(base_name(outer->path))) {
+			sb_add_folded(b, base_name(outer->path)); /* [vdso] */
 		} else {
 			sb_add(b, "[", 1);
 			sb_add_folded(b, base_name(outer->path));

@@ -204,9 +204,11 @@ static int add_folded_native(struct snap_out *o, const struct ustack_snapshot_th
 	} else if (f->symbol) {
 		name = f->symbol;
 	} else {
-		pre = "[";
 		name = f->path ? base_name(f->path) : "unknown";
-		post = "]";
+		if (!cli_is_bracketed(name)) { /* [vdso] as it is */
+			pre = "[";
+			post = "]";
+		}
 		ls = NULL;
 	}
 	if (folded_frame(o, line, len, cap, pre, name, post, ls ? &ls[nl - 1] : NULL, 0))

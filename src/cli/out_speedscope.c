@@ -15,6 +15,7 @@
 
 #include <ustack/hashmap.h>
 #include <ustack/ustack.h>
+#include "cli/cli.h"
 #include "cli/out_names.h"
 #include "cli/out_viewers.h"
 
@@ -193,7 +194,8 @@ int cli_speedscope__add_stack(struct cli_speedscope *s, uint64_t key,
 			/* as folded output names them: the file, else unknown */
 			const char *b = f->dso && !f->kernel ? base_name(f->dso) : NULL;
 
-			snprintf(unk, sizeof(unk), "[%s]", b && *b ? b : "unknown");
+			snprintf(unk, sizeof(unk), cli_is_bracketed(b) ? "%s" : "[%s]",
+				 b && *b ? b : "unknown");
 			name = unk;
 		}
 		if (!file)

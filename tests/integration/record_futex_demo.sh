@@ -32,7 +32,8 @@
 # PASS only when 100% of the futex events pass, with at least 50 lock waits
 # (the demo runs longer, up to 24 s, on a machine where 1.5 s make fewer).
 # Then `ustack report` (text) must name the same functions as the oracle
-# in every frame of every futex event.
+# in every frame of every futex event; its folded output names an unnamed
+# frame by its file in brackets once ([vdso], not [[vdso]]).
 set -u
 USTACK=${USTACK:-build/check/ustack}
 CC=${CC:-gcc}
@@ -321,5 +322,19 @@ else
 	else
 		fail record_futex_demo_text "$tev events in the text report (oracle: $total), $tagree of $tframes frames agree: $(head -3 "$tmp/text_diff.txt" | sed 's/^ *//' | tr '\n' '|' | cut -c1-500)"
 	fi
+fi
+# folded: an unnamed frame is its file's name in brackets, once: the demo's
+# clock_gettime samples end in the vDSO, whose leaf may have no symbol
+# ("[vdso]", never "[[vdso]]"); every line still parses
+if "$USTACK" report -i "$tmp/demo.data" --format folded -o "$tmp/demo.folded" 2>"$tmp/folded.err"; then
+	dbl=$(grep -oE '(^|;)\[\[[^;]*' "$tmp/demo.folded" | sort -u | head -3 | tr '\n' ' ')
+	badl=$(grep -vcE '^[^ ]+ [0-9]+$' "$tmp/demo.folded")
+	if [ -n "$dbl" ] || [ "$badl" -ne 0 ]; then
+		fail record_futex_demo_folded "frames named in double brackets: ${dbl:-none}; $badl lines do not parse"
+	else
+		pass record_futex_demo_folded
+	fi
+else
+	fail record_futex_demo_folded "report --format folded: $(head -2 "$tmp/folded.err" | tr '\n' '|')"
 fi
 [ $fails -eq 0 ]
