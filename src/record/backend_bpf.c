@@ -81,11 +81,15 @@ struct rec_bpf {
 	struct ustack_u64map *copy_of;
 	uint64_t lost_seen, kernel_bytes;
 	uint64_t kips[UB_MAX_FRAMES];
-	/* kernel stacks sent whole (UB_REC_KSTACK), each waiting for its
-	 * event in slot tid % KWHOLE_SLOTS (allocated at the first): an event
-	 * takes the stack of its tid and seq; where another took the slot
-	 * first, the event goes without kernel frames, counted in kwhole_lost */
-	struct kwhole { uint32_t tid, seq, nr; uint64_t ips[UB_MAX_FRAMES]; } *kwhole;
+	/* kernel stacks sent whole (UB_REC_KSTACK), interned as they come,
+	 * each waiting for its event: tid -> seq << 32 | trace stack id. An
+	 * off-CPU interval's comes at the switch-out, its event at the
+	 * switch-in: one per thread may wait (a thread pool asleep in one
+	 * stack). An event whose tid holds another seq (a newer record: an
+	 * interrupt's event came between) goes without kernel frames,
+	 * counted in kwhole_lost; past KWHOLE_MAX tids the map starts anew
+	 * (those of intervals never sent, too short, pile up) */
+	struct ustack_u64map *kwhole;
 	uint64_t kwhole_lost;
 	struct ustack_frame frames[UB_MAX_FRAMES];
 	int failed_load;
@@ -252,7 +256,7 @@ static int bpf_open(struct rec *r, char *err, size_t errlen)
 		b->efd = b->py_tfd = -1;
 	if (!b || !(b->stack_of = ustack_u64map__new()) ||
 	    !(b->kstack_of = ustack_u64map__new()) || !(b->entry_of = ustack_u64map__new()) ||
-	    !(b->copy_of = ustack_u64map__new())) {
+	    !(b->copy_of = ustack_u64map__new()) || !(b->kwhole = ustack_u64map__new())) {
 		snprintf(err, errlen, "BPF backend: out of memory");
 		return -ENOMEM;
 	}
@@ -285,7 +289,7 @@ static void bpf_close(struct rec *r)
 	rec_py__free(b->py);
 	ustack_u64map__free(b->stack_of);
 	ustack_u64map__free(b->kstack_of);
-	free(b->kwhole);
+	ustack_u64map__free(b->kwhole);
 	ustack_u64map__free(b->entry_of);
 	ustack_u64map__free(b->copy_of);
 	rec_bpf_alloc_free(b->alloc);
@@ -841,38 +845,34 @@ static uint32_t trim_tracing_frames(struct rec *r, uint64_t *ips, uint32_t n)
 	return n;
 }
 
-#define KWHOLE_SLOTS 64
+#define KWHOLE_MAX 65536
 
 static void on_kstack(struct rec *r, const struct ub_kstack *k)
 {
 	struct rec_bpf *b = B(r);
-	struct kwhole *w;
+	uint32_t n, id;
 
-	if (!b->kwhole && !(b->kwhole = calloc(KWHOLE_SLOTS, sizeof(*b->kwhole))))
-		return; /* its event finds no slot: counted there */
-	w = &b->kwhole[k->tid % KWHOLE_SLOTS];
-	w->tid = k->tid;
-	w->seq = k->seq;
-	w->nr = k->nr; /* checked: 1..UB_MAX_FRAMES */
-	memcpy(w->ips, k->ips, k->nr * sizeof(w->ips[0]));
+	memcpy(b->kips, k->ips, k->nr * sizeof(b->kips[0])); /* checked: 1..UB_MAX_FRAMES */
+	n = trim_tracing_frames(r, b->kips, k->nr);
+	if (!n || ustack_stackmap__insert(r->kmap, b->kips, n, &id) < 0)
+		return; /* its event finds nothing: counted there */
+	if (ustack_u64map__count(b->kwhole) >= KWHOLE_MAX)
+		ustack_u64map__clear(b->kwhole);
+	ustack_u64map__put(b->kwhole, k->tid, (uint64_t)k->seq << 32 | id);
 }
 
 /* The event's kernel stack sent whole before it (UB_EV_KSTACK) */
 static uint32_t kernel_stack_whole(struct rec *r, const struct ub_event *e)
 {
 	struct rec_bpf *b = B(r);
-	struct kwhole *w = b->kwhole ? &b->kwhole[e->tid % KWHOLE_SLOTS] : NULL;
-	uint32_t n, id;
+	uint64_t v;
 
-	if (!w || !w->nr || w->tid != e->tid || w->seq != e->kseq) {
+	if (!ustack_u64map__get(b->kwhole, e->tid, &v) || (uint32_t)(v >> 32) != e->kseq) {
 		b->kwhole_lost++;
 		return USTACK_TRACE_NO_STACK;
 	}
-	n = trim_tracing_frames(r, w->ips, w->nr);
-	w->nr = 0;
-	if (!n || ustack_stackmap__insert(r->kmap, w->ips, n, &id) < 0)
-		return USTACK_TRACE_NO_STACK;
-	return id;
+	ustack_u64map__delete(b->kwhole, e->tid, &v);
+	return (uint32_t)v;
 }
 
 static uint32_t kernel_stack(struct rec *r, const struct ub_event *e)

@@ -99,6 +99,11 @@
 #        intervals of user stacks the full map's recording has too carry
 #        its kernel stacks (3 distinct ones at least: nanosleep, wait4, a
 #        pipe's read)
+#   kstacks/pool
+#        100 processes asleep at once in nanosleep, one-entry map (its
+#        one stack the exec's: -e sched:sched_process_exec): 100 kernel
+#        stacks sent whole wait for their switch-ins together; every
+#        interval has kernel frames, none lost
 #
 # No sleep is a synchronization: the handshakes wait for what the trace
 # shows (bounded by 30 s; the trace is written at least once a second).
@@ -790,6 +795,29 @@ if bpf_ok kstacks/bpf; then
 		fi
 	elif [ $ok = 1 ]; then
 		fail kstacks/whole "off-cpu, one-entry map: $(head -2 "$tmp/kone.err" | tr '\n' '|')"
+	fi
+	# kstacks/pool: 100 processes asleep at once in one kernel stack
+	# (nanosleep), with the one-entry map: each switch-out's stack is sent
+	# whole and waits for its switch-in, 100 at a time; every interval
+	# has its kernel frames and none is lost. The map's one stack is sh's
+	# exec's (sched_process_exec, the recording's first event), so that
+	# every nanosleep goes whole
+	if [ $ok = 1 ] && USTACK_BPF_KSTACK_ONE=1 "$USTACK" record -q --stats --backend bpf \
+		-o "$tmp/kpool.data" -e sched:sched_process_exec --off-cpu \
+		-- /bin/sh -c 'for i in $(seq 100); do sleep 0.5 & done; wait' \
+		>/dev/null 2>"$tmp/kpool.err"; then
+		read -r np kp < <(kframes kpool off-cpu)
+		nsleep=$("$USTACK" report -q --no-lines -i "$tmp/kpool.data" 2>/dev/null |
+			awk '/^[^ ]/ { s = ($0 ~ /^sleep-[0-9]+ .*: off-cpu /) } s && /nanosleep/ { n++; s = 0 } END { print n + 0 }')
+		whole=$(awk '$1 == "stat" && $2 == "kernel_stacks_whole" { print $3 }' "$tmp/kpool.err")
+		klost=$(awk '$1 == "stat" && $2 == "kernel_stacks_lost" { print $3 }' "$tmp/kpool.err")
+		if [ "$nsleep" -lt 100 ] || [ "$kp" -ne "$np" ] || [ "${klost:-x}" != 0 ] || [ "${whole:-0}" -lt 100 ]; then
+			fail kstacks/pool "one-entry map, 100 sleeps at once: $nsleep sleep intervals in nanosleep (want 100 or more), $kp of $np intervals with kernel frames (want all), kernel_stacks_whole ${whole:-missing} (want 100 or more), kernel_stacks_lost ${klost:-missing} (want 0)"
+		else
+			pass kstacks/pool
+		fi
+	elif [ $ok = 1 ]; then
+		fail kstacks/pool "off-cpu, one-entry map: $(head -2 "$tmp/kpool.err" | tr '\n' '|')"
 	fi
 fi
 
