@@ -2164,6 +2164,10 @@ int report_run(int argc, char **argv, struct report_result *res)
 			rp.oom = 1;
 	}
 	rp.comm_idx = ustack_u64map__new();
+	/* the idle tasks (pid 0, one per CPU) have no COMM record: perf's
+	 * name for them, until the trace gives one */
+	if (rp.comm_idx)
+		set_comm(&rp, 0, "swapper");
 	rp.rendered_idx = ustack_u64map__new();
 	rp.files_printed = ustack_u64map__new();
 	rp.folded_pair_idx = ustack_u64map__new();

@@ -7,7 +7,8 @@
 #   all/BACKEND   `record -a -- sh -c LOOP` ends when the shell ends (wall time
 #                 between 0.9 s and 120 s; the shell sleeps 1 s first), exit
 #                 status 0 with "sh exited with status 3" (as `-- CMD`), and
-#                 `report` shows events of BUSY's pid and of the shell's
+#                 `report` shows events of BUSY's pid and of the shell's;
+#                 the idle tasks' events (pid 0) are named swapper, not <...>
 #   pid/BACKEND   `record -p BUSY -- sh -c LOOP`: the same end, events of
 #                 BUSY's pid and none of the shell's
 #   refused       -a with -p: exit 2 and one line saying so; no target at
@@ -115,10 +116,16 @@ for be in copy bpf; do
 		events all_$be "$tmp/all_$be.data"
 		nb=$(count_of "$tmp/all_$be.pids" "$busy")
 		nc=$(count_of "$tmp/all_$be.pids" "$cmdpid")
+		# the idle tasks' samples (pid 0, a CPU idle while the command
+		# sleeps) are named swapper, as perf names them, not <...>
+		nidle=$("$USTACK" report -i "$tmp/all_$be.data" 2>/dev/null | grep -c '^swapper-0 ')
+		nanon=$("$USTACK" report -i "$tmp/all_$be.data" 2>/dev/null | grep '^<\.\.\.>-0 ' | grep -vc ': lost: ')
 		if [ -z "$nb" ] || [ -z "$nc" ]; then
 			fail all/$be "events of the busy loop $busy: ${nb:-0}, of the command $cmdpid: ${nc:-0} (want both > 0); pids: $(head -20 "$tmp/all_$be.pids" | tr '\n' ' ')"
+		elif [ "$nanon" -ne 0 ]; then
+			fail all/$be "$nanon events of pid 0 named <...> (want swapper, as perf)"
 		else
-			echo "# all/$be: ${secs} ms, busy loop $nb events, command $nc"
+			echo "# all/$be: ${secs} ms, busy loop $nb events, command $nc, idle (swapper) $nidle"
 			pass all/$be
 		fi
 	fi
