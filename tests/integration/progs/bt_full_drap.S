@@ -16,9 +16,13 @@ bf_drap_spin:
 	.cfi_def_cfa_register rbx
 	and $-64, %rsp
 	sub $64, %rsp
+	.globl bf_drap_loop
+bf_drap_loop:			/* the spin: the handler walks only from here */
 1:	pause
 	cmpl $0, (%rdi)
 	je 1b
+	.globl bf_drap_loop_end
+bf_drap_loop_end:
 	mov %rbx, %rsp
 	.cfi_def_cfa_register rsp
 	pop %rbx
