@@ -173,6 +173,13 @@ struct ustack_sha256 {
 void ustack_sha256_init(struct ustack_sha256 *s);
 void ustack_sha256_update(struct ustack_sha256 *s, const void *data, size_t len);
 void ustack_sha256_final(struct ustack_sha256 *s, uint8_t out[USTACK_SHA256_SIZE]);
+/**
+ * Which block function hashes: the CPU's SHA extensions when @want and the
+ * CPU has them (x86-64 SHA-NI), else plain C. Decided at the first hash
+ * otherwise: SHA-NI where there is one, unless $USTACK_SHA256 is "c".
+ * @return 1 when SHA-NI is used from now on, 0 for plain C
+ */
+int ustack_sha256_use_hw(int want);
 /** Hash @len bytes of @data in one call. */
 void ustack_sha256(const void *data, size_t len, uint8_t out[USTACK_SHA256_SIZE]);
 

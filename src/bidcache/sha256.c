@@ -1,11 +1,23 @@
 // SPDX-License-Identifier: MIT
 /*
- * SHA-256 (FIPS 180-4), plain portable C: the build-ID cache names files by
- * content, and a recording hashes every file it stores, so the update loop
- * works on whole 64-byte blocks straight from the caller's buffer and copies
- * only a partial block's bytes into s->buf.
+ * SHA-256 (FIPS 180-4): the build-ID cache names files by content, and a
+ * recording hashes every file it captures, at every recording (a file
+ * already in the cache too: its name is its hash). The update loop works on
+ * whole 64-byte blocks straight from the caller's buffer and copies only a
+ * partial block's bytes into s->buf. The blocks go through the CPU's SHA
+ * extensions where it has them (x86-64: SHA-NI, with SSSE3 and SSE4.1; AMD
+ * since Zen, Intel since Ice Lake / Goldmont), else through plain C: the
+ * same answers (test_bidcache compares both with the NIST vectors and
+ * sha256sum), 3.5 -> 0.6 ns per byte on this project's machines (AMD EPYC;
+ * bench/capture/run.sh). Valgrind's CPU has no SHA extensions: under it the
+ * plain C runs.
  */
+#include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
 
 #include "bidcache/bidcache.h"
 
@@ -51,7 +63,7 @@ static inline void store_be32(uint8_t *p, uint32_t v)
 		h = t1 + t2;                                                          \
 	} while (0)
 
-static void sha256_blocks(uint32_t h[8], const uint8_t *p, size_t nblocks)
+static void sha256_blocks_c(uint32_t h[8], const uint8_t *p, size_t nblocks)
 {
 	uint32_t w[64];
 
@@ -86,6 +98,100 @@ static void sha256_blocks(uint32_t h[8], const uint8_t *p, size_t nblocks)
 		h[6] += g;
 		h[7] += hh;
 	}
+}
+
+#if defined(__x86_64__)
+/*
+ * The same blocks with SHA-NI. sha256rnds2 does two rounds on the state
+ * held as two registers, ABEF and CDGH (A in the highest lane), taking
+ * W[i] + K[i] of its two rounds from the low half of its third operand; it
+ * returns the new ABEF, and the old ABEF is then the new CDGH, so the two
+ * registers trade places at every call. sha256msg1 / sha256msg2 compute the
+ * message schedule four words at a time:
+ * W[t..t+3] = msg2(msg1(W[t-16..t-13], W[t-12..t-9]) + W[t-7..t-4], W[t-4..t-1]).
+ */
+__attribute__((target("sha,sse4.1,ssse3"))) static void
+sha256_blocks_ni(uint32_t h[8], const uint8_t *p, size_t nblocks)
+{
+	const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bll, 0x0405060700010203ll);
+	__m128i t = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&h[0]), 0xb1); /* b a d c */
+	__m128i efgh = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&h[4]), 0x1b); /* h g f e */
+	__m128i abef = _mm_alignr_epi8(t, efgh, 8);      /* f e b a */
+	__m128i cdgh = _mm_blend_epi16(efgh, t, 0xf0);   /* h g d c */
+
+	for (; nblocks--; p += 64) {
+		__m128i abef0 = abef, cdgh0 = cdgh, m[4];
+
+		/* unrolled: m[] stays in registers */
+#pragma GCC unroll 16
+		for (int i = 0; i < 16; i++) {
+			__m128i w, wk;
+
+			if (i < 4) {
+				w = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * i)), bswap);
+			} else {
+				w = _mm_sha256msg1_epu32(m[i & 3], m[(i + 1) & 3]);
+				w = _mm_add_epi32(w, _mm_alignr_epi8(m[(i + 3) & 3], m[(i + 2) & 3], 4));
+				w = _mm_sha256msg2_epu32(w, m[(i + 3) & 3]);
+			}
+			m[i & 3] = w;
+			wk = _mm_add_epi32(w, _mm_loadu_si128((const __m128i *)&K[4 * i]));
+			cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk);
+			abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(wk, 0x0e));
+		}
+		abef = _mm_add_epi32(abef, abef0);
+		cdgh = _mm_add_epi32(cdgh, cdgh0);
+	}
+	t = _mm_shuffle_epi32(abef, 0x1b);      /* a b e f */
+	cdgh = _mm_shuffle_epi32(cdgh, 0xb1);   /* g h c d */
+	_mm_storeu_si128((__m128i *)&h[0], _mm_blend_epi16(t, cdgh, 0xf0)); /* a b c d */
+	_mm_storeu_si128((__m128i *)&h[4], _mm_alignr_epi8(cdgh, t, 8));   /* e f g h */
+}
+
+/* CPUID: SHA (leaf 7, EBX bit 29), SSSE3 and SSE4.1 (leaf 1, ECX bits 9, 19) */
+static int cpu_has_sha_ni(void)
+{
+	unsigned int a, b, c, d;
+
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 9)) || !(c & (1u << 19)))
+		return 0;
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		return 0;
+	return !!(b & (1u << 29));
+}
+#endif
+
+/* 0: not decided yet, 1: plain C, 2: SHA-NI (ustack_sha256_use_hw()) */
+static int sha_impl;
+
+int ustack_sha256_use_hw(int want)
+{
+	int hw = 0;
+
+#if defined(__x86_64__)
+	hw = cpu_has_sha_ni();
+#endif
+	__atomic_store_n(&sha_impl, want && hw ? 2 : 1, __ATOMIC_RELAXED);
+	return want && hw;
+}
+
+static void sha256_blocks(uint32_t h[8], const uint8_t *p, size_t nblocks)
+{
+	int impl = __atomic_load_n(&sha_impl, __ATOMIC_RELAXED);
+
+	if (!impl) {
+		const char *e = getenv("USTACK_SHA256");
+
+		ustack_sha256_use_hw(!(e && !strcmp(e, "c")));
+		impl = __atomic_load_n(&sha_impl, __ATOMIC_RELAXED);
+	}
+#if defined(__x86_64__)
+	if (impl == 2) {
+		sha256_blocks_ni(h, p, nblocks);
+		return;
+	}
+#endif
+	sha256_blocks_c(h, p, nblocks);
 }
 
 void ustack_sha256_init(struct ustack_sha256 *s)
