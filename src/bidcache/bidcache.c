@@ -436,6 +436,57 @@ static int store_check(const struct ustack_bidcache *c, const uint8_t *build_id,
 	return -EINVAL;
 }
 
+/*
+ * A file the cache holds already is not copied again: it is hashed first
+ * (the name of an ELF entry is its hash), and when that name is there the
+ * store is done: touched for the trim, its perf name given if it has none.
+ * A recording stores every file its stacks ran through, each time; before,
+ * each was copied into a temporary file and the copy thrown away, as many
+ * bytes written as read. A build ID without an entry directory is new: no
+ * hash pass, the copy hashes. 1: not in the cache (copy it), 0: there (or
+ * too big: hashed only, as the copy would have), or -errno of the read.
+ */
+static int stored_already(const struct ustack_bidcache *c, int fd, const uint8_t *build_id,
+			  size_t build_id_size, enum ustack_bidcache_kind kind,
+			  const uint8_t *image_sha256, uint64_t max_size,
+			  struct ustack_bidcache_stored *out)
+{
+	struct store_tmp none = { .dfd = -1, .fd = -1 };
+	struct bid_names n;
+	struct stat st;
+	int edfd, err;
+
+	if (build_id_size) {
+		n.top = ".build-id";
+		id_dirs(&n, build_id, build_id_size);
+		edfd = entry_dir(c, &n, 0);
+		if (edfd < 0)
+			return 1;
+		close(edfd);
+	}
+	err = copy_hash(fd, &none, max_size, out);
+	if (err || (out->flags & USTACK_BIDCACHE_STORED_TOO_BIG))
+		return err;
+	if (names_for(&n, build_id, build_id_size, kind,
+		      kind == USTACK_BIDCACHE_DEBUG ? image_sha256 : out->sha256))
+		return 1;
+	edfd = entry_dir(c, &n, 0);
+	if (edfd < 0)
+		return 1;
+	if (fstatat(edfd, n.file, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode)) {
+		close(edfd);
+		return 1;
+	}
+	/* used again: the trim keeps it longer */
+	utimensat(edfd, n.file, NULL, AT_SYMLINK_NOFOLLOW);
+	err = build_id_size ? link_perf_name(edfd, n.file,
+					     kind == USTACK_BIDCACHE_ELF ? "elf" : "debug",
+					     out->sha256, &out->flags)
+			    : 0;
+	close(edfd);
+	return err;
+}
+
 int ustack_bidcache__store(struct ustack_bidcache *c, int fd, const uint8_t *build_id,
 			   size_t build_id_size, enum ustack_bidcache_kind kind,
 			   const uint8_t *image_sha256, uint64_t max_size,
@@ -454,6 +505,13 @@ int ustack_bidcache__store(struct ustack_bidcache *c, int fd, const uint8_t *bui
 		return err;
 	if (fstat(fd, &st))
 		return -errno;
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size <= max_size) {
+		err = stored_already(c, fd, build_id, build_id_size, kind, image_sha256, max_size,
+				     out);
+		if (err <= 0)
+			return err;
+		memset(out, 0, sizeof(*out));
+	}
 	if (build_id_size) {
 		n.top = ".build-id";
 		id_dirs(&n, build_id, build_id_size);
@@ -552,8 +610,28 @@ static int newer(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec != b->tv_sec ? a->tv_sec > b->tv_sec : a->tv_nsec > b->tv_nsec;
 }
 
-/* Bytes (each inode once: elf and elf-<sha> are one file) and newest mtime. */
-static void scan_entry(int edfd, struct trim_ent *e)
+/*
+ * A store's temporary file (.tmp-<pid>-<random>) left by a store that never
+ * finished (its recorder killed): removed once no byte was written to it
+ * for an hour. A store writes its temporary file from start to end without
+ * a pause longer than one read of the file it copies, so an hour idle is
+ * none in progress; left alone, a partial copy of every file a killed
+ * recorder was storing would stay for good (an entry that is used again is
+ * never trimmed). 1 when @name was such a file and is gone.
+ */
+#define TMP_STALE_SECONDS 3600
+
+static int stale_tmp_removed(int dfd, const char *name, const struct stat *st, time_t now)
+{
+	if (strncmp(name, ".tmp-", 5) || !S_ISREG(st->st_mode) ||
+	    st->st_mtim.tv_sec > now - TMP_STALE_SECONDS)
+		return 0;
+	return !unlinkat(dfd, name, 0);
+}
+
+/* Bytes (each inode once: elf and elf-<sha> are one file) and newest mtime;
+ * stale temporary files are removed, not counted. */
+static void scan_entry(int edfd, struct trim_ent *e, time_t now)
 {
 	ino_t seen[32];
 	size_t nseen = 0;
@@ -566,7 +644,8 @@ static void scan_entry(int edfd, struct trim_ent *e)
 		struct stat st;
 		size_t i;
 
-		if (fstatat(edfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+		if (fstatat(edfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode) ||
+		    stale_tmp_removed(edfd, de->d_name, &st, now))
 			continue;
 		if (newer(&st.st_mtim, &e->newest))
 			e->newest = st.st_mtim;
@@ -599,7 +678,7 @@ static int trim_add(struct trim_list *l, const struct trim_ent *e)
 
 /* Every <top>/<xx>/<rest> directory, sized. */
 static int trim_scan_top(const struct ustack_bidcache *c, const char *top, size_t rest_len,
-			 struct trim_list *l)
+			 struct trim_list *l, time_t now)
 {
 	int tfd = open_sub(c, c->rootfd, top, 0), err = 0;
 	struct dirent *dx;
@@ -610,6 +689,7 @@ static int trim_scan_top(const struct ustack_bidcache *c, const char *top, size_
 	dt = dir_of(tfd);
 	while (dt && !err && (dx = readdir(dt))) {
 		int xfd = hex_name(dx->d_name, 2, 2) ? open_sub(c, tfd, dx->d_name, 0) : -1;
+		struct stat st;
 		struct dirent *dr;
 		DIR *dx_dir = xfd < 0 ? NULL : dir_of(xfd);
 
@@ -624,7 +704,7 @@ static int trim_scan_top(const struct ustack_bidcache *c, const char *top, size_
 				continue;
 			strcpy(e.xx, dx->d_name);
 			strcpy(e.rest, dr->d_name);
-			scan_entry(edfd, &e);
+			scan_entry(edfd, &e, now);
 			close(edfd);
 			err = trim_add(l, &e);
 		}
@@ -632,6 +712,9 @@ static int trim_scan_top(const struct ustack_bidcache *c, const char *top, size_
 			closedir(dx_dir);
 		if (xfd >= 0)
 			close(xfd);
+		/* .content-id's temporary files are right below it */
+		if (xfd < 0 && !fstatat(tfd, dx->d_name, &st, AT_SYMLINK_NOFOLLOW))
+			stale_tmp_removed(tfd, dx->d_name, &st, now);
 	}
 	if (dt)
 		closedir(dt);
@@ -687,9 +770,9 @@ int64_t ustack_bidcache__trim(struct ustack_bidcache *c, uint64_t max_bytes, int
 
 	if (!(c->flags & USTACK_BIDCACHE_WRITE))
 		return -EROFS;
-	err = trim_scan_top(c, ".build-id", 2 * BID_MAX - 2, &l);
+	err = trim_scan_top(c, ".build-id", 2 * BID_MAX - 2, &l, time(NULL));
 	if (!err)
-		err = trim_scan_top(c, ".content-id", 2 * USTACK_SHA256_SIZE - 2, &l);
+		err = trim_scan_top(c, ".content-id", 2 * USTACK_SHA256_SIZE - 2, &l, time(NULL));
 	if (err) {
 		free(l.e);
 		return err;

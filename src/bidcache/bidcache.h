@@ -38,7 +38,11 @@
  * share one). ustack reads a perf name only when the trace has no content
  * hash for the file, and then checks the build ID of what it opened.
  *
- * How a store works (bidcache.c): one pass of pread() to EOF hashes and
+ * How a store works (bidcache.c): a file the cache holds already (its
+ * final name is there: the ELF's is its hash, so it is hashed first; not
+ * for a build ID without an entry directory) is only touched, and given its
+ * perf name when that is missing: nothing is written. Otherwise one pass of
+ * pread() to EOF hashes and
  * copies into an O_EXCL temporary (.tmp-<pid>-<random>, 0600) in the entry
  * directory (.content-id entries: in .content-id/, their name being known
  * only once hashed); the temporary is then linkat()ed to its final name,
@@ -47,7 +51,8 @@
  * the same way. A file larger than max_size is read to its end for the
  * hash, its partial copy removed. trim() removes whole <xx>/<rest>
  * directories (the <xx> directories stay, so as not to race a store
- * creating below them), sizing hard links once.
+ * creating below them), sizing hard links once, and the temporary files
+ * of stores that never finished (no write for an hour: a killed recorder's).
  */
 #ifndef USTACK_BIDCACHE_BIDCACHE_H
 #define USTACK_BIDCACHE_BIDCACHE_H
@@ -145,7 +150,8 @@ int ustack_bidcache__find(const struct ustack_bidcache *c, const uint8_t *build_
  * Keep the cache within @max_bytes: remove whole entries (a build-ID
  * directory's files together), least recently used first (the newest mtime
  * of their files; ustack_cache_touch() on use), never one touched after
- * @keep_after (seconds since the epoch: the current recording's).
+ * @keep_after (seconds since the epoch: the current recording's). Temporary
+ * files no store wrote to for an hour are removed whatever the budget.
  * @return bytes removed, or -errno
  */
 int64_t ustack_bidcache__trim(struct ustack_bidcache *c, uint64_t max_bytes, int64_t keep_after);

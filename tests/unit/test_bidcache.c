@@ -10,6 +10,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -771,6 +773,123 @@ static void test_trim(void)
 	ustack_bidcache__close(c);
 }
 
+/*
+ * A file the cache holds already is not copied again: stored a second time
+ * by a process that may write no byte to any file (RLIMIT_FSIZE 0,
+ * SIGXFSZ ignored: a write gets EFBIG), it is found, its hash and size
+ * right, nothing NEW; a file not in the cache fails there (-EFBIG), which
+ * shows the limit bites. ELF with a build ID, .content-id, DEBUG; and an
+ * ELF whose perf name was removed gets it back without a copy.
+ */
+static void test_restore_writes_nothing(void)
+{
+	const char *root = fresh_root("again");
+	struct ustack_bidcache *c = ustack_bidcache__open(root, USTACK_BIDCACHE_WRITE);
+	static const uint8_t image[32] = { 0x44, 0x55 };
+	struct ustack_bidcache_stored first[3];
+	char elf[300], cid[300], dbg[300], fresh[300], perf[700];
+	pid_t kid;
+	int ws;
+
+	CHECK(c);
+	snprintf(elf, sizeof(elf), "%s/again-elf", tmpdir);
+	snprintf(cid, sizeof(cid), "%s/again-cid", tmpdir);
+	snprintf(dbg, sizeof(dbg), "%s/again-dbg", tmpdir);
+	snprintf(fresh, sizeof(fresh), "%s/again-new", tmpdir);
+	fill_file(elf, 300000, 31);
+	fill_file(cid, 5000, 32);
+	fill_file(dbg, 70000, 33);
+	fill_file(fresh, 6000, 34);
+	CHECK_EQ(store_path(c, elf, bid1, 20, USTACK_BIDCACHE_ELF, NULL, 1 << 20, &first[0]), 0);
+	CHECK_EQ(store_path(c, cid, NULL, 0, USTACK_BIDCACHE_ELF, NULL, 1 << 20, &first[1]), 0);
+	CHECK_EQ(store_path(c, dbg, bid1, 20, USTACK_BIDCACHE_DEBUG, image, 1 << 20, &first[2]), 0);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(first[i].flags, USTACK_BIDCACHE_STORED_NEW);
+	snprintf(perf, sizeof(perf), "%s/" BID1_DIR "/elf", root);
+	CHECK(unlink(perf) == 0);
+	kid = fork();
+	CHECK(kid >= 0);
+	if (!kid) {
+		struct rlimit rl = { 0, 0 };
+		struct ustack_bidcache_stored st;
+		const char *paths[3] = { elf, cid, dbg };
+
+		signal(SIGXFSZ, SIG_IGN);
+		if (setrlimit(RLIMIT_FSIZE, &rl))
+			_exit(90);
+		for (int i = 0; i < 3; i++) {
+			int err = store_path(c, paths[i], i == 1 ? NULL : bid1, i == 1 ? 0 : 20,
+					     i == 2 ? USTACK_BIDCACHE_DEBUG : USTACK_BIDCACHE_ELF,
+					     i == 2 ? image : NULL, 1 << 20, &st);
+
+			if (err)
+				_exit(10 + i);
+			if (st.flags || st.size != first[i].size ||
+			    memcmp(st.sha256, first[i].sha256, 32))
+				_exit(20 + i);
+		}
+		{
+			uint8_t bid[20] = { 0x99 };
+
+			if (store_path(c, fresh, bid, 20, USTACK_BIDCACHE_ELF, NULL, 1 << 20, &st) != -EFBIG)
+				_exit(30);
+		}
+		_exit(0);
+	}
+	CHECK(waitpid(kid, &ws, 0) == kid);
+	CHECK(WIFEXITED(ws));
+	CHECK_EQ(WEXITSTATUS(ws), 0);
+	{
+		/* the perf name is back (a hard link: no copy), no temporary left */
+		char d[700], want[800], hx[65];
+		struct stat a, b;
+
+		tohex(first[0].sha256, 32, hx);
+		snprintf(d, sizeof(d), "%s/" BID1_DIR, root);
+		CHECK(stat(perf, &a) == 0);
+		snprintf(want, sizeof(want), "%s/elf-%s", d, hx);
+		CHECK(stat(want, &b) == 0);
+		CHECK_EQ(a.st_ino, b.st_ino);
+		CHECK_EQ(strstr(listing(d), ".tmp-") == NULL, 1);
+	}
+	ustack_bidcache__close(c);
+}
+
+/* A temporary file no store wrote to for an hour (a killed recorder's) is
+ * removed by the trim, in an entry directory and in .content-id; a recent
+ * one, and the entries, stay. */
+static void test_trim_stale_tmp(void)
+{
+	const char *root = fresh_root("stale");
+	struct ustack_bidcache *c = ustack_bidcache__open(root, USTACK_BIDCACHE_WRITE);
+	struct timespec old[2] = { { time(NULL) - 3700, 0 }, { time(NULL) - 3700, 0 } };
+	struct ustack_bidcache_stored st;
+	char src[300], d[700], cd[700], p[800];
+
+	CHECK(c);
+	snprintf(src, sizeof(src), "%s/stalesrc", tmpdir);
+	fill_file(src, 4000, 41);
+	CHECK_EQ(store_path(c, src, bid1, 20, USTACK_BIDCACHE_ELF, NULL, 1 << 20, &st), 0);
+	CHECK_EQ(store_path(c, src, NULL, 0, USTACK_BIDCACHE_ELF, NULL, 1 << 20, &st), 0);
+	snprintf(d, sizeof(d), "%s/" BID1_DIR, root);
+	snprintf(cd, sizeof(cd), "%s/.content-id", root);
+	snprintf(p, sizeof(p), "%s/.tmp-999999-00000000000000aa", d);
+	fill_file(p, 100, 1);
+	CHECK(utimensat(AT_FDCWD, p, old, 0) == 0);
+	snprintf(p, sizeof(p), "%s/.tmp-999999-00000000000000bb", d);
+	fill_file(p, 100, 2); /* written now: a store in progress */
+	snprintf(p, sizeof(p), "%s/.tmp-999999-00000000000000cc", cd);
+	fill_file(p, 100, 3);
+	CHECK(utimensat(AT_FDCWD, p, old, 0) == 0);
+	CHECK_EQ(ustack_bidcache__trim(c, UINT64_MAX, 0), 0);
+	CHECK_EQ(strstr(listing(d), ".tmp-999999-00000000000000aa") == NULL, 1);
+	CHECK_EQ(strstr(listing(d), ".tmp-999999-00000000000000bb") != NULL, 1);
+	CHECK_EQ(strstr(listing(cd), ".tmp-") == NULL, 1);
+	CHECK_EQ(ustack_bidcache__find(c, bid1, 20, USTACK_BIDCACHE_ELF, NULL, p, sizeof(p)), 0);
+	CHECK_EQ(ustack_bidcache__find(c, NULL, 0, USTACK_BIDCACHE_ELF, st.sha256, p, sizeof(p)), 0);
+	ustack_bidcache__close(c);
+}
+
 static void test_budget(void)
 {
 	unsetenv("USTACK_BUILDID_CACHE_MAX_MB");
@@ -872,6 +991,8 @@ int main(void)
 	RUN(test_planted_symlinks);
 	RUN(test_foreign);
 	RUN(test_trim);
+	RUN(test_trim_stale_tmp);
+	RUN(test_restore_writes_nothing);
 	RUN(test_budget);
 	RUN(test_concurrent_store);
 	{
