@@ -182,6 +182,10 @@ struct ustack_record_stats {
 	uint64_t kernel_stacks_lost;  /**< events recorded without their kernel
 	                                  stack: not sent either (the ring buffer
 	                                  full) */
+	/* bpf backend, -p / a command (since 0.3): */
+	uint64_t targets_full;     /**< processes started by recorded ones that were
+	                                not recorded: the table of recorded
+	                                processes (65,536 live at once) was full */
 };
 
 /** ustack_record_opts.alloc_via, ustack_record_stats.alloc_via (since 0.3) */

@@ -90,7 +90,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries, UB_TARGETS_MAX);
 	__type(key, __u32);
 	__type(value, __u8);
 } targets SEC(".maps");
@@ -2544,8 +2544,12 @@ int BPF_PROG(ustack_fork, struct task_struct *parent, struct task_struct *child)
 	if (ptgid == ctgid)
 		return 0;
 	st = bpf_map_lookup_elem(&targets, &ptgid);
-	if (st && *st == UB_TARGET_ACTIVE && !bpf_map_update_elem(&targets, &ctgid, &on, BPF_ANY))
+	if (!st || *st != UB_TARGET_ACTIVE)
+		return 0;
+	if (!bpf_map_update_elem(&targets, &ctgid, &on, BPF_ANY))
 		targets_changed();
+	else /* full (-E2BIG): the child and its own children go unrecorded */
+		count(UB_C_TARGETS_FULL, 1);
 	return 0;
 }
 

@@ -300,6 +300,8 @@ struct ub_task {
 /* targets: tgid -> state */
 #define UB_TARGET_ACTIVE 1
 #define UB_TARGET_ARMED 2  /* a child before its exec */
+/* its entries: the recorded processes and those they start, live at once */
+#define UB_TARGETS_MAX 65536
 
 /* Counters (per CPU, summed by user space). */
 enum ub_counter {
@@ -350,6 +352,8 @@ enum ub_counter {
 	UB_C_PY_COPIES,       /* copies sent with their thread's Python frames (npy > 0) */
 	UB_C_KSTACK_INLINE,   /* kernel stacks sent whole (UB_REC_KSTACK): kstacks had
 				 another stack in their bucket */
+	UB_C_TARGETS_FULL,    /* processes a target forked that `targets` had no
+				 room for: not recorded */
 	UB_NR_COUNTERS
 };
 

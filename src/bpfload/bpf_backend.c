@@ -133,6 +133,7 @@ struct map_op {
 
 struct ustack_bpf {
 	struct ustack_record_bpf *skel;
+	uint32_t targets_max; /* entries of `targets` */
 	void *elf_copy; /* the object libbpf reads on 7.x kernels (skel_open) */
 	struct ring_buffer *ring;
 	int epfd; /* the ring's epoll fd and the fds of ustack_bpf__watch_fd */
@@ -410,6 +411,12 @@ static void maps_alloc(struct ustack_bpf *b, const struct ustack_bpf_opts *o,
 	 * stack but the first is sent whole (UB_REC_KSTACK) */
 	else if (getenv("USTACK_BPF_KSTACK_ONE") && *getenv("USTACK_BPF_KSTACK_ONE"))
 		bpf_map__set_max_entries(b->skel->maps.kstacks, 1);
+	/* a test knob: room for N processes in `targets` (the recorded ones
+	 * and every process they start while they live) */
+	b->targets_max = UB_TARGETS_MAX;
+	if (getenv("USTACK_BPF_TARGETS_MAX") && atoi(getenv("USTACK_BPF_TARGETS_MAX")) > 0)
+		b->targets_max = (uint32_t)atoi(getenv("USTACK_BPF_TARGETS_MAX"));
+	bpf_map__set_max_entries(b->skel->maps.targets, b->targets_max);
 	if (!kf->tw_any)
 		return;
 	bpf_map__set_map_flags(b->skel->maps.deferreds, BPF_F_NO_PREALLOC);
@@ -1379,6 +1386,11 @@ out:
 		removed += !bpf_map_delete_elem(fd, &dead[i]);
 	free(dead);
 	return removed;
+}
+
+uint32_t ustack_bpf__targets_max(const struct ustack_bpf *b)
+{
+	return b->targets_max;
 }
 
 uint64_t ustack_bpf__counter(struct ustack_bpf *b, unsigned int c)

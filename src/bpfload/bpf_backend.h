@@ -179,6 +179,8 @@ struct ustack_bpf_stats {
 	int probe_stats_errno;      /* why BPF stats could not be turned on (0: on) */
 };
 void ustack_bpf__stats(struct ustack_bpf *b, struct ustack_bpf_stats *st);
+/** Processes `targets` has room for (the recorded ones and what they start). */
+uint32_t ustack_bpf__targets_max(const struct ustack_bpf *b);
 /** One counter (enum ub_counter) summed over CPUs: one map lookup. */
 uint64_t ustack_bpf__counter(struct ustack_bpf *b, unsigned int c);
 

@@ -157,6 +157,7 @@ static void print_stats(const struct ustack_record_stats *st)
 		{ "read_faults", st->read_faults },
 		{ "kernel_stacks_whole", st->kernel_stacks_whole },
 		{ "kernel_stacks_lost", st->kernel_stacks_lost },
+		{ "targets_full", st->targets_full },
 		{ "distinct_user_stacks", st->distinct_user_stacks }, { "lost", st->lost },
 		{ "bad_records", st->bad_records }, { "bytes", st->bytes },
 		{ "kernel_bytes", st->kernel_bytes }, { "frames", st->frames },

@@ -1123,6 +1123,7 @@ static void bpf_stats(const struct rec *r, struct ustack_record_stats *st)
 	st->walks_hot = bs.c[UB_C_HOT];
 	st->kernel_stacks_lost = bs.c[UB_C_KSTACK_FAIL] + b->kwhole_lost;
 	st->kernel_stacks_whole = bs.c[UB_C_KSTACK_INLINE];
+	st->targets_full = bs.c[UB_C_TARGETS_FULL];
 	st->maps_busy = bs.c[UB_C_MAPS_BUSY];
 	st->copies_skipped = bs.c[UB_C_COPY_SKIPPED];
 	st->python_copies = bs.c[UB_C_PY_COPIES];
@@ -1164,10 +1165,18 @@ static void bpf_finish(struct rec *r)
 {
 	struct rec_bpf *b = B(r);
 
+	uint64_t full;
+
 	bpf_drain(r);
 	for (size_t i = 0; i < b->nr_entries; i++)
 		close_entry(r, &b->entries[i]);
 	rec_py__end(r, b->py);
+	full = b->bpf ? ustack_bpf__counter(b->bpf, UB_C_TARGETS_FULL) : 0;
+	if (full)
+		pr_warn("%llu processes started by the recorded ones were not recorded: the "
+			"bpf backend's table of recorded processes was full (%u live at once; "
+			"stat targets_full)\n", (unsigned long long)full,
+			ustack_bpf__targets_max(b->bpf));
 }
 
 const struct rec_backend_ops rec_backend_bpf = {
