@@ -381,6 +381,15 @@ static int syscall_route(int faultable)
 	return faultable;
 }
 
+/* A test or debugging knob (USTACK_BPF_*) is on when set to something
+ * other than "" or "0": the same rule for each. */
+static int knob_on(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && strcmp(v, "0");
+}
+
 /* How the largest maps are allocated. The kernel stack map has one entry
  * where no event takes a kernel stack. Preallocated, the kernel builds
  * every element of max_entries at its creation: 25-35 ms of a bpf
@@ -409,7 +418,7 @@ static void maps_alloc(struct ustack_bpf *b, const struct ustack_bpf_opts *o,
 		bpf_map__set_max_entries(b->skel->maps.kstacks, 1);
 	/* a test knob: a kernel stack map of one entry, where every kernel
 	 * stack but the first is sent whole (UB_REC_KSTACK) */
-	else if (getenv("USTACK_BPF_KSTACK_ONE") && *getenv("USTACK_BPF_KSTACK_ONE"))
+	else if (knob_on("USTACK_BPF_KSTACK_ONE"))
 		bpf_map__set_max_entries(b->skel->maps.kstacks, 1);
 	/* a test knob: room for N processes in `targets` (the recorded ones
 	 * and every process they start while they live) */
@@ -550,14 +559,14 @@ struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, 
 	b->skel->rodata->copy_limit = ring / 2;
 	/* a test knob: every walk that would send a copy keeps its partial
 	 * stack, as under a ring half full */
-	if (getenv("USTACK_BPF_NO_COPIES"))
+	if (knob_on("USTACK_BPF_NO_COPIES"))
 		b->skel->rodata->copy_limit = 1;
 	/* a test and debugging knob: every sample walked in task context */
-	b->skel->rodata->use_vcache = !getenv("USTACK_BPF_NO_VMA_CACHE");
+	b->skel->rodata->use_vcache = !knob_on("USTACK_BPF_NO_VMA_CACHE");
 	/* a test knob: no file is given to the kernel, so that every walk
 	 * stops at its first frame (not-loaded) and ends in a stack copy,
 	 * unwound in user space */
-	b->no_tables = getenv("USTACK_BPF_NO_TABLES") && *getenv("USTACK_BPF_NO_TABLES");
+	b->no_tables = knob_on("USTACK_BPF_NO_TABLES");
 	bpf_map__set_max_entries(b->skel->maps.rb, ring);
 	/* attached explicitly, when and where needed */
 	ret = ustack_record_bpf__load(b->skel);
