@@ -372,7 +372,7 @@ static void test_big_cache_buffers(void)
 		CHECK_STR(name, "sym_0199999_pad");
 		ustack_kallsyms__free(c);
 	}
-	CHECK(mapping_count() <= before + 2);
+	CHECK(mapping_count() <= before + 4);
 	free(img);
 	ustack_kallsyms__free(k);
 	free(text);
