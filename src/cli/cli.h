@@ -4,6 +4,7 @@
 #define USTACK_CLI_CLI_H
 
 #include <stdio.h>
+#include <string.h>
 
 #include <ustack/trace.h>
 #include <ustack/ustack.h>
@@ -31,20 +32,18 @@ int cli_parse_u64(const char *s, int base, unsigned long long *out);
  * 256). 0, or -1 with *@p and *@cap unchanged. */
 int cli_grow(void **p, size_t *cap, size_t need);
 
-/* A recorded user frame's offset is where its code was (the sample's pc, a
- * signal frame's resume point), not a return address: symbols and lines
- * are looked up at it, not one byte before. */
 /* A file name that is already in brackets ("[vdso]", "[heap]"): an
  * unnamed frame there is shown as it is, not as "[[vdso]]" */
 static inline int cli_is_bracketed(const char *s)
 {
-	size_t n = 0;
+	size_t n = s ? strlen(s) : 0;
 
-	while (s && s[n])
-		n++;
 	return n >= 2 && s[0] == '[' && s[n - 1] == ']';
 }
 
+/* A recorded user frame's offset is where its code was (the sample's pc, a
+ * signal frame's resume point), not a return address: symbols and lines
+ * are looked up at it, not one byte before. */
 static inline int cli_frame_exact(const struct ustack_trace_frame *f)
 {
 	return (f->flags & USTACK_TRACE_FRAME_EXACT_PC) || f->method == USTACK_METHOD_REGS ||
