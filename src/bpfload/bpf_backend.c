@@ -70,7 +70,9 @@
 	X(bpf_link__destroy) X(ring_buffer__new) X(ring_buffer__free) X(ring_buffer__epoll_fd) \
 	X(ring_buffer__consume) X(btf__find_by_name_kind) X(btf__free) X(btf__load_vmlinux_btf)   \
 	X(btf__type_by_id) X(bpf_program__attach_uprobe_opts) X(bpf_object__find_program_by_name) \
-	X(bpf_enable_stats) X(bpf_map_get_next_key)
+	X(bpf_enable_stats) X(bpf_map_get_next_key) X(bpf_object__next_program)              \
+	X(bpf_program__name) X(bpf_program__autoload) X(bpf_program__set_log_level)           \
+	X(bpf_program__set_log_buf)
 DL_SYMS_STRUCT(libbpf, LIBBPF_FNS)
 DL_SYMS_LOAD(libbpf_load, libbpf, LIBBPF_FNS, "libbpf.so.1")
 #define libbpf_set_print (libbpf.libbpf_set_print)
@@ -107,6 +109,11 @@ DL_SYMS_LOAD(libbpf_load, libbpf, LIBBPF_FNS, "libbpf.so.1")
 #define btf__load_vmlinux_btf (libbpf.btf__load_vmlinux_btf)
 #define btf__type_by_id (libbpf.btf__type_by_id)
 #define bpf_enable_stats (libbpf.bpf_enable_stats)
+#define bpf_object__next_program (libbpf.bpf_object__next_program)
+#define bpf_program__name (libbpf.bpf_program__name)
+#define bpf_program__autoload (libbpf.bpf_program__autoload)
+#define bpf_program__set_log_level (libbpf.bpf_program__set_log_level)
+#define bpf_program__set_log_buf (libbpf.bpf_program__set_log_buf)
 
 #include "record.skel.h"
 #include <ustack/ustack.h>
@@ -135,6 +142,7 @@ struct ustack_bpf {
 	struct ustack_record_bpf *skel;
 	uint32_t targets_max; /* entries of `targets` */
 	void *elf_copy; /* the object libbpf reads on 7.x kernels (skel_open) */
+	char *vstats;   /* USTACK_BPF_VERIFIER_STATS: the programs' verifier logs */
 	struct ring_buffer *ring;
 	int epfd; /* the ring's epoll fd and the fds of ustack_bpf__watch_fd */
 	/* one per perf event fd (record -p: per thread and CPU, thousands for
@@ -404,6 +412,51 @@ static int knob_on(const char *name)
  * tracepoint) would leave a child untraced without a word; the one .ci/run
  * with it non-preallocated lost a reused pid's whole call in offcpu
  * reuse/bpf, as such a child would (the likeliest cause, not proven). */
+/* A debugging and benchmark knob: USTACK_BPF_VERIFIER_STATS=1 prints, for
+ * each program loaded, the kernel verifier's statistics (BPF_LOG_STATS:
+ * its time, instructions processed and states), which say what a
+ * program costs to load on this kernel (bench/record/bpf_verifier.sh) */
+#define VSTATS_BYTES 4096
+
+static void verifier_stats_on(struct ustack_bpf *b)
+{
+	struct bpf_program *p = NULL;
+	size_t n = 0;
+
+	if (!knob_on("USTACK_BPF_VERIFIER_STATS"))
+		return;
+	while ((p = bpf_object__next_program(b->skel->obj, p)))
+		n++;
+	b->vstats = calloc(n ? n : 1, VSTATS_BYTES);
+	if (!b->vstats)
+		return;
+	n = 0;
+	while ((p = bpf_object__next_program(b->skel->obj, p))) {
+		bpf_program__set_log_buf(p, b->vstats + n++ * VSTATS_BYTES, VSTATS_BYTES);
+		bpf_program__set_log_level(p, 4); /* BPF_LOG_STATS */
+	}
+}
+
+static void verifier_stats_print(struct ustack_bpf *b)
+{
+	struct bpf_program *p = NULL;
+	size_t n = 0;
+
+	if (!b->vstats)
+		return;
+	while ((p = bpf_object__next_program(b->skel->obj, p))) {
+		char *log = b->vstats + n++ * VSTATS_BYTES, *line, *save = NULL;
+
+		log[VSTATS_BYTES - 1] = 0;
+		if (!bpf_program__autoload(p))
+			continue;
+		for (line = strtok_r(log, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+			pr_warn("BPF backend: verifier: %s: %s\n", bpf_program__name(p), line);
+	}
+	free(b->vstats);
+	b->vstats = NULL;
+}
+
 static void maps_alloc(struct ustack_bpf *b, const struct ustack_bpf_opts *o,
 		       const struct kernel_facts *kf)
 {
@@ -568,8 +621,10 @@ struct ustack_bpf *ustack_bpf__open(const struct ustack_bpf_opts *o, char *err, 
 	 * unwound in user space */
 	b->no_tables = knob_on("USTACK_BPF_NO_TABLES");
 	bpf_map__set_max_entries(b->skel->maps.rb, ring);
+	verifier_stats_on(b);
 	/* attached explicitly, when and where needed */
 	ret = ustack_record_bpf__load(b->skel);
+	verifier_stats_print(b);
 	if (ret) {
 		load_error(ret, err, errlen);
 		goto fail;
