@@ -11,6 +11,11 @@
 #              parent and 3 children fit, the other 5 do not: exactly 4
 #              events, stat targets_full 5, and one warning line naming 5
 #              processes and the table's 4
+#   verifier-stats/bpf  the roomy run with USTACK_BPF_VERIFIER_STATS=1:
+#              the kernel verifier's count of processed instructions
+#              (1..1,000,000) for each program loaded (ustack_tp and the
+#              fork, exit and exec ones), none for one not loaded
+#              (ustack_sample)
 # SKIP with the recorder's reason where the bpf backend or the tracepoint
 # is not available.
 set -u
@@ -37,7 +42,7 @@ fi
 # run TAG KNOB: records fork_hold 8; "events targets_full warning-line"
 run() {
 	local out=$tmp/$1
-	if ! env ${2:+USTACK_BPF_TARGETS_MAX=$2} "$USTACK" record --backend bpf --stats \
+	if ! env ${2:+USTACK_BPF_TARGETS_MAX=$2} ${3:+USTACK_BPF_VERIFIER_STATS=1} "$USTACK" record --backend bpf --stats \
 		-e syscalls:sys_enter_getppid -o "$out.data" -- "$tmp/fork_hold" 8 \
 		>"$out.out" 2>"$out.err"; then
 		if grep -qiE 'bpf|btf|not supported|permi' "$out.err"; then
@@ -53,7 +58,20 @@ run() {
 	return 0
 }
 
-if run roomy ""; then
+if run roomy "" stats; then
+	bad=
+	for p in ustack_tp ustack_fork ustack_exit ustack_exec; do
+		n=$(sed -n "s/^ustack: BPF backend: verifier: $p: processed \([0-9]*\) insns.*/\1/p" "$tmp/roomy.err")
+		[ -n "$n" ] && [ "$n" -ge 1 ] && [ "$n" -le 1000000 ] || bad="$bad $p:${n:-none}"
+	done
+	if grep -q 'verifier: ustack_sample:' "$tmp/roomy.err"; then bad="$bad ustack_sample:printed"; fi
+	if [ -z "$bad" ]; then
+		pass "verifier-stats/bpf ($(sed -n 's/^ustack: BPF backend: verifier: ustack_tp: \(processed [0-9]* insns\).*/ustack_tp \1/p' "$tmp/roomy.err"))"
+	else
+		fail "verifier-stats/bpf" "want processed 1..1000000 for each loaded program, none for ustack_sample:$bad"
+		grep 'verifier:' "$tmp/roomy.err" | head -8 | sed 's/^/  | /'
+	fi
+
 	if [ "${events:-x}" = 9 ] && [ "${full:-x}" = 0 ] && [ "$warn" = 0 ]; then
 		pass "roomy/bpf (9 events, targets_full 0, no warning)"
 	else
