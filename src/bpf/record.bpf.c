@@ -2051,10 +2051,33 @@ static __always_inline void tp_event(void *ctx, __u64 cookie)
 		bpf_preempt_enable();
 }
 
+/* A recorded command's exec: its tgid, armed since the fork, recorded
+ * from here on (ustack_exec, and ustack_tp for sched_process_exec itself) */
+static __always_inline void exec_arm(__u32 tgid)
+{
+	__u8 on = UB_TARGET_ACTIVE, *st = bpf_map_lookup_elem(&targets, &tgid);
+
+	if (st && *st == UB_TARGET_ARMED && !bpf_map_update_elem(&targets, &tgid, &on, BPF_ANY))
+		targets_changed();
+}
+
+/* 1 + the event index of sched:sched_process_exec when it is recorded (set
+ * before it is attached), else 0. A tracepoint's probes run in the order
+ * they were registered, and a perf event's probe is registered once for
+ * all of them: where another perf user (perf, bpftrace, another ustack)
+ * had the tracepoint on before us, ustack_tp runs before ustack_exec at
+ * each exec, and the command's own exec event found its tgid still armed
+ * and was left out, without a word. */
+__u32 exec_event1 = 0;
+
 SEC("tracepoint")
 int ustack_tp(void *ctx)
 {
-	tp_event(ctx, bpf_get_attach_cookie(ctx));
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+
+	if (exec_event1 && ((__u32)cookie & ~UB_TP_SYSCALL) == exec_event1 - 1)
+		exec_arm(bpf_get_current_pid_tgid() >> 32);
+	tp_event(ctx, cookie);
 	/* 1: the tracepoint's programs are shared by every perf event on it,
 	 * and 0 would take their samples away from other perf users (perf
 	 * record, another ustack) while we run; our own attachment event has
@@ -2580,11 +2603,7 @@ int BPF_PROG(ustack_exit, struct task_struct *p)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(ustack_exec, struct task_struct *p)
 {
-	__u32 tgid = p->tgid;
-	__u8 on = UB_TARGET_ACTIVE, *st = bpf_map_lookup_elem(&targets, &tgid);
-
-	if (st && *st == UB_TARGET_ARMED && !bpf_map_update_elem(&targets, &tgid, &on, BPF_ANY))
-		targets_changed();
+	exec_arm(p->tgid);
 	return 0;
 }
 

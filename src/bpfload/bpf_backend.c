@@ -830,6 +830,11 @@ int ustack_bpf__attach_tracepoint(struct ustack_bpf *b, const char *sys, const c
 			"kernel its events can be skipped while another task is preempted in "
 			"the program (counted)\n", what);
 	}
+	/* the command's own exec, whichever of ustack_tp and ustack_exec the
+	 * kernel runs first (exec_event1 in record.bpf.c) */
+	if (!strcmp(sys, "sched") && !strcmp(name, "sched_process_exec"))
+		__atomic_store_n(&b->skel->bss->exec_event1, (event & ~UB_TP_SYSCALL) + 1,
+				 __ATOMIC_SEQ_CST);
 	return add_link(b, bpf_program__attach_tracepoint_opts(b->skel->progs.ustack_tp, sys, name, &to),
 			what, err, errlen);
 }

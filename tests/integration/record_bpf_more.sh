@@ -91,6 +91,11 @@
 #        more, kernel stacks of nanosleep, wait4 and read) have kernel
 #        frames ([kernel.kallsyms]) under their user stack; a recording of
 #        syscalls:sys_enter_getppid alone has none (its map has one entry)
+#   exec-shared/bpf
+#        the same exec recording while `perf stat -a` counts
+#        sched:sched_process_exec: its perf probe, registered first, runs
+#        before ustack's exec program at each exec; the command's own exec
+#        is still its one event (it was lost: the tgid still armed)
 #   kstacks/whole
 #        the same off-CPU recording with a kernel stack map of one entry
 #        (USTACK_BPF_KSTACK_ONE=1): every kernel stack the map cannot hold
@@ -754,6 +759,31 @@ if bpf_ok kstacks/bpf; then
 		else
 			pass kstacks/bpf
 		fi
+	fi
+	# exec-shared/bpf: another perf user of sched_process_exec first
+	if ! command -v perf >/dev/null; then
+		skip exec-shared/bpf "no perf (its perf stat -a holds the tracepoint first)"
+	else
+		perf stat -e sched:sched_process_exec -a -x, -o "$tmp/pstat.txt" -- \
+			sh -c "echo up >'$tmp/pstat.up'; while [ ! -e '$tmp/pstat.go' ]; do sleep 0.05; done" \
+			>/dev/null 2>"$tmp/pstat.err" &
+		pst=$!
+		for _ in $(seq 1000); do [ -e "$tmp/pstat.up" ] || ! kill -0 $pst 2>/dev/null || { sleep 0.01; continue; }; break; done
+		if [ ! -e "$tmp/pstat.up" ]; then
+			skip exec-shared/bpf "perf stat -a -e sched:sched_process_exec did not start: $(head -1 "$tmp/pstat.err")"
+		elif ! "$USTACK" record -q --backend bpf -o "$tmp/kexec2.data" -e sched:sched_process_exec \
+			-- /bin/true >/dev/null 2>"$tmp/kexec2.err"; then
+			fail exec-shared/bpf "record: $(head -2 "$tmp/kexec2.err" | tr '\n' '|')"
+		else
+			read -r ne2 _ < <(kframes kexec2 sched:sched_process_exec)
+			if [ "$ne2" = 1 ]; then
+				pass "exec-shared/bpf (1 event beside perf stat's counting)"
+			else
+				fail exec-shared/bpf "the command's exec beside perf stat -a on the tracepoint: $ne2 events (want 1)"
+			fi
+		fi
+		touch "$tmp/pstat.go"
+		wait $pst 2>/dev/null
 	fi
 	# kstacks/whole: the same off-CPU recording with a kernel stack map of
 	# one entry (USTACK_BPF_KSTACK_ONE): every kernel stack but the map's
