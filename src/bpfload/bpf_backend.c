@@ -815,6 +815,7 @@ int ustack_bpf__attach_tracepoint(struct ustack_bpf *b, const char *sys, const c
 {
 	LIBBPF_OPTS(bpf_tracepoint_opts, to, .bpf_cookie = event);
 	char what[256];
+	int ret;
 
 	snprintf(what, sizeof(what), "tracepoint %s:%s", sys, name);
 	if (b->no_tracepoints) {
@@ -822,7 +823,7 @@ int ustack_bpf__attach_tracepoint(struct ustack_bpf *b, const char *sys, const c
 		return -ENOENT;
 	}
 	if (b->syscall_kprobes && (event & UB_TP_SYSCALL)) {
-		int ret = attach_syscall_kprobe(b, name, event, err, errlen);
+		ret = attach_syscall_kprobe(b, name, event, err, errlen);
 
 		if (ret <= 0)
 			return ret;
@@ -830,13 +831,20 @@ int ustack_bpf__attach_tracepoint(struct ustack_bpf *b, const char *sys, const c
 			"kernel its events can be skipped while another task is preempted in "
 			"the program (counted)\n", what);
 	}
-	/* the command's own exec, whichever of ustack_tp and ustack_exec the
-	 * kernel runs first (exec_event1 in record.bpf.c) */
+	/* the command's own exec and its last exit, whichever of ustack_tp
+	 * and ustack_exec or ustack_exit the kernel runs first (exec_event1,
+	 * exit_event1 in record.bpf.c): the exec's before the attach, the
+	 * exit's after it (ustack_exit leaves a memo only for a ustack_tp
+	 * that is there to take it) */
 	if (!strcmp(sys, "sched") && !strcmp(name, "sched_process_exec"))
 		__atomic_store_n(&b->skel->bss->exec_event1, (event & ~UB_TP_SYSCALL) + 1,
 				 __ATOMIC_SEQ_CST);
-	return add_link(b, bpf_program__attach_tracepoint_opts(b->skel->progs.ustack_tp, sys, name, &to),
-			what, err, errlen);
+	ret = add_link(b, bpf_program__attach_tracepoint_opts(b->skel->progs.ustack_tp, sys, name, &to),
+		       what, err, errlen);
+	if (!ret && !strcmp(sys, "sched") && !strcmp(name, "sched_process_exit"))
+		__atomic_store_n(&b->skel->bss->exit_event1, (event & ~UB_TP_SYSCALL) + 1,
+				 __ATOMIC_SEQ_CST);
+	return ret;
 }
 
 int ustack_bpf__attach_sched(struct ustack_bpf *b, char *err, size_t errlen)

@@ -96,6 +96,13 @@
 #        sched:sched_process_exec: its perf probe, registered first, runs
 #        before ustack's exec program at each exec; the command's own exec
 #        is still its one event (it was lost: the tgid still armed)
+#   exit/bpf
+#        `record -e sched:sched_process_exit -- sh -c '/bin/true & wait'`:
+#        2 events (the child's exit and sh's, each the last thread of its
+#        process), as the copy backend records; alone and beside `perf
+#        stat -a` on that tracepoint (exit-shared/bpf). The process's last
+#        exit event was lost: ustack_exit removes it from the recorded
+#        processes first
 #   kstacks/whole
 #        the same off-CPU recording with a kernel stack map of one entry
 #        (USTACK_BPF_KSTACK_ONE=1): every kernel stack the map cannot hold
@@ -784,6 +791,42 @@ if bpf_ok kstacks/bpf; then
 		fi
 		touch "$tmp/pstat.go"
 		wait $pst 2>/dev/null
+	fi
+	# exit/bpf, exit-shared/bpf: each process's last exit event
+	# kexit B TAG: events of sh -c '/bin/true & wait' with backend B
+	kexit() {
+		"$USTACK" record -q --backend "$1" -o "$tmp/$2.data" -e sched:sched_process_exit \
+			-- /bin/sh -c '/bin/true & wait' >/dev/null 2>"$tmp/$2.err" || { echo "record failed: $(head -2 "$tmp/$2.err" | tr '\n' '|')"; return; }
+		kframes "$2" sched:sched_process_exit | cut -d' ' -f1
+	}
+	want=$(kexit copy kexitc)
+	got=$(kexit bpf kexitb)
+	if [ "$want" = 2 ] && [ "$got" = 2 ]; then
+		pass "exit/bpf (2 last exits, as the copy backend)"
+	else
+		fail exit/bpf "sched_process_exit of sh -c '/bin/true & wait': bpf $got events, copy $want (want 2 each)"
+	fi
+	if command -v perf >/dev/null; then
+		rm -f "$tmp/pstat.up" "$tmp/pstat.go"
+		perf stat -e sched:sched_process_exit -a -x, -o "$tmp/pstat2.txt" -- \
+			sh -c "echo up >'$tmp/pstat.up'; while [ ! -e '$tmp/pstat.go' ]; do sleep 0.05; done" \
+			>/dev/null 2>"$tmp/pstat2.err" &
+		pst=$!
+		for _ in $(seq 1000); do [ -e "$tmp/pstat.up" ] || ! kill -0 $pst 2>/dev/null || { sleep 0.01; continue; }; break; done
+		if [ ! -e "$tmp/pstat.up" ]; then
+			skip exit-shared/bpf "perf stat -a -e sched:sched_process_exit did not start: $(head -1 "$tmp/pstat2.err")"
+		else
+			got=$(kexit bpf kexitb2)
+			if [ "$got" = 2 ]; then
+				pass "exit-shared/bpf (2 last exits beside perf stat's counting)"
+			else
+				fail exit-shared/bpf "beside perf stat -a on sched_process_exit: $got events (want 2)"
+			fi
+		fi
+		touch "$tmp/pstat.go"
+		wait $pst 2>/dev/null
+	else
+		skip exit-shared/bpf "no perf (its perf stat -a holds the tracepoint first)"
 	fi
 	# kstacks/whole: the same off-CPU recording with a kernel stack map of
 	# one entry (USTACK_BPF_KSTACK_ONE): every kernel stack but the map's
