@@ -767,31 +767,46 @@ if bpf_ok kstacks/bpf; then
 			pass kstacks/bpf
 		fi
 	fi
-	# exec-shared/bpf: another perf user of sched_process_exec first
-	if ! command -v perf >/dev/null; then
-		skip exec-shared/bpf "no perf (its perf stat -a holds the tracepoint first)"
-	else
-		perf stat -e sched:sched_process_exec -a -x, -o "$tmp/pstat.txt" -- \
+	# beside_perf CASE EVENT CHECK: runs CHECK (a function printing the
+	# case's PASS or FAIL line) while `perf stat -a` counts the tracepoint
+	# EVENT: another perf user, whose probe on it was registered before
+	# ustack's (so it runs first at each hit). SKIP without perf.
+	beside_perf() {
+		local pst
+		if ! command -v perf >/dev/null; then
+			skip "$1" "no perf (its perf stat -a holds the tracepoint first)"
+			return
+		fi
+		rm -f "$tmp/pstat.up" "$tmp/pstat.go"
+		perf stat -e "$2" -a -x, -o "$tmp/pstat.txt" -- \
 			sh -c "echo up >'$tmp/pstat.up'; while [ ! -e '$tmp/pstat.go' ]; do sleep 0.05; done" \
 			>/dev/null 2>"$tmp/pstat.err" &
 		pst=$!
 		for _ in $(seq 1000); do [ -e "$tmp/pstat.up" ] || ! kill -0 $pst 2>/dev/null || { sleep 0.01; continue; }; break; done
-		if [ ! -e "$tmp/pstat.up" ]; then
-			skip exec-shared/bpf "perf stat -a -e sched:sched_process_exec did not start: $(head -1 "$tmp/pstat.err")"
-		elif ! "$USTACK" record -q --backend bpf -o "$tmp/kexec2.data" -e sched:sched_process_exec \
-			-- /bin/true >/dev/null 2>"$tmp/kexec2.err"; then
-			fail exec-shared/bpf "record: $(head -2 "$tmp/kexec2.err" | tr '\n' '|')"
+		if [ -e "$tmp/pstat.up" ]; then
+			"$3"
 		else
-			read -r ne2 _ < <(kframes kexec2 sched:sched_process_exec)
-			if [ "$ne2" = 1 ]; then
-				pass "exec-shared/bpf (1 event beside perf stat's counting)"
-			else
-				fail exec-shared/bpf "the command's exec beside perf stat -a on the tracepoint: $ne2 events (want 1)"
-			fi
+			skip "$1" "perf stat -a -e $2 did not start: $(head -1 "$tmp/pstat.err")"
 		fi
 		touch "$tmp/pstat.go"
 		wait $pst 2>/dev/null
-	fi
+	}
+	# exec-shared/bpf: the command's exec beside another perf user
+	exec_shared() {
+		local ne2
+		if ! "$USTACK" record -q --backend bpf -o "$tmp/kexec2.data" -e sched:sched_process_exec \
+			-- /bin/true >/dev/null 2>"$tmp/kexec2.err"; then
+			fail exec-shared/bpf "record: $(head -2 "$tmp/kexec2.err" | tr '\n' '|')"
+			return
+		fi
+		read -r ne2 _ < <(kframes kexec2 sched:sched_process_exec)
+		if [ "$ne2" = 1 ]; then
+			pass "exec-shared/bpf (1 event beside perf stat's counting)"
+		else
+			fail exec-shared/bpf "the command's exec beside perf stat -a on the tracepoint: $ne2 events (want 1)"
+		fi
+	}
+	beside_perf exec-shared/bpf sched:sched_process_exec exec_shared
 	# exit/bpf, exit-shared/bpf: each process's last exit event
 	# kexit B TAG: events of sh -c '/bin/true & wait' with backend B
 	kexit() {
@@ -806,28 +821,16 @@ if bpf_ok kstacks/bpf; then
 	else
 		fail exit/bpf "sched_process_exit of sh -c '/bin/true & wait': bpf $got events, copy $want (want 2 each)"
 	fi
-	if command -v perf >/dev/null; then
-		rm -f "$tmp/pstat.up" "$tmp/pstat.go"
-		perf stat -e sched:sched_process_exit -a -x, -o "$tmp/pstat2.txt" -- \
-			sh -c "echo up >'$tmp/pstat.up'; while [ ! -e '$tmp/pstat.go' ]; do sleep 0.05; done" \
-			>/dev/null 2>"$tmp/pstat2.err" &
-		pst=$!
-		for _ in $(seq 1000); do [ -e "$tmp/pstat.up" ] || ! kill -0 $pst 2>/dev/null || { sleep 0.01; continue; }; break; done
-		if [ ! -e "$tmp/pstat.up" ]; then
-			skip exit-shared/bpf "perf stat -a -e sched:sched_process_exit did not start: $(head -1 "$tmp/pstat2.err")"
+	exit_shared() {
+		local got2
+		got2=$(kexit bpf kexitb2)
+		if [ "$got2" = 2 ]; then
+			pass "exit-shared/bpf (2 last exits beside perf stat's counting)"
 		else
-			got=$(kexit bpf kexitb2)
-			if [ "$got" = 2 ]; then
-				pass "exit-shared/bpf (2 last exits beside perf stat's counting)"
-			else
-				fail exit-shared/bpf "beside perf stat -a on sched_process_exit: $got events (want 2)"
-			fi
+			fail exit-shared/bpf "beside perf stat -a on sched_process_exit: $got2 events (want 2)"
 		fi
-		touch "$tmp/pstat.go"
-		wait $pst 2>/dev/null
-	else
-		skip exit-shared/bpf "no perf (its perf stat -a holds the tracepoint first)"
-	fi
+	}
+	beside_perf exit-shared/bpf sched:sched_process_exit exit_shared
 	# kstacks/whole: the same off-CPU recording with a kernel stack map of
 	# one entry (USTACK_BPF_KSTACK_ONE): every kernel stack but the map's
 	# one is sent whole in the ring buffer. Every interval still has its
