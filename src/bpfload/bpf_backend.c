@@ -398,24 +398,11 @@ static int knob_on(const char *name)
 	return v && *v && strcmp(v, "0");
 }
 
-/* How the largest maps are allocated. The kernel stack map has one entry
- * where no event takes a kernel stack. Preallocated, the kernel builds
- * every element of max_entries at its creation: 25-35 ms of a bpf
- * record's start-up on 6.18 for deferreds (65,536 walks kept for task
- * work), ustack_sample's alone: one element without sampling. Elements
- * allocated as they are added instead (BPF_F_NO_PREALLOC: the BPF memory
- * allocator; kernels before it let a perf_event program use only
- * preallocated hash maps) where the kernel has the task-work kfunc, so
- * 6.18+: older kernels load what they always did. An add that finds no
- * element walks the sample at once, as a busy one does. Not targets: an
- * add there that failed (the allocator's per-CPU cache empty in the fork
- * tracepoint) would leave a child untraced without a word; the one .ci/run
- * with it non-preallocated lost a reused pid's whole call in offcpu
- * reuse/bpf, as such a child would (the likeliest cause, not proven). */
 /* A debugging and benchmark knob: USTACK_BPF_VERIFIER_STATS=1 prints, for
  * each program loaded, the kernel verifier's statistics (BPF_LOG_STATS:
  * its time, instructions processed and states), which say what a
- * program costs to load on this kernel (bench/record/bpf_verifier.sh) */
+ * program costs to load on this kernel (docs/PERFORMANCE.md, "record:
+ * start-up") */
 #define VSTATS_BYTES 4096
 
 static void verifier_stats_on(struct ustack_bpf *b)
@@ -457,6 +444,20 @@ static void verifier_stats_print(struct ustack_bpf *b)
 	b->vstats = NULL;
 }
 
+/* How the largest maps are allocated. The kernel stack map has one entry
+ * where no event takes a kernel stack. Preallocated, the kernel builds
+ * every element of max_entries at its creation: 25-35 ms of a bpf
+ * record's start-up on 6.18 for deferreds (65,536 walks kept for task
+ * work), ustack_sample's alone: one element without sampling. Elements
+ * allocated as they are added instead (BPF_F_NO_PREALLOC: the BPF memory
+ * allocator; kernels before it let a perf_event program use only
+ * preallocated hash maps) where the kernel has the task-work kfunc, so
+ * 6.18+: older kernels load what they always did. An add that finds no
+ * element walks the sample at once, as a busy one does. Not targets: an
+ * add there that failed (the allocator's per-CPU cache empty in the fork
+ * tracepoint) would leave a child untraced without a word; the one .ci/run
+ * with it non-preallocated lost a reused pid's whole call in offcpu
+ * reuse/bpf, as such a child would (the likeliest cause, not proven). */
 static void maps_alloc(struct ustack_bpf *b, const struct ustack_bpf_opts *o,
 		       const struct kernel_facts *kf)
 {
