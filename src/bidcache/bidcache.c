@@ -58,6 +58,13 @@ static void id_dirs(struct bid_names *n, const uint8_t *id, size_t size)
 	hex(id + 1, size - 1, n->rest);
 }
 
+/* A build ID's entry: .build-id/<xx>/<rest> */
+static void build_id_dirs(struct bid_names *n, const uint8_t *build_id, size_t size)
+{
+	n->top = ".build-id";
+	id_dirs(n, build_id, size);
+}
+
 /* ---- open, close ------------------------------------------------------------ */
 
 static int mkdir_p(const char *root)
@@ -207,8 +214,7 @@ static int names_for(struct bid_names *n, const uint8_t *build_id, size_t build_
 		strcpy(n->file, "elf");
 		return 0;
 	}
-	n->top = ".build-id";
-	id_dirs(n, build_id, build_id_size);
+	build_id_dirs(n, build_id, build_id_size);
 	strcpy(n->file, kind == USTACK_BIDCACHE_ELF ? "elf" : "debug");
 	if (sha256) {
 		hex(sha256, USTACK_SHA256_SIZE, shahex);
@@ -457,8 +463,7 @@ static int stored_already(const struct ustack_bidcache *c, int fd, const uint8_t
 	int edfd, err;
 
 	if (build_id_size) {
-		n.top = ".build-id";
-		id_dirs(&n, build_id, build_id_size);
+		build_id_dirs(&n, build_id, build_id_size);
 		edfd = entry_dir(c, &n, 0);
 		if (edfd < 0)
 			return 1;
@@ -512,12 +517,10 @@ int ustack_bidcache__store(struct ustack_bidcache *c, int fd, const uint8_t *bui
 			return err;
 		memset(out, 0, sizeof(*out));
 	}
-	if (build_id_size) {
-		n.top = ".build-id";
-		id_dirs(&n, build_id, build_id_size);
-	} else {
+	if (build_id_size)
+		build_id_dirs(&n, build_id, build_id_size);
+	else
 		n.top = ".content-id";
-	}
 	/* a file already known to be too big is only hashed: nothing is made */
 	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size <= max_size) {
 		if (build_id_size)
