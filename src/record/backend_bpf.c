@@ -1164,7 +1164,6 @@ static void bpf_drain(struct rec *r)
 static void bpf_finish(struct rec *r)
 {
 	struct rec_bpf *b = B(r);
-
 	uint64_t full;
 
 	bpf_drain(r);
