@@ -1693,9 +1693,7 @@ static __always_inline __u64 next_cookie(void)
 
 struct uctx {
 	__u64 ip, sp, bp, bx;
-	int have;   /* the event's own user registers (a user-mode sample) */
-	int exited; /* a recorded process's last exit: traced, though no
-		       longer in targets (exit_taken()) */
+	int have; /* the event's own user registers (a user-mode sample) */
 };
 
 /* The unwind of a user context and the event record: at the event for
@@ -1983,7 +1981,7 @@ static __always_inline int collect(void *ctx, const struct uctx *u, __u32 event,
 	__u8 kflag = 0;
 	long kst;
 
-	if (!u->exited && !traced(tgid))
+	if (!traced(tgid))
 		return 0;
 	/* stamped before the kernel stack walk: the event's time is when it
 	 * happened, not when its kernel stack was taken */
@@ -2035,11 +2033,11 @@ extern void bpf_preempt_enable(void) __ksym __weak;
  * UB_TP_SYSCALL for a system call. A system-call event has no kernel stack,
  * as in perf (whose sample carries the user registers): only the entry path
  * that leads to the tracepoint would be there. */
-static __always_inline void tp_event(void *ctx, __u64 cookie, int exited)
+static __always_inline void tp_event(void *ctx, __u64 cookie)
 {
 	struct regs_in r = { .slot = SLOT_TP, .user_mode = !!(cookie & UB_TP_SYSCALL) };
 	struct ub_event e = {};
-	struct uctx u = { .exited = exited };
+	struct uctx u = {};
 
 	if (!collect(ctx, &u, (__u32)cookie & ~UB_TP_SYSCALL, !(cookie & UB_TP_SYSCALL), &e, &r))
 		return;
@@ -2054,7 +2052,7 @@ static __always_inline void tp_event(void *ctx, __u64 cookie, int exited)
 }
 
 /* A recorded command's exec: its tgid, armed since the fork, recorded
- * from here on (ustack_exec, and ustack_tp for sched_process_exec itself) */
+ * from here on (ustack_exec, and ustack_tp at sched_process_exec) */
 static __always_inline void exec_arm(__u32 tgid)
 {
 	__u8 on = UB_TARGET_ACTIVE, *st = bpf_map_lookup_elem(&targets, &tgid);
@@ -2063,64 +2061,40 @@ static __always_inline void exec_arm(__u32 tgid)
 		targets_changed();
 }
 
-/* 1 + the event index of sched:sched_process_exec when it is recorded (set
- * before it is attached), else 0. A tracepoint's probes run in the order
- * they were registered, and a perf event's probe is registered once for
- * all of them: where another perf user (perf, bpftrace, another ustack)
- * had the tracepoint on before us, ustack_tp runs before ustack_exec at
- * each exec, and the command's own exec event found its tgid still armed
- * and was left out, without a word. */
-__u32 exec_event1 = 0;
+/* sched:sched_process_exec and sched:sched_process_exit recorded. A
+ * tracepoint's probes run in the order they were registered, and a perf
+ * event's probe is registered once for all perf events on it, by the
+ * first perf user: ustack's own programs on these tracepoints (ustack_exec,
+ * ustack_exit) may run before ustack_tp or after it (after, where perf,
+ * bpftrace or another ustack had the tracepoint on first). The command's
+ * own exec event found it still armed, or a process's last exit event
+ * found it already removed, and was left out without a word. So while
+ * ustack_tp is on them, it does that work itself at the hit (its attach
+ * cookie says which: UB_TPC_EXEC, UB_TPC_EXIT): arms before recording,
+ * ends after; ustack_exit leaves the end to it (exit_by_tp, set once the
+ * exit's ustack_tp is attached: until then ustack_exit ends processes as
+ * before, and both may, which is harmless). */
+__u32 exit_by_tp = 0;
 
-/* The same for sched:sched_process_exit (1 + its index, set after it is
- * attached): in the usual order ustack_exit runs first and removes a
- * recorded process at its last thread's exit, and the process's own last
- * exit event found it gone. ustack_exit leaves the task it removed in
- * exit_memos (this CPU's: both programs run in the one tracepoint call,
- * with preemption off), and ustack_tp takes that event as traced. In the
- * other order the process is still in targets when ustack_tp runs. */
-__u32 exit_event1 = 0;
-
-struct exit_memo {
-	__u64 task; /* the task_struct, and its pid_tgid: both must match */
-	__u64 id;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct exit_memo);
-} exit_memos SEC(".maps");
-
-/* 1: the current task is the recorded process's last thread, which
- * ustack_exit has just removed; the memo is used up either way */
-static __always_inline int exit_taken(void)
+/* The end of a recorded process at its last thread's exit */
+static __always_inline void exit_done(struct task_struct *p)
 {
-	__u32 zero = 0;
-	struct exit_memo *m = bpf_map_lookup_elem(&exit_memos, &zero);
-	int hit;
+	__u32 tgid = p->tgid;
 
-	if (!m)
-		return 0;
-	hit = m->task && m->task == (__u64)bpf_get_current_task() &&
-	      m->id == bpf_get_current_pid_tgid();
-	m->task = 0;
-	return hit;
+	if (!BPF_CORE_READ(p, signal, live.counter) && !bpf_map_delete_elem(&targets, &tgid))
+		targets_changed();
 }
 
 SEC("tracepoint")
 int ustack_tp(void *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u32 ev = (__u32)cookie & ~UB_TP_SYSCALL;
-	int exited = 0;
 
-	if (exec_event1 && ev == exec_event1 - 1)
+	if (cookie & UB_TPC_EXEC)
 		exec_arm(bpf_get_current_pid_tgid() >> 32);
-	else if (exit_event1 && ev == exit_event1 - 1)
-		exited = exit_taken();
-	tp_event(ctx, cookie, exited);
+	tp_event(ctx, cookie);
+	if (cookie & UB_TPC_EXIT)
+		exit_done(bpf_get_current_task_btf());
 	/* 1: the tracepoint's programs are shared by every perf event on it,
 	 * and 0 would take their samples away from other perf users (perf
 	 * record, another ustack) while we run; our own attachment event has
@@ -2137,7 +2111,7 @@ int ustack_tp(void *ctx)
 SEC("kprobe")
 int ustack_kp(struct pt_regs *ctx)
 {
-	tp_event(ctx, bpf_get_attach_cookie(ctx), 0);
+	tp_event(ctx, bpf_get_attach_cookie(ctx));
 	return 0;
 }
 
@@ -2636,18 +2610,9 @@ int BPF_PROG(ustack_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(ustack_exit, struct task_struct *p)
 {
-	__u32 tgid = p->tgid, zero = 0;
-	__u8 *st = bpf_map_lookup_elem(&targets, &tgid), active = st && *st == UB_TARGET_ACTIVE;
-	struct exit_memo *m;
-
-	if (!st || BPF_CORE_READ(p, signal, live.counter) || bpf_map_delete_elem(&targets, &tgid))
-		return 0;
-	targets_changed();
-	/* its own exit event, when recorded, is still its (exit_event1) */
-	if (active && exit_event1 && (m = bpf_map_lookup_elem(&exit_memos, &zero))) {
-		m->task = (__u64)bpf_get_current_task();
-		m->id = bpf_get_current_pid_tgid();
-	}
+	/* ustack_tp's to do while the exit event is recorded (exit_by_tp) */
+	if (!exit_by_tp)
+		exit_done(p);
 	return 0;
 }
 

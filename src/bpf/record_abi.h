@@ -40,6 +40,12 @@ typedef uint64_t ub_u64;
  * tracepoint (syscalls:*): each event is its own entry, as perf's samples
  * of those tracepoints carry the user registers (PERF_RECORD_MISC_USER). */
 #define UB_TP_SYSCALL 0x80000000u
+/* and, in its upper 32 bits, which of ustack's own process-following work
+ * the tracepoint's program does at that hit (record.bpf.c, ustack_tp):
+ * sched:sched_process_exec arms the command, sched:sched_process_exit ends
+ * a process at its last thread */
+#define UB_TPC_EXEC (1ull << 32)
+#define UB_TPC_EXIT (1ull << 33)
 
 /* An event index the recorder did not ask for (rodata of the off-CPU
  * program: an interval kind not recorded). */

@@ -832,19 +832,16 @@ int ustack_bpf__attach_tracepoint(struct ustack_bpf *b, const char *sys, const c
 			"kernel its events can be skipped while another task is preempted in "
 			"the program (counted)\n", what);
 	}
-	/* the command's own exec and its last exit, whichever of ustack_tp
-	 * and ustack_exec or ustack_exit the kernel runs first (exec_event1,
-	 * exit_event1 in record.bpf.c): the exec's before the attach, the
-	 * exit's after it (ustack_exit leaves a memo only for a ustack_tp
-	 * that is there to take it) */
+	/* the process-following work at these two hits is ustack_tp's while
+	 * it records them (UB_TPC_EXEC, UB_TPC_EXIT in record_abi.h) */
 	if (!strcmp(sys, "sched") && !strcmp(name, "sched_process_exec"))
-		__atomic_store_n(&b->skel->bss->exec_event1, (event & ~UB_TP_SYSCALL) + 1,
-				 __ATOMIC_SEQ_CST);
+		to.bpf_cookie |= UB_TPC_EXEC;
+	if (!strcmp(sys, "sched") && !strcmp(name, "sched_process_exit"))
+		to.bpf_cookie |= UB_TPC_EXIT;
 	ret = add_link(b, bpf_program__attach_tracepoint_opts(b->skel->progs.ustack_tp, sys, name, &to),
 		       what, err, errlen);
-	if (!ret && !strcmp(sys, "sched") && !strcmp(name, "sched_process_exit"))
-		__atomic_store_n(&b->skel->bss->exit_event1, (event & ~UB_TP_SYSCALL) + 1,
-				 __ATOMIC_SEQ_CST);
+	if (!ret && (to.bpf_cookie & UB_TPC_EXIT))
+		__atomic_store_n(&b->skel->bss->exit_by_tp, 1, __ATOMIC_SEQ_CST);
 	return ret;
 }
 
