@@ -204,10 +204,13 @@ for b in copy bpf; do
 	fi
 
 	# a program gone from the file system before it was mapped: it runs
-	# until its file is in the cache (the capture reads it through the
-	# live process's mapping; a process the recorder reached only after
-	# its exit, on a loaded machine, has none left: a .ci/run saw that),
-	# at most 30 s, then is told to stop
+	# until the trace (written at least once a second) has its file's
+	# FILE_CONTENT (the capture reads it through the live process's
+	# mapping; a process the recorder reached only after its exit, on a
+	# loaded machine, has none left: a .ci/run saw that), at most 30 s,
+	# then is told to stop. Not until the cache has the entry: the first
+	# image, spin itself, has the same build ID and content, and its
+	# capture made the entry before the copy's, once beside stress-ng.
 	want=$(sha "$tmp/spin")
 	bid=$(build_id "$tmp/spin")
 	gone=$tmp/gone-copy-$b
@@ -219,10 +222,11 @@ for b in copy bpf; do
 		rm -rf "$tmp/cache-gone-$b" "$tmp/stop-$b"
 		record "$b" "gone-$b" "$tmp/cache-gone-$b" -- "$tmp/spin" gone "$gone" "$tmp/stop-$b" &
 		rp=$!
-		for _ in $(seq 300); do
-			[ -e "$tmp/cache-gone-$b/.build-id/${bid:0:2}/${bid:2}/elf-$want" ] && break
+		for _ in $(seq 150); do
+			sleep 0.2
+			[ -n "$(content_of <("$USTACK" report --stats -i "$tmp/gone-$b.data" 2>/dev/null) "$gone")" ] &&
+				break
 			kill -0 $rp 2>/dev/null || break
-			sleep 0.1
 		done
 		touch "$tmp/stop-$b"
 		wait $rp || break
