@@ -162,7 +162,9 @@ static __always_inline void alloc_keep(struct pt_regs *ctx, const struct uctx *u
 	__u64 args[2] = { size, addr };
 	long err;
 
-	if (!probe_admit())
+	/* the event keeps collect()'s time: this one's free, sent below when
+	 * the address is still in the map, must come before it */
+	if (!probe_admit(bpf_ktime_get_ns()))
 		return;
 	/* still in the map: its free was not seen (the allocator handed the
 	 * address out again, so it was freed); its "free" goes first, with a

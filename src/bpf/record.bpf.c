@@ -2407,15 +2407,18 @@ struct {
 	__type(value, struct prate);
 } prates SEC(".maps");
 
-/* A probe hit of a traced process: counted, and admitted (1) unless this
- * CPU admitted probe_rate_max in the current second (0: counted as dropped,
- * nothing else done: no walk, no record). A fixed one-second window per
- * CPU: the bound holds whatever the hit rate, at two map lookups a hit. */
-static __always_inline __attribute__((unused)) int probe_admit(void)
+/* A probe hit of a traced process at @now: counted, and admitted (1)
+ * unless this CPU admitted probe_rate_max in the current second (0:
+ * counted as dropped, nothing else done: no walk, no record). A fixed
+ * one-second window per CPU, from its first hit: the bound holds whatever
+ * the hit rate, at two map lookups a hit. The hit's event carries @now
+ * as its time, so that a trace shows each window as the limit saw it
+ * (a time taken later, after a preemption, once put an event of one
+ * window after the start of the next). */
+static __always_inline __attribute__((unused)) int probe_admit(__u64 now)
 {
 	__u32 zero = 0;
 	struct prate *p;
-	__u64 now;
 
 	count(UB_C_PROBE_HITS, 1);
 	if (!probe_rate_max)
@@ -2423,7 +2426,6 @@ static __always_inline __attribute__((unused)) int probe_admit(void)
 	p = bpf_map_lookup_elem(&prates, &zero);
 	if (!p)
 		return 1;
-	now = bpf_ktime_get_ns();
 	if (now - p->window >= 1000000000ull) {
 		p->window = now;
 		p->n = 0;
@@ -2520,7 +2522,9 @@ static __always_inline void probe_hit(struct pt_regs *ctx, __u64 cookie)
 	struct ub_probe *p;
 	__u64 args[UB_MAX_ARGS];
 
-	if (!traced(tgid) || !probe_admit())
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!traced(tgid) || !probe_admit(now))
 		return;
 	p = bpf_map_lookup_elem(&probes, &key);
 	if (!p)
@@ -2534,6 +2538,7 @@ static __always_inline void probe_hit(struct pt_regs *ctx, __u64 cookie)
 	u.have = 1;
 	if (!collect(ctx, &u, p->event, 0, &e, &r))
 		return;
+	e.time = now; /* the hit's, as probe_admit() saw it */
 	/* SLOT_TP is this CPU's: uprobe programs run with migration off only
 	 * on recent kernels, as system-call tracepoints on 7.x (tp_event) */
 	if (bpf_preempt_disable)

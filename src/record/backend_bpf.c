@@ -93,6 +93,10 @@ struct rec_bpf {
 	uint64_t kwhole_lost;
 	struct ustack_frame frames[UB_MAX_FRAMES];
 	int failed_load;
+	/* USTACK_BPF_HOLD_TABLE (a test knob): the files whose path holds
+	 * this string never get a table in the kernel, as if each stayed
+	 * "not loaded yet" for the whole run; NULL: none held */
+	const char *hold_table;
 	/* executable mappings whose tables are still to be loaded */
 	struct pending_load { uint32_t pid; uint64_t start; } *pending;
 	size_t pending_head, nr_pending, cap_pending;
@@ -260,6 +264,9 @@ static int bpf_open(struct rec *r, char *err, size_t errlen)
 		snprintf(err, errlen, "BPF backend: out of memory");
 		return -ENOMEM;
 	}
+	b->hold_table = getenv("USTACK_BPF_HOLD_TABLE");
+	if (b->hold_table && !*b->hold_table)
+		b->hold_table = NULL;
 	b->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (b->efd < 0) {
 		snprintf(err, errlen, "BPF backend: eventfd: %s", strerror(errno));
@@ -325,6 +332,16 @@ static void bpf_perf_opts(struct rec *r, struct ustack_perf_opts *po,
 
 /* ---- tables --------------------------------------------------------------------- */
 
+/* @path is one USTACK_BPF_HOLD_TABLE keeps out of the kernel: its walks
+ * stop there (not-loaded) as they do before a table is loaded, in every
+ * run, whatever the timing: the tests of what follows such a stop (a
+ * stack copy, a partial stack with the Python frames above the cut) do
+ * not depend on how soon the recorder loads a new program's tables */
+static int held(struct rec *r, const char *path)
+{
+	return B(r)->hold_table && path && strstr(path, B(r)->hold_table);
+}
+
 static void load_vma(struct rec *r, uint32_t pid, const struct pm_vma *v)
 {
 	struct pm_file *f = v ? ustack_recmaps__file(r->rm, v->file) : NULL;
@@ -334,6 +351,8 @@ static void load_vma(struct rec *r, uint32_t pid, const struct pm_vma *v)
 
 	if (!f)
 		return; /* anonymous code: the heuristic, as in user space */
+	if (held(r, f->path))
+		return;
 	if (f->kind == USTACK_VMA_VDSO) {
 		dev = 0;
 		ino = 0;
@@ -443,7 +462,7 @@ static void preload_path(struct rec *r, const char *path)
 	struct pm_file *f;
 	struct stat sb;
 
-	if (!realpath(path, real) || stat(real, &sb) || !S_ISREG(sb.st_mode))
+	if (!realpath(path, real) || stat(real, &sb) || !S_ISREG(sb.st_mode) || held(r, real))
 		return;
 	/* the kernel's view of the device is what the program keys on; a
 	 * file system whose stat() says otherwise (btrfs subvolumes,

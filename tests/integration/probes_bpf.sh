@@ -41,10 +41,12 @@
 #             opens at the first hit 1 s or more after the last one opened,
 #             and that hit is always kept), hold at most 1000 each, and the
 #             window that dropped holds exactly 1000. A window's start is its
-#             first kept event's time; an event's time is taken a few
-#             instructions after its admission, so events within 50 us of a
-#             boundary are counted in the earlier window (a full window
-#             keeps its 1000 at its start, far from its end)
+#             first kept event's time; a probe event's time is the one its
+#             admission compared (it used to be taken after, and a preemption
+#             between the two once put 3 events of a window into the one
+#             before); events within 50 us before a boundary are counted in the
+#             later window (the trace's times are in microseconds; a full
+#             window keeps its 1000 at its start, far from its end)
 #   pid       record -p of a running process calling target (from path_spin)
 #             as fast as it can, stopped with SIGINT once its [uprobes] page
 #             shows the probe attached: probe_hits = probe_kept +

@@ -36,19 +36,24 @@
 #                            changed (lib/py_strip.py): refused with one
 #                            line, python_refused 1, native stacks only
 #   record_python_child      the same program started by the command
-#                            through a shell (sh -c '...; true'): the
-#                            python3.X's tables are loaded after its exec,
-#                            so many of its first writes are walked from
-#                            stack copies, whose Python frames the kernel
-#                            sends with the copy: >= 99% of the writes
+#                            through a shell (sh -c '...; true'), its
+#                            interpreter's table held out of the kernel
+#                            (USTACK_BPF_HOLD_TABLE=python3: as before the
+#                            table of a new program is loaded, in every
+#                            run, not only in those where the program
+#                            writes before the recorder loads it): its
+#                            writes are walked from stack copies, whose
+#                            Python frames the kernel sends with the copy:
+#                            >= 99% of the writes
 #                            with the program's path, no code object
 #                            unreadable
 #                            and python_copies (the stat) between 1 and
 #                            the stacks finished from copies
-#   record_python_partial    the same child, with USTACK_BPF_NO_COPIES=1
-#                            (the kernel sends no copy, as when the ring is
-#                            half full): the walks that stop at the
-#                            python3.X not loaded yet keep their partial
+#   record_python_partial    the same child and hold, with
+#                            USTACK_BPF_NO_COPIES=1 (the kernel sends no
+#                            copy, as when the ring is half full): the
+#                            walks that stop at the python3.X not loaded
+#                            keep their partial
 #                            native stack (stop not-loaded) and the Python
 #                            frames above it, after its last native frame:
 #                            >= 99% of the writes with the program's path,
@@ -140,7 +145,10 @@ else
 fi
 
 # the Python process a child of the command: not known before its exec, so
-# its first stacks come as copies until its interpreter's table is loaded.
+# its first stacks come as copies until its interpreter's table is loaded;
+# that table held out (USTACK_BPF_HOLD_TABLE), every one does, whether the
+# program or the recorder is quicker (a run where the recorder loaded the
+# table before the first write had no copy and failed, 2026-11-30).
 # 8 rounds in 3 threads: ~290 writes, whose copies (22 KiB each) fit in
 # half of the 16 MiB ring, past which a walk keeps its partial stack and
 # sends no copy (those are not what this case checks). "linger": the
@@ -150,7 +158,8 @@ CHILD_ROUNDS=8
 if [ -n "$PY1" ]; then
 	d=$tmp/child
 	mkdir -p "$d"
-	"$USTACK" record --backend bpf --stats -e syscalls:sys_enter_write -o "$d/t.data" \
+	USTACK_BPF_HOLD_TABLE=python3 "$USTACK" record --backend bpf --stats \
+		-e syscalls:sys_enter_write -o "$d/t.data" \
 		-- sh -c '"$0" "$1" "$2" threads linger; true' "$PY1" "$PROG" "$CHILD_ROUNDS" \
 		>"$d/prog.txt" 2>"$d/err.txt"
 	"$PY" "$PATHS" "$d/t.data" >"$d/rec.txt" || fail record_python_child "trace unreadable"
@@ -171,7 +180,8 @@ if [ -n "$PY1" ]; then
 	fi
 	d=$tmp/partial
 	mkdir -p "$d"
-	USTACK_BPF_NO_COPIES=1 "$USTACK" record --backend bpf --stats -e syscalls:sys_enter_write \
+	USTACK_BPF_HOLD_TABLE=python3 USTACK_BPF_NO_COPIES=1 "$USTACK" record --backend bpf \
+		--stats -e syscalls:sys_enter_write \
 		-o "$d/t.data" -- sh -c '"$0" "$1" "$2" threads linger; true' "$PY1" "$PROG" \
 		"$CHILD_ROUNDS" >"$d/prog.txt" 2>"$d/err.txt"
 	"$PY" "$PATHS" "$d/t.data" >"$d/rec.txt" || fail record_python_partial "trace unreadable"
