@@ -11,6 +11,13 @@ error log entry and dialog the page produced.
         p.click(x, y)
         p.screenshot("out.png")
         p.errors                # list of strings (p.warnings too)
+
+Each Page starts a Chromium of its own (~3 s of CPU on a 2-CPU VM), unless
+SVG_BROWSER_PORT names the DevTools port of one already running: then it is
+a tab of that browser, opened for it and closed after, with the same
+viewport. `svg_browser.py serve PORTFILE` runs such a browser: it writes the
+port to PORTFILE and ends it (and its temporary profile) when its stdin
+closes or it gets SIGTERM; a test that opens several pages starts one.
 """
 import base64
 import json
@@ -43,10 +50,11 @@ class Page:
         self.errors = []
         self.warnings = []  # reported, not failures: Chromium warns about its own things
         self.dialog_answer = None  # what prompt() returns, None: dismiss
-        self.proc = self.ws = None
+        self.proc = self.ws = self.tmp = self.tab = None
         self.seq = 0
 
-    def __enter__(self):
+    def launch(self):
+        """Starts the browser; its DevTools port."""
         self.tmp = tempfile.mkdtemp(prefix="ustack-svgb-")
         prof = os.path.join(self.tmp, "profile")
         # Chromium makes its singleton directory (org.chromium.Chromium.*)
@@ -70,12 +78,30 @@ class Page:
         if not port:
             self.__exit__(None, None, None)
             raise RuntimeError("chromium did not start its DevTools endpoint")
-        pages = json.load(urllib.request.urlopen("http://127.0.0.1:%d/json/list" % port))
-        url = [p for p in pages if p.get("type") == "page"][0]["webSocketDebuggerUrl"]
+        return port
+
+    def __enter__(self):
+        shared = os.environ.get("SVG_BROWSER_PORT")
+        if shared:
+            port = int(shared)
+            req = urllib.request.Request("http://127.0.0.1:%d/json/new?about:blank" % port,
+                                         method="PUT")
+            self.tab = json.load(urllib.request.urlopen(req))
+            url = self.tab["webSocketDebuggerUrl"]
+        else:
+            port = self.launch()
+            pages = json.load(urllib.request.urlopen("http://127.0.0.1:%d/json/list" % port))
+            url = [p for p in pages if p.get("type") == "page"][0]["webSocketDebuggerUrl"]
+        self.port = port
         self.ws = websocket.create_connection(url, timeout=30)
         self.send("Runtime.enable")
         self.send("Log.enable")
         self.send("Page.enable")
+        if self.tab:
+            # a tab of a browser started with the same --window-size: the
+            # viewport made the same explicitly
+            self.send("Emulation.setDeviceMetricsOverride", width=self.size[0],
+                      height=self.size[1], deviceScaleFactor=1, mobile=False)
         return self
 
     def __exit__(self, *exc):
@@ -84,13 +110,21 @@ class Page:
                 self.ws.close()
             except Exception:
                 pass
+        if self.tab:
+            try:
+                urllib.request.urlopen("http://127.0.0.1:%d/json/close/%s" % (
+                    self.port, self.tab["id"])).read()
+            except Exception:
+                pass
+            return False
         if self.proc:
             self.proc.terminate()
             try:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        if self.tmp:
+            shutil.rmtree(self.tmp, ignore_errors=True)
         return False
 
     def send(self, method, **params):
@@ -170,3 +204,32 @@ class Page:
             "x": box[0], "y": box[1], "width": box[2], "height": box[3], "scale": 1})
         with open(path, "wb") as f:
             f.write(base64.b64decode(png.get("data", "")))
+
+
+def serve(portfile):
+    """One browser for the pages of a test (SVG_BROWSER_PORT), until stdin
+    closes or SIGTERM."""
+    import signal
+    import sys
+    page = Page()
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+    try:
+        port = page.launch()
+        with open(portfile + ".part", "w") as f:
+            f.write("%d\n" % port)
+        os.rename(portfile + ".part", portfile)
+        sys.stdin.read()
+    finally:
+        page.__exit__(None, None, None)
+
+
+if __name__ == "__main__":
+    import sys
+    if len(sys.argv) == 3 and sys.argv[1] == "serve":
+        try:
+            serve(sys.argv[2])
+        except Missing as e:
+            print("missing: %s" % e)
+            sys.exit(77)
+    else:
+        sys.exit("usage: svg_browser.py serve PORTFILE")
