@@ -20,15 +20,8 @@ set -u
 PY=/usr/bin/python3 # Debian's python: python3-websocket lives there
 VIEW="$TOP/tests/integration/lib/flamegraph_view.py"
 tmp=$(mktemp -d)
-bpid=
-stop_browser() {
-	[ -n "$bpid" ] || return 0
-	exec {bfd}>&-
-	kill -TERM "$bpid" 2>/dev/null
-	wait "$bpid" 2>/dev/null
-	bpid=
-}
-trap 'stop_browser; rm -rf "$tmp"' EXIT
+. "$TOP/tests/integration/lib/browser.sh"
+trap 'browser_stop; rm -rf "$tmp"' EXIT
 
 browser_why=""
 if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then
@@ -36,20 +29,8 @@ if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null;
 elif ! $PY -c 'import websocket' 2>/dev/null; then
 	browser_why="python3-websocket missing for $PY (scripts/deps.sh)"
 else
-	# one browser for every view, each a tab of it (lib/svg_browser.py
-	# serve): a Chromium start costs ~3 s of CPU here, and there are six
-	# views. It ends when this script closes its stdin (or exits); without
-	# it each view starts its own, as before
-	exec {bfd}> >(exec $PY "$TOP/tests/integration/lib/svg_browser.py" serve "$tmp/browser.port" \
-		>"$tmp/browser.log" 2>&1)
-	bpid=$!
-	for _ in $(seq 300); do [ -s "$tmp/browser.port" ] && break; kill -0 "$bpid" 2>/dev/null || break; sleep 0.1; done
-	if [ -s "$tmp/browser.port" ]; then
-		export SVG_BROWSER_PORT=$(cat "$tmp/browser.port")
-	else
-		echo "# no shared browser ($(head -c 200 "$tmp/browser.log")): each view starts its own"
-		stop_browser
-	fi
+	# one browser for the six views, each a tab of it
+	browser_start "$PY" "$tmp"
 fi
 
 # view MODE NAME ARGS...: the checker's PASS/FAIL lines, or SKIP NAME

@@ -50,7 +50,8 @@ set -u
 SPEEDSCOPE_VERSION=1.25.0
 cd "$TOP" || exit 1
 tmp=$(mktemp -d /tmp/ustack-viewers-XXXXXX)
-trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
+. "$TOP/tests/integration/lib/browser.sh"
+trap 'browser_stop; [ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
 
 pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1: $2"; }
@@ -241,6 +242,8 @@ if [ -f "$index" ]; then
 		skip speedscope_view "chromium missing (scripts/deps.sh)"
 	else
 		pname=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["profiles"][0]["name"])' "$tmp/t.json")
+		# the two pages below in one browser
+		browser_start "$PY" "$tmp"
 		timeout 120 $PY tests/integration/lib/speedscope_view.py "$index" "$tmp/t.json" \
 			"$TOP/build/speedscope.png" "$pname" >"$tmp/view.out" 2>&1
 		st=$?
