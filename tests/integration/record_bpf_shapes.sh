@@ -234,7 +234,8 @@ handshake() {
 		if [ -n "$pat" ] && [ ! -s "$tmp/$tag.hs" ]; then
 			seen=0 end=$((SECONDS + 30))
 			while [ $SECONDS -lt $end ] && kill -0 "$rpid" 2>/dev/null; do
-				if "$POLL_USTACK" report -i "$tmp/$tag.data" --format folded 2>/dev/null | grep -q -- "$pat"; then
+				if trace_moved "$tmp/$tag.data" &&
+					"$POLL_USTACK" report -i "$tmp/$tag.data" --format folded 2>/dev/null | grep -q -- "$pat"; then
 					seen=1
 					break
 				fi
