@@ -499,7 +499,8 @@ mverdict() { # NAME TAG
 seen() {
 	local end=$((SECONDS + 30))
 	while [ $SECONDS -lt $end ] && kill -0 "$3" 2>/dev/null; do
-		"$POLL_USTACK" report -i "$tmp/$1.data" --format folded 2>/dev/null | grep -q -- "$2" && return 0
+		trace_moved "$tmp/$1.data" &&
+			"$POLL_USTACK" report -i "$tmp/$1.data" --format folded 2>/dev/null | grep -q -- "$2" && return 0
 		sleep 0.1
 	done
 	why="the trace never showed $2 (recorder $(kill -0 "$3" 2>/dev/null && echo running || echo exited): $(head -2 "$tmp/$1.err" | tr '\n' '|'))"
@@ -748,9 +749,18 @@ if bpf_ok kstacks/bpf; then
 	"$USTACK" record -q --backend bpf -o "$tmp/kexec.data" -e sched:sched_process_exec \
 		-- /bin/true >/dev/null 2>"$tmp/kexec.err" || { ok=0; fail kstacks/bpf "exec: $(head -2 "$tmp/kexec.err" | tr '\n' '|')"; }
 	# intervals with distinct kernel stacks (nanosleep, wait4, a pipe's
-	# read): a map of one stack would hold the first one's only
+	# read): a map of one stack would hold the first one's only. cat's
+	# read blocks in every run: its writer (the shell, through a FIFO)
+	# closes only once /proc says cat waits in the pipe's read (it was
+	# `sleep 0.05 | cat`, where a cat started 50 ms late found the pipe
+	# closed and never blocked: kstacks/whole then matched 2 distinct
+	# stacks of 3, seen once beside another test)
+	KOFF_CMD='sleep 0.05; f=$1/koff.fifo; rm -f "$f"; mkfifo "$f" || exit 1
+		cat "$f" & c=$!; exec 3>"$f"; i=0
+		while ! grep -qs pipe_read /proc/$c/wchan && [ $i -lt 3000 ]; do i=$((i + 1)); sleep 0.01; done
+		exec 3>&-; wait $c'
 	"$USTACK" record -q --backend bpf -o "$tmp/koff.data" --off-cpu \
-		-- /bin/sh -c 'sleep 0.05; sleep 0.05 | cat' >/dev/null 2>"$tmp/koff.err" || { ok=0; fail kstacks/bpf "off-cpu: $(head -2 "$tmp/koff.err" | tr '\n' '|')"; }
+		-- /bin/sh -c "$KOFF_CMD" sh "$tmp" >/dev/null 2>"$tmp/koff.err" || { ok=0; fail kstacks/bpf "off-cpu: $(head -2 "$tmp/koff.err" | tr '\n' '|')"; }
 	"$USTACK" record -q --backend bpf -o "$tmp/ksys.data" -e syscalls:sys_enter_getppid \
 		-- "$tmp/allping" 2 >/dev/null 2>"$tmp/ksys.err" || { ok=0; fail kstacks/bpf "getppid: $(head -2 "$tmp/ksys.err" | tr '\n' '|')"; }
 	if [ $ok = 1 ]; then
@@ -840,7 +850,7 @@ if bpf_ok kstacks/bpf; then
 	# koff gave it: nanosleep, wait4 and a pipe's read at least, three
 	# distinct kernel stacks, so at least two came whole.
 	if [ $ok = 1 ] && USTACK_BPF_KSTACK_ONE=1 "$USTACK" record -q --stats --backend bpf \
-		-o "$tmp/kone.data" --off-cpu -- /bin/sh -c 'sleep 0.05; sleep 0.05 | cat' \
+		-o "$tmp/kone.data" --off-cpu -- /bin/sh -c "$KOFF_CMD" sh "$tmp" \
 		>/dev/null 2>"$tmp/kone.err"; then
 		# kparts TAG: "COMM|USER FRAMES<TAB>KERNEL FRAMES" per event of
 		# a full user stack
