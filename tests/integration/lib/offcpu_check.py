@@ -235,6 +235,14 @@ class Checker:
                 self.inside.setdefault((tid, hit[0]), []).append((kind, cpu, s, e, fr))
                 why = stack_why(calls[hit[0]][0], fr, kind)
                 if why:
+                    if not fr:
+                        # what the recorder counted of stacks it could not
+                        # give (seen once beside stress-ng: a preempted
+                        # spin without its stack; the cause is not known)
+                        why += " (recorder: " + ", ".join(
+                            f"{k} {self.stats.get(k, '?')}" for k in
+                            ("no_user_stack", "not_loaded", "maps_busy", "copies_skipped",
+                             "read_faults", "lost")) + ")"
                     self.err(f"{kind} interval of tid {tid} in {calls[hit[0]][0]}: {why}: "
                              f"{';'.join(fr or ['-'])}")
             elif e <= calls[0][1] or s >= calls[-1][2] or kind == "off-cpu-preempt":
