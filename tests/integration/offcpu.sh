@@ -214,8 +214,8 @@ case_stop() {
 	awk -v t="$tid" '$1 == "V" && $2 == "off-cpu" && $3 == t && $6 >= 1000000000' "$f.ev" >"$f.long"
 	if [ ! -s "$f.long" ]; then
 		fail "$name" "no off-cpu interval of p-pre (tid $tid) of 1 s or more (its 1.5 s stop)"
-	elif awk '$8 == "-" || $8 !~ /path_pre;do_pre_wait;/' "$f.long" | grep -q .; then
-		fail "$name" "an interval of p-pre without its whole stack: $(awk '$8 == "-" || $8 !~ /path_pre;do_pre_wait;/' "$f.long" | head -1)"
+	elif awk '$9 == "-" || $9 !~ /path_pre;do_pre_wait;/' "$f.long" | grep -q .; then
+		fail "$name" "an interval of p-pre without its whole stack: $(awk '$9 == "-" || $9 !~ /path_pre;do_pre_wait;/' "$f.long" | head -1)"
 	elif ! "$USTACK" report -q --no-lines -i "$f.data" >"$f.txt" 2>"$f.rerr"; then
 		fail "$name" "report: $(head -2 "$f.rerr" | tr '\n' '|')"
 	elif awk '/: off-cpu / { first = 1; next } first && /^ => / { print; first = 0 }' "$f.txt" |

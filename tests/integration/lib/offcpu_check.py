@@ -145,13 +145,16 @@ class Log:
 class Events:
     def __init__(self, path):
         self.desc, self.ev, self.lost = {}, [], 0
+        self.stop = {}  # (tid, time) -> why the event's user stack ended
         with open(path, encoding="utf-8", errors="replace") as f:
             for line in f:
-                w = line.rstrip("\n").split(" ", 7)
+                w = line.rstrip("\n").split(" ", 8)
                 if w[0] == "D":
                     self.desc[w[5]] = (int(w[2]), int(w[3]), int(w[4]))
                 elif w[0] == "V":
-                    frames = None if w[7] == "-" else w[7].split(";")
+                    frames = None if w[8] == "-" else w[8].split(";")
+                    if w[7] != "-":
+                        self.stop[(int(w[2]), int(w[4]))] = int(w[7])
                     self.ev.append((w[1], int(w[2]), int(w[3]), int(w[4]), int(w[5]), int(w[6]), frames))
                 elif w[0] == "L":
                     self.lost += int(w[1])
@@ -169,6 +172,10 @@ def read_stats(path):
             if len(w) == 3 and w[0] == "stat" and w[2].isdigit():
                 st[w[1]] = int(w[2])
     return st
+
+
+# enum ustack_stop_reason: USTACK_STOP_NOT_LOADED, USTACK_STOP_MAPS_BUSY
+STOP_LOAD = (6, 7)
 
 
 def stack_why(path, frames, kind):
@@ -225,7 +232,7 @@ class Checker:
 
     def place(self):
         """every interval of a measured thread: inside one call, or outside the span"""
-        outside = between = 0
+        outside = between = partial = 0
         for kind, tid, cpu, s, e, fr in self.evs.intervals():
             calls = self.log.calls.get(tid)
             if not calls:
@@ -234,11 +241,20 @@ class Checker:
             if hit:
                 self.inside.setdefault((tid, hit[0]), []).append((kind, cpu, s, e, fr))
                 why = stack_why(calls[hit[0]][0], fr, kind)
+                if why and self.evs.stop.get((tid, e)) in STOP_LOAD and \
+                        self.stats.get("copies_skipped", 0) > 0:
+                    # the walk stopped (a table not loaded yet, the
+                    # mappings locked) while the ring was past half, so it
+                    # sent no copy and kept its part of the stack (empty
+                    # when it stopped at the first frame) with the reason:
+                    # what a recorder the load starves answers, never an
+                    # idle one (seen once beside stress-ng: a preempted
+                    # spin with no user stack)
+                    partial += 1
+                    why = None
                 if why:
                     if not fr:
-                        # what the recorder counted of stacks it could not
-                        # give (seen once beside stress-ng: a preempted
-                        # spin without its stack; the cause is not known)
+                        # what the recorder counted of stacks it could not give
                         why += " (recorder: " + ", ".join(
                             f"{k} {self.stats.get(k, '?')}" for k in
                             ("no_user_stack", "not_loaded", "maps_busy", "copies_skipped",
@@ -260,6 +276,10 @@ class Checker:
                          f"its measured calls and lies in none of them: {';'.join(fr or ['-'])}")
         self.notes.append(f"{outside} intervals of measured threads before their first or after "
                           f"their last call (start-up, exit)")
+        if partial:
+            self.notes.append(f"{partial} intervals with a stack cut short (not-loaded, maps-busy) "
+                              f"while copies were skipped (copies_skipped "
+                              f"{self.stats.get('copies_skipped')})")
         if between:
             self.notes.append(f"{between} intervals between two calls of processes with one pid, "
                               f"each within one process's life")

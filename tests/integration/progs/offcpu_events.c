@@ -6,11 +6,14 @@
  * so that the checker (tests/integration/lib/offcpu_check.py) sees each
  * interval apart:
  *   D ID TYPE FLAGS PERIOD NAME          an EVENT_DESC
- *   V EVENT TID CPU TIME VALUE HAS STACK  an EVENT: TIME its time (ns),
- *                                       VALUE its weight, HAS 1 when it stored
- *                                       one, STACK its user frames root first
- *                                       joined by ';' ("-": no user stack; a
- *                                       frame without a name: [BASENAME])
+ *   V EVENT TID CPU TIME VALUE HAS STOP STACK  an EVENT: TIME its time
+ *                                       (ns), VALUE its weight, HAS 1 when it
+ *                                       stored one, STOP why its user stack
+ *                                       ended (enum ustack_stop_reason; "-":
+ *                                       none attached), STACK its user frames
+ *                                       root first joined by ';' ("-": no user
+ *                                       stack, or an empty one; a frame
+ *                                       without a name: [BASENAME])
  *   L COUNT                              a LOST record
  * usage: offcpu_events TRACE
  */
@@ -25,6 +28,10 @@ static void print_event(struct ustack_trace_reader *r, struct ustack_symbolizer 
 	printf("V %s %u %u %llu %llu %d ", name ? name : "?", ev->tid, ev->cpu,
 	       (unsigned long long)ev->time, (unsigned long long)ev->value,
 	       (ev->flags & USTACK_TRACE_EVENT_HAS_VALUE) ? 1 : 0);
+	if (e->result == USTACK_TRACE_STITCH_OK)
+		printf("%u ", e->stop_reason);
+	else
+		printf("- ");
 	ev_print_stack(r, sy, e, 1);
 }
 
